@@ -1,0 +1,121 @@
+# deso: a plain GNU Makefile with out-of-tree builds.
+#   make            library, programs and tests into $(BUILD) (default build/)
+#   make check      set-up, layer check, unit tests, MPI tests at P = 1..4,
+#                   then the unit tests again under ASan + UBSan
+#   make demo       set-up, build, run the CG demo
+# Source lists are wildcards: a new .c file in a folder joins its target.
+
+BUILD   ?= build
+CC      := mpicc.mpich
+MPIEXEC := mpiexec.mpich
+NP      ?= 1 2 3 4
+
+# SAN=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer.
+ifeq ($(SAN),1)
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
+            -fno-sanitize-recover=undefined
+OPTFLAGS ?= -O1 -g
+else
+SANFLAGS :=
+OPTFLAGS ?= -O2 -g
+endif
+
+PKG_CFLAGS := $(shell pkg-config --cflags openblas scalapack-mpich cmocka 2>/dev/null)
+BLAS_LIBS  ?= $(shell pkg-config --libs openblas 2>/dev/null)
+SCALAPACK_LIBS ?= $(shell pkg-config --libs scalapack-mpich 2>/dev/null)
+CMOCKA_LIBS ?= $(shell pkg-config --libs cmocka 2>/dev/null)
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
+CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L $(OPTFLAGS) $(WARN) $(SANFLAGS) \
+           -fPIC -MMD -MP -I. -Iplacement -Ideso $(PKG_CFLAGS)
+LDFLAGS := $(SANFLAGS)
+LIBS    := $(SCALAPACK_LIBS) $(BLAS_LIBS) -lm
+
+LAYERS  := placement blas optimizer deso
+LIB_SRC := $(foreach d,$(LAYERS),$(wildcard $(d)/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+
+TEST_COMMON_SRC := $(wildcard tests/common/*.c)
+TEST_COMMON_OBJ := $(TEST_COMMON_SRC:%.c=$(BUILD)/obj/%.o)
+
+# Serial tests (one process, no MPI launch) and MPI tests (tests/deso/).
+UNIT_SRC := $(foreach d,placement blas optimizer,$(wildcard tests/$(d)/test_*.c))
+MPI_SRC  := $(wildcard tests/deso/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/%.c=$(BUILD)/tests/%)
+MPI_BIN  := $(MPI_SRC:tests/%.c=$(BUILD)/tests/%)
+
+# examples/foo_bar.c -> build/bin/deso-foo-bar
+PROG_SRC := $(wildcard examples/*.c)
+PROG_BIN := $(foreach s,$(PROG_SRC),$(BUILD)/bin/deso-$(subst _,-,$(basename $(notdir $(s)))))
+
+BENCH_SRC := $(wildcard tests/bench/*.c)
+BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
+
+STATIC := $(BUILD)/lib/libdeso.a
+SHARED := $(BUILD)/lib/libdeso.so
+
+.PHONY: all lib programs tests check check-unit check-mpi check-asan \
+        check-layers demo setup clean bench benches
+
+all: lib programs tests benches
+
+lib: $(STATIC) $(SHARED)
+programs: $(PROG_BIN)
+tests: $(UNIT_BIN) $(MPI_BIN)
+benches: $(BENCH_BIN)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(STATIC): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(SHARED): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_COMMON_OBJ) $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(STATIC) $(LIBS) $(CMOCKA_LIBS)
+
+$(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(STATIC) $(LIBS)
+
+.SECONDEXPANSION:
+$(BUILD)/bin/deso-%: $$(BUILD)/obj/examples/$$(subst -,_,$$*).o $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(STATIC) $(LIBS)
+
+setup:
+	@sh scripts/setup.sh
+
+# Includes may only point down the layers (DESIGN.md's folder table).
+check-layers:
+	@sh scripts/check-layers.sh
+
+check: setup check-layers
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory check-unit check-mpi
+	@$(MAKE) --no-print-directory check-asan
+
+check-unit: $(UNIT_BIN)
+	@sh scripts/run-tests.sh unit "$(UNIT_BIN)"
+
+check-mpi: $(MPI_BIN)
+	@MPIEXEC=$(MPIEXEC) NP="$(NP)" sh scripts/run-tests.sh mpi "$(MPI_BIN)"
+
+check-asan:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=1 check-unit
+
+demo: setup
+	@$(MAKE) --no-print-directory all
+	@sh scripts/demo.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,38 @@
+/* deso statistics: time, bytes and messages per category, counted where the
+ * library calls MPI.  Part of the public API (included by deso.h).
+ *
+ * Counting is fixed so that figures compare across modes and machines
+ * (shared/DESIGN.md, "What the programs print"):
+ *   p2p         every message this rank sends and its payload bytes;
+ *   collective  msgs: one per communicator that runs the operation (counted
+ *               by that communicator's rank 0); bytes: payload m times
+ *               (ranks in the communicator - 1) for reduce, bcast, gather,
+ *               scatter, twice that for allreduce and allgather.
+ * Sum the counters over ranks for the totals (deso_stats_sum does).
+ * time_* are this rank's seconds in each category.                         */
+#ifndef DESO_STATS_H
+#define DESO_STATS_H
+
+#include <stdint.h>
+
+#include "deso_errors.h"
+
+typedef struct deso_stats {
+    double time_total;        /* from deso_init (or the last reset)          */
+    double time_compute;      /* local kernels                               */
+    double time_overhead;     /* recording, plan look-up, packing            */
+    double time_p2p;          /* point-to-point communication                */
+    double time_collective;   /* collectives                                 */
+    double time_optimise;     /* the optimiser                               */
+    int64_t bytes_p2p, msgs_p2p;
+    int64_t bytes_collective, msgs_collective;
+    int64_t plans_optimised, plans_replayed;
+} deso_stats;
+
+/* This rank's counters since start-up or the last reset.  Local.           */
+deso_err deso_stats_get(deso_stats *out);
+
+/* Zeroes this rank's counters and restarts time_total.  Local.            */
+void deso_stats_reset(void);
+
+#endif

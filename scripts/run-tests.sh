@@ -1,0 +1,52 @@
+#!/bin/sh
+# Runs test binaries and prints one closing line "KIND: N passed, N failed".
+#   run-tests.sh unit "bin1 bin2 ..."   each binary once, as one process
+#   run-tests.sh mpi  "bin1 bin2 ..."   each binary under $MPIEXEC at every
+#       P in $NP, plus any P listed in its source on a line "deso-np: 1 2 6"
+#       (that line replaces the default list).
+# Every run has a timeout ($DESO_TEST_TIMEOUT seconds, default 300), so a
+# deadlock fails the test instead of hanging CI.
+set -u
+kind=$1
+bins=$2
+timeout_s=${DESO_TEST_TIMEOUT:-300}
+passed=0
+failed=0
+failures=""
+
+run_one() {
+    label=$1; shift
+    if timeout --kill-after=10 "$timeout_s" "$@"; then
+        passed=$((passed + 1))
+    else
+        rc=$?
+        failed=$((failed + 1))
+        failures="$failures $label(rc=$rc)"
+        [ "$rc" -eq 124 ] && echo "TIMEOUT after ${timeout_s}s: $label"
+    fi
+}
+
+for bin in $bins; do
+    name=$(basename "$bin")
+    if [ "$kind" = mpi ]; then
+        src=$(echo "$bin" | sed -e 's|.*/tests/|tests/|').c
+        nps=$(sed -n 's/.*deso-np:\([0-9 ]*\).*/\1/p' "$src" 2>/dev/null | head -1)
+        [ -n "$nps" ] || nps=${NP:-"1 2 3 4"}
+        for np in $nps; do
+            echo "== $name at P=$np"
+            if [ "$np" -gt 1 ]; then
+                # one rank must never longjmp out of a collective alone
+                CMOCKA_TEST_ABORT=1 run_one "$name@P$np" "${MPIEXEC:-mpiexec.mpich}" -n "$np" "$bin"
+            else
+                run_one "$name@P$np" "${MPIEXEC:-mpiexec.mpich}" -n 1 "$bin"
+            fi
+        done
+    else
+        echo "== $name"
+        run_one "$name" "$bin"
+    fi
+done
+
+[ -n "$failures" ] && echo "failed:$failures"
+echo "$kind: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
