@@ -55,7 +55,7 @@ STATIC := $(BUILD)/lib/libdeso.a
 SHARED := $(BUILD)/lib/libdeso.so
 
 .PHONY: all lib programs tests check check-unit check-mpi check-asan \
-        check-layers demo setup clean bench benches
+        check-fuzz check-layers demo setup clean bench benches
 
 all: lib programs tests benches
 
@@ -101,6 +101,7 @@ check: setup check-layers
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory check-unit check-mpi
 	@$(MAKE) --no-print-directory check-asan
+	@$(MAKE) --no-print-directory check-fuzz
 
 check-unit: $(UNIT_BIN)
 	@sh scripts/run-tests.sh unit "$(UNIT_BIN)"
@@ -110,6 +111,10 @@ check-mpi: $(MPI_BIN)
 
 check-asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=1 check-unit
+
+# libFuzzer targets in tests/fuzz, each for FUZZ_SECONDS (default 60).
+check-fuzz:
+	@sh scripts/run-fuzz.sh $(BUILD)
 
 demo: setup
 	@$(MAKE) --no-print-directory all
