@@ -6,6 +6,8 @@
 # Source lists are wildcards: a new .c file in a folder joins its target.
 
 BUILD   ?= build
+PREFIX  ?= /usr/local
+VERSION := 0.1.0
 CC      := mpicc.mpich
 MPIEXEC := mpiexec.mpich
 NP      ?= 1 2 3 4
@@ -55,7 +57,7 @@ STATIC := $(BUILD)/lib/libdeso.a
 SHARED := $(BUILD)/lib/libdeso.so
 
 .PHONY: all lib programs tests check check-unit check-mpi check-asan \
-        check-fuzz check-layers demo setup clean bench benches
+        check-fuzz check-layers demo setup clean bench benches install
 
 all: lib programs tests benches
 
@@ -119,6 +121,18 @@ check-fuzz:
 demo: setup
 	@$(MAKE) --no-print-directory all
 	@sh scripts/demo.sh $(BUILD)
+
+# The public headers: deso.h and the headers it includes.
+PUBLIC_H := deso/deso.h deso/deso_redist.h deso/deso_stats.h placement/deso_errors.h
+
+install: lib programs
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/deso \
+	           $(DESTDIR)$(PREFIX)/bin
+	install -m 644 $(STATIC) $(SHARED) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(PUBLIC_H) $(DESTDIR)$(PREFIX)/include/deso/
+	install -m 755 $(PROG_BIN) $(DESTDIR)$(PREFIX)/bin/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' deso.pc.in \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/deso.pc
 
 clean:
 	rm -rf $(BUILD)
