@@ -1,0 +1,133 @@
+/* One dimension of a block-cyclic remap for an arbitrary extent M: exact
+ * message lengths and the pieces one position shares with each peer
+ * (remap-notes.md 6.1: walk the blocks, split at the other side's block
+ * boundaries; never materialise a slice of lcm(P r, Q s) elements).        */
+#include <stdlib.h>
+
+#include "errors.h"
+#include "pl_arith.h"
+#include "remap.h"
+#include "remap_impl.h"
+
+int64_t pl__numroc(int64_t n, int64_t nb, int iproc, int nprocs)
+{
+    int64_t nblocks = n / nb;
+    int64_t num = (nblocks / nprocs) * nb;
+    int64_t extra = nblocks % nprocs;
+    if (iproc < extra)
+        num += nb;
+    else if (iproc == extra)
+        num += n % nb;
+    return num;
+}
+
+/* The end of the block of size b containing x, clipped to M (no overflow). */
+static int64_t block_end(int64_t x, int64_t b, int64_t M)
+{
+    int64_t rest = b - x % b;
+    return (rest > M - x) ? M : x + rest;
+}
+
+/* Adds the lengths of [0, M) to len by walking both block structures.     */
+static void walk_lengths(int64_t M, int P, int64_t r, int Q, int64_t s,
+                         int64_t *len)
+{
+    int64_t x = 0;
+    while (x < M) {
+        int64_t y = block_end(x, r, M), y2 = block_end(x, s, M);
+        if (y2 < y) y = y2;
+        int p = (int)((x / r) % P), q = (int)((x / s) % Q);
+        len[(int64_t)p * Q + q] += y - x;
+        x = y;
+    }
+}
+
+deso_err pl__dim_lengths(int64_t M, int P, int64_t r, int Q, int64_t s,
+                         int64_t *len)
+{
+    for (int64_t i = 0; i < (int64_t)P * Q; i++) len[i] = 0;
+    int64_t Pr, Qs, L;
+    int64_t rest = M;
+    /* Whole slices by the closed form when the slice fits and M holds one;
+     * the pattern repeats every L, so the tail is walked as [0, M mod L). */
+    if (pl__mul(P, r, &Pr) && pl__mul(Q, s, &Qs)) {
+        int64_t g = pl__gcd64(Pr, Qs);
+        if (pl__mul(Pr / g, Qs, &L) && L <= INT64_MAX / 2 && M >= L) {
+            int64_t whole = M / L;
+            for (int p = 0; p < P; p++)
+                for (int q = 0; q < Q; q++)
+                    len[(int64_t)p * Q + q] =
+                        whole * pl__slice_len(r, s, g, p, q);
+            rest = M % L;
+        }
+    }
+    walk_lengths(rest, P, r, Q, s, len);
+    return DESO_OK;
+}
+
+deso_err pl__dim_segments(int64_t M, int P, int64_t r, int a, int Q,
+                          int64_t s, pl__seg **out, int64_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    int64_t start, Pr;
+    if (!pl__mul(a, r, &start) || start >= M) return DESO_OK;
+    bool one_block = !pl__mul(P, r, &Pr);   /* stride beyond int64: l = 0 */
+    /* First count, then fill: the count is exact and cheap to repeat.     */
+    int64_t cap = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t cnt = 0, l = 0;
+        for (int64_t b0 = start;; l++) {
+            int64_t end = block_end(b0, r, M);
+            for (int64_t x = b0; x < end;) {
+                int64_t y = block_end(x, s, end);
+                if (pass == 1) {
+                    int64_t tb = x / s;
+                    pl__seg *sg = &(*out)[cnt];
+                    sg->g = x;
+                    sg->len = y - x;
+                    sg->mine = l * r + (x - b0);
+                    sg->peer = (int)(tb % Q);
+                    sg->theirs = (tb / Q) * s + x % s;
+                }
+                cnt++;
+                x = y;
+            }
+            if (one_block || b0 > M - Pr || b0 + Pr >= M) break;
+            b0 += Pr;
+        }
+        if (pass == 0) {
+            cap = cnt;
+            *out = malloc((size_t)cap * sizeof **out);
+            if (!*out)
+                return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no "
+                                  "memory for %lld segments", (long long)cap);
+        }
+    }
+    *n = cap;
+    return DESO_OK;
+}
+
+void pl_bc_local_shape(const pl_bc_layout *l, int rank, int64_t *lrows,
+                       int64_t *lcols)
+{
+    int64_t lr = 0, lc = 0;
+    if (l && l->pr >= 1 && l->pc >= 1) {
+        int np = l->pr * l->pc, pos = -1;
+        for (int i = 0; i < np; i++) {
+            if ((l->ranks ? l->ranks[i] : i) == rank) {
+                pos = i;
+                break;
+            }
+        }
+        if (pos >= 0 && l->replicated) {
+            lr = l->m;
+            lc = l->n;
+        } else if (pos >= 0 && l->mb >= 1 && l->nb >= 1) {
+            lr = pl__numroc(l->m, l->mb, pos / l->pc, l->pr);
+            lc = pl__numroc(l->n, l->nb, pos % l->pc, l->pc);
+        }
+    }
+    if (lrows) *lrows = lr;
+    if (lcols) *lcols = lc;
+}
