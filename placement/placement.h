@@ -40,8 +40,9 @@ typedef struct pl_grid {
 
 /* A 2-D grid pr x pc for P ranks.  pr = pc = 0 picks the most square shape
  * (pr <= pc, pr the largest divisor of P not above sqrt(P)); pr = 1 gives a
- * 1-D row.  Errors: DESO_EGRID when pr * pc != P, DESO_EINVAL for P < 1 or
- * a negative extent.                                                        */
+ * 1-D row.  Exactly one of pr, pc being 0 derives it as P / the other.
+ * Errors: DESO_EGRID when pr * pc != P (or the given one does not divide
+ * P), DESO_EINVAL for P < 1 or a negative extent.                          */
 deso_err pl_grid_2d(int P, int pr, int pc, pl_grid *out);
 
 /* A d-dimensional grid with the given extents (each >= 1).                 */
@@ -73,8 +74,13 @@ pl_copyfn pl_copyfn_identity(int d);                      /* (I, I)         */
 /* The placement copy function (I, diag(s)) replicating along the set bits of
  * `replicated` (bit k: replicated along dimension k).                      */
 pl_copyfn pl_copyfn_replicated(int d, unsigned replicated);
-/* Proposition 1: (D1,D2) o (E1,E2) = (D1 E1, E2 D2), then cancelled.
- * Both must have the same d.                                                */
+/* Proposition 1: (D1,D2) o (E1,E2) = (D1 E1, E2 D2), then cancelled (the
+ * operands are cancelled first too).  Both must have the same d, 1..PL_MAXD.
+ * This is the per-dimension state algebra of deso-notes A.10.4: it is
+ * associative on placement copy functions (I, diag(s)) and on chains of
+ * redistributions ((c3 o c2^-1) o (c2 o c1^-1) = c3 o c1^-1), but not in
+ * general: with R = (1,0), C = (0,1) on one dimension, (R o R) o C = I
+ * while R o (R o C) = R.                                                   */
 deso_err pl_copyfn_compose(pl_copyfn a, pl_copyfn b, pl_copyfn *out);
 pl_copyfn pl_copyfn_inverse(pl_copyfn a);                 /* (D2, D1)       */
 /* Proposition 3: equal diagonal entries (even zeros) become 1 in both.     */
@@ -103,13 +109,15 @@ pl_affine pl_affine_identity(int d);
 /* The axis swap of a 2-D (or the reversal of a d-D) index: element j of a
  * row-oriented vector at (0, j) goes to (j, 0).                            */
 pl_affine pl_affine_transpose(int d);
-/* (f o g)(i) = f(g(i)).  Errors: DESO_EINVAL when d differ.                */
+/* (f o g)(i) = f(g(i)).  Errors: DESO_EINVAL when d differ, DESO_EOVERFLOW
+ * when an entry does not fit in int64 (also for inverse and realign).      */
 deso_err pl_affine_compose(const pl_affine *f, const pl_affine *g,
                            pl_affine *out);
 deso_err pl_affine_inverse(const pl_affine *f, pl_affine *out);
 /* The realignment between alignments f (source) and g (sink): f^-1 o g.    */
 deso_err pl_affine_realign(const pl_affine *f, const pl_affine *g,
                            pl_affine *out);
+/* out = A i + t (out may alias i); wraps modulo 2^64 instead of overflowing. */
 void pl_affine_apply(const pl_affine *f, const int64_t *i, int64_t *out);
 bool pl_affine_equal(const pl_affine *f, const pl_affine *g);
 bool pl_affine_is_identity(const pl_affine *f);
@@ -131,7 +139,7 @@ typedef struct pl_fold {
  * n < 0, DESO_EINVAL for p < 1, an unknown kind or cyclic b < 1.           */
 deso_err pl_fold_check(pl_fold f, int64_t n, int p);
 /* The block size the folding uses: ceil(n/p) for block (at least 1), b for
- * cyclic, n for collapsed.                                                 */
+ * cyclic, n for collapsed; 0 when pl_fold_check rejects the arguments.    */
 int64_t pl_fold_block(pl_fold f, int64_t n, int p);
 /* Global index i (0 <= i < n) -> (coordinate, local index).  For collapsed
  * the coordinate is 0 and the local index is i (every coordinate has it).  */
@@ -140,10 +148,12 @@ deso_err pl_fold_locate(pl_fold f, int64_t n, int p, int64_t i,
 /* (coordinate, local index) -> global index; DESO_EINVAL when out of range. */
 deso_err pl_fold_global(pl_fold f, int64_t n, int p, int coord,
                         int64_t local, int64_t *i);
-/* Local length at coordinate c: ScaLAPACK's numroc (source process 0).     */
+/* Local length at coordinate c: ScaLAPACK's numroc (source process 0); n
+ * for collapsed; 0 for invalid arguments or c outside 0..p-1.             */
 int64_t pl_fold_local_len(pl_fold f, int64_t n, int p, int coord);
 /* numroc itself: elements of n in blocks of nb owned by coordinate iproc of
- * nprocs when block 0 is on coordinate isrc.                               */
+ * nprocs when block 0 is on coordinate isrc (0 for n < 0, nb < 1 or
+ * nprocs < 1).                                                             */
 int64_t pl_numroc(int64_t n, int64_t nb, int iproc, int isrc, int nprocs);
 
 /* ---- placement ---------------------------------------------------------- */
@@ -159,10 +169,15 @@ typedef struct pl_placement {
 } pl_placement;
 
 /* Builds and validates a placement.  extent and tmpl have d entries; tmpl
- * NULL means "the extents mapped through the alignment" (|A| extent).  Every
- * corner of the index box must land inside the template.  Errors:
- * DESO_ESIZE (negative extent), DESO_EINVAL (bad folding, d mismatch),
- * DESO_ESINGULAR (alignment), DESO_EGRID (grid of other dimensionality).  */
+ * NULL means "the extents mapped through the alignment": the bounding box
+ * of the image, max over corners of A i + t, plus 1 (for a permutation, the
+ * permuted extents; an empty array gets 0 along the template dimensions
+ * that read an empty array dimension).  align NULL means the identity.
+ * Every corner of the index box must land inside the template (so no
+ * coordinate may be negative).  Errors: DESO_ESIZE (negative extent, a
+ * corner outside the template), DESO_EINVAL (bad folding, d mismatch,
+ * replication bits at or beyond d), DESO_ESINGULAR (alignment),
+ * DESO_EGRID (grid of other dimensionality), DESO_EOVERFLOW.             */
 deso_err pl_placement_make(int d, const int64_t *extent, const int64_t *tmpl,
                            unsigned replicated, const pl_affine *align,
                            const pl_fold *fold, const pl_grid *grid,
@@ -181,7 +196,10 @@ deso_err pl_placement_owners(const pl_placement *pl, const int64_t *i,
                              int *ranks, int cap, int *count);
 
 /* Whether `rank` owns array index i, and if so its local multi-index
- * (per-dimension local positions, local[k] along template dim k).          */
+ * (per-dimension local positions, local[k] along template dim k: the
+ * folding's local index of v_k, or v_k itself along a replicated or
+ * collapsed dimension, where every coordinate holds all of it).  local may
+ * be NULL.  Errors: DESO_EINVAL for i outside the extents or a bad rank.  */
 deso_err pl_placement_locate(const pl_placement *pl, const int64_t *i,
                              int rank, bool *owns, int64_t *local);
 
@@ -190,7 +208,9 @@ deso_err pl_placement_locate(const pl_placement *pl, const int64_t *i,
 deso_err pl_placement_global(const pl_placement *pl, int rank,
                              const int64_t *local, int64_t *i);
 
-/* Local extents at `rank` (per template dimension) and their product.      */
+/* Local extents at `rank` (per template dimension: numroc, or T_k along a
+ * replicated or collapsed dimension) and their product.  With a skewed
+ * template some local positions hold no element (see pl_placement_global). */
 deso_err pl_placement_local_shape(const pl_placement *pl, int rank,
                                   int64_t *local_extent, int64_t *local_count);
 
