@@ -57,7 +57,7 @@ STATIC := $(BUILD)/lib/libdeso.a
 SHARED := $(BUILD)/lib/libdeso.so
 
 .PHONY: all lib programs tests check check-unit check-mpi check-asan \
-        check-fuzz check-layers demo setup clean bench benches install
+        check-fuzz check-layers demo setup clean bench bench-remap benches install
 
 all: lib programs tests benches
 
@@ -117,6 +117,15 @@ check-asan:
 # libFuzzer targets in tests/fuzz, each for FUZZ_SECONDS (default 60).
 check-fuzz:
 	@sh scripts/run-fuzz.sh $(BUILD)
+
+# Benchmarks, not tests: one run each, results into README.md and doc/.
+bench: setup
+	@$(MAKE) --no-print-directory all
+	@sh scripts/bench.sh $(BUILD)
+
+bench-remap: setup
+	@$(MAKE) --no-print-directory all
+	@sh scripts/bench-remap.sh $(BUILD)
 
 demo: setup
 	@$(MAKE) --no-print-directory all

@@ -1,0 +1,147 @@
+/* deso redistribution: moving a dense array between two block-cyclic
+ * layouts (ScaLAPACK's) over MPI, with a communication schedule planned
+ * once and replayed (papers 001, 000, 002).  Part of the public API
+ * (included by deso.h); usable on its own, without deso_init.
+ *
+ *   deso_layout src = { .m = n, .n = 1, .mb = 3, .nb = 1, .pr = 4, .pc = 1 };
+ *   deso_layout dst = { .m = n, .n = 1, .mb = 5, .nb = 1, .pr = 2, .pc = 1 };
+ *   deso_redist *r;
+ *   deso_redist_create(MPI_COMM_WORLD, &src, &dst, DESO_SCHED_STEPWISE, &r);
+ *   for (...) deso_redist_execute(r, a, lld_a, b, lld_b);
+ *   deso_redist_destroy(&r);
+ *
+ * Local arrays are column-major (Fortran order), each with its own leading
+ * dimension; a rank's local extents are ScaLAPACK's NUMROC of the layout.
+ * Thread model: not thread-safe; MPI_THREAD_FUNNELED is enough.            */
+#ifndef DESO_REDIST_H
+#define DESO_REDIST_H
+
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include "deso_errors.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A block-cyclic layout of an m x n column-major matrix (a vector is
+ * n = 1) on a pr x pc process grid.  Global element (i, j) lives on grid
+ * position ((i / mb) mod pr, (j / nb) mod pc); grid position (row, col) is
+ * rank ranks[row * pc + col] of the communicator (row-major), or rank
+ * row * pc + col when ranks is NULL.  With replicated != 0 every rank of
+ * the set holds the whole matrix (local extents m x n) and mb, nb only
+ * need to be >= 1.  ScaLAPACK's rsrc = csrc = 0 is implied.                */
+typedef struct deso_layout {
+    int64_t m, n;           /* global extents, >= 0                         */
+    int64_t mb, nb;         /* block sizes, >= 1                            */
+    int pr, pc;             /* grid shape, >= 1, pr * pc <= ranks of comm   */
+    const int *ranks;       /* pr * pc distinct ranks, or NULL              */
+    int replicated;         /* nonzero: every rank of the set has it all    */
+} deso_layout;
+
+/* How the messages of a remap are grouped into contention-free steps (every
+ * rank sends at most one and receives at most one message per step).      */
+typedef enum deso_schedule {
+    DESO_SCHED_CATERPILLAR = 0, /* max(P, Q) shifted steps (the baseline)   */
+    DESO_SCHED_STEPWISE,        /* fewest steps                              */
+    DESO_SCHED_GREEDY           /* least sum over steps of longest message   */
+} deso_schedule;
+
+typedef struct deso_redist deso_redist;
+
+/* Plans the remap src -> dst for this rank on (a duplicate of) comm.
+ * Every rank of comm calls it with identical arguments; ranks in neither
+ * layout get a handle that does nothing.  One MPI_Allreduce checks that the
+ * arguments agree (a hash of both layouts and sched) and that planning
+ * succeeded everywhere, so all ranks return the same code.
+ * Collective over comm.
+ * Errors: DESO_ENULL (src, dst or out NULL), DESO_EINVAL (comm is
+ * MPI_COMM_NULL, block size or grid extent < 1, a rank outside comm or
+ * repeated, pr * pc larger than comm, unknown sched), DESO_ESIZE (negative
+ * or different extents), DESO_EMISMATCH (arguments differ between ranks),
+ * DESO_ENOMEM, DESO_EOVERFLOW (a message longer than INT_MAX elements),
+ * DESO_EMPI.  On error *out is NULL.                                       */
+deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
+                            const deso_layout *dst, deso_schedule sched,
+                            deso_redist **out);
+
+/* Moves this rank's part of the source array (src, leading dimension
+ * src_lld) into its part of the target array (dst, dst_lld).  src may be
+ * NULL on ranks that hold no source data, dst likewise.  src and dst must
+ * not overlap, except that with identical layouts src == dst and
+ * src_lld == dst_lld is allowed and moves nothing.  Allocates nothing.
+ * Collective over the handle's communicator: one MPI_Allreduce agrees on
+ * argument errors, so a bad argument on one rank fails every rank (skipped
+ * when the remap sends no message at all, e.g. identical layouts: then
+ * the call is in effect local).
+ * Errors: DESO_ENULL (r NULL, or src/dst NULL where data is held),
+ * DESO_EINVAL (an lld < max(1, local rows)), DESO_EMPI; DESO_EMISMATCH on
+ * ranks whose own arguments were fine when another rank's were not.      */
+deso_err deso_redist_execute(deso_redist *r, const double *src,
+                             int64_t src_lld, double *dst, int64_t dst_lld);
+
+/* Local extents of this rank's part of the source and target arrays (0 x 0
+ * when it holds none); any pointer may be NULL.  Local.
+ * Errors: DESO_ENULL (r NULL).                                             */
+deso_err deso_redist_local_shape(const deso_redist *r, int64_t *src_rows,
+                                 int64_t *src_cols, int64_t *dst_rows,
+                                 int64_t *dst_cols);
+
+/* Frees the handle and its communicator; NULL-safe, sets *r to NULL.
+ * Collective over the handle's communicator (MPI_Comm_free).              */
+void deso_redist_destroy(deso_redist **r);
+
+/* Fills *out from a ScaLAPACK array descriptor (dtype, ctxt, m, n, mb, nb,
+ * rsrc, csrc, lld): the grid shape comes from Cblacs_gridinfo and the
+ * ranks from Cblacs_pnum on the descriptor's context.  BLACS numbers a
+ * context's processes row-major within the context, which are the ranks of
+ * MPI_COMM_WORLD only for a "Row" grid made by Cblacs_gridinit; this rank
+ * checks its own number and refuses other contexts (DESO_ENOTSUP: give
+ * the ranks explicitly).  When the ranks are not 0 .. pr*pc-1, out->ranks
+ * is allocated: free it with deso_layout_release.  Only on ranks inside
+ * the context.  Local.
+ * Errors: DESO_ENULL, DESO_EGRID (this rank is not in the context, or the
+ * context is invalid), DESO_EINVAL (bad block sizes), DESO_ESIZE
+ * (negative extents), DESO_ENOTSUP (rsrc or csrc != 0, or a context whose
+ * numbers are not MPI_COMM_WORLD ranks), DESO_ENOMEM.                      */
+deso_err deso_layout_from_scalapack(const int desc[9], deso_layout *out);
+
+/* Frees ranks allocated by deso_layout_from_scalapack and sets them NULL;
+ * NULL-safe.  Local.                                                       */
+void deso_layout_release(deso_layout *l);
+
+/* Schedule names "caterpillar", "stepwise", "greedy".  Local.             */
+const char *deso_schedule_name(deso_schedule s);
+deso_err deso_schedule_parse(const char *name, deso_schedule *out);
+
+/* The schedule of one slice of a 1-D remap CYCLIC(r) on P ranks ->
+ * CYCLIC(s) on Q ranks: a slice is lcm(P r, Q s) elements, grid[p * Q + q]
+ * the elements p sends to q per slice, and the steps group the nonzero
+ * messages.  Pure computation, no MPI (MPI need not be initialised).
+ * Local.  Release with deso_slice_plan_free.
+ * Errors: DESO_ENULL, DESO_EINVAL (P, Q, r or s < 1, unknown sched),
+ * DESO_EOVERFLOW (the slice length does not fit in int64), DESO_ENOMEM.   */
+typedef struct deso_slice_plan {
+    int P, Q;
+    int64_t r, s;
+    deso_schedule sched;
+    int64_t slice;          /* lcm(P r, Q s)                                */
+    int steps;
+    int64_t total_cost;     /* sum over steps of the longest message        */
+    int64_t messages;       /* nonzero grid entries                         */
+    int64_t *grid;          /* P * Q message lengths                        */
+    int *recv_of;           /* steps * P: target of p in step k, or -1      */
+    int64_t *step_cost;     /* steps                                        */
+} deso_slice_plan;
+
+deso_err deso_redist_slice_plan(int P, int64_t r, int Q, int64_t s,
+                                deso_schedule sched, deso_slice_plan *out);
+void deso_slice_plan_free(deso_slice_plan *p);   /* NULL-safe             */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,62 @@
+#!/bin/sh
+# bench-remap.sh [BUILD]: deso's remap beside ScaLAPACK's pdgemr2d at P = 2
+# (a benchmark, not a test).  Cases: a vector of 2^24 doubles and a
+# 4000 x 4000 matrix (2 x 1 grid), each for cyclic(3) -> cyclic(5),
+# cyclic(64) -> cyclic(1), block -> cyclic(1) and identical layouts
+# (cyclic(64) both sides; deso also in place, where nothing moves).  memcpy
+# bandwidth of the same array size is measured in the same run.  Prints a
+# Markdown table; GB/s counts the array's bytes once per remap.
+# Environment: MPIEXEC (default mpiexec.mpich), REPS (default 5).
+# Targets (shared brief): deso <= 0.5 x pdgemr2d for real remaps, <= 0.05 x
+# for identical layouts, >= 50% of memcpy bandwidth for large remaps.
+set -eu
+B=${1:-build}
+MPIEXEC=${MPIEXEC:-mpiexec.mpich}
+REPS=${REPS:-5}
+export OPENBLAS_NUM_THREADS=1
+make --no-print-directory BUILD="$B" "$B/bin/deso-remap" \
+    "$B/bench/memcpy_bw" >/dev/null
+N=16777216                       # 2^24 doubles = 128 MiB
+M=4000
+
+mc=$("$B/bench/memcpy_bw" --mb 128 --json | jq .memcpy_gbs)
+# two copies at once, as the two ranks of a remap run: the aggregate
+t1=$(mktemp); t2=$(mktemp)
+"$B/bench/memcpy_bw" --mb 128 --json >"$t1" &
+"$B/bench/memcpy_bw" --mb 128 --json >"$t2"
+wait
+mc2=$(jq -s '(.[0].memcpy_gbs + .[1].memcpy_gbs) * 100 | round / 100' "$t1" "$t2")
+rm -f "$t1" "$t2"
+
+echo "memcpy of 128 MiB: $mc GB/s in one process, $mc2 GB/s aggregate of two"
+echo "at once; P = 2, $REPS reps each; % memcpy is against one process"
+echo
+echo "| case | layout change | deso s | pdgemr2d s | deso/pdgemr2d | deso GB/s | % memcpy | verified |"
+echo "|---|---|---|---|---|---|---|---|"
+
+row() { # label change args...
+    label=$1; change=$2; shift 2
+    line=$("$MPIEXEC" -n 2 "$B/bin/deso-remap" "$@" --run --json \
+        --compare-scalapack --reps "$REPS")
+    echo "$line" | jq -r '[.time_deso, .time_scalapack, .ratio, .gbs,
+        (.verified and .scalapack_equal), .in_place] | @tsv' |
+    awk -F '\t' -v l="$label" -v c="$change" -v mc="$mc" '{
+        gbs = ($6 == "true") ? "-" : sprintf("%.2f", $4)
+        pct = ($6 == "true") ? "-" : sprintf("%.0f%%", 100 * $4 / mc)
+        printf "| %s | %s | %.3g | %.3g | %.3g | %s | %s | %s |\n",
+               l, c, $1, $2, $3, gbs, pct, $5 }'
+}
+
+V="--P 2 --Q 2 --n $N"
+row "vector 2^24" "cyclic(3) -> cyclic(5)" $V --r 3 --s 5
+row "vector 2^24" "cyclic(64) -> cyclic(1)" $V --r 64 --s 1
+row "vector 2^24" "block -> cyclic(1)" $V --r $((N / 2)) --s 1
+row "vector 2^24" "identical cyclic(64)" $V --r 64 --s 64
+row "vector 2^24" "identical, deso in place" $V --r 64 --s 64 --in-place
+
+G="--m $M --n $M --grid 2x1 --grid2 2x1 --nb $M --nb2 $M"
+row "matrix 4000^2" "cyclic(3) -> cyclic(5)" $G --r 3 --s 5
+row "matrix 4000^2" "cyclic(64) -> cyclic(1)" $G --r 64 --s 1
+row "matrix 4000^2" "block -> cyclic(1)" $G --r $((M / 2)) --s 1
+row "matrix 4000^2" "identical cyclic(64)" $G --r 64 --s 64
+row "matrix 4000^2" "identical, deso in place" $G --r 64 --s 64 --in-place
