@@ -177,7 +177,9 @@ static deso_err read_coordinate(cursor *c, const header *h, deso__mtx *x,
 
 static deso_err read_array(cursor *c, const header *h, deso__mtx *x)
 {
-    /* Column-major; symmetric files hold the lower triangle only.         */
+    /* Column-major; symmetric files hold the lower triangle only.  An
+     * empty matrix has no entries: don't walk its (maybe 2^31) columns.   */
+    if (x->m == 0 || x->n == 0) return DESO_OK;
     for (int64_t j = 0; j < x->n; j++) {
         int64_t i0 = h->sym == SYM_GENERAL ? 0 : j + (h->sym == SYM_SKEW);
         for (int64_t i = i0; i < x->m; i++) {

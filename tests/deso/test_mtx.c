@@ -126,6 +126,20 @@ static void test_embedded_nul_and_long_lines(void **state)
     assert_int_equal(deso__mtx_parse(longline, sizeof longline, &x), DESO_EIO);
 }
 
+/* Found by the fuzzer: a 0 x 565556545 array took minutes walking empty
+ * columns.  It must parse at once as an empty matrix.                     */
+static void test_empty_array_with_huge_extent(void **state)
+{
+    (void)state;
+    deso__mtx x;
+    assert_int_equal(parse("%%MatrixMarket matrix array real general\n"
+                           "0 565556545\n", &x), DESO_OK);
+    assert_int_equal(x.nnz, 0);
+    assert_int_equal(x.n, 565556545);
+    deso__mtx_free(&x);
+    expect_error("%%MatrixMarket matrix array real general\n0 565556545\n1\n", DESO_EIO);
+}
+
 static void test_read_missing_file(void **state)
 {
     (void)state;
@@ -143,6 +157,7 @@ int main(void)
         cmocka_unit_test(test_array_and_pattern),
         cmocka_unit_test(test_malformed_input_is_refused),
         cmocka_unit_test(test_embedded_nul_and_long_lines),
+        cmocka_unit_test(test_empty_array_with_huge_extent),
         cmocka_unit_test(test_read_missing_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
