@@ -1,0 +1,202 @@
+/* blas/: the operation table.  One row per operation kind: its name, its
+ * operand roles, its placement-constraint function (operand placements from
+ * the result's placement), its reduction, and its local kernels, which are
+ * pure functions on the local pieces of the operands (OpenBLAS underneath).
+ *
+ * Pure computation: no MPI, nothing from deso/ or optimizer/.  The executor
+ * in deso/ moves data so that every operand sits in the placement the row's
+ * constraint function asks for, calls `kernel`, performs the row's reduction
+ * (if any) over the grid dimension `red_dim` names, then calls `finish`.
+ *
+ * Layouts.  A pl_placement is the optimiser's currency; the executor indexes
+ * local arrays through a blas_layout, the normalised block-cyclic reading of
+ * a placement on a 2-D grid (blas_layout_of / blas_placement_of convert).
+ *   vector (length n): folded with cyclic(b) over grid dimension `dist`
+ *     (0: over grid rows, "column oriented"; 1: over grid columns, "row
+ *     oriented"; -1: not distributed), and along every other grid dimension
+ *     k either replicated (bit k of `rep`) or held at coordinate 0 only;
+ *   matrix (m x n): rows cyclic(b) over grid rows, columns cyclic(nb) over
+ *     grid columns, column-major local array, never replicated;
+ *   scalar: a vector of length 1 with dist = -1.
+ * Normalised means: a grid dimension of extent 1 is never `dist` and always
+ * has its `rep` bit set, and a block size is never larger than needed, so two
+ * layouts with the same local arrays on every rank compare equal.          */
+#ifndef DESO_BLAS_H
+#define DESO_BLAS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "placement/placement.h"
+
+/* ---- layouts ------------------------------------------------------------ */
+
+typedef enum blas_kind {
+    BLAS_VEC = 0,
+    BLAS_MAT,
+    BLAS_SCA
+} blas_kind;
+
+typedef struct blas_layout {
+    blas_kind kind;
+    int64_t m, n;   /* global shape: vector (1, n), scalar (1, 1)          */
+    int dist;       /* vector: grid dimension folded over, -1 none         */
+    int64_t b;      /* vector block size; matrix row block size            */
+    int64_t nb;     /* matrix column block size                            */
+    unsigned rep;   /* bit k: replicated along grid dimension k            */
+    int pr, pc;     /* grid shape                                          */
+} blas_layout;
+
+/* Normalises in place (see above).                                         */
+void blas_layout_normalise(blas_layout *l);
+bool blas_layout_equal(const blas_layout *a, const blas_layout *b);
+
+/* Constructors (normalised).  b or nb <= 0 means block folding,
+ * ceil(extent / grid extent).                                              */
+blas_layout blas_layout_vec(int64_t n, int dist, int64_t b, unsigned rep,
+                            int pr, int pc);
+blas_layout blas_layout_mat(int64_t m, int64_t n, int64_t mb, int64_t nb,
+                            int pr, int pc);
+blas_layout blas_layout_sca(unsigned rep, int pr, int pc);
+
+/* placement <-> layout (the value's kind disambiguates a 1 x n matrix from
+ * a vector).  Errors: DESO_ENOTSUP for a placement this executor cannot
+ * index (skewed alignment, d != 2, replicated matrix).                    */
+deso_err blas_layout_of(const pl_placement *pl, blas_kind kind,
+                        blas_layout *out);
+deso_err blas_placement_of(const blas_layout *l, pl_placement *out);
+
+/* Whether the rank at grid coordinates (r, c) holds any part of the value. */
+bool blas_layout_holds(const blas_layout *l, int r, int c);
+/* Local shape at (r, c): rows x cols (vectors and scalars: len x 1; a rank
+ * holding nothing gets 0 x 0 for a matrix, 0 x 1 for a vector).            */
+void blas_layout_local(const blas_layout *l, int r, int c, int64_t *rows,
+                       int64_t *cols);
+/* The grid coordinate along `dist` owning vector element i; the local
+ * index of i there.                                                        */
+int blas_layout_owner(const blas_layout *l, int64_t i);
+int64_t blas_layout_lidx(const blas_layout *l, int64_t i);
+
+/* cyclic(b) over p coordinates: global index of local index l at coord c,
+ * and numroc.                                                              */
+static inline int64_t blas_cyc_global(int64_t b, int p, int c, int64_t l)
+{
+    return ((l / b) * p + c) * b + l % b;
+}
+int64_t blas_numroc(int64_t n, int64_t b, int c, int p);
+
+/* ---- operations --------------------------------------------------------- */
+
+typedef enum blas_op {
+    BLAS_OP_COPY = 0,   /* y <- x                        [x]                */
+    BLAS_OP_SCAL,       /* x <- a x                      [a, x]             */
+    BLAS_OP_AXPY,       /* y <- a x + y                  [a, x, y]          */
+    BLAS_OP_AXPBY,      /* y <- a x + b y                [a, x, b, y]       */
+    BLAS_OP_DOT,        /* s <- x . y                    [x, y]             */
+    BLAS_OP_NRM2,       /* s <- ||x||_2                  [x]                */
+    BLAS_OP_ASUM,       /* s <- sum |x_i|                [x]                */
+    BLAS_OP_IAMAX,      /* s <- first argmax |x_i|       [x]                */
+    BLAS_OP_SADD,       /* s <- a + b                    [a, b]             */
+    BLAS_OP_SSUB,
+    BLAS_OP_SMUL,
+    BLAS_OP_SDIV,
+    BLAS_OP_SSQRT,      /* s <- sqrt(a)                  [a]                */
+    BLAS_OP_SNEG,       /* s <- -a                       [a]                */
+    BLAS_OP_GEMV,       /* y <- a op(A) x (+ b y)        [a, A, x (, b, y)] */
+    BLAS_OP_GER,        /* A <- a x y^T + A              [a, x, y, A]       */
+    BLAS_OP_TRSV,       /* x <- op(T)^-1 x               [T, x]             */
+    BLAS_OP_COUNT
+} blas_op;
+
+#define BLAS_MAXOPS 5
+
+/* Parameters of one node, fixed at record time (value-free).              */
+enum {
+    BLAS_F_TRANS = 1,       /* gemv, trsv: op(A) = A^T                      */
+    BLAS_F_LOWER = 2,       /* trsv: lower triangle; gemv mask: lower part  */
+    BLAS_F_UNIT = 4,        /* trsv: unit diagonal                          */
+    BLAS_F_BETA = 8,        /* gemv/axpby: y is read (beta not constant 0)  */
+    BLAS_F_MASK = 16,       /* gemv: use only a triangle of A (dsymv)       */
+    BLAS_F_STRICT = 32      /* gemv mask: exclude the diagonal              */
+};
+
+typedef struct blas_desc {
+    blas_op op;
+    unsigned flags;
+    int nops;
+} blas_desc;
+
+/* One local piece handed to a kernel.  Matrices: column-major with leading
+ * dimension max(1, rows).  r, c are this rank's grid coordinates.         */
+typedef struct blas_local {
+    double *data;
+    int64_t rows, cols;
+    blas_layout lay;
+    int r, c;
+} blas_local;
+
+typedef enum blas_red {
+    BLAS_RED_NONE = 0,
+    BLAS_RED_SUM,       /* element-wise sum of the reduction buffer         */
+    BLAS_RED_MAXLOC     /* buffer = (|value|, global index): largest value, */
+                        /* smallest index among ties                        */
+} blas_red;
+
+/* Operand placements for a node from its result's placement, given the
+ * operands' current placements as hints (mode none uses them where the
+ * result leaves a choice, e.g. ddot's vectors).  Layout form.             */
+typedef deso_err (*blas_constrain_fn)(const blas_desc *d,
+                                      const blas_layout *result,
+                                      const blas_layout *current,
+                                      blas_layout *required);
+
+/* kernel: local work before the reduction; writes the reduction buffer
+ * `red` (length red_len) or, without a reduction, the result in place.
+ * The result buffer arrives holding the in/out operand's data (see inout).
+ * finish: after the reduction, combines `red` into the result.            */
+typedef void (*blas_kernel_fn)(const blas_desc *d, const blas_local *ops,
+                               blas_local *res, double *red);
+
+typedef struct blas_op_info {
+    const char *name;
+    int nops;              /* operands (gemv without beta: 3)              */
+    blas_kind roles[BLAS_MAXOPS];
+    blas_kind result;
+    int inout;             /* operand whose data the result updates, or -1 */
+    blas_red red;
+    bool distributed;      /* the kernel communicates (trsv): deso/ runs it */
+    blas_constrain_fn constrain;
+    blas_kernel_fn kernel;
+    blas_kernel_fn finish; /* NULL: nothing after the reduction            */
+} blas_op_info;
+
+/* The table row of an operation; NULL for an unknown op.                  */
+const blas_op_info *blas_op_get(blas_op op);
+/* Operands of a node (gemv without BLAS_F_BETA has 3).                     */
+int blas_desc_nops(blas_op op, unsigned flags);
+/* The grid dimension a node reduces over given its operands' layouts
+ * (-1: no communication needed), and its reduction buffer length.          */
+int blas_red_dim(const blas_desc *d, const blas_layout *ops);
+int64_t blas_red_len(const blas_desc *d, const blas_local *ops);
+
+/* Where a scalar operand must live so that it is present wherever a value
+ * of layout `where` lives (paper 003 eq. 8: alpha gains replication).     */
+blas_layout blas_scalar_for(const blas_layout *where);
+
+/* The trsv block size a matrix layout supports as it is (square blocks
+ * along distributed dimensions, at most 64), or 0 when trsv needs the
+ * matrix remapped to cyclic(min(m, 64)).                                  */
+int64_t blas_trsv_block_of(const blas_layout *T);
+
+/* ---- kernels used by deso/'s distributed trsv ---------------------------- */
+
+/* The diagonal-block solve of a blocked trsv: x <- op(T_kk)^-1 x for the
+ * bk x bk block at t (leading dimension ld).                               */
+void blas_trsv_block(unsigned flags, int64_t bk, const double *t, int64_t ld,
+                     double *x);
+/* s <- op(T_sub) x_sub for a rows x cols sub-matrix (no transpose: s has
+ * rows entries; transpose: cols).  Accumulates into s.                     */
+void blas_gemv_acc(bool trans, int64_t rows, int64_t cols, const double *a,
+                   int64_t ld, const double *x, double *s);
+
+#endif

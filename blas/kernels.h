@@ -1,0 +1,27 @@
+/* Internal to blas/: the local kernels the operation table points at.     */
+#ifndef DESO_BLAS_KERNELS_H
+#define DESO_BLAS_KERNELS_H
+
+#include "blas.h"
+
+#define BLAS__KERNEL(name)                                                   \
+    void name(const blas_desc *d, const blas_local *ops, blas_local *res,    \
+              double *red)
+
+BLAS__KERNEL(blas__k_copy);
+BLAS__KERNEL(blas__k_scal);
+BLAS__KERNEL(blas__k_axpy);
+BLAS__KERNEL(blas__k_axpby);
+BLAS__KERNEL(blas__k_dot);
+BLAS__KERNEL(blas__k_sumsq);
+BLAS__KERNEL(blas__k_asum);
+BLAS__KERNEL(blas__k_iamax);
+BLAS__KERNEL(blas__k_scalar);
+BLAS__KERNEL(blas__k_gemv);
+BLAS__KERNEL(blas__k_ger);
+BLAS__KERNEL(blas__f_copy);
+BLAS__KERNEL(blas__f_sqrt);
+BLAS__KERNEL(blas__f_index);
+BLAS__KERNEL(blas__f_gemv);
+
+#endif

@@ -1,0 +1,245 @@
+/* Layouts: the executor's normalised block-cyclic reading of a placement. */
+#include "blas.h"
+
+#include <string.h>
+
+#include "placement/errors.h"
+
+int64_t blas_numroc(int64_t n, int64_t b, int c, int p)
+{
+    if (n <= 0 || b <= 0 || p <= 0) return 0;
+    int64_t nblocks = n / b;
+    int64_t num = (nblocks / p) * b;
+    int64_t extra = nblocks % p;
+    if (c < extra) num += b;
+    else if (c == extra) num += n % b;
+    return num;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* A block size: <= 0 means block folding; never more than the extent.     */
+static int64_t norm_block(int64_t b, int64_t n, int p)
+{
+    int64_t one = n > 1 ? n : 1;
+    if (p <= 1) return one;
+    if (b <= 0) b = ceil_div(one, p);
+    return b > one ? one : b;
+}
+
+void blas_layout_normalise(blas_layout *l)
+{
+    int dims[2] = {l->pr, l->pc};
+    if (l->kind == BLAS_MAT) {
+        l->b = norm_block(l->b, l->m, l->pr);
+        l->nb = norm_block(l->nb, l->n, l->pc);
+        l->dist = -1;
+        l->rep = 0;
+        return;
+    }
+    if (l->kind == BLAS_SCA) {
+        l->m = l->n = 1;
+        l->dist = -1;
+    }
+    l->m = 1;
+    l->nb = 0;
+    if (l->dist >= 0 && dims[l->dist] == 1) {
+        l->rep |= 1u << l->dist;
+        l->dist = -1;
+    }
+    if (l->dist >= 0) {
+        l->b = norm_block(l->b, l->n, dims[l->dist]);
+        l->rep &= ~(1u << l->dist);
+    } else {
+        l->b = 0;
+    }
+    for (int k = 0; k < 2; k++)
+        if (dims[k] == 1) l->rep |= 1u << k;
+    if (l->dist >= 0 && dims[l->dist] > 1) l->rep &= ~(1u << l->dist);
+    l->rep &= 3u;
+}
+
+bool blas_layout_equal(const blas_layout *a, const blas_layout *b)
+{
+    return a->kind == b->kind && a->m == b->m && a->n == b->n &&
+           a->dist == b->dist && a->b == b->b && a->nb == b->nb &&
+           a->rep == b->rep && a->pr == b->pr && a->pc == b->pc;
+}
+
+blas_layout blas_layout_vec(int64_t n, int dist, int64_t b, unsigned rep,
+                            int pr, int pc)
+{
+    blas_layout l = {.kind = BLAS_VEC, .m = 1, .n = n, .dist = dist, .b = b,
+                     .rep = rep, .pr = pr, .pc = pc};
+    blas_layout_normalise(&l);
+    return l;
+}
+
+blas_layout blas_layout_mat(int64_t m, int64_t n, int64_t mb, int64_t nb,
+                            int pr, int pc)
+{
+    blas_layout l = {.kind = BLAS_MAT, .m = m, .n = n, .b = mb, .nb = nb,
+                     .pr = pr, .pc = pc};
+    blas_layout_normalise(&l);
+    return l;
+}
+
+blas_layout blas_layout_sca(unsigned rep, int pr, int pc)
+{
+    blas_layout l = {.kind = BLAS_SCA, .m = 1, .n = 1, .dist = -1,
+                     .rep = rep, .pr = pr, .pc = pc};
+    blas_layout_normalise(&l);
+    return l;
+}
+
+static int64_t fold_block(pl_fold f, int64_t n, int p)
+{
+    switch (f.kind) {
+    case PL_FOLD_BLOCK: return n > 0 ? ceil_div(n, p) : 1;
+    case PL_FOLD_CYCLIC: return f.b;
+    case PL_FOLD_COLLAPSED: return 0;
+    }
+    return 0;
+}
+
+deso_err blas_layout_of(const pl_placement *pl, blas_kind kind,
+                        blas_layout *out)
+{
+    DESO_CHECK(pl != NULL && out != NULL, DESO_ENULL,
+               "blas_layout_of: NULL argument");
+    DESO_CHECK(pl->d == 2 && pl->grid.d == 2, DESO_ENOTSUP,
+               "blas_layout_of: only 2-D placements are supported");
+    const int64_t (*A)[PL_MAXD] = pl->align.A;
+    bool ident = A[0][0] == 1 && A[1][1] == 1 && A[0][1] == 0 && A[1][0] == 0;
+    bool swap = A[0][0] == 0 && A[1][1] == 0 && A[0][1] == 1 && A[1][0] == 1;
+    DESO_CHECK(pl->align.t[0] == 0 && pl->align.t[1] == 0 && (ident || swap),
+               DESO_ENOTSUP,
+               "blas_layout_of: only identity or transposed alignments");
+    int pr = pl->grid.dims[0], pc = pl->grid.dims[1];
+    blas_layout l = {.pr = pr, .pc = pc, .dist = -1};
+    unsigned rep = pl->replicated & 3u;
+    for (int k = 0; k < 2; k++)
+        if (pl->fold[k].kind == PL_FOLD_COLLAPSED) rep |= 1u << k;
+    if (kind == BLAS_MAT) {
+        DESO_CHECK(ident && rep == 0, DESO_ENOTSUP,
+                   "blas_layout_of: matrices must be aligned, unreplicated");
+        l.kind = BLAS_MAT;
+        l.m = pl->extent[0];
+        l.n = pl->extent[1];
+        l.b = fold_block(pl->fold[0], l.m, pr);
+        l.nb = fold_block(pl->fold[1], l.n, pc);
+    } else if (kind == BLAS_SCA) {
+        l.kind = BLAS_SCA;
+        l.rep = rep;
+    } else {
+        l.kind = BLAS_VEC;
+        l.n = pl->extent[1];
+        int t = ident ? 1 : 0;          /* template dim holding the index  */
+        if (rep & (1u << t)) {
+            l.dist = -1;
+        } else {
+            l.dist = t;
+            l.b = fold_block(pl->fold[t], l.n, pl->grid.dims[t]);
+        }
+        l.rep = rep;
+    }
+    blas_layout_normalise(&l);
+    *out = l;
+    return DESO_OK;
+}
+
+deso_err blas_placement_of(const blas_layout *l, pl_placement *out)
+{
+    DESO_CHECK(l != NULL && out != NULL, DESO_ENULL,
+               "blas_placement_of: NULL argument");
+    pl_placement p;
+    memset(&p, 0, sizeof p);
+    p.d = 2;
+    p.grid.d = 2;
+    p.grid.dims[0] = l->pr;
+    p.grid.dims[1] = l->pc;
+    for (int k = 2; k < PL_MAXD; k++) p.grid.dims[k] = 1;
+    p.align.d = 2;
+    p.align.A[0][0] = p.align.A[1][1] = 1;
+    p.fold[0].kind = p.fold[1].kind = PL_FOLD_BLOCK;
+    if (l->kind == BLAS_MAT) {
+        p.extent[0] = p.tmpl[0] = l->m;
+        p.extent[1] = p.tmpl[1] = l->n;
+        p.fold[0] = (pl_fold){PL_FOLD_CYCLIC, l->b};
+        p.fold[1] = (pl_fold){PL_FOLD_CYCLIC, l->nb};
+    } else if (l->kind == BLAS_SCA || l->dist != 0) {
+        int64_t n = l->kind == BLAS_SCA ? 1 : l->n;
+        p.extent[0] = p.tmpl[0] = 1;
+        p.extent[1] = p.tmpl[1] = n;
+        p.replicated = l->rep;
+        if (l->dist == 1) p.fold[1] = (pl_fold){PL_FOLD_CYCLIC, l->b};
+        else p.fold[1] = (pl_fold){PL_FOLD_CYCLIC, n > 1 ? n : 1};
+    } else {
+        /* column oriented: element j at template (j, 0)                   */
+        p.extent[0] = 1;
+        p.extent[1] = l->n;
+        p.tmpl[0] = l->n;
+        p.tmpl[1] = 1;
+        p.align.A[0][0] = p.align.A[1][1] = 0;
+        p.align.A[0][1] = p.align.A[1][0] = 1;
+        p.fold[0] = (pl_fold){PL_FOLD_CYCLIC, l->b};
+        p.replicated = l->rep;
+    }
+    for (int k = 2; k < PL_MAXD; k++) p.extent[k] = p.tmpl[k] = 1;
+    *out = p;
+    return DESO_OK;
+}
+
+bool blas_layout_holds(const blas_layout *l, int r, int c)
+{
+    if (l->kind == BLAS_MAT) return true;
+    int co[2] = {r, c};
+    for (int k = 0; k < 2; k++) {
+        if (k == l->dist) continue;
+        if (!(l->rep & (1u << k)) && co[k] != 0) return false;
+    }
+    return true;
+}
+
+void blas_layout_local(const blas_layout *l, int r, int c, int64_t *rows,
+                       int64_t *cols)
+{
+    if (l->kind == BLAS_MAT) {
+        *rows = blas_numroc(l->m, l->b, r, l->pr);
+        *cols = blas_numroc(l->n, l->nb, c, l->pc);
+        return;
+    }
+    *cols = 1;
+    if (!blas_layout_holds(l, r, c)) {
+        *rows = 0;
+        return;
+    }
+    int co[2] = {r, c}, dims[2] = {l->pr, l->pc};
+    *rows = l->dist < 0 ? l->n
+                        : blas_numroc(l->n, l->b, co[l->dist], dims[l->dist]);
+}
+
+int blas_layout_owner(const blas_layout *l, int64_t i)
+{
+    if (l->dist < 0) return 0;
+    int p = l->dist == 0 ? l->pr : l->pc;
+    return (int)((i / l->b) % p);
+}
+
+int64_t blas_layout_lidx(const blas_layout *l, int64_t i)
+{
+    if (l->dist < 0) return i;
+    int p = l->dist == 0 ? l->pr : l->pc;
+    return (i / (l->b * p)) * l->b + i % l->b;
+}
+
+blas_layout blas_scalar_for(const blas_layout *where)
+{
+    unsigned rep = 0;
+    for (int k = 0; k < 2; k++) {
+        if (where->kind == BLAS_MAT || where->dist == k ||
+            (where->rep & (1u << k)))
+            rep |= 1u << k;
+    }
+    return blas_layout_sca(rep, where->pr, where->pc);
+}

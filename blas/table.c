@@ -1,0 +1,216 @@
+/* The operation table: one row per operation, with its placement
+ * constraints (deso-notes A.11; paper 003 eq. 8 for daxpy).               */
+#include <stddef.h>
+
+#include "kernels.h"
+#include "placement/errors.h"
+
+/* Largest trsv block: a trsv on coarser blocks (block folding) would be
+ * nearly sequential, so the constraint asks for a cyclic remap instead.   */
+#define BLAS_TRSV_MAXB 64
+
+static deso_err need_vec(const blas_layout *l, const char *op)
+{
+    DESO_CHECK(l->kind == BLAS_VEC, DESO_EINTERNAL,
+               "%s: operand is not a vector", op);
+    return DESO_OK;
+}
+
+/* copy: x has the result's placement.                                      */
+static deso_err c_copy(const blas_desc *d, const blas_layout *res,
+                       const blas_layout *cur, blas_layout *req)
+{
+    (void)d;
+    (void)cur;
+    req[0] = *res;
+    return DESO_OK;
+}
+
+/* scal, axpy, axpby: vectors as the result, scalars wherever it lives.    */
+static deso_err c_update(const blas_desc *d, const blas_layout *res,
+                         const blas_layout *cur, blas_layout *req)
+{
+    (void)cur;
+    blas_layout s = blas_scalar_for(res);
+    switch (d->op) {
+    case BLAS_OP_SCAL: req[0] = s; req[1] = *res; break;
+    case BLAS_OP_AXPY: req[0] = s; req[1] = *res; req[2] = *res; break;
+    default: req[0] = s; req[1] = *res; req[2] = s; req[3] = *res; break;
+    }
+    return DESO_OK;
+}
+
+/* Reductions: the result leaves the vectors' placement free; keep x's
+ * (mode none's choice) and align y with it.  The result is the reduced
+ * value; where it is replicated decides reduce vs all-reduce.             */
+static deso_err c_reduce(const blas_desc *d, const blas_layout *res,
+                         const blas_layout *cur, blas_layout *req)
+{
+    (void)res;
+    DESO_TRY(need_vec(&cur[0], "reduction"));
+    req[0] = cur[0];
+    if (d->op == BLAS_OP_DOT) req[1] = cur[0];
+    return DESO_OK;
+}
+
+static deso_err c_scalar(const blas_desc *d, const blas_layout *res,
+                         const blas_layout *cur, blas_layout *req)
+{
+    (void)cur;
+    for (int k = 0; k < d->nops; k++) req[k] = *res;
+    return DESO_OK;
+}
+
+/* gemv N: x row oriented with A's column folding, replicated over rows; the
+ * result column oriented with A's row folding (reduced over grid columns).
+ * gemv T: the mirror image.                                               */
+static deso_err c_gemv(const blas_desc *d, const blas_layout *res,
+                       const blas_layout *cur, blas_layout *req)
+{
+    const blas_layout *A = &cur[1];
+    DESO_CHECK(A->kind == BLAS_MAT, DESO_EINTERNAL, "gemv: A not a matrix");
+    bool t = (d->flags & BLAS_F_TRANS) != 0;
+    int rdim = t ? 1 : 0, xdim = t ? 0 : 1;
+    int64_t rb = t ? A->nb : A->b, xb = t ? A->b : A->nb;
+    blas_layout natural = blas_layout_vec(t ? A->n : A->m, rdim, rb,
+                                          res->rep, A->pr, A->pc);
+    DESO_CHECK(blas_layout_equal(&natural, res), DESO_ENOTSUP,
+               "gemv: result placement not aligned with the matrix");
+    req[0] = blas_scalar_for(res);
+    req[1] = *A;
+    req[2] = blas_layout_vec(t ? A->m : A->n, xdim, xb, 1u << rdim, A->pr,
+                             A->pc);
+    if (d->flags & BLAS_F_BETA) {
+        req[3] = req[0];
+        req[4] = *res;
+    }
+    return DESO_OK;
+}
+
+/* ger: x column oriented with A's rows, y row oriented with A's columns,
+ * both replicated across the dimension they are not folded over.         */
+static deso_err c_ger(const blas_desc *d, const blas_layout *res,
+                      const blas_layout *cur, blas_layout *req)
+{
+    (void)d;
+    (void)cur;
+    DESO_CHECK(res->kind == BLAS_MAT, DESO_EINTERNAL, "ger: not a matrix");
+    req[0] = blas_layout_sca(3u, res->pr, res->pc);
+    req[1] = blas_layout_vec(res->m, 0, res->b, 2u, res->pr, res->pc);
+    req[2] = blas_layout_vec(res->n, 1, res->nb, 1u, res->pr, res->pc);
+    req[3] = *res;
+    return DESO_OK;
+}
+
+/* trsv: T folded cyclic(b) with square blocks along any distributed
+ * dimension (so diagonal blocks are whole on one rank), b <= 64; x and the
+ * result replicated everywhere (the kernel broadcasts each solved block). */
+static deso_err c_trsv(const blas_desc *d, const blas_layout *res,
+                       const blas_layout *cur, blas_layout *req)
+{
+    (void)d;
+    const blas_layout *T = &cur[0];
+    DESO_CHECK(T->kind == BLAS_MAT, DESO_EINTERNAL, "trsv: T not a matrix");
+    int64_t b = blas_trsv_block_of(T);
+    if (b > 0) {
+        req[0] = *T;
+    } else {
+        int64_t nb = T->m < BLAS_TRSV_MAXB ? T->m : BLAS_TRSV_MAXB;
+        req[0] = blas_layout_mat(T->m, T->n, nb, nb, T->pr, T->pc);
+    }
+    req[1] = *res;
+    return DESO_OK;
+}
+
+int64_t blas_trsv_block_of(const blas_layout *T)
+{
+    int64_t b;
+    if (T->pr > 1 && T->pc > 1) {
+        if (T->b != T->nb) return 0;
+        b = T->b;
+    } else if (T->pr > 1) {
+        b = T->b;
+    } else if (T->pc > 1) {
+        b = T->nb;
+    } else {
+        b = T->m < BLAS_TRSV_MAXB ? T->m : BLAS_TRSV_MAXB;
+    }
+    if (b < 1) b = 1;
+    return b <= BLAS_TRSV_MAXB ? b : 0;
+}
+
+#define V BLAS_VEC
+#define M BLAS_MAT
+#define S BLAS_SCA
+
+static const blas_op_info table[BLAS_OP_COUNT] = {
+    [BLAS_OP_COPY] = {"dcopy", 1, {V}, V, -1, BLAS_RED_NONE, false, c_copy,
+                      blas__k_copy, NULL},
+    [BLAS_OP_SCAL] = {"dscal", 2, {S, V}, V, 1, BLAS_RED_NONE, false,
+                      c_update, blas__k_scal, NULL},
+    [BLAS_OP_AXPY] = {"daxpy", 3, {S, V, V}, V, 2, BLAS_RED_NONE, false,
+                      c_update, blas__k_axpy, NULL},
+    [BLAS_OP_AXPBY] = {"daxpby", 4, {S, V, S, V}, V, 3, BLAS_RED_NONE, false,
+                       c_update, blas__k_axpby, NULL},
+    [BLAS_OP_DOT] = {"ddot", 2, {V, V}, S, -1, BLAS_RED_SUM, false, c_reduce,
+                     blas__k_dot, blas__f_copy},
+    [BLAS_OP_NRM2] = {"dnrm2", 1, {V}, S, -1, BLAS_RED_SUM, false, c_reduce,
+                      blas__k_sumsq, blas__f_sqrt},
+    [BLAS_OP_ASUM] = {"dasum", 1, {V}, S, -1, BLAS_RED_SUM, false, c_reduce,
+                      blas__k_asum, blas__f_copy},
+    [BLAS_OP_IAMAX] = {"idamax", 1, {V}, S, -1, BLAS_RED_MAXLOC, false,
+                       c_reduce, blas__k_iamax, blas__f_index},
+    [BLAS_OP_SADD] = {"scalar_add", 2, {S, S}, S, -1, BLAS_RED_NONE, false,
+                      c_scalar, blas__k_scalar, NULL},
+    [BLAS_OP_SSUB] = {"scalar_sub", 2, {S, S}, S, -1, BLAS_RED_NONE, false,
+                      c_scalar, blas__k_scalar, NULL},
+    [BLAS_OP_SMUL] = {"scalar_mul", 2, {S, S}, S, -1, BLAS_RED_NONE, false,
+                      c_scalar, blas__k_scalar, NULL},
+    [BLAS_OP_SDIV] = {"scalar_div", 2, {S, S}, S, -1, BLAS_RED_NONE, false,
+                      c_scalar, blas__k_scalar, NULL},
+    [BLAS_OP_SSQRT] = {"scalar_sqrt", 1, {S}, S, -1, BLAS_RED_NONE, false,
+                       c_scalar, blas__k_scalar, NULL},
+    [BLAS_OP_SNEG] = {"scalar_neg", 1, {S}, S, -1, BLAS_RED_NONE, false,
+                      c_scalar, blas__k_scalar, NULL},
+    [BLAS_OP_GEMV] = {"dgemv", 5, {S, M, V, S, V}, V, 4, BLAS_RED_SUM, false,
+                      c_gemv, blas__k_gemv, blas__f_gemv},
+    [BLAS_OP_GER] = {"dger", 4, {S, V, V, M}, M, 3, BLAS_RED_NONE, false,
+                     c_ger, blas__k_ger, NULL},
+    [BLAS_OP_TRSV] = {"dtrsv", 2, {M, V}, V, 1, BLAS_RED_NONE, true, c_trsv,
+                      NULL, NULL},
+};
+
+const blas_op_info *blas_op_get(blas_op op)
+{
+    if ((int)op < 0 || op >= BLAS_OP_COUNT) return NULL;
+    return &table[op];
+}
+
+int blas_desc_nops(blas_op op, unsigned flags)
+{
+    const blas_op_info *info = blas_op_get(op);
+    if (info == NULL) return 0;
+    if (op == BLAS_OP_GEMV && !(flags & BLAS_F_BETA)) return 3;
+    return info->nops;
+}
+
+int blas_red_dim(const blas_desc *d, const blas_layout *ops)
+{
+    const blas_op_info *info = blas_op_get(d->op);
+    if (info == NULL || info->red == BLAS_RED_NONE) return -1;
+    if (d->op == BLAS_OP_GEMV) {
+        int k = (d->flags & BLAS_F_TRANS) ? 0 : 1;
+        int p = k == 0 ? ops[1].pr : ops[1].pc;
+        return p > 1 ? k : -1;
+    }
+    return ops[0].dist;
+}
+
+int64_t blas_red_len(const blas_desc *d, const blas_local *ops)
+{
+    const blas_op_info *info = blas_op_get(d->op);
+    if (info == NULL || info->red == BLAS_RED_NONE) return 0;
+    if (d->op == BLAS_OP_GEMV)
+        return (d->flags & BLAS_F_TRANS) ? ops[1].cols : ops[1].rows;
+    return info->red == BLAS_RED_MAXLOC ? 2 : 1;
+}

@@ -1,0 +1,331 @@
+/* deso: a delayed-evaluation, self-optimising parallel BLAS over MPI.
+ *
+ * The one header users include.  Calls are recorded, never executed when
+ * made: each operation adds a node to a DAG of lazy values.  At a force
+ * point (reading a scalar's value, gathering or reading a vector or matrix,
+ * deso_flush, deso_finalize, or the DAG outgrowing its size bound) the
+ * library chooses a placement for every value, executes the DAG over MPI
+ * and fills the handles.
+ *
+ * Conventions
+ *   - Every function returns a deso_err (DESO_OK = 0); results come back
+ *     through out-parameters.  deso_strerror(err) explains a code,
+ *     deso_last_error() gives this rank's detailed message.
+ *   - "Collective": every rank of the context's communicator makes the same
+ *     call in the same order with the same sizes and handles.  Operations
+ *     are collective in this sense even though they only record: ranks that
+ *     record different call sequences get DESO_EMISMATCH at the next force
+ *     point (on every rank, without deadlock).
+ *   - Level 1 and 2 calls take CBLAS's argument order with deso handles in
+ *     place of pointers.  alpha and beta accept either a double or a lazy
+ *     deso_scalar (C11 _Generic).  Increments other than 1 return
+ *     DESO_ENOTSUP.  Handles are logical objects: the CBLAS layout argument
+ *     does not change what a matrix handle means, and lda is only checked
+ *     (lda >= 1).
+ *   - Sizes and indices are int64_t; indices are 0-based.
+ *   - Handles are updated in place (SSA underneath: an operation producing
+ *     y makes a new version of y; the handle points at its latest version).
+ *     Destroying a handle with operations pending is safe.  A destroyed
+ *     handle's shell stays valid until deso_finalize, so using it returns
+ *     DESO_ESTALE instead of crashing.
+ *   - Thread model: not thread-safe; MPI_THREAD_FUNNELED is enough.        */
+#ifndef DESO_H
+#define DESO_H
+
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include "deso_errors.h"
+#include "deso_redist.h"
+#include "deso_stats.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct deso_ctx deso_ctx;
+typedef struct deso_vec deso_vec;
+typedef struct deso_mat deso_mat;
+typedef struct deso_scalar deso_scalar;
+
+/* ---- context and options ------------------------------------------------ */
+
+typedef enum deso_mode {
+    DESO_MODE_DEFAULT = 0,   /* DESO_OPT from the environment, else none    */
+    DESO_MODE_NONE,          /* paper 003's unoptimised default placements  */
+    DESO_MODE_AFFINE,        /* (later issue: currently behaves as none)     */
+    DESO_MODE_FULL           /* (later issue: currently behaves as none)     */
+} deso_mode;
+
+/* Block folding instead of cyclic(nb) for default placements.              */
+#define DESO_NB_BLOCK ((int64_t)-1)
+
+/* Options.  A zero field means "unset": the environment variable named
+ * beside it fills it, else the default.  deso_options_default zeroes all. */
+typedef struct deso_options {
+    deso_mode mode;          /* DESO_OPT=none|affine|full; default none     */
+    int grid_rows;           /* DESO_GRID=RxC; default: the most square     */
+    int grid_cols;           /*   grid (rows <= columns)                     */
+    int64_t nb;              /* DESO_NB; block size, default 64;            */
+                             /*   DESO_NB_BLOCK: block folding               */
+    const char *wisdom;      /* DESO_WISDOM=FILE (stored; later issue)      */
+    const char *trace;       /* DESO_TRACE=FILE.dot (stored; later issue)   */
+    int64_t max_nodes;       /* DESO_MAX_NODES; DAG size bound, default 4096 */
+} deso_options;
+
+/* Zeroes *opt (every field unset).  Local.                                 */
+void deso_options_default(deso_options *opt);
+
+/* Creates a context on (a duplicate of) comm: the library never talks on
+ * comm itself.  opt may be NULL (all unset).  Collective over comm.
+ * Errors: DESO_ENULL (ctx NULL), DESO_EINVAL (a bad option or environment
+ * value, e.g. DESO_OPT=fast), DESO_EGRID (grid does not have the ranks of
+ * comm), DESO_EMPI, DESO_ENOMEM.  On error *ctx is NULL.                   */
+deso_err deso_init(MPI_Comm comm, const deso_options *opt, deso_ctx **ctx);
+
+/* Forces pending work, then frees the context, its handles (including any
+ * the user did not destroy) and its communicators; sets *ctx to NULL.
+ * NULL-safe.  Collective.  Force point.  Errors: those of the final force
+ * (the context is freed anyway).                                           */
+deso_err deso_finalize(deso_ctx **ctx);
+
+/* Executes everything recorded so far.  Collective.  Force point.
+ * Errors: DESO_ENULL, DESO_EMISMATCH (ranks recorded different calls: the
+ * pending work is dropped and its values become unusable), DESO_EMPI,
+ * DESO_ENOMEM, DESO_ENOTSUP.                                               */
+deso_err deso_flush(deso_ctx *ctx);
+
+/* What a context resolved its options to.                                 */
+typedef struct deso_info {
+    int size, rank;          /* ranks of the communicator, this rank       */
+    int grid_rows, grid_cols;
+    deso_mode mode;
+    int64_t nb;              /* DESO_NB_BLOCK for block folding             */
+    int64_t max_nodes;
+    const char *wisdom, *trace;   /* NULL when unset; owned by the context */
+    int64_t flushes;         /* DAG executions so far                       */
+    int64_t pending;         /* nodes recorded and not yet executed         */
+} deso_info;
+
+/* Local.  Errors: DESO_ENULL.                                              */
+deso_err deso_get_info(const deso_ctx *ctx, deso_info *out);
+
+/* "none", "affine", "full".  Local.                                        */
+const char *deso_mode_name(deso_mode mode);
+
+/* ---- creating and reading values ----------------------------------------- */
+
+/* Data given on every rank (the same array) rather than on one root.     */
+#define DESO_ALL_RANKS (-1)
+
+typedef double (*deso_vec_fn)(int64_t i, void *arg);
+typedef double (*deso_mat_fn)(int64_t i, int64_t j, void *arg);
+
+/* A vector of length n >= 0, zero-filled.  Collective.  Not a force point.
+ * Errors: DESO_ENULL, DESO_ESIZE (n < 0), DESO_ENOMEM.                    */
+deso_err deso_vec_create(deso_ctx *ctx, int64_t n, deso_vec **x);
+
+/* A vector from a global array data[0 .. n): present on every rank (root =
+ * DESO_ALL_RANKS) or only on rank `root` (data may be NULL elsewhere; it is
+ * broadcast).  Collective.  Errors: DESO_ENULL, DESO_ESIZE, DESO_EINVAL
+ * (root out of range), DESO_EMPI, DESO_ENOMEM.                             */
+deso_err deso_vec_from_array(deso_ctx *ctx, int64_t n, const double *data,
+                             int root, deso_vec **x);
+
+/* A vector whose element i is f(i, arg), evaluated only on the ranks that
+ * hold element i.  Collective.  Errors: as deso_vec_create.               */
+deso_err deso_vec_from_fn(deso_ctx *ctx, int64_t n, deso_vec_fn f, void *arg,
+                          deso_vec **x);
+
+/* Destroys the handle (pending operations that read it still see its
+ * value) and sets *x to NULL.  NULL-safe.  Local.  Errors: DESO_ESTALE
+ * when *x was already destroyed through another pointer.                  */
+deso_err deso_vec_destroy(deso_vec **x);
+
+/* Length of x.  Local.  Errors: DESO_ENULL, DESO_ESTALE.                  */
+deso_err deso_vec_length(const deso_vec *x, int64_t *n);
+
+/* Copies the whole vector into buf[0 .. n) on rank `root`, or on every
+ * rank with DESO_ALL_RANKS (buf may be NULL on non-root ranks).
+ * Collective.  Force point.  Errors: DESO_ENULL, DESO_ESTALE, DESO_EINVAL,
+ * the force's errors.                                                      */
+deso_err deso_vec_gather(const deso_vec *x, double *buf, int root);
+
+/* Element i of x, returned on every rank.  Collective.  Force point.
+ * Errors: DESO_ENULL, DESO_ESTALE, DESO_EINVAL (i out of range), the
+ * force's errors.                                                          */
+deso_err deso_vec_get(const deso_vec *x, int64_t i, double *value);
+
+/* An m x n matrix, zero-filled.  Collective.  Errors: DESO_ENULL,
+ * DESO_ESIZE, DESO_ENOMEM.                                                 */
+deso_err deso_mat_create(deso_ctx *ctx, int64_t m, int64_t n, deso_mat **a);
+
+/* A matrix from a global column-major array a (leading dimension lda >=
+ * max(1, m)) present on every rank (DESO_ALL_RANKS) or only on `root`
+ * (which sends every rank its local part; a may be NULL elsewhere).
+ * Collective.  Errors: DESO_ENULL, DESO_ESIZE, DESO_EINVAL, DESO_EMPI,
+ * DESO_ENOMEM.                                                             */
+deso_err deso_mat_from_array(deso_ctx *ctx, int64_t m, int64_t n,
+                             const double *a, int64_t lda, int root,
+                             deso_mat **out);
+
+/* A matrix whose element (i, j) is f(i, j, arg), evaluated only where the
+ * element lives: no rank ever holds the whole matrix.  Collective.       */
+deso_err deso_mat_from_fn(deso_ctx *ctx, int64_t m, int64_t n, deso_mat_fn f,
+                          void *arg, deso_mat **out);
+
+/* A matrix from a ScaLAPACK local array and descriptor desc[9] = {dtype=1,
+ * ctxt, M, N, MB, NB, RSRC, CSRC, LLD}.  The BLACS grid must be the
+ * context's grid in row-major rank order over the same ranks; RSRC = CSRC
+ * = 0.  The local data is copied (the matrix keeps its MB x NB folding).
+ * Collective.  Errors: DESO_ENULL, DESO_EINVAL (bad descriptor, LLD too
+ * small), DESO_ENOTSUP (RSRC or CSRC not 0), DESO_ENOMEM.                  */
+deso_err deso_mat_from_scalapack(deso_ctx *ctx, const double *local,
+                                 const int desc[9], deso_mat **out);
+
+deso_err deso_mat_destroy(deso_mat **a);   /* as deso_vec_destroy         */
+
+/* Shape of a.  Local.                                                      */
+deso_err deso_mat_shape(const deso_mat *a, int64_t *m, int64_t *n);
+
+/* Copies the whole matrix into buf (column-major, leading dimension ld >=
+ * max(1, m)) on `root`, or on every rank with DESO_ALL_RANKS.  Collective.
+ * Force point.  Meant for tests and small matrices.                        */
+deso_err deso_mat_gather(const deso_mat *a, double *buf, int64_t ld,
+                         int root);
+
+/* A scalar with the given value.  Collective.                              */
+deso_err deso_scalar_create(deso_ctx *ctx, double value, deso_scalar **s);
+
+deso_err deso_scalar_destroy(deso_scalar **s);   /* as deso_vec_destroy   */
+
+/* The scalar's value, on every rank.  Collective.  Force point.
+ * Errors: DESO_ENULL, DESO_ESTALE, the force's errors.                    */
+deso_err deso_scalar_get(const deso_scalar *s, double *value);
+
+/* ---- lazy scalar arguments ----------------------------------------------- */
+
+/* A double or a lazy scalar; built by DESO_SARG(x) (C11 _Generic).        */
+typedef struct deso_sarg {
+    const deso_scalar *s;    /* the lazy scalar when lazy (NULL: an error)  */
+    double v;                /* otherwise this value                        */
+    int lazy;
+} deso_sarg;
+
+deso_sarg deso_sarg_scalar(const deso_scalar *s);   /* Local helpers       */
+deso_sarg deso_sarg_double(double v);
+
+#define DESO_SARG(x)                                                         \
+    _Generic((x), deso_scalar *: deso_sarg_scalar,                           \
+             const deso_scalar *: deso_sarg_scalar,                          \
+             default: deso_sarg_double)(x)
+
+/* ---- scalar arithmetic (recorded, never forcing) --------------------------- */
+
+/* out <- a + b, a - b, a * b, a / b, sqrt(a), -a, a (a, b: double or lazy).
+ * IEEE semantics (a / 0 is inf, sqrt of a negative is NaN).  Collective.
+ * Not a force point.  Errors: DESO_ENULL, DESO_ESTALE, DESO_ECONTEXT.     */
+deso_err deso_sadd_arg(deso_scalar *out, deso_sarg a, deso_sarg b);
+deso_err deso_ssub_arg(deso_scalar *out, deso_sarg a, deso_sarg b);
+deso_err deso_smul_arg(deso_scalar *out, deso_sarg a, deso_sarg b);
+deso_err deso_sdiv_arg(deso_scalar *out, deso_sarg a, deso_sarg b);
+deso_err deso_ssqrt_arg(deso_scalar *out, deso_sarg a);
+deso_err deso_sneg_arg(deso_scalar *out, deso_sarg a);
+deso_err deso_sset_arg(deso_scalar *out, deso_sarg a);
+
+#define deso_sadd(out, a, b) deso_sadd_arg((out), DESO_SARG(a), DESO_SARG(b))
+#define deso_ssub(out, a, b) deso_ssub_arg((out), DESO_SARG(a), DESO_SARG(b))
+#define deso_smul(out, a, b) deso_smul_arg((out), DESO_SARG(a), DESO_SARG(b))
+#define deso_sdiv(out, a, b) deso_sdiv_arg((out), DESO_SARG(a), DESO_SARG(b))
+#define deso_ssqrt(out, a) deso_ssqrt_arg((out), DESO_SARG(a))
+#define deso_sneg(out, a) deso_sneg_arg((out), DESO_SARG(a))
+#define deso_sset(out, a) deso_sset_arg((out), DESO_SARG(a))
+
+/* ---- level 1 (recorded; collective; not force points) ---------------------- *
+ * Common errors: DESO_ENULL (NULL handle), DESO_ESTALE (destroyed handle),
+ * DESO_ECONTEXT (handles of different contexts), DESO_ESIZE (n < 0 or n
+ * different from a vector's length), DESO_ENOTSUP (increment != 1).       */
+
+/* y <- x                                                                   */
+deso_err deso_dcopy(int64_t n, const deso_vec *x, int64_t incx, deso_vec *y,
+                    int64_t incy);
+/* x <-> y                                                                  */
+deso_err deso_dswap(int64_t n, deso_vec *x, int64_t incx, deso_vec *y,
+                    int64_t incy);
+/* x <- alpha x                                                             */
+deso_err deso_dscal_arg(int64_t n, deso_sarg alpha, deso_vec *x,
+                        int64_t incx);
+/* y <- alpha x + y                                                         */
+deso_err deso_daxpy_arg(int64_t n, deso_sarg alpha, const deso_vec *x,
+                        int64_t incx, deso_vec *y, int64_t incy);
+/* y <- alpha x + beta y                                                    */
+deso_err deso_daxpby_arg(int64_t n, deso_sarg alpha, const deso_vec *x,
+                         int64_t incx, deso_sarg beta, deso_vec *y,
+                         int64_t incy);
+/* result <- x . y   (lazy: read it with deso_scalar_get)                   */
+deso_err deso_ddot(int64_t n, const deso_vec *x, int64_t incx,
+                   const deso_vec *y, int64_t incy, deso_scalar *result);
+/* result <- ||x||_2                                                        */
+deso_err deso_dnrm2(int64_t n, const deso_vec *x, int64_t incx,
+                    deso_scalar *result);
+/* result <- sum |x_i|                                                      */
+deso_err deso_dasum(int64_t n, const deso_vec *x, int64_t incx,
+                    deso_scalar *result);
+/* result <- the first 0-based index of max |x_i| (as a double; 0 when
+ * n = 0), like cblas_idamax.                                               */
+deso_err deso_idamax(int64_t n, const deso_vec *x, int64_t incx,
+                     deso_scalar *result);
+
+#define deso_dscal(n, alpha, x, incx)                                        \
+    deso_dscal_arg((n), DESO_SARG(alpha), (x), (incx))
+#define deso_daxpy(n, alpha, x, incx, y, incy)                               \
+    deso_daxpy_arg((n), DESO_SARG(alpha), (x), (incx), (y), (incy))
+#define deso_daxpby(n, alpha, x, incx, beta, y, incy)                        \
+    deso_daxpby_arg((n), DESO_SARG(alpha), (x), (incx), DESO_SARG(beta),     \
+                    (y), (incy))
+
+/* ---- level 2 (recorded; collective; not force points) ---------------------- *
+ * The enums carry CBLAS's values.  Errors as level 1, plus DESO_EINVAL for
+ * a bad enum or lda < 1 (deso_last_error names the argument's position).  */
+
+typedef enum deso_order { DESO_ROW_MAJOR = 101, DESO_COL_MAJOR = 102 } deso_order;
+typedef enum deso_trans { DESO_NO_TRANS = 111, DESO_TRANS = 112 } deso_trans;
+typedef enum deso_uplo { DESO_UPPER = 121, DESO_LOWER = 122 } deso_uplo;
+typedef enum deso_diag { DESO_NON_UNIT = 131, DESO_UNIT = 132 } deso_diag;
+
+/* y <- alpha op(A) x + beta y, A m x n.  A beta that is the double 0.0
+ * means y is not read.                                                     */
+deso_err deso_dgemv_arg(deso_order order, deso_trans trans, int64_t m,
+                        int64_t n, deso_sarg alpha, const deso_mat *a,
+                        int64_t lda, const deso_vec *x, int64_t incx,
+                        deso_sarg beta, deso_vec *y, int64_t incy);
+/* A <- alpha x y^T + A                                                     */
+deso_err deso_dger_arg(deso_order order, int64_t m, int64_t n, deso_sarg alpha,
+                       const deso_vec *x, int64_t incx, const deso_vec *y,
+                       int64_t incy, deso_mat *a, int64_t lda);
+/* y <- alpha A x + beta y with A symmetric, only its `uplo` triangle read. */
+deso_err deso_dsymv_arg(deso_order order, deso_uplo uplo, int64_t n,
+                        deso_sarg alpha, const deso_mat *a, int64_t lda,
+                        const deso_vec *x, int64_t incx, deso_sarg beta,
+                        deso_vec *y, int64_t incy);
+/* x <- op(T)^-1 x, T triangular (its `uplo` triangle).                     */
+deso_err deso_dtrsv(deso_order order, deso_uplo uplo, deso_trans trans,
+                    deso_diag diag, int64_t n, const deso_mat *a, int64_t lda,
+                    deso_vec *x, int64_t incx);
+
+#define deso_dgemv(order, trans, m, n, alpha, a, lda, x, incx, beta, y, incy) \
+    deso_dgemv_arg((order), (trans), (m), (n), DESO_SARG(alpha), (a), (lda), \
+                   (x), (incx), DESO_SARG(beta), (y), (incy))
+#define deso_dger(order, m, n, alpha, x, incx, y, incy, a, lda)              \
+    deso_dger_arg((order), (m), (n), DESO_SARG(alpha), (x), (incx), (y),     \
+                  (incy), (a), (lda))
+#define deso_dsymv(order, uplo, n, alpha, a, lda, x, incx, beta, y, incy)    \
+    deso_dsymv_arg((order), (uplo), (n), DESO_SARG(alpha), (a), (lda), (x),  \
+                   (incx), DESO_SARG(beta), (y), (incy))
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

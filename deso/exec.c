@@ -1,0 +1,109 @@
+/* Executing one node: bring every operand into the placement the node's
+ * constraints ask for (the optimiser decides; in mode none its defaults),
+ * run the local kernel, reduce, finish.  Placement-driven: nothing here
+ * assumes mode none's layouts.                                            */
+#include <stdlib.h>
+#include <string.h>
+
+#include "deso_impl.h"
+
+static blas_local local_of(const deso_ctx *ctx, const deso__view *w)
+{
+    blas_local l = {.data = w->data, .rows = w->rows, .cols = w->cols,
+                    .lay = w->lay, .r = ctx->coord[0], .c = ctx->coord[1]};
+    return l;
+}
+
+/* Reductions produce their result reduced to coordinate 0 along the grid
+ * dimension they sum over; replicating it there is a separate broadcast
+ * step.  When the result's placement is replicated along that dimension
+ * (mode none: always) the two steps run fused as one all-reduce; otherwise
+ * it stays a plain reduce and the optimiser places any broadcast on an
+ * edge.                                                                    */
+static deso_err reduce_step(deso_ctx *ctx, const blas_op_info *info, int rd,
+                            const blas_layout *res, double *red, int64_t len)
+{
+    if (rd < 0) return DESO_OK;
+    deso__redop op = info->red == BLAS_RED_MAXLOC ? DESO__MAXLOC : DESO__SUM;
+    MPI_Comm comm = ctx->dimcomm[rd];
+    bool broadcast = (res->rep & (1u << rd)) != 0;
+    if (broadcast) return deso__allreduce(ctx, comm, red, len, op);
+    return deso__reduce(ctx, comm, red, len, op, 0);
+}
+
+deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd)
+{
+    const blas_op_info *info = blas_op_get(nd->d.op);
+    int nops = nd->d.nops;
+    blas_layout cur[BLAS_MAXOPS], req[BLAS_MAXOPS], rl;
+    for (int k = 0; k < nops; k++) {
+        DESO_CHECK(nd->ops[k]->ready && nd->ops[k]->views != NULL,
+                   DESO_EINTERNAL, "%s: operand %d not computed", info->name,
+                   k);
+        cur[k] = nd->ops[k]->views->lay;
+    }
+    double t0 = deso__now();
+    deso_err err = opt_place_node(&ctx->df, &nd->d, cur, &rl, req);
+    deso__stats_time(DESO_T_OPTIMISE, deso__now() - t0);
+    DESO_TRY(err);
+
+    deso__view *v[BLAS_MAXOPS];
+    for (int k = 0; k < nops; k++)
+        DESO_TRY(deso__value_view(ctx, nd->ops[k], &req[k], &v[k]));
+
+    /* The result: take over the updated operand's buffer when this node is
+     * its last reader (y <- a x + y in place), else start from a copy.    */
+    t0 = deso__now();
+    int io = info->inout < nops ? info->inout : -1;
+    deso__view *rv = NULL;
+    if (io >= 0 && nd->ops[io]->refs == 1 &&
+        blas_layout_equal(&v[io]->lay, &rl)) {
+        deso__view **pp = &nd->ops[io]->views;
+        while (*pp != v[io]) pp = &(*pp)->next;
+        *pp = v[io]->next;
+        rv = v[io];
+        rv->next = NULL;
+    } else {
+        DESO_TRY(deso__view_alloc(ctx, &rl, &rv));
+        if (io >= 0 && rv->rows * rv->cols > 0)
+            memcpy(rv->data, v[io]->data,
+                   (size_t)(rv->rows * rv->cols) * sizeof(double));
+    }
+    deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
+
+    blas_local L[BLAS_MAXOPS];
+    for (int k = 0; k < nops; k++) L[k] = local_of(ctx, v[k]);
+    blas_local R = local_of(ctx, rv);
+
+    if (info->distributed) {
+        err = deso__exec_trsv(ctx, &nd->d, v[0], v[1], rv);
+    } else {
+        int64_t len = blas_red_len(&nd->d, L);
+        double small[2], *red = small;
+        if (len > 2) red = malloc((size_t)len * sizeof(double));
+        if (red == NULL) err = deso__fail(DESO_ENOMEM, "out of memory");
+        if (err == DESO_OK) {
+            t0 = deso__now();
+            info->kernel(&nd->d, L, &R, red);
+            deso__stats_time(DESO_T_COMPUTE, deso__now() - t0);
+            if (info->red != BLAS_RED_NONE)
+                err = reduce_step(ctx, info, blas_red_dim(&nd->d, req), &rl,
+                                  red, len);
+        }
+        if (err == DESO_OK && info->finish != NULL &&
+            blas_layout_holds(&rl, ctx->coord[0], ctx->coord[1])) {
+            t0 = deso__now();
+            info->finish(&nd->d, L, &R, red);
+            deso__stats_time(DESO_T_COMPUTE, deso__now() - t0);
+        }
+        if (red != small) free(red);
+    }
+    if (err != DESO_OK) {
+        deso__view_free(rv);
+        return err;
+    }
+    rv->next = nd->res->views;
+    nd->res->views = rv;
+    nd->res->ready = true;
+    return DESO_OK;
+}

@@ -1,0 +1,195 @@
+/* The optimiser's constraint notion: for each node, the placements
+ * (result, operands) a mode allows.  blas/table.c's constrain functions
+ * give the operands from the result where the result decides them; where
+ * it does not (a reduction's vectors may run in either orientation, its
+ * result may stay reduced to one place or be replicated) the candidates
+ * below enumerate the choices (deso-notes A.11, "reduce" variant first
+ * class; an all-reduce is the reduce variant plus an edge broadcast or the
+ * fused all-reduce the executor runs when the result is replicated along
+ * the reduced dimension).
+ *
+ *   vectors  affine: row oriented (dist 1) replicated over grid rows, or
+ *            column oriented (dist 0) replicated over grid columns (the
+ *            default replication of paper 003's unoptimised scheme);
+ *            full: either orientation, replicated or at coordinate 0.
+ *   scalars  affine: everywhere; full: any of the four replication states.
+ *   gemv     x and A fixed; the result's folding fixed; full: reduced to
+ *            coordinate 0 or all-reduced.
+ *   ger, trsv and anything else: mode none's placement only.             */
+#include "opt_impl.h"
+
+#include <string.h>
+
+#include "placement/errors.h"
+
+static bool place_equal(const opt_place *a, const opt_place *b)
+{
+    if (!blas_layout_equal(&a->res, &b->res)) return false;
+    for (int k = 0; k < BLAS_MAXOPS; k++)
+        if (!blas_layout_equal(&a->req[k], &b->req[k])) return false;
+    return true;
+}
+
+static int push(opt_place *out, int n, const opt_place *c)
+{
+    for (int k = 0; k < n; k++)
+        if (place_equal(&out[k], c)) return n;
+    if (n >= OPT_MAXCANDS) return n;
+    out[n] = *c;
+    return n + 1;
+}
+
+static int vec_set(const opt_graph *g, opt_mode mode, int64_t n,
+                   blas_layout *v)
+{
+    int pr = g->df.pr, pc = g->df.pc, c = 0;
+    blas_layout all[4] = {
+        blas_layout_vec(n, 1, g->df.nb, 1u, pr, pc),
+        blas_layout_vec(n, 0, g->df.nb, 2u, pr, pc),
+        blas_layout_vec(n, 1, g->df.nb, 0u, pr, pc),
+        blas_layout_vec(n, 0, g->df.nb, 0u, pr, pc),
+    };
+    int lim = mode == OPT_FULL ? 4 : 2;
+    for (int k = 0; k < lim; k++) {
+        bool dup = false;
+        for (int j = 0; j < c; j++) dup |= blas_layout_equal(&v[j], &all[k]);
+        if (!dup) v[c++] = all[k];
+    }
+    return c;
+}
+
+static int sca_set(const opt_graph *g, opt_mode mode, blas_layout *s)
+{
+    static const unsigned reps[4] = {3u, 1u, 2u, 0u};
+    int c = 0, lim = mode == OPT_FULL ? 4 : 1;
+    for (int k = 0; k < lim; k++) {
+        blas_layout l = blas_layout_sca(reps[k], g->df.pr, g->df.pc);
+        bool dup = false;
+        for (int j = 0; j < c; j++) dup |= blas_layout_equal(&s[j], &l);
+        if (!dup) s[c++] = l;
+    }
+    return c;
+}
+
+int opt__layouts(const opt_graph *g, opt_mode mode, blas_kind kind,
+                 int64_t n, blas_layout *out)
+{
+    if (mode == OPT_NONE) return 0;
+    if (kind == BLAS_VEC) return vec_set(g, mode, n, out);
+    if (kind == BLAS_SCA) return sca_set(g, mode, out);
+    return 0;
+}
+
+/* A reduction of vector X into a scalar S computes S correctly wherever S
+ * lives: along the reduced dimension the executor reduces to coordinate 0
+ * (or all-reduces), along the other one only ranks holding X have data.  */
+static bool reduction_ok(const blas_layout *X, const blas_layout *S)
+{
+    for (int k = 0; k < 2; k++) {
+        unsigned bit = 1u << k;
+        if (k == X->dist) continue;
+        if ((S->rep & bit) && !(X->rep & bit)) return false;
+    }
+    return true;
+}
+
+static bool is_reduction(blas_op op)
+{
+    return op == BLAS_OP_DOT || op == BLAS_OP_NRM2 || op == BLAS_OP_ASUM ||
+           op == BLAS_OP_IAMAX;
+}
+
+static bool is_update(blas_op op)
+{
+    return op == BLAS_OP_COPY || op == BLAS_OP_SCAL || op == BLAS_OP_AXPY ||
+           op == BLAS_OP_AXPBY;
+}
+
+static bool is_scalar_op(blas_op op)
+{
+    return op >= BLAS_OP_SADD && op <= BLAS_OP_SNEG;
+}
+
+static deso_err make(const blas_op_info *info, const blas_desc *d,
+                     const blas_layout *res, const blas_layout *cur,
+                     opt_place *c)
+{
+    memset(c, 0, sizeof *c);
+    c->res = *res;
+    return info->constrain(d, res, cur, c->req);
+}
+
+deso_err opt_node_cands(const opt_graph *g, int i, opt_mode mode,
+                        const blas_layout *cur, opt_place *out, int *count)
+{
+    DESO_CHECK(i >= 0 && i < g->nnodes, DESO_EINTERNAL,
+               "opt_node_cands: no node %d", i);
+    const opt_node *nd = &g->nodes[i];
+    const blas_desc *d = &nd->d;
+    const blas_op_info *info = blas_op_get(d->op);
+    DESO_CHECK(info != NULL, DESO_EINTERNAL, "opt_node_cands: unknown op");
+    int n = 0;
+    opt_place c;
+    /* mode none's choice first (when it computes the right thing)          */
+    memset(&c, 0, sizeof c);
+    DESO_TRY(opt_place_node(&g->df, d, cur, &c.res, c.req));
+    bool none_ok = !is_reduction(d->op) || reduction_ok(&c.req[0], &c.res);
+    if (mode == OPT_NONE || none_ok) n = push(out, n, &c);
+    if (mode == OPT_NONE) {
+        *count = n;
+        return DESO_OK;
+    }
+    const opt_value *rv = &g->vals[nd->res];
+    blas_layout V[4], S[4];
+    if (is_update(d->op)) {
+        int nv = vec_set(g, mode, rv->n, V);
+        for (int k = 0; k < nv; k++) {
+            DESO_TRY(make(info, d, &V[k], cur, &c));
+            n = push(out, n, &c);
+        }
+    } else if (is_reduction(d->op)) {
+        blas_layout X[5];
+        int nx = 0;
+        if (cur[0].kind == BLAS_VEC) X[nx++] = cur[0];
+        blas_layout tmp[4];
+        int nv = vec_set(g, mode, cur[0].n, tmp);
+        for (int k = 0; k < nv; k++) {
+            bool dup = false;
+            for (int j = 0; j < nx; j++) dup |= blas_layout_equal(&X[j], &tmp[k]);
+            if (!dup) X[nx++] = tmp[k];
+        }
+        int ns = sca_set(g, mode, S);
+        for (int x = 0; x < nx; x++)
+            for (int s = 0; s < ns; s++) {
+                if (!reduction_ok(&X[x], &S[s])) continue;
+                memset(&c, 0, sizeof c);
+                c.res = S[s];
+                c.req[0] = X[x];
+                if (d->op == BLAS_OP_DOT) c.req[1] = X[x];
+                n = push(out, n, &c);
+            }
+    } else if (is_scalar_op(d->op)) {
+        int ns = sca_set(g, mode, S);
+        for (int s = 0; s < ns; s++) {
+            DESO_TRY(make(info, d, &S[s], cur, &c));
+            n = push(out, n, &c);
+        }
+    } else if (d->op == BLAS_OP_GEMV && mode == OPT_FULL) {
+        /* the result reduced to coordinate 0 of the summed dimension,
+         * or all-reduced there                                            */
+        int rd = (d->flags & BLAS_F_TRANS) ? 0 : 1;
+        opt_place base;
+        memset(&base, 0, sizeof base);
+        DESO_TRY(opt_place_node(&g->df, d, cur, &base.res, base.req));
+        for (int v = 0; v < 2; v++) {
+            blas_layout r = base.res;
+            if (v == 1) r.rep &= ~(1u << rd);
+            else r.rep |= 1u << rd;
+            blas_layout_normalise(&r);
+            DESO_TRY(make(info, d, &r, cur, &c));
+            n = push(out, n, &c);
+        }
+    }
+    *count = n;
+    return DESO_OK;
+}

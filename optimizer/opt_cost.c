@@ -1,0 +1,415 @@
+/* The cost model: what the executor moves for a plan, exactly.
+ *
+ * deso/exec.c runs the nodes in recording order; for node i it asks, for
+ * operand k = 0, 1, ..., for the view of the operand's value in layout
+ * req[k] (deso/redistribute.c):
+ *   - a view of that layout exists: free (views are kept: an earlier edge
+ *     may have paid for it);
+ *   - else a view S with the same folding and fewer copies exists (the
+ *     first in the value's view list: the primary, then the newest first):
+ *     broadcasts along each grid dimension k = 0, 1 the target adds, among
+ *     the ranks holding the value after the previous one;
+ *   - else a point-to-point exchange from the primary view, in which every
+ *     receiver takes each element from the nearest source copy (itself,
+ *     else the copy in its own grid row or column, else coordinate 0);
+ *     with no message at all that is a free collapse.
+ * The node's reduction then runs over grid dimension rd on every rank
+ * (one communicator per coordinate of the other dimension), as an
+ * all-reduce when the result is replicated along rd, else a reduce.
+ * Counting follows DESIGN.md (and deso/comm.c): p2p bytes and messages
+ * summed over ranks; collectives one per communicator, bytes m (p - 1),
+ * doubled for all-reduce.  The time is alpha + beta * bytes per message:
+ * an exchange costs its busiest rank, a collective over p ranks
+ * ceil(log2 p) (alpha + beta m), an all-reduce twice that; communicators
+ * of one collective run side by side.  Volume variant (paper eq. 9 and the
+ * errata): m is the largest per-communicator payload (OPT_VOL_RANK) or
+ * the whole array (OPT_VOL_ARRAY).                                        */
+#include "opt_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "placement/errors.h"
+
+#define MEMO_CAP 64
+#define EVAL_MAXVIEWS 16
+
+opt_params opt_params_default(void)
+{
+    opt_params p = {.alpha = 2e-6, .beta = 1e-9, .volume = OPT_VOL_RANK,
+                    .reduce_holders_only = false};
+    return p;
+}
+
+int opt__log2c(int p)
+{
+    int r = 0;
+    while ((1 << r) < p) r++;
+    return r;
+}
+
+/* ---- the exchange ------------------------------------------------------- */
+
+struct opt_memo {
+    int n, next;
+    blas_layout s[MEMO_CAP], d[MEMO_CAP];
+    opt_counts c[MEMO_CAP];
+};
+
+opt_memo *opt_memo_new(void) { return calloc(1, sizeof(opt_memo)); }
+void opt_memo_free(opt_memo *m) { free(m); }
+
+static int owner(const blas_layout *l, int64_t i)
+{
+    return blas_layout_owner(l, i);
+}
+
+/* deso/redistribute.c's choose_src: the rank (row-major) that sends
+ * element i to the rank at (r, c).                                         */
+static int choose_src(const blas_layout *S, int r, int c, int64_t i)
+{
+    int d[2] = {r, c}, s[2];
+    if (blas_layout_holds(S, r, c) &&
+        (S->dist < 0 || d[S->dist] == owner(S, i)))
+        return r * S->pc + c;
+    for (int k = 0; k < 2; k++) {
+        if (k == S->dist) s[k] = owner(S, i);
+        else if (S->rep & (1u << k)) s[k] = d[k];
+        else s[k] = 0;
+    }
+    return s[0] * S->pc + s[1];
+}
+
+/* cnt[src * P + dst] += elements dst takes from src (src != dst).         */
+static void count_exchange(const blas_layout *S, const blas_layout *D,
+                           int64_t *cnt)
+{
+    int pr = D->pr, pc = D->pc, P = pr * pc, dims[2] = {pr, pc};
+    int64_t n = D->n;
+    for (int r = 0; r < pr; r++)
+        for (int c = 0; c < pc; c++) {
+            if (!blas_layout_holds(D, r, c)) continue;
+            int me = r * pc + c, co[2] = {r, c};
+            int64_t b = D->dist < 0 ? (n > 0 ? n : 1) : D->b;
+            int p = D->dist < 0 ? 1 : dims[D->dist];
+            int64_t g0 = D->dist < 0 ? 0 : (int64_t)co[D->dist] * b;
+            for (; g0 < n; g0 += (int64_t)p * b) {
+                int64_t hi = g0 + b < n ? g0 + b : n;
+                for (int64_t i = g0; i < hi;) {
+                    int64_t e = hi;
+                    if (S->dist >= 0) {
+                        int64_t nb = (i / S->b + 1) * S->b;
+                        if (nb < e) e = nb;
+                    }
+                    int q = choose_src(S, r, c, i);
+                    if (q != me) cnt[(int64_t)q * P + me] += e - i;
+                    i = e;
+                }
+            }
+        }
+}
+
+deso_err opt_exchange_cost(const blas_layout *S, const blas_layout *D,
+                           const opt_params *pp, opt_memo *memo,
+                           opt_counts *out)
+{
+    if (memo != NULL)
+        for (int k = 0; k < memo->n; k++)
+            if (blas_layout_equal(&memo->s[k], S) &&
+                blas_layout_equal(&memo->d[k], D)) {
+                *out = memo->c[k];
+                return DESO_OK;
+            }
+    DESO_CHECK(S->pr == D->pr && S->pc == D->pc && S->n == D->n,
+               DESO_EINTERNAL, "opt_exchange_cost: layouts do not match");
+    int P = D->pr * D->pc;
+    int64_t *cnt = calloc((size_t)P * (size_t)P, sizeof *cnt);
+    int64_t *ns = calloc((size_t)P * 4, sizeof *ns);
+    if (cnt == NULL || ns == NULL) {
+        free(cnt);
+        free(ns);
+        return deso__fail(DESO_ENOMEM, "optimizer: out of memory");
+    }
+    count_exchange(S, D, cnt);
+    int64_t *nr = ns + P, *sb = ns + 2 * P, *rb = ns + 3 * P;
+    opt_counts c;
+    memset(&c, 0, sizeof c);
+    for (int s = 0; s < P; s++)
+        for (int d = 0; d < P; d++) {
+            int64_t e = cnt[(int64_t)s * P + d];
+            if (e == 0) continue;
+            c.msgs_p2p++;
+            c.bytes_p2p += 8 * e;
+            ns[s]++;
+            nr[d]++;
+            sb[s] += 8 * e;
+            rb[d] += 8 * e;
+        }
+    for (int q = 0; q < P; q++) {
+        int64_t m = ns[q] > nr[q] ? ns[q] : nr[q];
+        int64_t v = sb[q] > rb[q] ? sb[q] : rb[q];
+        double t = pp->alpha * (double)m + pp->beta * (double)v;
+        if (t > c.time) c.time = t;
+    }
+    free(cnt);
+    free(ns);
+    if (memo != NULL) {
+        int k = memo->n < MEMO_CAP ? memo->n++ : memo->next++ % MEMO_CAP;
+        memo->s[k] = *S;
+        memo->d[k] = *D;
+        memo->c[k] = c;
+    }
+    *out = c;
+    return DESO_OK;
+}
+
+/* ---- collectives -------------------------------------------------------- */
+
+/* ncomm communicators of p ranks each; payloads total `tot` elements,
+ * the largest `mx`; the array has `arr` elements; factor 2: all-reduce.  */
+static void coll_add(opt_counts *c, const opt_params *pp, int p,
+                     int64_t ncomm, int64_t tot, int64_t mx, int64_t arr,
+                     int factor)
+{
+    if (p <= 1 || ncomm <= 0) return;
+    c->msgs_coll += ncomm;
+    c->bytes_coll += 8 * tot * (p - 1) * factor;
+    int64_t vol = pp->volume == OPT_VOL_ARRAY ? arr : mx;
+    c->time += factor * opt__log2c(p) * (pp->alpha + pp->beta * 8.0 * (double)vol);
+}
+
+static bool replication_only(const blas_layout *S, const blas_layout *D)
+{
+    return S->kind == D->kind && S->n == D->n && S->dist == D->dist &&
+           S->b == D->b && (S->rep & ~D->rep) == 0;
+}
+
+/* deso/redistribute.c's replicate(): broadcasts along k = 0, then 1.      */
+static void bcast_cost(const blas_layout *S, const blas_layout *D,
+                       const opt_params *pp, opt_counts *c)
+{
+    int dims[2] = {S->pr, S->pc};
+    blas_layout cur = *S;
+    for (int k = 0; k < 2; k++) {
+        unsigned bit = 1u << k;
+        if (!(D->rep & bit) || (cur.rep & bit)) continue;
+        blas_layout next = cur;
+        next.rep |= bit;
+        int o = 1 - k;
+        int64_t ncomm = 0, tot = 0, mx = 0;
+        if (next.dist == o) {
+            for (int x = 0; x < dims[o]; x++) {
+                int64_t len = blas_numroc(next.n, next.b, x, dims[o]);
+                if (len == 0) continue;     /* deso__bcast skips len 0    */
+                ncomm++;
+                tot += len;
+                if (len > mx) mx = len;
+            }
+        } else if (next.n > 0) {
+            ncomm = (next.rep & (1u << o)) ? dims[o] : 1;
+            tot = ncomm * next.n;
+            mx = next.n;
+        }
+        coll_add(c, pp, dims[k], ncomm, tot, mx, next.n, 1);
+        cur = next;
+    }
+}
+
+static void remap_cost(const blas_layout *S, const opt_params *pp,
+                       opt_counts *c)
+{
+    /* approximate: a block-cyclic remap between different matrix layouts
+     * moves about (P-1)/P of the matrix in up to P (P-1) messages         */
+    int64_t P = (int64_t)S->pr * S->pc, vol = S->m * S->n;
+    if (P <= 1) return;
+    c->msgs_p2p += P * (P - 1);
+    c->bytes_p2p += 8 * vol * (P - 1) / P;
+    c->time += pp->alpha * (double)(P - 1) +
+               pp->beta * 8.0 * (double)vol / (double)P;
+}
+
+static void add(opt_counts *a, const opt_counts *b)
+{
+    a->bytes_p2p += b->bytes_p2p;
+    a->msgs_p2p += b->msgs_p2p;
+    a->bytes_coll += b->bytes_coll;
+    a->msgs_coll += b->msgs_coll;
+    a->time += b->time;
+}
+
+/* ---- the node's reduction ----------------------------------------------- */
+
+static void node_cost(const opt_graph *g, const opt_node *nd,
+                      const opt_place *pl, const opt_params *pp,
+                      opt_counts *c)
+{
+    const blas_op_info *info = blas_op_get(nd->d.op);
+    memset(c, 0, sizeof *c);
+    if (info == NULL || info->red == BLAS_RED_NONE) return;
+    int rd = blas_red_dim(&nd->d, pl->req);
+    if (rd < 0) return;
+    int dims[2] = {g->df.pr, g->df.pc}, o = 1 - rd;
+    if (dims[rd] <= 1) return;
+    int factor = (pl->res.rep & (1u << rd)) ? 2 : 1;
+    if (nd->d.op == BLAS_OP_GEMV) {
+        const blas_layout *A = &pl->req[1];
+        bool t = (nd->d.flags & BLAS_F_TRANS) != 0;
+        int64_t len = t ? A->n : A->m, b = t ? A->nb : A->b;
+        int64_t tot = 0, mx = 0;
+        for (int x = 0; x < dims[o]; x++) {
+            int64_t l = blas_numroc(len, b, x, dims[o]);
+            tot += l;
+            if (l > mx) mx = l;
+        }
+        coll_add(c, pp, dims[rd], dims[o], tot, mx, len, factor);
+        return;
+    }
+    int64_t len = info->red == BLAS_RED_MAXLOC ? 2 : 1;
+    const blas_layout *X = &pl->req[0];
+    int64_t ncomm = dims[o];
+    if (pp->reduce_holders_only && X->dist != o && !(X->rep & (1u << o)))
+        ncomm = 1;
+    coll_add(c, pp, dims[rd], ncomm, ncomm * len, len, len, factor);
+}
+
+/* ---- evaluation --------------------------------------------------------- */
+
+typedef struct vstate {
+    int nv;
+    blas_layout v[EVAL_MAXVIEWS];
+    bool made[EVAL_MAXVIEWS];      /* created by an edge of this DAG        */
+} vstate;
+
+/* The executor's deso__value_view on the model.                            */
+static deso_err need(vstate *vs, const blas_layout *L, const opt_params *pp,
+                     opt_memo *memo, opt_edge *e)
+{
+    memset(e, 0, sizeof *e);
+    e->to = *L;
+    e->from = vs->v[0];
+    for (int k = 0; k < vs->nv; k++)
+        if (blas_layout_equal(&vs->v[k], L)) {
+            e->move = vs->made[k] ? OPT_MV_CACHED : OPT_MV_NONE;
+            e->from = vs->v[k];
+            return DESO_OK;
+        }
+    int src = 0;
+    bool rep = false;
+    if (L->kind != BLAS_MAT)
+        for (int k = 0; k < vs->nv; k++)
+            if (replication_only(&vs->v[k], L)) {
+                src = k;
+                rep = true;
+                break;
+            }
+    e->from = vs->v[src];
+    if (L->kind == BLAS_MAT) {
+        e->move = OPT_MV_REMAP;
+        remap_cost(&vs->v[0], pp, &e->cost);
+    } else if (rep) {
+        e->move = OPT_MV_BCAST;
+        bcast_cost(&vs->v[src], L, pp, &e->cost);
+    } else {
+        DESO_TRY(opt_exchange_cost(&vs->v[0], L, pp, memo, &e->cost));
+        e->move = e->cost.msgs_p2p > 0 ? OPT_MV_EXCHANGE : OPT_MV_COLLAPSE;
+    }
+    /* the executor keeps the new view right after the primary             */
+    if (vs->nv < EVAL_MAXVIEWS) {
+        for (int k = vs->nv; k > 1; k--) {
+            vs->v[k] = vs->v[k - 1];
+            vs->made[k] = vs->made[k - 1];
+        }
+        vs->v[1] = *L;
+        vs->made[1] = true;
+        vs->nv++;
+    }
+    return DESO_OK;
+}
+
+deso_err opt_eval_init(opt_eval *ev, const opt_graph *g)
+{
+    memset(ev, 0, sizeof *ev);
+    ev->nnodes = g->nnodes;
+    ev->nedges = g->nnodes * BLAS_MAXOPS + g->nvals;
+    ev->edge = calloc((size_t)(ev->nedges > 0 ? ev->nedges : 1),
+                      sizeof *ev->edge);
+    ev->node_cost = calloc((size_t)(g->nnodes > 0 ? g->nnodes : 1),
+                           sizeof *ev->node_cost);
+    if (ev->edge == NULL || ev->node_cost == NULL) {
+        opt_eval_free(ev);
+        return deso__fail(DESO_ENOMEM, "optimizer: out of memory");
+    }
+    return DESO_OK;
+}
+
+void opt_eval_free(opt_eval *ev)
+{
+    free(ev->edge);
+    free(ev->node_cost);
+    memset(ev, 0, sizeof *ev);
+}
+
+deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
+                       const opt_params *pp, opt_memo *memo, opt_eval *ev,
+                       opt_counts *total)
+{
+    DESO_CHECK(p->nnodes == g->nnodes, DESO_EINTERNAL,
+               "opt_plan_cost: plan for %d nodes, graph has %d", p->nnodes,
+               g->nnodes);
+    vstate *vs = malloc((size_t)(g->nvals > 0 ? g->nvals : 1) * sizeof *vs);
+    DESO_CHECK(vs != NULL, DESO_ENOMEM, "optimizer: out of memory");
+    for (int v = 0; v < g->nvals; v++) {
+        const opt_value *val = &g->vals[v];
+        vs[v].nv = 0;
+        if (val->producer >= 0) continue;
+        vs[v].nv = val->nviews;
+        for (int k = 0; k < val->nviews; k++) {
+            vs[v].v[k] = val->views[k];
+            vs[v].made[k] = false;
+        }
+    }
+    opt_counts tot;
+    memset(&tot, 0, sizeof tot);
+    if (ev != NULL) {
+        memset(ev->edge, 0, (size_t)ev->nedges * sizeof *ev->edge);
+    }
+    deso_err err = DESO_OK;
+    for (int i = 0; i < g->nnodes && err == DESO_OK; i++) {
+        const opt_node *nd = &g->nodes[i];
+        const opt_place *pl = &p->node[i];
+        for (int k = 0; k < nd->d.nops; k++) {
+            opt_edge e;
+            vstate *v = &vs[nd->ops[k]];
+            if (v->nv == 0) {
+                err = deso__fail(DESO_EINTERNAL,
+                                 "opt_plan_cost: node %d reads value %d "
+                                 "before it is produced", i, nd->ops[k]);
+                break;
+            }
+            err = need(v, &pl->req[k], pp, memo, &e);
+            if (err != DESO_OK) break;
+            add(&tot, &e.cost);
+            if (ev != NULL) ev->edge[i * BLAS_MAXOPS + k] = e;
+        }
+        opt_counts nc;
+        node_cost(g, nd, pl, pp, &nc);
+        add(&tot, &nc);
+        if (ev != NULL) ev->node_cost[i] = nc;
+        vstate *r = &vs[nd->res];
+        r->nv = 1;
+        r->v[0] = pl->res;
+        r->made[0] = false;
+    }
+    for (int v = 0; v < g->nvals && err == DESO_OK; v++) {
+        const opt_value *val = &g->vals[v];
+        if (!val->has_want || vs[v].nv == 0) continue;
+        opt_edge e;
+        err = need(&vs[v], &val->want, pp, memo, &e);
+        if (err != DESO_OK) break;
+        add(&tot, &e.cost);
+        if (ev != NULL) ev->edge[g->nnodes * BLAS_MAXOPS + v] = e;
+    }
+    free(vs);
+    if (err == DESO_OK && total != NULL) *total = tot;
+    return err;
+}

@@ -1,0 +1,182 @@
+/* The optimiser's graph: building it, and plan storage.                   */
+#include "opt_graph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "opt_impl.h"
+#include "placement/errors.h"
+
+void opt_graph_init(opt_graph *g, const opt_defaults *df)
+{
+    memset(g, 0, sizeof *g);
+    g->df = *df;
+}
+
+void opt_graph_free(opt_graph *g)
+{
+    free(g->vals);
+    free(g->nodes);
+    g->vals = NULL;
+    g->nodes = NULL;
+    g->nvals = g->nnodes = g->cap_vals = g->cap_nodes = 0;
+}
+
+static deso_err new_value(opt_graph *g, int *id)
+{
+    if (g->nvals == g->cap_vals) {
+        int cap = g->cap_vals ? 2 * g->cap_vals : 16;
+        opt_value *v = realloc(g->vals, (size_t)cap * sizeof *v);
+        DESO_CHECK(v != NULL, DESO_ENOMEM, "optimizer: out of memory");
+        g->vals = v;
+        g->cap_vals = cap;
+    }
+    *id = g->nvals++;
+    memset(&g->vals[*id], 0, sizeof g->vals[*id]);
+    g->vals[*id].producer = -1;
+    return DESO_OK;
+}
+
+deso_err opt_graph_livein(opt_graph *g, const blas_layout *lay, int *id)
+{
+    DESO_CHECK(g != NULL && lay != NULL && id != NULL, DESO_ENULL,
+               "opt_graph_livein: NULL argument");
+    DESO_CHECK(lay->pr == g->df.pr && lay->pc == g->df.pc, DESO_EINVAL,
+               "opt_graph_livein: layout on a %dx%d grid, graph on %dx%d",
+               lay->pr, lay->pc, g->df.pr, g->df.pc);
+    DESO_TRY(new_value(g, id));
+    opt_value *v = &g->vals[*id];
+    v->kind = lay->kind;
+    v->m = lay->m;
+    v->n = lay->n;
+    v->nviews = 1;
+    v->views[0] = *lay;
+    return DESO_OK;
+}
+
+deso_err opt_graph_livein_view(opt_graph *g, int id, const blas_layout *lay)
+{
+    DESO_CHECK(g != NULL && lay != NULL, DESO_ENULL,
+               "opt_graph_livein_view: NULL argument");
+    DESO_CHECK(id >= 0 && id < g->nvals && g->vals[id].producer < 0,
+               DESO_EINVAL, "opt_graph_livein_view: %d is not live-in", id);
+    opt_value *v = &g->vals[id];
+    for (int k = 0; k < v->nviews; k++)
+        if (blas_layout_equal(&v->views[k], lay)) return DESO_OK;
+    if (v->nviews == OPT_MAXVIEWS) return DESO_OK;   /* model: fewer views */
+    v->views[v->nviews++] = *lay;
+    return DESO_OK;
+}
+
+deso_err opt_graph_node(opt_graph *g, blas_op op, unsigned flags,
+                        const int *ops, int64_t m, int64_t n, int *res)
+{
+    DESO_CHECK(g != NULL && res != NULL, DESO_ENULL,
+               "opt_graph_node: NULL argument");
+    const blas_op_info *info = blas_op_get(op);
+    DESO_CHECK(info != NULL, DESO_EINVAL, "opt_graph_node: unknown op %d",
+               (int)op);
+    int nops = blas_desc_nops(op, flags);
+    for (int k = 0; k < nops; k++) {
+        DESO_CHECK(ops[k] >= 0 && ops[k] < g->nvals, DESO_EINVAL,
+                   "opt_graph_node: %s operand %d: no value %d", info->name,
+                   k, ops[k]);
+        DESO_CHECK(g->vals[ops[k]].kind == info->roles[k], DESO_EINVAL,
+                   "opt_graph_node: %s operand %d has the wrong kind",
+                   info->name, k);
+    }
+    if (g->nnodes == g->cap_nodes) {
+        int cap = g->cap_nodes ? 2 * g->cap_nodes : 16;
+        opt_node *nd = realloc(g->nodes, (size_t)cap * sizeof *nd);
+        DESO_CHECK(nd != NULL, DESO_ENOMEM, "optimizer: out of memory");
+        g->nodes = nd;
+        g->cap_nodes = cap;
+    }
+    int id;
+    DESO_TRY(new_value(g, &id));
+    opt_node *nd = &g->nodes[g->nnodes];
+    memset(nd, 0, sizeof *nd);
+    nd->d.op = op;
+    nd->d.flags = flags;
+    nd->d.nops = nops;
+    for (int k = 0; k < nops; k++) nd->ops[k] = ops[k];
+    for (int k = nops; k < BLAS_MAXOPS; k++) nd->ops[k] = -1;
+    nd->res = id;
+    opt_value *v = &g->vals[id];
+    v->kind = info->result;
+    v->m = info->result == BLAS_SCA ? 1 : m;
+    v->n = info->result == BLAS_SCA ? 1 : n;
+    v->producer = g->nnodes++;
+    *res = id;
+    return DESO_OK;
+}
+
+deso_err opt_graph_live_out(opt_graph *g, int id, const blas_layout *want)
+{
+    DESO_CHECK(g != NULL, DESO_ENULL, "opt_graph_live_out: NULL graph");
+    DESO_CHECK(id >= 0 && id < g->nvals, DESO_EINVAL,
+               "opt_graph_live_out: no value %d", id);
+    opt_value *v = &g->vals[id];
+    v->live_out = true;
+    if (want != NULL) {
+        DESO_CHECK(want->kind == v->kind && want->n == v->n, DESO_EINVAL,
+                   "opt_graph_live_out: wanted layout has another shape");
+        v->has_want = true;
+        v->want = *want;
+    }
+    return DESO_OK;
+}
+
+void opt_plan_free(opt_plan *p)
+{
+    if (p == NULL) return;
+    free(p->node);
+    free(p->fuse);
+    memset(p, 0, sizeof *p);
+}
+
+static deso_err plan_alloc(opt_plan *p, int nnodes)
+{
+    memset(p, 0, sizeof *p);
+    size_t n = nnodes > 0 ? (size_t)nnodes : 1;
+    p->node = calloc(n, sizeof *p->node);
+    p->fuse = malloc(n * sizeof *p->fuse);
+    if (p->node == NULL || p->fuse == NULL) {
+        opt_plan_free(p);
+        return deso__fail(DESO_ENOMEM, "optimizer: out of memory");
+    }
+    p->nnodes = nnodes;
+    for (int i = 0; i < nnodes; i++) p->fuse[i] = -1;
+    return DESO_OK;
+}
+
+deso_err opt__plan_alloc(opt_plan *p, int nnodes)
+{
+    return plan_alloc(p, nnodes);
+}
+
+deso_err opt_plan_copy(const opt_plan *src, opt_plan *dst)
+{
+    DESO_TRY(plan_alloc(dst, src->nnodes));
+    dst->mode = src->mode;
+    dst->model = src->model;
+    dst->iters = src->iters;
+    if (src->nnodes > 0) {
+        memcpy(dst->node, src->node, (size_t)src->nnodes * sizeof *dst->node);
+        memcpy(dst->fuse, src->fuse, (size_t)src->nnodes * sizeof *dst->fuse);
+    }
+    return DESO_OK;
+}
+
+bool opt_plan_equal(const opt_plan *a, const opt_plan *b)
+{
+    if (a->nnodes != b->nnodes) return false;
+    for (int i = 0; i < a->nnodes; i++) {
+        if (!blas_layout_equal(&a->node[i].res, &b->node[i].res)) return false;
+        for (int k = 0; k < BLAS_MAXOPS; k++)
+            if (!blas_layout_equal(&a->node[i].req[k], &b->node[i].req[k]))
+                return false;
+        if (a->fuse[i] != b->fuse[i]) return false;
+    }
+    return true;
+}

@@ -1,0 +1,205 @@
+/* optimizer/: the placement optimiser's view of a DAG, its plans, its cost
+ * model and its search (paper 003 section 3 with deso-notes A.10's errata).
+ * Pure, no MPI: the same graph and parameters give the same plan on every
+ * rank (no timing-dependent choice anywhere).
+ *
+ *   opt_graph   values (kind, shape; live-in values with the layouts they
+ *               currently have, live-out values with the layout a reader
+ *               wants them in, if known) and nodes in recording order.
+ *   opt_plan    per node: its result's layout and the layout every operand
+ *               must have when it runs (the executor's blas_layout).
+ *   opt_cands.c the optimiser's constraint notion: for each node, the list
+ *               of (result, operands) layout tuples a mode allows.
+ *   opt_cost.c  the cost model: an exact emulation of what the executor
+ *               (deso/exec.c, deso/redistribute.c, deso/comm.c) moves for a
+ *               plan, counted with DESIGN.md's rules, and its modelled time
+ *               (alpha + beta * bytes per message; log2 p rounds for
+ *               collectives).
+ *   opt_search.c mode none (the executor's per-node defaults), the greedy
+ *               edge elimination for modes affine and full.
+ *   opt_explain.c the plan explains itself: text and Graphviz DOT.        */
+#ifndef DESO_OPT_GRAPH_H
+#define DESO_OPT_GRAPH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "blas/blas.h"
+#include "optimizer/optimizer.h"
+
+#define OPT_MAXVIEWS 4      /* layouts a live-in value may already have     */
+
+/* ---- the graph ----------------------------------------------------------- */
+
+typedef struct opt_value {
+    blas_kind kind;
+    int64_t m, n;            /* vector (1, n), scalar (1, 1)                 */
+    int producer;            /* node index, or -1: live-in                   */
+    int nviews;              /* live-in: layouts held now; [0] = primary     */
+    blas_layout views[OPT_MAXVIEWS];
+    bool live_out;           /* referenced after the DAG (a handle)         */
+    bool has_want;           /* live-out: read in layout `want` afterwards  */
+    blas_layout want;
+} opt_value;
+
+typedef struct opt_node {
+    blas_desc d;
+    int ops[BLAS_MAXOPS];    /* operand value ids                            */
+    int res;                 /* result value id                              */
+} opt_node;
+
+typedef struct opt_graph {
+    opt_defaults df;         /* grid shape, default block size               */
+    int nvals, nnodes;
+    int cap_vals, cap_nodes;
+    opt_value *vals;
+    opt_node *nodes;
+} opt_graph;
+
+void opt_graph_init(opt_graph *g, const opt_defaults *df);
+void opt_graph_free(opt_graph *g);
+/* A live-in value with its primary layout (its kind and shape come from
+ * the layout).  *id receives the value id.                                */
+deso_err opt_graph_livein(opt_graph *g, const blas_layout *lay, int *id);
+/* One more layout a live-in value already holds (the executor's views).   */
+deso_err opt_graph_livein_view(opt_graph *g, int id, const blas_layout *lay);
+/* Appends a node (recording order = topological order): operands ops[0 ..
+ * blas_desc_nops), the result's shape (m, n); *res receives its value id. */
+deso_err opt_graph_node(opt_graph *g, blas_op op, unsigned flags,
+                        const int *ops, int64_t m, int64_t n, int *res);
+/* Marks a value live-out; want != NULL: a reader wants it in that layout
+ * after the DAG (e.g. a force point reading a scalar everywhere).        */
+deso_err opt_graph_live_out(opt_graph *g, int id, const blas_layout *want);
+
+/* ---- plans --------------------------------------------------------------- */
+
+typedef struct opt_place {
+    blas_layout res;
+    blas_layout req[BLAS_MAXOPS];
+} opt_place;
+
+typedef struct opt_counts {
+    int64_t bytes_p2p, msgs_p2p;     /* summed over ranks                   */
+    int64_t bytes_coll, msgs_coll;   /* DESIGN.md's collective counting     */
+    double time;                     /* modelled seconds                    */
+} opt_counts;
+
+typedef struct opt_plan {
+    opt_mode mode;
+    int nnodes;
+    opt_place *node;
+    int *fuse;               /* per node: fuse group (-1: none); reserved   */
+    opt_counts model;        /* the plan's modelled cost                    */
+    int iters;               /* greedy iterations used                      */
+} opt_plan;
+
+void opt_plan_free(opt_plan *p);
+deso_err opt_plan_copy(const opt_plan *src, opt_plan *dst);
+bool opt_plan_equal(const opt_plan *a, const opt_plan *b);
+
+/* ---- cost model (opt_cost.c) --------------------------------------------- */
+
+typedef enum opt_volume {
+    OPT_VOL_RANK = 0,        /* collectives cost the per-rank volume        */
+    OPT_VOL_ARRAY            /* paper eq. 9: the whole array's volume       */
+} opt_volume;
+
+typedef struct opt_params {
+    double alpha;            /* seconds per message                          */
+    double beta;             /* seconds per byte                             */
+    opt_volume volume;
+    bool reduce_holders_only;/* reductions run only on the rows/columns that
+                              * hold the operands (else, as deso/exec.c
+                              * does today, on every rank)                 */
+} opt_params;
+
+/* Defaults for tests only: the runtime measures alpha and beta.           */
+opt_params opt_params_default(void);
+
+/* How one edge (a value into a node's operand slot, or into a live-out
+ * reader) is served.                                                       */
+typedef enum opt_move {
+    OPT_MV_NONE = 0,         /* the value is already in that layout         */
+    OPT_MV_CACHED,           /* an earlier edge made this view              */
+    OPT_MV_COLLAPSE,         /* fewer copies: a free local copy             */
+    OPT_MV_BCAST,            /* broadcasts along grid dimensions            */
+    OPT_MV_EXCHANGE,         /* point-to-point exchange                     */
+    OPT_MV_REMAP             /* matrix block-cyclic remap (approximate)     */
+} opt_move;
+
+typedef struct opt_edge {
+    opt_move move;
+    blas_layout from, to;
+    opt_counts cost;
+} opt_edge;
+
+/* Per-evaluation details: edges indexed node * BLAS_MAXOPS + slot, then
+ * nnodes * BLAS_MAXOPS + value id for live-out readers; node_cost[i] is
+ * node i's own communication (its reduction).                             */
+typedef struct opt_eval {
+    int nedges, nnodes;
+    opt_edge *edge;
+    opt_counts *node_cost;
+} opt_eval;
+
+deso_err opt_eval_init(opt_eval *ev, const opt_graph *g);
+void opt_eval_free(opt_eval *ev);
+
+/* A memo of exchange counts per layout pair (exact counting costs O(blocks)
+ * per receiving rank; the memo makes a plan evaluation a few microseconds).
+ * Opaque; NULL everywhere means "no memo".                                */
+typedef struct opt_memo opt_memo;
+opt_memo *opt_memo_new(void);
+void opt_memo_free(opt_memo *m);
+
+/* Exact counts of the executor's point-to-point exchange from layout S to
+ * layout D (each receiver takes each element from the nearest source copy)
+ * and its modelled time.                                                  */
+deso_err opt_exchange_cost(const blas_layout *S, const blas_layout *D,
+                           const opt_params *pp, opt_memo *memo,
+                           opt_counts *out);
+
+/* The plan's total modelled cost; ev (optional) receives the details.     */
+deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
+                       const opt_params *pp, opt_memo *memo, opt_eval *ev,
+                       opt_counts *total);
+
+/* ---- candidates (opt_cands.c) -------------------------------------------- */
+
+#define OPT_MAXCANDS 64
+
+/* The placements mode `mode` allows for node i, given its operands' current
+ * primary layouts cur[]: at most OPT_MAXCANDS, deterministic order, no
+ * duplicates; the first is mode none's choice when that is among them.   */
+deso_err opt_node_cands(const opt_graph *g, int i, opt_mode mode,
+                        const blas_layout *cur, opt_place *out, int *count);
+
+/* ---- search (opt_search.c) ----------------------------------------------- */
+
+typedef struct opt_search_opts {
+    opt_mode mode;
+    opt_params cost;
+    int max_iters;           /* greedy edge attempts (0: default 64)        */
+    int passes;              /* passes over the edges (0: default 3)        */
+} opt_search_opts;
+
+opt_search_opts opt_search_default(opt_mode mode);
+
+/* Mode none: exactly the executor's per-node defaults (opt_place_node).   */
+deso_err opt_plan_none(const opt_graph *g, opt_plan *out);
+/* The plan for o->mode (none: opt_plan_none), with out->model filled.
+ * Never worse than mode none's plan under o->cost.                        */
+deso_err opt_search(const opt_graph *g, const opt_search_opts *o,
+                    opt_plan *out);
+
+/* ---- the plan explains itself (opt_explain.c) ----------------------------- */
+
+/* "v dist=1 b=180 rep=1" etc. into buf (at least 64 bytes).               */
+const char *opt_layout_str(const blas_layout *l, char *buf, size_t len);
+deso_err opt_plan_explain(FILE *f, const opt_graph *g, const opt_plan *p,
+                          const opt_params *pp);
+deso_err opt_plan_dot(FILE *f, const opt_graph *g, const opt_plan *p,
+                      const opt_params *pp);
+
+#endif

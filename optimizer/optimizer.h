@@ -1,0 +1,45 @@
+/* optimizer/: chooses the placement of every value in a DAG.  Pure, no MPI:
+ * the same inputs give the same placements on every rank.
+ *
+ * This issue provides mode none only, paper 003's unoptimised layout: a
+ * 2-D grid; matrices cyclic(nb) x cyclic(nb); vectors folded over grid
+ * columns with the matrix's column folding and replicated over grid rows,
+ * except a gemv N result, folded over rows and replicated over columns;
+ * scalars replicated everywhere.  Modes affine and full (a later issue) will
+ * hand the executor other placements through the same two functions.      */
+#ifndef DESO_OPTIMIZER_H
+#define DESO_OPTIMIZER_H
+
+#include <stdint.h>
+
+#include "blas/blas.h"
+
+typedef enum opt_mode {
+    OPT_NONE = 0,
+    OPT_AFFINE,
+    OPT_FULL
+} opt_mode;
+
+typedef struct opt_defaults {
+    opt_mode mode;
+    int pr, pc;       /* grid shape                                        */
+    int64_t nb;       /* block size of default placements (0: block)       */
+} opt_defaults;
+
+/* Default placements of values created by the user.                        */
+blas_layout opt_default_vec(const opt_defaults *df, int64_t n);
+blas_layout opt_default_mat(const opt_defaults *df, int64_t m, int64_t n);
+blas_layout opt_default_sca(const opt_defaults *df);
+
+/* Placements for one node: its result's (*result) and those its operands
+ * must have when it runs (req[0 .. d->nops)), given the operands' current
+ * placements.  Errors from the operation's constraint function.           */
+deso_err opt_place_node(const opt_defaults *df, const blas_desc *d,
+                        const blas_layout *cur, blas_layout *result,
+                        blas_layout *req);
+
+/* "none" | "affine" | "full" <-> mode.  Errors: DESO_EINVAL.              */
+deso_err opt_mode_parse(const char *s, opt_mode *out);
+const char *opt_mode_name(opt_mode m);
+
+#endif
