@@ -109,10 +109,17 @@ check-unit: $(UNIT_BIN)
 	@sh scripts/run-tests.sh unit "$(UNIT_BIN)"
 
 check-mpi: $(MPI_BIN)
-	@MPIEXEC=$(MPIEXEC) NP="$(NP)" sh scripts/run-tests.sh mpi "$(MPI_BIN)"
+	@MPIEXEC=$(MPIEXEC) NP="$(NP)" NP_ONLY="$(NP_ONLY)" sh scripts/run-tests.sh mpi "$(MPI_BIN)"
 
+# The unit tests, and the MPI tests at P = 2, under ASan + UBSan.  In the
+# MPI pass LeakSanitizer is off: MPICH's transport leaves ~1 KB allocated by
+# a module it unloads before exit, which no suppression can name.  Leaks on
+# MPI paths are checked with valgrind instead (scripts/valgrind-redist.sh,
+# scripts/soak.sh).
 check-asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=1 check-unit
+	@ASAN_OPTIONS=detect_leaks=0 \
+	 $(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=1 NP_ONLY=2 check-mpi
 
 # libFuzzer targets in tests/fuzz, each for FUZZ_SECONDS (default 60).
 check-fuzz:

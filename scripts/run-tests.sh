@@ -3,7 +3,8 @@
 #   run-tests.sh unit "bin1 bin2 ..."   each binary once, as one process
 #   run-tests.sh mpi  "bin1 bin2 ..."   each binary under $MPIEXEC at every
 #       P in $NP, plus any P listed in its source on a line "deso-np: 1 2 6"
-#       (that line replaces the default list).
+#       (that line replaces the default list).  NP_ONLY="2" runs every MPI
+#       test at exactly those counts (the sanitizer pass uses it).
 # Every run has a timeout ($DESO_TEST_TIMEOUT seconds, default 300), so a
 # deadlock fails the test instead of hanging CI.
 set -u
@@ -16,13 +17,16 @@ failures=""
 
 run_one() {
     label=$1; shift
+    t0=$(date +%s)
     if timeout --kill-after=10 "$timeout_s" "$@"; then
         passed=$((passed + 1))
+        echo "-- $label ok ($(( $(date +%s) - t0 ))s)"
     else
         rc=$?
         failed=$((failed + 1))
         failures="$failures $label(rc=$rc)"
         [ "$rc" -eq 124 ] && echo "TIMEOUT after ${timeout_s}s: $label"
+        echo "-- $label FAILED rc=$rc ($(( $(date +%s) - t0 ))s)"
     fi
 }
 
@@ -32,6 +36,7 @@ for bin in $bins; do
         src=$(echo "$bin" | sed -e 's|.*/tests/|tests/|').c
         nps=$(sed -n 's/.*deso-np:\([0-9 ]*\).*/\1/p' "$src" 2>/dev/null | head -1)
         [ -n "$nps" ] || nps=${NP:-"1 2 3 4"}
+        [ -n "${NP_ONLY:-}" ] && nps=$NP_ONLY
         for np in $nps; do
             echo "== $name at P=$np"
             if [ "$np" -gt 1 ]; then
