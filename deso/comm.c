@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "deso_impl.h"
+#include "log_impl.h"
 
 deso_err deso__mpi(int rc, const char *what)
 {
@@ -41,6 +42,7 @@ deso_err deso__allreduce(deso_ctx *ctx, MPI_Comm comm, double *buf,
                                  comm);
     deso__stats_time(DESO_T_COLLECTIVE, deso__now() - t0);
     deso__stats_collective(len * (int64_t)sizeof(double), size, rank, 2);
+    deso__log_coll(DESO__LOG_ALLREDUCE, len * 8, size, rank, 2, t0);
     return deso__mpi(rc, "MPI_Allreduce");
 }
 
@@ -60,6 +62,7 @@ deso_err deso__reduce(deso_ctx *ctx, MPI_Comm comm, double *buf,
                  : MPI_Reduce(send, buf, n, MPI_DOUBLE, MPI_SUM, root, comm);
     deso__stats_time(DESO_T_COLLECTIVE, deso__now() - t0);
     deso__stats_collective(len * (int64_t)sizeof(double), size, rank, 1);
+    deso__log_coll(DESO__LOG_REDUCE, len * 8, size, rank, 1, t0);
     return deso__mpi(rc, "MPI_Reduce");
 }
 
@@ -74,6 +77,7 @@ deso_err deso__bcast(MPI_Comm comm, double *buf, int64_t len, int root)
     deso__stats_time(DESO_T_COLLECTIVE, deso__now() - t0);
     /* counted by the communicator's rank 0, whoever the root is            */
     deso__stats_collective(len * (int64_t)sizeof(double), size, rank, 1);
+    deso__log_coll(DESO__LOG_BCAST, len * 8, size, rank, 1, t0);
     return deso__mpi(rc, "MPI_Bcast");
 }
 
@@ -89,6 +93,7 @@ deso_err deso__hash_agree(deso_ctx *ctx, uint64_t hash, bool *same)
                            ctx->comm);
     deso__stats_time(DESO_T_COLLECTIVE, deso__now() - t0);
     deso__stats_collective((int64_t)sizeof v, size, rank, 2);
+    deso__log_coll(DESO__LOG_CHECK, sizeof v, size, rank, 2, t0);
     DESO_TRY(deso__mpi(rc, "MPI_Allreduce (SPMD check)"));
     *same = v[0] == ~v[1];
     return DESO_OK;
@@ -127,6 +132,7 @@ deso_err deso__exchange(MPI_Comm comm, int tag, int nsend, const int *speer,
     }
     int rc2 = MPI_Waitall(nreq, req, st);
     deso__stats_time(DESO_T_P2P, deso__now() - t0);
+    deso__log_exchange(nsend, scount, t0);
     free(req);
     free(st);
     if (err != DESO_OK) return err;
@@ -144,6 +150,7 @@ deso_err deso__agree_err(deso_ctx *ctx, deso_err err)
     int rc = MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MIN, ctx->comm);
     deso__stats_time(DESO_T_COLLECTIVE, deso__now() - t0);
     deso__stats_collective((int64_t)sizeof v, ctx->size, ctx->rank, 2);
+    deso__log_coll(DESO__LOG_CHECK, sizeof v, ctx->size, ctx->rank, 2, t0);
     DESO_TRY(deso__mpi(rc, "MPI_Allreduce (error agreement)"));
     if (v != (int)DESO_OK && err == DESO_OK)
         return deso__fail((deso_err)v, "another rank failed (%s)",

@@ -1,8 +1,10 @@
 /* Context: communicators, grid, options; init and finalize.              */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "deso_impl.h"
+#include "log_impl.h"
 
 /* (|value|, index) pairs: the larger value wins, the smaller index on a tie
  * (cblas_idamax's first maximum).                                          */
@@ -42,6 +44,10 @@ static void ctx_free(deso_ctx *ctx)
     }
     deso__xplans_free(ctx);
     deso__mremaps_free(ctx);
+    opt_cache_free(ctx->cache);
+    opt_wisdom_free(&ctx->wis);
+    opt_graph_free(&ctx->last_g);
+    opt_plan_free(&ctx->last_p);
     for (int k = 0; k < 2; k++)
         if (ctx->dimcomm[k] != MPI_COMM_NULL) MPI_Comm_free(&ctx->dimcomm[k]);
     if (ctx->comm != MPI_COMM_NULL) MPI_Comm_free(&ctx->comm);
@@ -95,6 +101,20 @@ static deso_err ctx_setup(deso_ctx *ctx, MPI_Comm comm, const deso_options *o)
     DESO_TRY(deso__mpi(MPI_Type_commit(&ctx->pairtype), "MPI_Type_commit"));
     DESO_TRY(deso__mpi(MPI_Op_create(maxloc_fn, 1, &ctx->maxloc),
                        "MPI_Op_create"));
+    /* the optimiser: plan cache, wisdom (which may hold the calibration),
+     * else the alpha-beta probe                                            */
+    ctx->cache = opt_cache_new(DESO__CACHE_PLANS);
+    DESO_CHECK(ctx->cache != NULL, DESO_ENOMEM, "deso_init: out of memory");
+    const char *vb = getenv("DESO_VERBOSE");
+    ctx->verbose = vb != NULL && vb[0] != '\0' && strcmp(vb, "0") != 0;
+    ctx->params = opt_params_default();
+    ctx->params.reduce_holders_only = true;
+    if (ctx->wisdom != NULL)
+        DESO_TRY(deso__wisdom_load(ctx, ctx->wisdom, true));
+    if (!ctx->calibrated) {
+        DESO_TRY(deso__probe(ctx, &ctx->params));
+        ctx->calibrated = true;
+    }
     return DESO_OK;
 }
 
@@ -129,6 +149,14 @@ deso_err deso_finalize(deso_ctx **pctx)
     DESO_CHECK(ctx->magic == DESO__MAGIC_CTX, DESO_ESTALE,
                "deso_finalize: not a live context");
     deso_err err = deso__force(ctx);
+    deso__log_finalize(ctx);
+    if (ctx->wisdom != NULL) {
+        deso_err werr = deso__wisdom_save(ctx, ctx->wisdom);
+        if (werr != DESO_OK && ctx->rank == 0)
+            fprintf(stderr, "deso: warning: wisdom file '%s' not written: "
+                            "%s\n", ctx->wisdom, deso_last_error());
+        if (err == DESO_OK) err = werr;
+    }
     ctx_free(ctx);
     *pctx = NULL;
     return err;

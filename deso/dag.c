@@ -5,7 +5,8 @@
  * the next force point to detect ranks that recorded different sequences. */
 #include <stdlib.h>
 
-#include "deso_impl.h"
+#include "alloc.h"
+#include "record.h"
 
 /* FNV-1a over the 8 bytes of v.                                            */
 void deso__hash_mix(deso_ctx *ctx, uint64_t v)
@@ -57,14 +58,22 @@ deso_err deso__record(deso_ctx *ctx, blas_op op, unsigned flags,
     const blas_op_info *info = blas_op_get(op);
     DESO_CHECK(info != NULL, DESO_EINTERNAL, "record: unknown op %d", op);
     int nops = blas_desc_nops(op, flags);
-    for (int k = 0; k < nops; k++)
-        DESO_TRY(deso__value_usable(ops[k], info->name));
-    deso__node *nd = calloc(1, sizeof *nd);
-    deso__value *res = deso__value_new(info->result, shape[0], shape[1]);
-    if (nd == NULL || res == NULL) {
+    deso_err err = DESO_OK;
+    for (int k = 0; k < nops && err == DESO_OK; k++)
+        err = deso__value_usable(ops[k], info->name);
+    deso__node *nd = NULL;
+    deso__value *res = NULL;
+    if (err == DESO_OK) {
+        nd = deso__calloc(1, sizeof *nd);
+        res = nd ? deso__value_new(info->result, shape[0], shape[1]) : NULL;
+        if (res == NULL)
+            err = deso__fail(DESO_ENOMEM, "%s: out of memory", info->name);
+    }
+    if (err != DESO_OK) {
         free(nd);
-        free(res);
-        return deso__fail(DESO_ENOMEM, "%s: out of memory", info->name);
+        /* constants made for this call belong to nobody yet              */
+        for (int k = 0; k < nops; k++) deso__value_sink(ops[k]);
+        return err;
     }
     nd->d.op = op;
     nd->d.flags = flags;
@@ -94,6 +103,38 @@ deso_err deso__record(deso_ctx *ctx, blas_op op, unsigned flags,
      * rank, so this force is collective like any other)                   */
     if (ctx->nnodes >= ctx->max_nodes) return deso__force(ctx);
     return DESO_OK;
+}
+
+void deso__value_sink(deso__value *v)
+{
+    if (v != NULL && v->refs == 0) {
+        v->refs = 1;
+        deso__value_unref(v);
+    }
+}
+
+bool deso__record_undo(deso_ctx *ctx, deso__handle *out, deso__value *old,
+                       uint64_t hash)
+{
+    deso__node *nd = ctx->tail;
+    if (nd == NULL || nd->res != out->val) return false;
+    deso__node **pp = &ctx->head;
+    deso__node *prev = NULL;
+    while (*pp != nd) {
+        prev = *pp;
+        pp = &(*pp)->next;
+    }
+    *pp = NULL;
+    ctx->tail = prev;
+    ctx->nnodes--;
+    for (int k = 0; k < nd->d.nops; k++) deso__value_unref(nd->ops[k]);
+    deso__value_unref(nd->res);           /* the node's reference          */
+    deso__value_ref(old);
+    deso__value_unref(out->val);          /* the handle's reference        */
+    out->val = old;
+    free(nd);
+    ctx->hash = hash;
+    return true;
 }
 
 void deso__dag_drop(deso_ctx *ctx, deso_err why)

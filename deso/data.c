@@ -1,11 +1,23 @@
-/* Creating values from user data (global arrays, generators, ScaLAPACK
- * local arrays) and reading them back (gather, one element, a scalar).
+/* Creating values from user data (global arrays, generators; ScaLAPACK
+ * arrays are in scalapack.c) and reading them back (gather, one element, a scalar).
  * Generators and arrays are read only where the data lives: a matrix is
  * never assembled whole on one rank.                                       */
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "deso_impl.h"
+
+/* No rank can hold more elements than this (deso__ALLOC_MAX bytes): larger
+ * sizes fail with DESO_ENOMEM before any layout arithmetic can overflow. */
+#define HUGE_ELEMS ((int64_t)(DESO__ALLOC_MAX / sizeof(double)))
+
+/* Every rank learns whether any rank had a local error.  Called before
+ * communication that a failed rank would skip (FFTW's any_true).         */
+static deso_err agree(deso_ctx *ctx, deso_err err)
+{
+    return deso__agree_err(ctx, err);
+}
 
 static deso_err ctx_check(const deso_ctx *ctx, const char *fn)
 {
@@ -48,6 +60,8 @@ static deso_err vec_begin(deso_ctx *ctx, int64_t n, void *out, const char *fn)
     DESO_TRY(ctx_check(ctx, fn));
     DESO_CHECK(out != NULL, DESO_ENULL, "%s: out-parameter is NULL", fn);
     DESO_CHECK(n >= 0, DESO_ESIZE, "%s: n = %lld < 0", fn, (long long)n);
+    DESO_CHECK(n / ctx->size <= HUGE_ELEMS, DESO_ENOMEM,
+               "%s: n = %lld is too large to allocate", fn, (long long)n);
     return DESO_OK;
 }
 
@@ -79,35 +93,49 @@ deso_err deso_vec_from_fn(deso_ctx *ctx, int64_t n, deso_vec_fn f, void *arg,
 deso_err deso_vec_from_array(deso_ctx *ctx, int64_t n, const double *data,
                              int root, deso_vec **x)
 {
-    DESO_TRY(vec_begin(ctx, n, x, "deso_vec_from_array"));
-    DESO_CHECK(root == DESO_ALL_RANKS || (root >= 0 && root < ctx->size),
-               DESO_EINVAL, "deso_vec_from_array: root %d out of range",
-               root);
+    const char *fn = "deso_vec_from_array";
+    DESO_TRY(ctx_check(ctx, fn));
+    /* With a root, every check that can differ between ranks (data and x
+     * are per-rank pointers; memory) is agreed on before the broadcast, and
+     * everything is allocated before that agreement.                      */
+    deso_err err = vec_begin(ctx, n, x, fn);
+    if (err == DESO_OK && root != DESO_ALL_RANKS &&
+        (root < 0 || root >= ctx->size))
+        err = deso__fail(DESO_EINVAL, "%s: root %d out of range (arg 4)", fn,
+                         root);
     bool mine = root == DESO_ALL_RANKS || root == ctx->rank;
-    DESO_CHECK(!mine || data != NULL || n == 0, DESO_ENULL,
-               "deso_vec_from_array: data is NULL (arg 3)");
+    if (err == DESO_OK && mine && data == NULL && n > 0)
+        err = deso__fail(DESO_ENULL, "%s: data is NULL (arg 3)", fn);
+    bool talk = root != DESO_ALL_RANKS;
+    DESO_TRY(talk ? DESO_OK : err);
     const double *src = data;
     double *tmp = NULL;
-    if (root != DESO_ALL_RANKS) {
+    if (talk && err == DESO_OK) {
         /* vectors are O(n): broadcasting the array is simplest            */
-        tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
-        DESO_CHECK(tmp != NULL, DESO_ENOMEM, "deso_vec_from_array: no memory");
-        if (mine && n > 0) memcpy(tmp, data, (size_t)n * sizeof(double));
-        deso_err err = deso__bcast(ctx->comm, tmp, n, root);
-        if (err != DESO_OK) {
-            free(tmp);
-            return err;
-        }
+        tmp = deso__malloc((size_t)n * sizeof(double));
+        if (tmp == NULL) err = deso__fail(DESO_ENOMEM, "%s: no memory", fn);
         src = tmp;
     }
     blas_layout lay = opt_default_vec(&ctx->df, n);
-    deso__handle *h;
-    deso_err err = new_ready(ctx, &lay, &h);
+    uint64_t hash0 = ctx->hash, id0 = ctx->next_id;
+    deso__handle *h = NULL;
+    if (err == DESO_OK) err = new_ready(ctx, &lay, &h);
+    if (talk) err = agree(ctx, err);
+    if (err == DESO_OK && talk) {
+        if (mine && n > 0) memcpy(tmp, data, (size_t)n * sizeof(double));
+        err = deso__bcast(ctx->comm, tmp, n, root);
+    }
     if (err == DESO_OK) {
         deso__view *w = h->val->views;
         for (int64_t l = 0; l < w->rows; l++)
             w->data[l] = src[vec_global(ctx, &lay, l)];
         *x = (deso_vec *)h;
+    } else if (h != NULL) {
+        deso_vec *dead = (deso_vec *)h;
+        deso_vec_destroy(&dead);
+        /* as if never called, so that the ranks' call hashes still agree  */
+        ctx->hash = hash0;
+        ctx->next_id = id0;
     }
     free(tmp);
     return err;
@@ -121,6 +149,11 @@ static deso_err mat_begin(deso_ctx *ctx, int64_t m, int64_t n, void *out,
     DESO_TRY(ctx_check(ctx, fn));
     DESO_CHECK(out != NULL, DESO_ENULL, "%s: out-parameter is NULL", fn);
     DESO_CHECK(m >= 0 && n >= 0, DESO_ESIZE, "%s: shape %lld x %lld", fn,
+               (long long)m, (long long)n);
+    /* m n / P <= HUGE_ELEMS without overflow (so m n fits in int64)     */
+    DESO_CHECK(m <= HUGE_ELEMS && n <= HUGE_ELEMS &&
+                   (m == 0 || n <= (HUGE_ELEMS / m) * ctx->size),
+               DESO_ENOMEM, "%s: %lld x %lld is too large to allocate", fn,
                (long long)m, (long long)n);
     return DESO_OK;
 }
@@ -193,90 +226,79 @@ deso_err deso_mat_from_array(deso_ctx *ctx, int64_t m, int64_t n,
                              const double *a, int64_t lda, int root,
                              deso_mat **out)
 {
-    DESO_TRY(mat_begin(ctx, m, n, out, "deso_mat_from_array"));
-    DESO_CHECK(root == DESO_ALL_RANKS || (root >= 0 && root < ctx->size),
-               DESO_EINVAL, "deso_mat_from_array: root %d out of range",
-               root);
-    DESO_CHECK(lda >= (m > 1 ? m : 1), DESO_EINVAL,
-               "deso_mat_from_array: lda = %lld < max(1, m) (arg 5)",
-               (long long)lda);
+    const char *fn = "deso_mat_from_array";
+    DESO_TRY(ctx_check(ctx, fn));
+    /* Every check that can differ between ranks (pointers, memory) is
+     * agreed on before the root starts sending: a rank that gave up alone
+     * would leave the others waiting for their piece.                     */
+    deso_err err = mat_begin(ctx, m, n, out, fn);
+    if (err == DESO_OK && root != DESO_ALL_RANKS &&
+        (root < 0 || root >= ctx->size))
+        err = deso__fail(DESO_EINVAL, "%s: root %d out of range (arg 6)", fn,
+                         root);
+    if (err == DESO_OK && lda < (m > 1 ? m : 1))
+        err = deso__fail(DESO_EINVAL, "%s: lda = %lld < max(1, m) (arg 5)",
+                         fn, (long long)lda);
     bool mine = root == DESO_ALL_RANKS || root == ctx->rank;
-    DESO_CHECK(!mine || a != NULL || m * n == 0, DESO_ENULL,
-               "deso_mat_from_array: a is NULL (arg 4)");
+    if (err == DESO_OK && mine && a == NULL && m * n > 0)
+        err = deso__fail(DESO_ENULL, "%s: a is NULL (arg 4)", fn);
+    bool talk = root != DESO_ALL_RANKS;
+    if (err != DESO_OK && !talk) return err;
     blas_layout lay = opt_default_mat(&ctx->df, m, n);
-    deso__handle *h;
-    DESO_TRY(new_ready(ctx, &lay, &h));
-    deso__view *w = h->val->views;
-    deso_err err = DESO_OK;
-    if (mine) pack_local(&lay, ctx->coord[0], ctx->coord[1], a, lda, w->data);
-    if (root != DESO_ALL_RANKS && ctx->rank == root) {
-        /* one destination at a time: the root never holds more than one
-         * extra local piece                                                */
+    uint64_t hash0 = ctx->hash, id0 = ctx->next_id;
+    deso__handle *h = NULL;
+    if (err == DESO_OK) err = new_ready(ctx, &lay, &h);
+    /* the root packs one destination at a time into one buffer, so it
+     * never holds more than one extra local piece                          */
+    double *buf = NULL;
+    if (err == DESO_OK && talk && ctx->rank == root) {
+        int64_t most = 0;
+        for (int q = 0; q < ctx->size; q++) {
+            int64_t rows, cols;
+            blas_layout_local(&lay, q / ctx->df.pc, q % ctx->df.pc, &rows,
+                              &cols);
+            if (q != root && rows * cols > most) most = rows * cols;
+        }
+        buf = deso__malloc((size_t)most * sizeof(double));
+        if (buf == NULL) err = deso__fail(DESO_ENOMEM, "%s: no memory", fn);
+    }
+    if (talk) err = agree(ctx, err);
+    deso__view *w = err == DESO_OK ? h->val->views : NULL;
+    if (err == DESO_OK && mine)
+        pack_local(&lay, ctx->coord[0], ctx->coord[1], a, lda, w->data);
+    if (err == DESO_OK && talk && ctx->rank == root) {
         for (int q = 0; q < ctx->size && err == DESO_OK; q++) {
             if (q == root) continue;
             int64_t rows, cols;
             blas_layout_local(&lay, q / ctx->df.pc, q % ctx->df.pc, &rows,
                               &cols);
-            if (rows * cols == 0) continue;
-            double *buf = malloc((size_t)(rows * cols) * sizeof(double));
-            if (buf == NULL) {
-                err = deso__fail(DESO_ENOMEM, "deso_mat_from_array: memory");
-                break;
-            }
-            pack_local(&lay, q / ctx->df.pc, q % ctx->df.pc, a, lda, buf);
             int64_t cnt = rows * cols;
+            if (cnt == 0) continue;
+            pack_local(&lay, q / ctx->df.pc, q % ctx->df.pc, a, lda, buf);
             err = deso__exchange(ctx->comm, DESO__TAG_DATA, 1, &q, &buf, &cnt,
                                  0, NULL, NULL, NULL);
-            free(buf);
         }
-    } else if (root != DESO_ALL_RANKS && w->rows * w->cols > 0) {
+    } else if (err == DESO_OK && talk && w->rows * w->cols > 0) {
         int64_t cnt = w->rows * w->cols;
         err = deso__exchange(ctx->comm, DESO__TAG_DATA, 0, NULL, NULL, NULL,
                              1, &root, &w->data, &cnt);
     }
+    free(buf);
     if (err != DESO_OK) {
-        deso_mat *tmp = (deso_mat *)h;
-        deso_mat_destroy(&tmp);
+        if (h != NULL) {
+            deso_mat *tmp = (deso_mat *)h;
+            deso_mat_destroy(&tmp);
+        }
+        /* as if never called, so that the ranks' call hashes still agree  */
+        ctx->hash = hash0;
+        ctx->next_id = id0;
         return err;
     }
     *out = (deso_mat *)h;
     return DESO_OK;
 }
 
-deso_err deso_mat_from_scalapack(deso_ctx *ctx, const double *local,
-                                 const int desc[9], deso_mat **out)
-{
-    const char *fn = "deso_mat_from_scalapack";
-    DESO_TRY(ctx_check(ctx, fn));
-    DESO_CHECK(out != NULL && desc != NULL, DESO_ENULL,
-               "%s: NULL descriptor or out-parameter", fn);
-    DESO_CHECK(desc[0] == 1, DESO_EINVAL, "%s: DTYPE = %d, expected 1", fn,
-               desc[0]);
-    int64_t m = desc[2], n = desc[3], mb = desc[4], nb = desc[5];
-    DESO_CHECK(m >= 0 && n >= 0, DESO_ESIZE, "%s: M, N negative", fn);
-    DESO_CHECK(mb >= 1 && nb >= 1, DESO_EINVAL, "%s: MB, NB < 1", fn);
-    DESO_CHECK(desc[6] == 0 && desc[7] == 0, DESO_ENOTSUP,
-               "%s: RSRC = %d, CSRC = %d (only 0 supported)", fn, desc[6],
-               desc[7]);
-    blas_layout lay = blas_layout_mat(m, n, mb, nb, ctx->df.pr, ctx->df.pc);
-    int64_t rows, cols;
-    blas_layout_local(&lay, ctx->coord[0], ctx->coord[1], &rows, &cols);
-    deso_err err = DESO_OK;
-    if (desc[8] < (rows > 1 ? rows : 1))
-        err = deso__fail(DESO_EINVAL, "%s: LLD = %d < local rows %lld", fn,
-                         desc[8], (long long)rows);
-    else if (local == NULL && rows * cols > 0)
-        err = deso__fail(DESO_ENULL, "%s: local array is NULL", fn);
-    DESO_TRY(deso__agree_err(ctx, err));
-    deso__handle *h;
-    DESO_TRY(new_ready(ctx, &lay, &h));
-    deso__view *w = h->val->views;
-    for (int64_t j = 0; j < cols; j++)
-        memcpy(w->data + j * rows, local + j * (int64_t)desc[8],
-               (size_t)rows * sizeof(double));
-    *out = (deso_mat *)h;
-    return DESO_OK;
-}
+/* deso_mat_from_scalapack and the other ScaLAPACK functions: scalapack.c */
 
 /* ---- scalars -------------------------------------------------------------- */
 
@@ -319,10 +341,12 @@ deso_err deso_scalar_get(const deso_scalar *s, double *value)
     deso__value *v;
     DESO_TRY(read_begin(s ? &s->h : NULL, BLAS_SCA, "deso_scalar_get", &ctx,
                         &v));
-    DESO_CHECK(value != NULL, DESO_ENULL, "deso_scalar_get: value is NULL");
     blas_layout all = blas_layout_sca(3u, ctx->df.pr, ctx->df.pc);
     deso__view *w;
     DESO_TRY(deso__value_view(ctx, v, &all, &w));
+    /* checked after the collective part: a NULL on one rank only must not
+     * leave the others alone in it                                         */
+    DESO_CHECK(value != NULL, DESO_ENULL, "deso_scalar_get: value is NULL");
     *value = w->data[0];
     return DESO_OK;
 }
@@ -333,10 +357,14 @@ deso_err deso_vec_get(const deso_vec *x, int64_t i, double *value)
     deso__value *v;
     DESO_TRY(read_begin(x ? &x->h : NULL, BLAS_VEC, "deso_vec_get", &ctx,
                         &v));
-    DESO_CHECK(value != NULL, DESO_ENULL, "deso_vec_get: value is NULL");
-    DESO_CHECK(i >= 0 && i < v->n, DESO_EINVAL,
-               "deso_vec_get: index %lld outside [0, %lld)", (long long)i,
-               (long long)v->n);
+    deso_err err = DESO_OK;
+    if (value == NULL)
+        err = deso__fail(DESO_ENULL, "deso_vec_get: value is NULL");
+    else if (i < 0 || i >= v->n)
+        err = deso__fail(DESO_EINVAL,
+                         "deso_vec_get: index %lld outside [0, %lld)",
+                         (long long)i, (long long)v->n);
+    DESO_TRY(agree(ctx, err));
     const deso__view *w = v->views;
     /* coordinate 0 holds along every dimension the vector is not folded
      * over, so the owner is determined by the folding alone               */
@@ -356,11 +384,14 @@ deso_err deso_vec_gather(const deso_vec *x, double *buf, int root)
     deso__value *v;
     DESO_TRY(read_begin(x ? &x->h : NULL, BLAS_VEC, "deso_vec_gather", &ctx,
                         &v));
-    DESO_CHECK(root == DESO_ALL_RANKS || (root >= 0 && root < ctx->size),
-               DESO_EINVAL, "deso_vec_gather: root %d out of range", root);
+    deso_err err = DESO_OK;
+    if (root != DESO_ALL_RANKS && (root < 0 || root >= ctx->size))
+        err = deso__fail(DESO_EINVAL, "deso_vec_gather: root %d out of range",
+                         root);
     bool mine = root == DESO_ALL_RANKS || root == ctx->rank;
-    DESO_CHECK(!mine || buf != NULL || v->n == 0, DESO_ENULL,
-               "deso_vec_gather: buf is NULL");
+    if (err == DESO_OK && mine && buf == NULL && v->n > 0)
+        err = deso__fail(DESO_ENULL, "deso_vec_gather: buf is NULL");
+    DESO_TRY(agree(ctx, err));
     blas_layout lay = blas_layout_vec(v->n, -1, 0,
                                       root == DESO_ALL_RANKS ? 3u : 0u,
                                       ctx->df.pr, ctx->df.pc);
@@ -382,20 +413,59 @@ deso_err deso_vec_gather(const deso_vec *x, double *buf, int root)
     return DESO_OK;
 }
 
+static deso_err mat_gather_run(deso_ctx *ctx, const deso__value *v,
+                               const deso__view *w, double *buf, int64_t ld,
+                               int root, double *tmp, double *all);
+
 deso_err deso_mat_gather(const deso_mat *a, double *buf, int64_t ld, int root)
 {
     deso_ctx *ctx;
     deso__value *v;
     DESO_TRY(read_begin(a ? &a->h : NULL, BLAS_MAT, "deso_mat_gather", &ctx,
                         &v));
-    DESO_CHECK(root == DESO_ALL_RANKS || (root >= 0 && root < ctx->size),
-               DESO_EINVAL, "deso_mat_gather: root %d out of range", root);
+    deso_err err = DESO_OK;
+    if (root != DESO_ALL_RANKS && (root < 0 || root >= ctx->size))
+        err = deso__fail(DESO_EINVAL, "deso_mat_gather: root %d out of range",
+                         root);
     bool mine = root == DESO_ALL_RANKS || root == ctx->rank;
-    DESO_CHECK(!mine || buf != NULL || v->m * v->n == 0, DESO_ENULL,
-               "deso_mat_gather: buf is NULL");
-    DESO_CHECK(ld >= (v->m > 1 ? v->m : 1), DESO_EINVAL,
-               "deso_mat_gather: ld < max(1, m)");
+    if (err == DESO_OK && mine && buf == NULL && v->m * v->n > 0)
+        err = deso__fail(DESO_ENULL, "deso_mat_gather: buf is NULL");
+    if (err == DESO_OK && mine && ld < (v->m > 1 ? v->m : 1))
+        err = deso__fail(DESO_EINVAL, "deso_mat_gather: ld = %lld < max(1, "
+                         "m = %lld)", (long long)ld, (long long)v->m);
     const deso__view *w = v->views;
+    int r0 = root == DESO_ALL_RANKS ? 0 : root;
+    /* both buffers are allocated before the agreement: a rank that ran out
+     * of memory halfway would leave the others waiting                     */
+    int64_t most = 0;
+    for (int q = 0; q < ctx->size && err == DESO_OK && ctx->rank == r0; q++) {
+        int64_t rows, cols;
+        blas_layout_local(&w->lay, q / ctx->df.pc, q % ctx->df.pc, &rows,
+                          &cols);
+        if (q != r0 && rows * cols > most) most = rows * cols;
+    }
+    double *tmp = NULL, *all = NULL;
+    if (err == DESO_OK && ctx->rank == r0)
+        tmp = deso__malloc((size_t)most * sizeof(double));
+    if (err == DESO_OK && root == DESO_ALL_RANKS)
+        all = deso__malloc((size_t)(v->m * v->n) * sizeof(double));
+    if (err == DESO_OK && ((ctx->rank == r0 && tmp == NULL) ||
+                           (root == DESO_ALL_RANKS && all == NULL)))
+        err = deso__fail(DESO_ENOMEM, "deso_mat_gather: out of memory");
+    err = agree(ctx, err);
+    if (err == DESO_OK) err = mat_gather_run(ctx, v, w, buf, ld, root, tmp,
+                                             all);
+    free(tmp);
+    free(all);
+    return err;
+}
+
+/* The communication of deso_mat_gather, once every rank has its buffers:
+ * tmp (root: the largest remote piece), all (DESO_ALL_RANKS: m x n).     */
+static deso_err mat_gather_run(deso_ctx *ctx, const deso__value *v,
+                               const deso__view *w, double *buf, int64_t ld,
+                               int root, double *tmp, double *all)
+{
     int r0 = root == DESO_ALL_RANKS ? 0 : root;
     if (ctx->rank == r0) {
         unpack_local(&w->lay, ctx->coord[0], ctx->coord[1], w->data, buf, ld);
@@ -406,13 +476,9 @@ deso_err deso_mat_gather(const deso_mat *a, double *buf, int64_t ld, int root)
             blas_layout_local(&w->lay, qr, qc, &rows, &cols);
             int64_t cnt = rows * cols;
             if (cnt == 0) continue;
-            double *tmp = malloc((size_t)cnt * sizeof(double));
-            DESO_CHECK(tmp != NULL, DESO_ENOMEM, "deso_mat_gather: memory");
-            deso_err err = deso__exchange(ctx->comm, DESO__TAG_DATA, 0, NULL,
-                                          NULL, NULL, 1, &q, &tmp, &cnt);
-            if (err == DESO_OK) unpack_local(&w->lay, qr, qc, tmp, buf, ld);
-            free(tmp);
-            DESO_TRY(err);
+            DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 0, NULL, NULL,
+                                    NULL, 1, &q, &tmp, &cnt));
+            unpack_local(&w->lay, qr, qc, tmp, buf, ld);
         }
     } else if (w->rows * w->cols > 0) {
         int64_t cnt = w->rows * w->cols;
@@ -422,19 +488,14 @@ deso_err deso_mat_gather(const deso_mat *a, double *buf, int64_t ld, int root)
     }
     if (root == DESO_ALL_RANKS && v->m * v->n > 0) {
         /* one broadcast of the packed matrix                               */
-        double *tmp = malloc((size_t)(v->m * v->n) * sizeof(double));
-        DESO_CHECK(tmp != NULL, DESO_ENOMEM, "deso_mat_gather: memory");
         if (ctx->rank == 0)
             for (int64_t j = 0; j < v->n; j++)
-                memcpy(tmp + j * v->m, buf + j * ld,
+                memcpy(all + j * v->m, buf + j * ld,
                        (size_t)v->m * sizeof(double));
-        deso_err err = deso__bcast(ctx->comm, tmp, v->m * v->n, 0);
-        if (err == DESO_OK)
-            for (int64_t j = 0; j < v->n; j++)
-                memcpy(buf + j * ld, tmp + j * v->m,
-                       (size_t)v->m * sizeof(double));
-        free(tmp);
-        return err;
+        DESO_TRY(deso__bcast(ctx->comm, all, v->m * v->n, 0));
+        for (int64_t j = 0; j < v->n; j++)
+            memcpy(buf + j * ld, all + j * v->m,
+                   (size_t)v->m * sizeof(double));
     }
     return DESO_OK;
 }

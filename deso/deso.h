@@ -33,6 +33,7 @@
 #define DESO_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include <mpi.h>
 
@@ -54,8 +55,9 @@ typedef struct deso_scalar deso_scalar;
 typedef enum deso_mode {
     DESO_MODE_DEFAULT = 0,   /* DESO_OPT from the environment, else none    */
     DESO_MODE_NONE,          /* paper 003's unoptimised default placements  */
-    DESO_MODE_AFFINE,        /* (later issue: currently behaves as none)     */
-    DESO_MODE_FULL           /* (later issue: currently behaves as none)     */
+    DESO_MODE_AFFINE,        /* orientation choices, default replication    */
+    DESO_MODE_FULL           /* any replication: reduce instead of all-     */
+                             /*   reduce, broadcasts only where needed      */
 } deso_mode;
 
 /* Block folding instead of cyclic(nb) for default placements.              */
@@ -69,8 +71,9 @@ typedef struct deso_options {
     int grid_cols;           /*   grid (rows <= columns)                     */
     int64_t nb;              /* DESO_NB; block size, default 64;            */
                              /*   DESO_NB_BLOCK: block folding               */
-    const char *wisdom;      /* DESO_WISDOM=FILE (stored; later issue)      */
-    const char *trace;       /* DESO_TRACE=FILE.dot (stored; later issue)   */
+    const char *wisdom;      /* DESO_WISDOM=FILE: import at init, export at */
+                             /*   finalize (deso_wisdom_import/export)      */
+    const char *trace;       /* DESO_TRACE=FILE.dot: DOT of the last plan   */
     int64_t max_nodes;       /* DESO_MAX_NODES; DAG size bound, default 4096 */
 } deso_options;
 
@@ -114,6 +117,60 @@ deso_err deso_get_info(const deso_ctx *ctx, deso_info *out);
 /* "none", "affine", "full".  Local.                                        */
 const char *deso_mode_name(deso_mode mode);
 
+/* Performance log in the style of PETSc's -log_view, printed on rank 0 to
+ * f (f is only used there and may be NULL elsewhere): per operation kind
+ * (dgemv, dot, ...) the number of nodes executed, their time (redistributing
+ * operands, kernel, reduction), the local kernel time alone, and the bytes
+ * and messages they caused; per kind of communication (broadcast,
+ * point-to-point exchange, matrix remap, reduce, all-reduce, and the SPMD
+ * and error-agreement checks) calls, time, bytes and messages; and the
+ * plans optimised and replayed (deso_stats).  Calls and seconds are the
+ * maximum over ranks, bytes and messages the sum over ranks under
+ * deso_stats' counting rules.  Counters are per process, cover every
+ * context since start-up and are not reset by deso_stats_reset (the plan
+ * counts are).  The reductions that build the table are not counted.
+ * DESO_LOG=1 prints it on stdout at deso_finalize; DESO_LOG=FILE writes it
+ * to FILE (rank 0; stdout when FILE cannot be opened); unset, empty or 0:
+ * nothing.  Collective (three MPI_Reduce on the context's communicator).
+ * Not a force point: pending work is not included.
+ * Errors: DESO_ENULL (ctx NULL, or f NULL on rank 0), DESO_ESTALE,
+ * DESO_EMPI, DESO_EIO (write error on rank 0).                             */
+deso_err deso_log_view(deso_ctx *ctx, FILE *f);
+
+/* ---- plans and wisdom ------------------------------------------------------ */
+
+/* Writes the last plan the optimiser made (or improved) for this context
+ * to f: every node with its result's and operands' placements, every edge's
+ * redistribution and its modelled cost, and the totals ("no plan optimised
+ * yet" before the first).  DESO_VERBOSE=1 prints the same on rank 0's
+ * stderr for every new plan; DESO_TRACE=FILE.dot writes its Graphviz DOT
+ * (rank 0).  Local.  Not a force point.  Errors: DESO_ENULL, DESO_ESTALE. */
+deso_err deso_plan_explain(const deso_ctx *ctx, FILE *f);
+
+/* Saves the context's plans (every cached plan, plus those imported) and
+ * the cost model's calibration (alpha, beta) to the wisdom file `path`.
+ * Only rank 0 writes, through a temporary file renamed over `path`, so a
+ * reader never sees a half-written file.  Collective.  Not a force point.
+ * Errors (the same on every rank): DESO_ENULL, DESO_ESTALE, DESO_EIO (the
+ * file cannot be written), DESO_EMPI, DESO_ENOMEM.  DESO_WISDOM=FILE (or
+ * deso_options.wisdom) exports automatically at deso_finalize.          */
+deso_err deso_wisdom_export(deso_ctx *ctx, const char *path);
+
+/* Loads a wisdom file: rank 0 reads it and broadcasts the bytes, so every
+ * rank agrees on what was read.  Its plans serve later force points whose
+ * DAG has the same structural key (they count as replayed, not optimised;
+ * each is checked against the optimiser's own candidates first, so a plan
+ * can change costs, never results), and its calibration replaces the
+ * measured one.  A file for another P, grid or library version is ignored
+ * (DESO_OK).  A corrupt, truncated or hostile file is ignored with one
+ * warning on rank 0's stderr and returns DESO_EWISDOM; a missing or
+ * unreadable one DESO_EIO (also with a warning).  Either way the context
+ * is unchanged and usable.  DESO_WISDOM=FILE imports at deso_init (a
+ * missing file is then silently a first run).  Collective.  Not a force
+ * point.  Errors: DESO_ENULL, DESO_ESTALE, DESO_EWISDOM, DESO_EIO,
+ * DESO_EMPI, DESO_ENOMEM.                                                  */
+deso_err deso_wisdom_import(deso_ctx *ctx, const char *path);
+
 /* ---- creating and reading values ----------------------------------------- */
 
 /* Data given on every rank (the same array) rather than on one root.     */
@@ -123,18 +180,23 @@ typedef double (*deso_vec_fn)(int64_t i, void *arg);
 typedef double (*deso_mat_fn)(int64_t i, int64_t j, void *arg);
 
 /* A vector of length n >= 0, zero-filled.  Collective.  Not a force point.
- * Errors: DESO_ENULL, DESO_ESIZE (n < 0), DESO_ENOMEM.                    */
+ * Errors: DESO_ENULL, DESO_ESTALE (not a context), DESO_ESIZE (n < 0),
+ * DESO_ENOMEM (also for sizes no rank could hold, e.g. INT64_MAX).  Errors
+ * are not agreed between ranks here: a rank that alone ran out of memory
+ * makes the next force point fail with DESO_EMISMATCH on every rank.     */
 deso_err deso_vec_create(deso_ctx *ctx, int64_t n, deso_vec **x);
 
 /* A vector from a global array data[0 .. n): present on every rank (root =
  * DESO_ALL_RANKS) or only on rank `root` (data may be NULL elsewhere; it is
  * broadcast).  Collective.  Errors: DESO_ENULL, DESO_ESIZE, DESO_EINVAL
- * (root out of range), DESO_EMPI, DESO_ENOMEM.                             */
+ * (root out of range), DESO_EMPI, DESO_ENOMEM; with a root, on every rank
+ * when any rank has one (e.g. data NULL on the root).                     */
 deso_err deso_vec_from_array(deso_ctx *ctx, int64_t n, const double *data,
                              int root, deso_vec **x);
 
 /* A vector whose element i is f(i, arg), evaluated only on the ranks that
- * hold element i.  Collective.  Errors: as deso_vec_create.               */
+ * hold element i.  Collective.  Errors: as deso_vec_create (DESO_ENULL
+ * also for f NULL).                                                        */
 deso_err deso_vec_from_fn(deso_ctx *ctx, int64_t n, deso_vec_fn f, void *arg,
                           deso_vec **x);
 
@@ -148,54 +210,158 @@ deso_err deso_vec_length(const deso_vec *x, int64_t *n);
 
 /* Copies the whole vector into buf[0 .. n) on rank `root`, or on every
  * rank with DESO_ALL_RANKS (buf may be NULL on non-root ranks).
- * Collective.  Force point.  Errors: DESO_ENULL, DESO_ESTALE, DESO_EINVAL,
- * the force's errors.                                                      */
+ * Collective.  Force point.  Errors: DESO_ENULL, DESO_ESTALE, DESO_EINVAL
+ * (root out of range), the force's errors; buf and root errors on every
+ * rank when any rank has one.                                              */
 deso_err deso_vec_gather(const deso_vec *x, double *buf, int root);
 
 /* Element i of x, returned on every rank.  Collective.  Force point.
  * Errors: DESO_ENULL, DESO_ESTALE, DESO_EINVAL (i out of range), the
- * force's errors.                                                          */
+ * force's errors; value and i errors on every rank when any rank has one. */
 deso_err deso_vec_get(const deso_vec *x, int64_t i, double *value);
 
 /* An m x n matrix, zero-filled.  Collective.  Errors: DESO_ENULL,
- * DESO_ESIZE, DESO_ENOMEM.                                                 */
+ * DESO_ESTALE, DESO_ESIZE (m or n < 0), DESO_ENOMEM (also for extents no
+ * rank could hold), not agreed (as deso_vec_create).                      */
 deso_err deso_mat_create(deso_ctx *ctx, int64_t m, int64_t n, deso_mat **a);
 
 /* A matrix from a global column-major array a (leading dimension lda >=
  * max(1, m)) present on every rank (DESO_ALL_RANKS) or only on `root`
  * (which sends every rank its local part; a may be NULL elsewhere).
- * Collective.  Errors: DESO_ENULL, DESO_ESIZE, DESO_EINVAL, DESO_EMPI,
- * DESO_ENOMEM.                                                             */
+ * Collective.  Errors: DESO_ENULL, DESO_ESIZE, DESO_EINVAL (root out of
+ * range, lda < max(1, m)), DESO_EMPI, DESO_ENOMEM; with a root, on every
+ * rank when any rank has one (e.g. a NULL on the root).                  */
 deso_err deso_mat_from_array(deso_ctx *ctx, int64_t m, int64_t n,
                              const double *a, int64_t lda, int root,
                              deso_mat **out);
 
 /* A matrix whose element (i, j) is f(i, j, arg), evaluated only where the
- * element lives: no rank ever holds the whole matrix.  Collective.       */
+ * element lives: no rank ever holds the whole matrix.  Collective.
+ * Errors: as deso_mat_create (DESO_ENULL also for f NULL).                */
 deso_err deso_mat_from_fn(deso_ctx *ctx, int64_t m, int64_t n, deso_mat_fn f,
                           void *arg, deso_mat **out);
 
-/* A matrix from a ScaLAPACK local array and descriptor desc[9] = {dtype=1,
- * ctxt, M, N, MB, NB, RSRC, CSRC, LLD}.  The BLACS grid must be the
- * context's grid in row-major rank order over the same ranks; RSRC = CSRC
- * = 0.  The local data is copied (the matrix keeps its MB x NB folding).
- * Collective.  Errors: DESO_ENULL, DESO_EINVAL (bad descriptor, LLD too
- * small), DESO_ENOTSUP (RSRC or CSRC not 0), DESO_ENOMEM.                  */
-deso_err deso_mat_from_scalapack(deso_ctx *ctx, const double *local,
-                                 const int desc[9], deso_mat **out);
+/* ---- ScaLAPACK interoperability ------------------------------------------ *
+ * A deso context on an R x C grid stores a matrix exactly as ScaLAPACK
+ * does on the BLACS grid that Cblacs_gridinit(&ctxt, "Row", R, C) makes
+ * over the context's communicator: BLACS numbers the processes of a
+ * context by their rank in its communicator (Cblacs_pnum), and "Row" puts
+ * grid position (r, c) at rank r * C + c, which is deso's numbering.  So
+ * use deso_blacs_context, or build the grid yourself with "Row" order over
+ * the same ranks in the same order (e.g. Cblacs_get(-1, 0, &ctxt) then
+ * Cblacs_gridinit(&ctxt, "Row", R, C) when the deso context was made on
+ * MPI_COMM_WORLD).  A "Col" grid or a Cblacs_gridmap'd one puts ranks
+ * elsewhere: every function below then fails with DESO_EGRID.
+ * Descriptors are ScaLAPACK's desc[9] = {DTYPE = 1, CTXT, M, N, MB, NB,
+ * RSRC, CSRC, LLD}; only RSRC = CSRC = 0 is supported.  A vector is an
+ * n x 1 matrix: rows block-cyclic (MB) over grid rows, all in grid column
+ * 0 (ScaLAPACK's layout of a right-hand side b).                          */
 
-deso_err deso_mat_destroy(deso_mat **a);   /* as deso_vec_destroy         */
+/* How a user array enters or leaves deso.
+ *   DESO_COPY    deso copies the data; the caller keeps (and frees) its
+ *                own array and may reuse it at once.
+ *   DESO_BORROW  no copy where the layout allows (see each function); the
+ *                array is shared with deso.                               */
+typedef enum deso_copy_mode { DESO_COPY = 0, DESO_BORROW = 1 } deso_copy_mode;
 
-/* Shape of a.  Local.                                                      */
+/* Creates a BLACS context (Cblacs_gridinit, "Row" order) on the context's
+ * grid over (a BLACS system handle of) the context's communicator, so that
+ * this rank's BLACS grid position is its deso grid position.  The caller
+ * owns *ctxt and releases it with Cblacs_gridexit(*ctxt) before
+ * deso_finalize (the BLACS grid uses a communicator derived from the
+ * context's).  Collective.  Not a force point.
+ * Errors: DESO_ENULL, DESO_ESTALE, DESO_EGRID (BLACS made another grid),
+ * DESO_EMPI.  On error *ctxt is -1.                                        */
+deso_err deso_blacs_context(deso_ctx *ctx, int *ctxt);
+
+/* A matrix from a ScaLAPACK descriptor and this rank's local array.  The
+ * matrix keeps the descriptor's MB x NB folding (the optimiser remaps it
+ * when an operation wants another).  The BLACS grid of desc[1] must match
+ * the context's grid as described above.
+ *   DESO_COPY:   local is copied; the caller may free it on return.
+ *   DESO_BORROW: when LLD equals this rank's local row count (NUMROC), or
+ *     the local piece has at most one column, the matrix's storage IS
+ *     local: no copy.  The caller keeps ownership and must keep the array
+ *     alive and unmodified until the matrix handle is destroyed and no
+ *     pending operation reads it (simplest: until deso_finalize); deso
+ *     never frees it.  An operation that updates the matrix (deso_dger)
+ *     may write the new values into the array.  Where the layout does not
+ *     allow borrowing (a padded LLD) the data is copied instead, silently:
+ *     the rules above stay safe either way.
+ * Collective.  Not a force point.
+ * Errors (on every rank when any rank has one): DESO_ENULL (ctx, desc or
+ * out NULL; local NULL where this rank holds data), DESO_EINVAL (DTYPE !=
+ * 1, MB or NB < 1, LLD < max(1, local rows), bad mode), DESO_ESIZE (M or
+ * N < 0), DESO_ENOTSUP (RSRC or CSRC != 0), DESO_EGRID (the BLACS grid is
+ * not the context's), DESO_ESTALE, DESO_EMPI, DESO_ENOMEM.                */
+deso_err deso_mat_from_scalapack(deso_ctx *ctx, double *local,
+                                 const int desc[9], deso_copy_mode mode,
+                                 deso_mat **out);
+
+/* A vector of length M from an M x 1 ScaLAPACK descriptor (N must be 1)
+ * and local array.  Ownership and errors as deso_mat_from_scalapack (a
+ * vector's local piece is one column, so DESO_BORROW never copies), plus
+ * DESO_ESIZE when N != 1.  Collective.  Not a force point.                */
+deso_err deso_vec_from_scalapack(deso_ctx *ctx, double *local,
+                                 const int desc[9], deso_copy_mode mode,
+                                 deso_vec **out);
+
+/* Hands matrix a to ScaLAPACK: forces pending work, brings a into the
+ * MB x NB block-cyclic layout (mb = nb = 0: keep its current folding, as
+ * reported in desc[4], desc[5]; otherwise both >= 1, e.g. mb = nb for
+ * pdgesv), and returns in desc a descriptor of it (RSRC = CSRC = 0, LLD =
+ * max(1, local rows)) and in *local this rank's local array.
+ *   ctxt >= 0: the descriptor uses that BLACS context, which must match the
+ *     context's grid (see above); the caller owns it.
+ *   ctxt < 0: a context is made as by deso_blacs_context and returned in
+ *     desc[1]; the caller releases it with Cblacs_gridexit(desc[1]) (before
+ *     deso_finalize).  Make one with deso_blacs_context and pass it when
+ *     exporting several objects for one ScaLAPACK call.
+ *   DESO_COPY: *local is a new array (at least one element even when this
+ *     rank holds nothing) that the caller frees with free(); ScaLAPACK may
+ *     overwrite it (pdgesv's LU) without touching the matrix.
+ *   DESO_BORROW: *local is deso's own storage of a in that layout; the
+ *     caller must not free it and must treat it as read-only (writing into
+ *     it changes the deso matrix behind the library's back).  Valid until
+ *     the next force point that runs an operation updating a, or a's
+ *     destruction, or deso_finalize.
+ * A layout other than a's current one is kept beside it (memory for one
+ * more copy of the local piece) for later readers.
+ * Collective.  Force point.
+ * Errors: DESO_ENULL, DESO_ESTALE, DESO_EINVAL (mb or nb < 0, only one of
+ * them 0, bad mode), DESO_EGRID (ctxt does not match the grid),
+ * DESO_EOVERFLOW (an extent does not fit in int), DESO_ENOMEM, DESO_EMPI,
+ * and the force's errors.  On error *local is NULL and nothing is owed.      */
+deso_err deso_mat_to_scalapack(const deso_mat *a, int ctxt, int64_t mb,
+                               int64_t nb, deso_copy_mode mode, int desc[9],
+                               double **local);
+
+/* Hands vector x to ScaLAPACK as an n x 1 matrix with row block mb (0: the
+ * context's block size, or ceil(n / grid rows) with DESO_NB_BLOCK) and
+ * NB = 1: the local array is non-empty only in grid column 0.  ctxt,
+ * ownership, errors: as deso_mat_to_scalapack.  Collective.  Force point. */
+deso_err deso_vec_to_scalapack(const deso_vec *x, int ctxt, int64_t mb,
+                               deso_copy_mode mode, int desc[9],
+                               double **local);
+
+/* Destroys a matrix handle; NULL-safe, sets *a to NULL; pending operations
+ * that read it still see its value.  Local.  Errors: DESO_ESTALE.        */
+deso_err deso_mat_destroy(deso_mat **a);
+
+/* Shape of a.  Local.  Errors: DESO_ENULL, DESO_ESTALE.                   */
 deso_err deso_mat_shape(const deso_mat *a, int64_t *m, int64_t *n);
 
 /* Copies the whole matrix into buf (column-major, leading dimension ld >=
- * max(1, m)) on `root`, or on every rank with DESO_ALL_RANKS.  Collective.
- * Force point.  Meant for tests and small matrices.                        */
+ * max(1, m)) on `root`, or on every rank with DESO_ALL_RANKS (buf and ld
+ * are ignored elsewhere).  Collective.  Force point.  Meant for tests and
+ * small matrices.  Errors: DESO_ENULL, DESO_ESTALE, DESO_EINVAL (root out
+ * of range, ld too small), DESO_ENOMEM, DESO_EMPI, the force's errors;
+ * all but the handle's on every rank when any rank has one.               */
 deso_err deso_mat_gather(const deso_mat *a, double *buf, int64_t ld,
                          int root);
 
-/* A scalar with the given value.  Collective.                              */
+/* A scalar with the given value.  Collective.  Errors: DESO_ENULL,
+ * DESO_ESTALE, DESO_ENOMEM (not agreed, as deso_vec_create).              */
 deso_err deso_scalar_create(deso_ctx *ctx, double value, deso_scalar **s);
 
 deso_err deso_scalar_destroy(deso_scalar **s);   /* as deso_vec_destroy   */

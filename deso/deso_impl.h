@@ -18,7 +18,10 @@
 
 #include "blas/blas.h"
 #include "deso.h"
+#include "optimizer/opt_cache.h"
+#include "optimizer/opt_graph.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/wisdom.h"
 #include "placement/errors.h"
 #include "redist_impl.h"
 #include "stats_impl.h"
@@ -36,6 +39,7 @@ typedef struct deso__view {
     pl_placement pl;          /* the same placement, for the optimiser      */
     double *data;             /* local piece (may be NULL when empty)       */
     int64_t rows, cols;       /* local shape                                */
+    bool borrowed;            /* data is the user's (DESO_BORROW): no free  */
     struct deso__view *next;
 } deso__view;
 
@@ -46,6 +50,10 @@ typedef struct deso__value {
     bool ready;               /* computed: views hold its data              */
     deso_err poison;          /* != OK: the flush that owed it failed       */
     deso__view *views;
+    /* force.c's scratch while it builds the optimiser's graph              */
+    uint64_t mark;            /* == ctx->stamp: seen in this force         */
+    int gid;                  /* its value id in the graph                 */
+    int nread;                /* pending nodes reading it                  */
 } deso__value;
 
 typedef struct deso__node {
@@ -93,7 +101,21 @@ struct deso_ctx {
     deso__mremap *mremaps;
     int64_t flushes;
     bool forcing;
+    /* the optimiser (force.c), plan cache and wisdom (wisdom_io.c)         */
+    uint64_t stamp;
+    opt_params params;        /* alpha, beta: probe.c or the wisdom file    */
+    bool calibrated;          /* params were measured (here or in a file)  */
+    opt_cache *cache;
+    opt_wisdom wis;           /* plans imported from a wisdom file          */
+    opt_graph last_g;         /* the last optimised flush, for explain and  */
+    opt_plan last_p;          /*   DESO_TRACE (last_g.nodes NULL: none)     */
+    bool verbose;             /* DESO_VERBOSE: explain every new plan       */
+    opt_counts ran_model;     /* the model of the plan the last flush ran   */
 };
+
+#define DESO__VERSION "0.1.0"
+#define DESO__CACHE_PLANS 256
+#define DESO__IMPROVE_ITERS 8
 
 /* ---- options (options.c) ---------------------------------------------- */
 deso_err deso__options_resolve(const deso_options *in, int P,
@@ -132,9 +154,24 @@ deso_err deso__sarg_value(deso_ctx **ctx, deso_sarg a, deso__value **out,
 void deso__hash_mix(deso_ctx *ctx, uint64_t v);
 void deso__dag_drop(deso_ctx *ctx, deso_err why);
 
+/* ---- the alpha-beta probe (probe.c) ------------------------------------ */
+/* Measures alpha and beta (a few ping-pongs between ranks 0 and 1 and a
+ * small broadcast, under 50 ms), MAX-allreduced so every rank has the same
+ * numbers.  Collective.                                                    */
+deso_err deso__probe(deso_ctx *ctx, opt_params *out);
+
+/* ---- wisdom files (wisdom_io.c) ------------------------------------------ */
+/* The run's wisdom config (version, P, grid, calibration).                */
+opt_wisdom_config deso__wisdom_config(const deso_ctx *ctx);
+/* Import: quiet = true ignores a missing file silently (DESO_WISDOM's
+ * first run).  Collective.                                                */
+deso_err deso__wisdom_load(deso_ctx *ctx, const char *path, bool quiet);
+deso_err deso__wisdom_save(deso_ctx *ctx, const char *path);
+
 /* ---- force and execution (force.c, exec.c, exec_trsv.c) ----------------- */
 deso_err deso__force(deso_ctx *ctx);
-deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd);
+/* Runs one node in placement pl (NULL: mode none's per-node defaults).   */
+deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl);
 deso_err deso__exec_trsv(deso_ctx *ctx, const blas_desc *d,
                          const deso__view *T, const deso__view *x,
                          deso__view *res);

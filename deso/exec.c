@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "deso_impl.h"
+#include "log_impl.h"
 
 static blas_local local_of(const deso_ctx *ctx, const deso__view *w)
 {
@@ -24,6 +25,7 @@ static deso_err reduce_step(deso_ctx *ctx, const blas_op_info *info, int rd,
                             const blas_layout *res, double *red, int64_t len)
 {
     if (rd < 0) return DESO_OK;
+    /* (only ranks holding the operand vector get here: see the caller)    */
     deso__redop op = info->red == BLAS_RED_MAXLOC ? DESO__MAXLOC : DESO__SUM;
     MPI_Comm comm = ctx->dimcomm[rd];
     bool broadcast = (res->rep & (1u << rd)) != 0;
@@ -31,7 +33,23 @@ static deso_err reduce_step(deso_ctx *ctx, const blas_op_info *info, int rd,
     return deso__reduce(ctx, comm, red, len, op, 0);
 }
 
-deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd)
+/* Whether this rank takes part in node nd's work under placement req/rl:
+ * vector reductions run only on the ranks holding the vector (its grid
+ * row or column when it is not replicated: the optimiser's
+ * reduce_holders_only model); other nodes wherever the result lives or a
+ * reduction needs a contribution.                                          */
+static bool takes_part(const deso_ctx *ctx, const blas_op_info *info,
+                       const blas_desc *d, const blas_layout *req,
+                       const blas_layout *rl)
+{
+    int r = ctx->coord[0], c = ctx->coord[1];
+    if (info->distributed) return true;
+    if (info->red == BLAS_RED_NONE) return blas_layout_holds(rl, r, c);
+    if (d->op == BLAS_OP_GEMV) return true;   /* A lives everywhere         */
+    return blas_layout_holds(&req[0], r, c);
+}
+
+deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl)
 {
     const blas_op_info *info = blas_op_get(nd->d.op);
     int nops = nd->d.nops;
@@ -43,8 +61,14 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd)
         cur[k] = nd->ops[k]->views->lay;
     }
     double t0 = deso__now();
-    deso_err err = opt_place_node(&ctx->df, &nd->d, cur, &rl, req);
-    deso__stats_time(DESO_T_OPTIMISE, deso__now() - t0);
+    deso_err err = DESO_OK;
+    if (pl != NULL) {           /* the optimised plan's placements          */
+        rl = pl->res;
+        for (int k = 0; k < nops; k++) req[k] = pl->req[k];
+    } else {
+        err = opt_place_node(&ctx->df, &nd->d, cur, &rl, req);
+        deso__stats_time(DESO_T_OPTIMISE, deso__now() - t0);
+    }
     DESO_TRY(err);
 
     deso__view *v[BLAS_MAXOPS];
@@ -77,7 +101,7 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd)
 
     if (info->distributed) {
         err = deso__exec_trsv(ctx, &nd->d, v[0], v[1], rv);
-    } else {
+    } else if (takes_part(ctx, info, &nd->d, req, &rl)) {
         int64_t len = blas_red_len(&nd->d, L);
         double small[2], *red = small;
         if (len > 2) red = malloc((size_t)len * sizeof(double));
@@ -86,6 +110,7 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd)
             t0 = deso__now();
             info->kernel(&nd->d, L, &R, red);
             deso__stats_time(DESO_T_COMPUTE, deso__now() - t0);
+            deso__log_op(nd->d.op, deso__now() - t0);
             if (info->red != BLAS_RED_NONE)
                 err = reduce_step(ctx, info, blas_red_dim(&nd->d, req), &rl,
                                   red, len);

@@ -8,11 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "deso_impl.h"
 
 deso__value *deso__value_new(blas_kind kind, int64_t m, int64_t n)
 {
-    deso__value *v = calloc(1, sizeof *v);
+    deso__value *v = deso__calloc(1, sizeof *v);
     if (v == NULL) return NULL;
     v->kind = kind;
     v->m = m;
@@ -25,7 +26,7 @@ void deso__value_ref(deso__value *v) { v->refs++; }
 void deso__view_free(deso__view *w)
 {
     if (w == NULL) return;
-    free(w->data);
+    if (!w->borrowed) free(w->data);
     free(w);
 }
 
@@ -44,7 +45,7 @@ void deso__value_unref(deso__value *v)
 deso_err deso__view_alloc(deso_ctx *ctx, const blas_layout *lay,
                           deso__view **out)
 {
-    deso__view *w = calloc(1, sizeof *w);
+    deso__view *w = deso__calloc(1, sizeof *w);
     DESO_CHECK(w != NULL, DESO_ENOMEM, "out of memory (view)");
     w->lay = *lay;
     deso_err err = blas_placement_of(lay, &w->pl);
@@ -54,14 +55,13 @@ deso_err deso__view_alloc(deso_ctx *ctx, const blas_layout *lay,
     }
     blas_layout_local(lay, ctx->coord[0], ctx->coord[1], &w->rows, &w->cols);
     int64_t len = w->rows * w->cols;
-    if (len > 0) {
-        w->data = calloc((size_t)len, sizeof(double));
-        if (w->data == NULL) {
-            free(w);
-            return deso__fail(DESO_ENOMEM,
-                              "out of memory (%lld local elements)",
-                              (long long)len);
-        }
+    /* allocated even when empty: the calls made (and so an injected
+     * failure) must not depend on this rank's share                        */
+    w->data = deso__calloc((size_t)len, sizeof(double));
+    if (w->data == NULL) {
+        free(w);
+        return deso__fail(DESO_ENOMEM, "out of memory (%lld local elements)",
+                          (long long)len);
     }
     *out = w;
     return DESO_OK;
@@ -94,7 +94,7 @@ deso_err deso__handle_new(deso_ctx *ctx, blas_kind kind, deso__value *v,
                           deso__handle **out)
 {
     /* the largest of the three public structs: they all wrap one handle   */
-    deso__handle *h = calloc(1, sizeof(struct deso_vec));
+    deso__handle *h = deso__calloc(1, sizeof(struct deso_vec));
     DESO_CHECK(h != NULL, DESO_ENOMEM, "out of memory (handle)");
     h->magic = DESO__MAGIC_LIVE;
     h->kind = kind;

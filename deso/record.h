@@ -43,6 +43,16 @@ static inline deso_err deso__sarg_check(deso_sarg a, deso_ctx **ctx,
     return deso__value_usable(a.s->h.val, fn);
 }
 
+/* Frees v if nothing references it: a constant made for an argument of a
+ * call that then failed (deso__record does this for its operands).      */
+void deso__value_sink(deso__value *v);
+
+/* Undoes the last deso__record, whose result is out's value: out points at
+ * old again and the running hash is restored.  False (nothing done) when
+ * that node is gone already (the DAG's size bound forced it).          */
+bool deso__record_undo(deso_ctx *ctx, deso__handle *out, deso__value *old,
+                       uint64_t hash);
+
 static inline deso_err deso__n_arg(int64_t n, const char *fn, int pos)
 {
     DESO_CHECK(n >= 0, DESO_ESIZE, "%s: n = %lld < 0 (arg %d)", fn,

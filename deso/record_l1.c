@@ -33,9 +33,13 @@ deso_err deso_dswap(int64_t n, deso_vec *x, int64_t incx, deso_vec *y,
     int64_t shape[2] = {1, n};
     uint64_t idy[1] = {y->h.id}, idx[1] = {x->h.id};
     deso__value *o1[1] = {yo}, *o2[1] = {xo};
+    uint64_t hash0 = ctx->hash;
     deso_err err = deso__record(ctx, BLAS_OP_COPY, 0, o1, idy, &x->h, shape);
-    if (err == DESO_OK)
+    if (err == DESO_OK) {
         err = deso__record(ctx, BLAS_OP_COPY, 0, o2, idx, &y->h, shape);
+        /* all or nothing: a half-recorded swap would leave x == y         */
+        if (err != DESO_OK) deso__record_undo(ctx, &x->h, xo, hash0);
+    }
     deso__value_unref(xo);
     deso__value_unref(yo);
     return err;
@@ -91,7 +95,11 @@ deso_err deso_daxpby_arg(int64_t n, deso_sarg alpha, const deso_vec *x,
     deso__value *ops[4];
     uint64_t ids[4];
     DESO_TRY(deso__sarg_value(&ctx, alpha, &ops[0], &ids[0], fn, "alpha"));
-    DESO_TRY(deso__sarg_value(&ctx, beta, &ops[2], &ids[2], fn, "beta"));
+    deso_err err = deso__sarg_value(&ctx, beta, &ops[2], &ids[2], fn, "beta");
+    if (err != DESO_OK) {
+        deso__value_sink(ops[0]);
+        return err;
+    }
     ops[1] = x->h.val;
     ids[1] = x->h.id;
     ops[3] = y->h.val;

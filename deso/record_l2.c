@@ -44,7 +44,12 @@ static deso_err gemv_node(deso_ctx *ctx, unsigned flags, int64_t m, int64_t n,
     ops[2] = x->h.val;
     ids[2] = x->h.id;
     if (flags & BLAS_F_BETA) {
-        DESO_TRY(deso__sarg_value(&ctx, beta, &ops[3], &ids[3], fn, "beta"));
+        deso_err err =
+            deso__sarg_value(&ctx, beta, &ops[3], &ids[3], fn, "beta");
+        if (err != DESO_OK) {
+            deso__value_sink(ops[0]);
+            return err;
+        }
         ops[4] = y->h.val;
         ids[4] = y->h.id;
     }
@@ -124,9 +129,18 @@ deso_err deso_dsymv_arg(deso_order order, deso_uplo uplo, int64_t n,
     DESO_TRY(deso__sarg_check(alpha, &ctx, fn, "alpha"));
     DESO_TRY(deso__sarg_check(beta, &ctx, fn, "beta"));
     unsigned tri = BLAS_F_MASK | (uplo == DESO_LOWER ? BLAS_F_LOWER : 0);
-    DESO_TRY(gemv_node(ctx, tri, n, n, alpha, a, x, beta, y, fn));
-    return gemv_node(ctx, tri | BLAS_F_STRICT | BLAS_F_TRANS, n, n, alpha, a,
-                     x, deso_sarg_double(1.0), y, fn);
+    deso__value *old = y->h.val;
+    uint64_t hash0 = ctx->hash;
+    deso__value_ref(old);
+    deso_err err = gemv_node(ctx, tri, n, n, alpha, a, x, beta, y, fn);
+    if (err == DESO_OK) {
+        err = gemv_node(ctx, tri | BLAS_F_STRICT | BLAS_F_TRANS, n, n, alpha,
+                        a, x, deso_sarg_double(1.0), y, fn);
+        /* all or nothing: y must not keep half a product                  */
+        if (err != DESO_OK) deso__record_undo(ctx, &y->h, old, hash0);
+    }
+    deso__value_unref(old);
+    return err;
 }
 
 deso_err deso_dtrsv(deso_order order, deso_uplo uplo, deso_trans trans,

@@ -12,8 +12,13 @@ static deso_err binop(blas_op op, const char *fn, deso_scalar *out,
     deso__value *ops[2] = {NULL, NULL};
     uint64_t ids[2] = {0, 0};
     DESO_TRY(deso__sarg_value(&ctx, a, &ops[0], &ids[0], fn, "a"));
-    if (nargs > 1)
-        DESO_TRY(deso__sarg_value(&ctx, b, &ops[1], &ids[1], fn, "b"));
+    if (nargs > 1) {
+        deso_err err = deso__sarg_value(&ctx, b, &ops[1], &ids[1], fn, "b");
+        if (err != DESO_OK) {
+            deso__value_sink(ops[0]);
+            return err;
+        }
+    }
     static const int64_t shape[2] = {1, 1};
     return deso__record(ctx, op, 0, ops, ids, &out->h, shape);
 }

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "deso_impl.h"
+#include "log_impl.h"
 
 struct deso__xplan {
     blas_layout src, dst;
@@ -329,7 +330,7 @@ deso_err deso__value_view(deso_ctx *ctx, deso__value *v,
     DESO_TRY(deso__view_alloc(ctx, lay, &w));
     deso_err err;
     if (v->kind == BLAS_MAT) {
-        err = deso__mat_remap(ctx, src, w);
+        err = deso__log_remap(ctx, src, w);
     } else if (replication_only(&src->lay, lay)) {
         err = replicate(ctx, src, w);
     } else {

@@ -5,7 +5,7 @@
  *   mpiexec -n P deso-cg [--n N] [--iters K] [--tol T] [--mode none|affine|full]
  *                        [--grid RxC] [--nb NB] [--json] [--verbose]
  *
- * Problem (tests/bench/cg_problem.h): a(i,j) = 1/(1+|i-j|) generated where
+ * Problem (cg_problem.h): a(i,j) = 1/(1+|i-j|) generated where
  * it lives (no rank ever holds the whole matrix), b = A * ones, x0 = 0.
  * Stops when ||r||/||b|| < T (T = 0 runs all K iterations); the residual
  * reported is the true ||b - A x|| / ||b|| computed after the last
@@ -18,7 +18,7 @@
 
 #include "deso.h"
 
-#include "../tests/bench/cg_problem.h"
+#include "cg_problem.h"
 
 static int rank0;
 static deso_ctx *ctx;

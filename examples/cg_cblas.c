@@ -4,14 +4,14 @@
  *
  *   deso-cg-cblas [--n N] [--iters K] [--tol T] [--json]
  *
- * Problem (tests/bench/cg_problem.h): a(i,j) = 1/(1+|i-j|), b = A * ones,
+ * Problem (cg_problem.h): a(i,j) = 1/(1+|i-j|), b = A * ones,
  * x0 = 0.  The residual printed is the true ||b - A x|| / ||b||.          */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../tests/bench/cg_problem.h"
+#include "cg_problem.h"
 
 int main(int argc, char **argv)
 {

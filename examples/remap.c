@@ -204,7 +204,10 @@ static int plan_only(const opts *o)
     deso_err e = deso_redist_slice_plan(o->P, o->r, o->Q, o->s, o->sched,
                                         &sp);
     if (e != DESO_OK) {
-        fprintf(stderr, "deso-remap: %s\n", deso_last_error());
+        /* no MPI here: under mpiexec only rank 0 (PMI_RANK) says why      */
+        const char *pmi = getenv("PMI_RANK");
+        if (pmi == NULL || strcmp(pmi, "0") == 0)
+            fprintf(stderr, "deso-remap: %s\n", deso_last_error());
         return 2;
     }
     if (o->json) {
@@ -287,8 +290,11 @@ static void side_alloc(side *sd, int64_t rows, int64_t cols)
         sd->prow = sd->pos / sd->l.pc;
         sd->pcol = sd->pos % sd->l.pc;
     }
-    sd->a = malloc((size_t)(sd->lld * (cols > 0 ? cols : 1)) *
-                   sizeof(double));
+    int64_t c1 = cols > 0 ? cols : 1;
+    /* NULL (reported by the caller) when the size does not even fit      */
+    sd->a = c1 <= INT64_MAX / (int64_t)sizeof(double) / sd->lld
+                ? malloc((size_t)(sd->lld * c1) * sizeof(double))
+                : NULL;
 }
 
 static void side_fill(side *sd)
@@ -377,6 +383,18 @@ static int run(const opts *o, int me, int np)
     side_alloc(&a, ar, ac);
     side_alloc(&b, br, bc);
     side_alloc(&c, br, bc);
+    int nomem = a.a == NULL || b.a == NULL || c.a == NULL;
+    MPI_Allreduce(MPI_IN_PLACE, &nomem, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (nomem) {
+        if (me == 0)
+            fprintf(stderr, "deso-remap: out of memory for the local arrays "
+                    "(%" PRId64 " x %" PRId64 " elements on rank 0)\n", ar,
+                    ac);
+        deso_redist_destroy(&r);
+        free(a.a); free(b.a); free(c.a);
+        free(a.ranks); free(b.ranks); free(c.ranks);
+        return 2;
+    }
     side_fill(&a);
     side_clear(&b);
     int in_place = o->in_place;

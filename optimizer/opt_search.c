@@ -25,6 +25,7 @@
  * is kept when it is valid for the mode and cheaper.  Deterministic: no
  * clocks, fixed orders, ties broken by index.                            */
 #include "opt_impl.h"
+#include "opt_cache.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -522,4 +523,48 @@ deso_err opt_search(const opt_graph *g, const opt_search_opts *o,
     }
     *out = s.cur;
     return DESO_OK;
+}
+
+deso_err opt_search_improve(const opt_graph *g, const opt_search_opts *o,
+                            int max_iters, opt_plan *p, bool *better)
+{
+    DESO_CHECK(g != NULL && o != NULL && p != NULL && better != NULL,
+               DESO_ENULL, "opt_search_improve: NULL argument");
+    DESO_CHECK(p->nnodes == g->nnodes, DESO_EINVAL,
+               "opt_search_improve: plan and graph differ in size");
+    *better = false;
+    if (o->mode == OPT_NONE) return DESO_OK;
+    opt_search_opts bo = *o;
+    bo.max_iters = max_iters > 0 ? max_iters : 1;
+    bo.passes = 1;
+    srch s;
+    memset(&s, 0, sizeof s);
+    s.g = g;
+    s.o = &bo;
+    s.memo = opt_memo_new();
+    deso_err err = s.memo ? DESO_OK
+                          : deso__fail(DESO_ENOMEM, "optimizer: out of memory");
+    if (err == DESO_OK) err = index_consumers(&s);
+    if (err == DESO_OK) err = opt_plan_copy(p, &s.cur);
+    double t0 = 0.0;
+    if (err == DESO_OK) err = cost_of(&s, &s.cur, &t0);
+    s.cost = t0;
+    if (err == DESO_OK) err = greedy(&s);
+    if (err == DESO_OK && s.cost < t0) {
+        s.cur.mode = o->mode;
+        s.cur.iters = p->iters + s.cur.iters;
+        err = opt_plan_cost(g, &s.cur, &o->cost, s.memo, NULL, &s.cur.model);
+        if (err == DESO_OK) {
+            opt_plan_free(p);
+            *p = s.cur;
+            memset(&s.cur, 0, sizeof s.cur);
+            *better = true;
+        }
+    }
+    opt_plan_free(&s.cur);
+    opt_memo_free(s.memo);
+    free(s.cstart);
+    free(s.cons);
+    free(s.cands);
+    return err;
 }

@@ -3,10 +3,22 @@
  * handles of another context (ECONTEXT), unsupported increments, bad
  * enums, bad options, and ranks recording different call sequences
  * (EMISMATCH at the force point, on every rank, after which the context
- * still works).                                                            */
+ * still works): an extra call, rank-dependent sizes, an extra call at the
+ * end of the DAG or in its middle.                                         */
 #include <stdlib.h>
 
 #include "test_util.h"
+
+/* A call made on some ranks only: it must succeed locally (no assertion
+ * here, which would itself be collective).                                */
+#define TU_OK_LOCAL(call)                                                    \
+    do {                                                                     \
+        deso_err e_ = (call);                                                \
+        if (e_ != DESO_OK)                                                   \
+            print_error("%s -> %s\n", #call, deso_errname(e_));              \
+        ok_local &= e_ == DESO_OK;                                           \
+    } while (0)
+static int ok_local = 1;
 
 static void test_bad_arguments(void **state)
 {
@@ -123,6 +135,89 @@ static void test_spmd_divergence(void **state)
     TU_OK(deso_finalize(&ctx));
 }
 
+/* Every rank gets DESO_EMISMATCH with the same explanation.              */
+static void expect_mismatch(deso_err e)
+{
+    int ok = e == DESO_EMISMATCH &&
+             strstr(deso_last_error(), "different call sequences") != NULL;
+    if (!ok)
+        print_error("%s: %s\n", deso_errname(e), deso_last_error());
+    assert_true(tu_all(ok));
+}
+
+/* After a mismatch the context computes: (1 .. 5) . (1 .. 5) = 55.        */
+static void expect_usable(deso_ctx *ctx)
+{
+    double v[5] = {1, 2, 3, 4, 5};
+    deso_vec *a;
+    deso_scalar *b;
+    TU_OK(deso_vec_from_array(ctx, 5, v, DESO_ALL_RANKS, &a));
+    TU_OK(deso_scalar_create(ctx, 0.0, &b));
+    TU_OK(deso_ddot(5, a, 1, a, 1, b));
+    assert_true(tu_all(tu_get(b) == 55.0));
+    TU_OK(deso_vec_destroy(&a));
+    TU_OK(deso_scalar_destroy(&b));
+}
+
+/* Divergence in sizes, in the number of calls and in the operation, each
+ * detected at the next force point on every rank (no deadlock, same
+ * message), after which the context is usable again.                     */
+static void test_spmd_sizes_and_extra_calls(void **state)
+{
+    (void)state;
+    int me, P = tu_size();
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (P == 1) return;   /* one rank cannot diverge from itself          */
+    deso_ctx *ctx = tu_ctx(0, 0, 2);
+    deso_vec *x, *y;
+    deso_scalar *s;
+    double v;
+
+    /* a vector whose length depends on the rank                            */
+    TU_OK(deso_vec_create(ctx, me == 0 ? 8 : 9, &x));
+    TU_OK(deso_scalar_create(ctx, 0.0, &s));
+    TU_OK(deso_dnrm2(me == 0 ? 8 : 9, x, 1, s));
+    expect_mismatch(deso_scalar_get(s, &v));
+    TU_OK(deso_vec_destroy(&x));
+    TU_OK(deso_scalar_destroy(&s));
+    expect_usable(ctx);
+
+    /* the same call on a different vector (and length) on one rank         */
+    TU_OK(deso_vec_create(ctx, 6, &x));
+    TU_OK(deso_vec_create(ctx, 7, &y));
+    TU_OK(deso_scalar_create(ctx, 0.0, &s));
+    if (me == P - 1) TU_OK_LOCAL(deso_dasum(7, y, 1, s));
+    else TU_OK_LOCAL(deso_dasum(6, x, 1, s));
+    expect_mismatch(deso_flush(ctx));
+    expect_usable(ctx);
+
+    /* one rank records an extra call at the end                            */
+    TU_OK(deso_daxpy(6, 1.0, x, 1, x, 1));
+    if (me == P - 1) TU_OK_LOCAL(deso_dscal(7, 2.0, y, 1));
+    expect_mismatch(deso_flush(ctx));
+    /* values the dropped work produced are unusable; others are fine       */
+    TU_ERR(deso_vec_gather(x, NULL, 0), DESO_EMISMATCH);
+    expect_usable(ctx);
+
+    /* one rank records an extra call in the middle, with a lazy scalar
+     * (y is fresh: the last rank's old y was lost with its dropped dscal)  */
+    TU_OK(deso_vec_destroy(&y));
+    TU_OK(deso_vec_create(ctx, 7, &y));
+    TU_OK(deso_ddot(7, y, 1, y, 1, s));
+    if (me == 0) TU_OK_LOCAL(deso_sadd(s, s, 1.0));
+    TU_OK(deso_dscal(7, s, y, 1));
+    expect_mismatch(deso_vec_get(y, 0, &v));
+    expect_usable(ctx);
+
+    /* different scalar constants are data, not structure: no mismatch      */
+    deso_vec *z;
+    TU_OK(deso_vec_create(ctx, 4, &z));
+    TU_OK(deso_dscal(4, (double)me, z, 1));
+    TU_OK(deso_flush(ctx));
+    assert_true(tu_all(ok_local));
+    TU_OK(deso_finalize(&ctx));
+}
+
 static void test_options(void **state)
 {
     (void)state;
@@ -179,4 +274,5 @@ static void test_options(void **state)
 
 TU_MAIN(cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_spmd_divergence),
+        cmocka_unit_test(test_spmd_sizes_and_extra_calls),
         cmocka_unit_test(test_options))

@@ -1,0 +1,33 @@
+/* Internal: the allocation wrappers of the runtime, with a fault-injection
+ * hook for tests.
+ *
+ * deso__malloc / deso__calloc / deso__realloc behave like their libc
+ * namesakes (free with free()), except that
+ *   - a request above DESO__ALLOC_MAX bytes, or whose byte count overflows
+ *     size_t, returns NULL without calling libc (sanitizers abort on such
+ *     requests instead of returning NULL, and no machine can satisfy them);
+ *   - a zero-byte request allocates one byte, so every call allocates and
+ *     the sequence of calls does not depend on a rank's local share;
+ *   - after deso__alloc_fail_after(n), the n-th call from then on (0: the
+ *     next one) returns NULL once; later calls succeed again.
+ * Not thread-safe (nor is the library).                                    */
+#ifndef DESO_ALLOC_H
+#define DESO_ALLOC_H
+
+#include <stddef.h>
+
+#define DESO__ALLOC_MAX ((size_t)1 << 46)
+
+void *deso__malloc(size_t size);
+void *deso__calloc(size_t count, size_t size);
+void *deso__realloc(void *p, size_t size);
+
+/* Test hook: make the n-th allocation from now fail (n >= 0); n = -1
+ * disables injection.  Local.                                              */
+void deso__alloc_fail_after(int n);
+/* Allocations made through the wrappers since the process started.        */
+long deso__alloc_count(void);
+/* Failures injected since the process started.                             */
+long deso__alloc_injected(void);
+
+#endif

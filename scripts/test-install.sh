@@ -1,0 +1,92 @@
+#!/bin/sh
+# Install test: scripts/test-install.sh [BUILD]
+#   1. make install PREFIX=<temporary directory> (BUILD=$1, default build);
+#   2. the installed files are there (headers, libraries, deso.pc, programs);
+#   3. a user's copy of examples/cg.c (with its cg_problem.h), outside the
+#      source tree, builds with pkg-config alone:
+#        PKG_CONFIG_PATH=$tmp/lib/pkgconfig \
+#            mpicc.mpich cg.c $(pkg-config --cflags --libs deso)
+#      and runs at P = 2 with a small n, printing a residual;
+#   4. README.md's "first program" builds the same way and prints x.Ax = 2;
+#   5. the installed deso-solve-pdgesv runs at P = 2.
+# Prints "install: N passed, N failed"; exits non-zero on any failure.
+set -u
+build=${1:-build}
+root=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+prefix=$tmp/prefix
+passed=0
+failed=0
+
+step() { # name command...: runs it, logs, counts
+    name=$1; shift
+    if "$@" >"$tmp/log" 2>&1; then
+        passed=$((passed + 1))
+        echo "ok: $name"
+    else
+        failed=$((failed + 1))
+        echo "FAILED: $name"
+        tail -n 20 "$tmp/log" | sed 's/^/    /'
+    fi
+}
+
+has_files() {
+    for f in include/deso/deso.h include/deso/deso_redist.h \
+             include/deso/deso_stats.h include/deso/deso_errors.h \
+             lib/libdeso.a lib/libdeso.so lib/pkgconfig/deso.pc \
+             bin/deso-cg bin/deso-solve-pdgesv; do
+        [ -e "$prefix/$f" ] || { echo "missing: $prefix/$f"; return 1; }
+    done
+}
+
+# compiles $1 in its own directory with pkg-config only, output $2
+user_build() {
+    (cd "$(dirname "$1")" &&
+     PKG_CONFIG_PATH=$prefix/lib/pkgconfig &&
+     export PKG_CONFIG_PATH &&
+     flags=$(pkg-config --cflags --libs deso) &&
+     echo "mpicc.mpich $(basename "$1") $flags -o $2" &&
+     mpicc.mpich "$(basename "$1")" $flags -o "$2")
+}
+
+run_cg() {
+    out=$(LD_LIBRARY_PATH=$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+          OPENBLAS_NUM_THREADS=1 timeout 120 \
+          mpiexec.mpich -n 2 "$tmp/src/cg" --n 60 --iters 30) || return 1
+    echo "$out"
+    echo "$out" | grep -q 'residual=[0-9]'
+}
+
+run_first() {
+    out=$(LD_LIBRARY_PATH=$prefix/lib timeout 60 \
+          mpiexec.mpich -n 2 "$tmp/src/first") || return 1
+    echo "$out"
+    echo "$out" | grep -q '^x.Ax = 2 '
+}
+
+run_solve() {
+    out=$(LD_LIBRARY_PATH=$prefix/lib OPENBLAS_NUM_THREADS=1 timeout 60 \
+          mpiexec.mpich -n 2 "$prefix/bin/deso-solve-pdgesv" 37 4) || return 1
+    echo "$out"
+    echo "$out" | grep -q 'residual=[0-9]'
+}
+
+step "make install PREFIX=$prefix" \
+    make -C "$root" --no-print-directory BUILD="$build" PREFIX="$prefix" install
+step "installed files" has_files
+
+mkdir -p "$tmp/src"
+cp "$root/examples/cg.c" "$root/examples/cg_problem.h" "$tmp/src/"
+step "user build of cg.c (pkg-config only)" user_build "$tmp/src/cg.c" cg
+step "cg at P = 2 prints a residual" run_cg
+
+# README.md's first program, verbatim between its markers
+sed -n '/<!-- first:begin -->/,/<!-- first:end -->/p' "$root/README.md" |
+    sed -e '1,/^```c/d' -e '/^```/,$d' >"$tmp/src/first.c"
+step "user build of README's first program" user_build "$tmp/src/first.c" first
+step "first program at P = 2 prints x.Ax = 2" run_first
+step "installed deso-solve-pdgesv at P = 2" run_solve
+
+echo "install: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,768 @@
+/* API misuse: every public function of deso.h and deso_redist.h called
+ * with NULL pointers, destroyed handles, handles of another context,
+ * wrong sizes (mismatched lengths, m/n disagreeing), negative and huge
+ * arguments (n = -1, n = INT64_MAX, roots out of range, lld too small,
+ * block sizes 0) returns its documented code on every rank, leaves a
+ * non-empty deso_last_error(), and leaves the context usable: a small
+ * computation afterwards gives the right answer.
+ *
+ * Collective safety: a bad argument on one rank only (a NULL buffer on
+ * the root, a bad lld on one rank) must not leave the others waiting in a
+ * collective; those cases check each rank's code separately.  Every
+ * assertion is all-reduced (tu_all) so that all ranks fail together.
+ * deso-np: 1 2 3                                                          */
+#include <stdlib.h>
+
+#include "deso/deso_impl.h"
+#include "placement/errors.h"
+#include "test_util.h"
+
+static int me, np;
+
+/* Failed expectations on this rank since the last MU_SYNC.  Checks are
+ * counted locally and all-reduced in batches (one all-reduce per check
+ * would dominate the run time on a loaded 2-core machine); every failure
+ * is printed with its rank, call and message.                              */
+static int mu_bad;
+
+#define MU_SYNC()                                                            \
+    do {                                                                     \
+        assert_true(tu_all(mu_bad == 0));                                    \
+        mu_bad = 0;                                                          \
+    } while (0)
+
+/* The call returns code_here on this rank (codes may differ by rank), and
+ * an error leaves a detailed message.                                      */
+#define MU_ERR_RANK(call, code_here)                                         \
+    do {                                                                     \
+        deso__fail(DESO_OK, "%s", "");                                      \
+        deso_err want_ = (code_here);                                        \
+        deso_err e_ = (call);                                                \
+        int ok_ = e_ == want_ &&                                             \
+                  (want_ == DESO_OK || deso_last_error()[0] != '\0');        \
+        if (!ok_)                                                            \
+            print_error("rank %d: %s -> %s (\"%s\"), expected %s\n", me,     \
+                        #call, deso_errname(e_), deso_last_error(),         \
+                        deso_errname(want_));                                \
+        mu_bad += !ok_;                                                      \
+    } while (0)
+
+/* The call returns `code` on every rank, with a detailed message.       */
+#define MU_ERR(call, code) MU_ERR_RANK(call, code)
+
+static double idx1(int64_t i, void *arg)
+{
+    (void)arg;
+    return (double)(i + 1);
+}
+
+static double mat_ij(int64_t i, int64_t j, void *arg)
+{
+    (void)arg;
+    return (double)(i == j ? 2 : 0) + 0.01 * (double)(i + j);
+}
+
+/* The context still computes: x = (1 .. 7), x . x = 140, and nothing is
+ * left pending by the failed calls.                                        */
+static void check_usable(deso_ctx *ctx)
+{
+    deso_info info;
+    TU_OK(deso_get_info(ctx, &info));
+    assert_true(tu_all(info.pending == 0));
+    deso_vec *x;
+    deso_scalar *s;
+    TU_OK(deso_vec_from_fn(ctx, 7, idx1, NULL, &x));
+    TU_OK(deso_scalar_create(ctx, 0.0, &s));
+    TU_OK(deso_ddot(7, x, 1, x, 1, s));
+    assert_true(tu_all(tu_get(s) == 140.0));
+    TU_OK(deso_vec_destroy(&x));
+    TU_OK(deso_scalar_destroy(&s));
+}
+
+/* ---- context, options, plans, wisdom, statistics ------------------------ */
+
+static void test_context(void **state)
+{
+    (void)state;
+    deso_ctx *ctx = NULL;
+    deso_options o;
+    MU_ERR(deso_init(MPI_COMM_WORLD, NULL, NULL), DESO_ENULL);
+    MU_ERR(deso_init(MPI_COMM_NULL, NULL, &ctx), DESO_EINVAL);
+    assert_null(ctx);
+    deso_options_default(&o);
+    o.mode = (deso_mode)99;
+    MU_ERR(deso_init(MPI_COMM_WORLD, &o, &ctx), DESO_EINVAL);
+    deso_options_default(&o);
+    o.mode = (deso_mode)-1;
+    MU_ERR(deso_init(MPI_COMM_WORLD, &o, &ctx), DESO_EINVAL);
+    deso_options_default(&o);
+    o.nb = -5;
+    MU_ERR(deso_init(MPI_COMM_WORLD, &o, &ctx), DESO_EINVAL);
+    deso_options_default(&o);
+    o.grid_rows = -1;
+    o.grid_cols = 1;
+    MU_ERR(deso_init(MPI_COMM_WORLD, &o, &ctx), DESO_EINVAL);
+    deso_options_default(&o);
+    o.grid_rows = np;
+    o.grid_cols = 2;
+    MU_ERR(deso_init(MPI_COMM_WORLD, &o, &ctx), DESO_EGRID);
+    deso_options_default(&o);
+    o.grid_rows = 1 << 30;
+    o.grid_cols = 1 << 30;
+    MU_ERR(deso_init(MPI_COMM_WORLD, &o, &ctx), DESO_EGRID);
+    deso_options_default(&o);
+    o.max_nodes = -1;
+    MU_ERR(deso_init(MPI_COMM_WORLD, &o, &ctx), DESO_EINVAL);
+    assert_null(ctx);
+    /* the environment, value by value                                       */
+    static const char *bad[][2] = {
+        {"DESO_NB", "abc"},         {"DESO_NB", "0"},
+        {"DESO_NB", "-3"},          {"DESO_NB", "99999999999999999999999"},
+        {"DESO_MAX_NODES", "-1"},   {"DESO_MAX_NODES", "12x"},
+        {"DESO_GRID", "axb"},       {"DESO_GRID", "2x"},
+        {"DESO_GRID", "0x1"},       {"DESO_OPT", "fast"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        setenv(bad[k][0], bad[k][1], 1);
+        MU_ERR(deso_init(MPI_COMM_WORLD, NULL, &ctx), DESO_EINVAL);
+        assert_null(ctx);
+        unsetenv(bad[k][0]);
+    }
+    setenv("DESO_GRID", "2000000x1", 1);
+    MU_ERR(deso_init(MPI_COMM_WORLD, NULL, &ctx), DESO_EINVAL);
+    unsetenv("DESO_GRID");
+
+    ctx = tu_ctx(0, 0, 2);
+    MU_ERR(deso_flush(NULL), DESO_ENULL);
+    deso_info info;
+    MU_ERR(deso_get_info(NULL, &info), DESO_ENULL);
+    MU_ERR(deso_get_info(ctx, NULL), DESO_ENULL);
+    MU_ERR(deso_plan_explain(NULL, stdout), DESO_ENULL);
+    MU_ERR(deso_plan_explain(ctx, NULL), DESO_ENULL);
+    MU_ERR(deso_wisdom_export(NULL, "w.txt"), DESO_ENULL);
+    MU_ERR(deso_wisdom_export(ctx, NULL), DESO_ENULL);
+    MU_ERR(deso_wisdom_import(NULL, "w.txt"), DESO_ENULL);
+    MU_ERR(deso_wisdom_import(ctx, NULL), DESO_ENULL);
+    MU_ERR(deso_wisdom_import(ctx, "/nonexistent/deso/wisdom"), DESO_EIO);
+    MU_ERR(deso_wisdom_export(ctx, "/nonexistent/deso/wisdom"), DESO_EIO);
+    MU_ERR(deso_stats_get(NULL), DESO_ENULL);
+    /* names of bad codes and modes are strings, never NULL                  */
+    assert_non_null(deso_mode_name((deso_mode)99));
+    assert_non_null(deso_strerror((deso_err)12345));
+    assert_non_null(deso_errname((deso_err)-12345));
+    assert_non_null(deso_schedule_name((deso_schedule)99));
+    deso_options_default(NULL);   /* NULL-safe                              */
+    deso_ctx *none = NULL;
+    TU_OK(deso_finalize(NULL));
+    TU_OK(deso_finalize(&none));
+    MU_SYNC();
+    check_usable(ctx);
+    TU_OK(deso_finalize(&ctx));
+    assert_null(ctx);
+}
+
+/* ---- creating values ---------------------------------------------------- */
+
+static void test_create(void **state)
+{
+    (void)state;
+    deso_ctx *ctx = tu_ctx(0, 0, 2);
+    deso_vec *x = NULL;
+    deso_mat *A = NULL;
+    deso_scalar *s = NULL;
+    double data[16] = {0};
+    double *mine0 = me == 0 ? NULL : data;   /* NULL on rank 0 only     */
+
+    MU_ERR(deso_vec_create(NULL, 3, &x), DESO_ENULL);
+    MU_ERR(deso_vec_create(ctx, 3, NULL), DESO_ENULL);
+    MU_ERR(deso_vec_create(ctx, -1, &x), DESO_ESIZE);
+    MU_ERR(deso_vec_create(ctx, INT64_MIN, &x), DESO_ESIZE);
+    MU_ERR(deso_vec_create(ctx, INT64_MAX, &x), DESO_ENOMEM);
+    MU_ERR(deso_vec_create(ctx, (int64_t)1 << 52, &x), DESO_ENOMEM);
+    assert_null(x);
+
+    MU_ERR(deso_vec_from_array(NULL, 4, data, DESO_ALL_RANKS, &x), DESO_ENULL);
+    MU_ERR(deso_vec_from_array(ctx, 4, data, DESO_ALL_RANKS, NULL),
+           DESO_ENULL);
+    MU_ERR(deso_vec_from_array(ctx, 4, NULL, DESO_ALL_RANKS, &x), DESO_ENULL);
+    MU_ERR(deso_vec_from_array(ctx, -1, data, DESO_ALL_RANKS, &x),
+           DESO_ESIZE);
+    MU_ERR(deso_vec_from_array(ctx, INT64_MAX, data, DESO_ALL_RANKS, &x),
+           DESO_ENOMEM);
+    MU_ERR(deso_vec_from_array(ctx, INT64_MAX, data, 0, &x), DESO_ENOMEM);
+    MU_ERR(deso_vec_from_array(ctx, 4, data, np, &x), DESO_EINVAL);
+    MU_ERR(deso_vec_from_array(ctx, 4, data, -2, &x), DESO_EINVAL);
+    MU_ERR(deso_vec_from_array(ctx, 4, data, 1 << 30, &x), DESO_EINVAL);
+    /* NULL data on the root only: every rank fails (no one is left in the
+     * broadcast)                                                           */
+    MU_ERR(deso_vec_from_array(ctx, 4, mine0, 0, &x), DESO_ENULL);
+    /* an out-parameter NULL on one rank only                                */
+    MU_ERR(deso_vec_from_array(ctx, 4, data, 0, me == np - 1 ? NULL : &x),
+           DESO_ENULL);
+    assert_null(x);
+
+    MU_ERR(deso_vec_from_fn(NULL, 4, idx1, NULL, &x), DESO_ENULL);
+    MU_ERR(deso_vec_from_fn(ctx, 4, NULL, NULL, &x), DESO_ENULL);
+    MU_ERR(deso_vec_from_fn(ctx, 4, idx1, NULL, NULL), DESO_ENULL);
+    MU_ERR(deso_vec_from_fn(ctx, -1, idx1, NULL, &x), DESO_ESIZE);
+    MU_ERR(deso_vec_from_fn(ctx, INT64_MAX, idx1, NULL, &x), DESO_ENOMEM);
+
+    MU_ERR(deso_mat_create(NULL, 2, 2, &A), DESO_ENULL);
+    MU_ERR(deso_mat_create(ctx, 2, 2, NULL), DESO_ENULL);
+    MU_ERR(deso_mat_create(ctx, -1, 2, &A), DESO_ESIZE);
+    MU_ERR(deso_mat_create(ctx, 2, -1, &A), DESO_ESIZE);
+    MU_ERR(deso_mat_create(ctx, INT64_MAX, INT64_MAX, &A), DESO_ENOMEM);
+    MU_ERR(deso_mat_create(ctx, (int64_t)1 << 32, (int64_t)1 << 32, &A),
+           DESO_ENOMEM);
+    MU_ERR(deso_mat_create(ctx, 2, INT64_MAX, &A), DESO_ENOMEM);
+    MU_ERR(deso_mat_from_fn(NULL, 2, 2, mat_ij, NULL, &A), DESO_ENULL);
+    MU_ERR(deso_mat_from_fn(ctx, 2, 2, NULL, NULL, &A), DESO_ENULL);
+    MU_ERR(deso_mat_from_fn(ctx, 2, 2, mat_ij, NULL, NULL), DESO_ENULL);
+    MU_ERR(deso_mat_from_fn(ctx, -2, 2, mat_ij, NULL, &A), DESO_ESIZE);
+
+    MU_ERR(deso_mat_from_array(NULL, 4, 4, data, 4, DESO_ALL_RANKS, &A),
+           DESO_ENULL);
+    MU_ERR(deso_mat_from_array(ctx, 4, 4, data, 4, DESO_ALL_RANKS, NULL),
+           DESO_ENULL);
+    MU_ERR(deso_mat_from_array(ctx, 4, 4, NULL, 4, DESO_ALL_RANKS, &A),
+           DESO_ENULL);
+    MU_ERR(deso_mat_from_array(ctx, -4, 4, data, 4, DESO_ALL_RANKS, &A),
+           DESO_ESIZE);
+    MU_ERR(deso_mat_from_array(ctx, 4, 4, data, 3, DESO_ALL_RANKS, &A),
+           DESO_EINVAL);
+    MU_ERR(deso_mat_from_array(ctx, 4, 4, data, 0, 0, &A), DESO_EINVAL);
+    MU_ERR(deso_mat_from_array(ctx, 4, 4, data, -1, 0, &A), DESO_EINVAL);
+    MU_ERR(deso_mat_from_array(ctx, 4, 4, data, 4, np, &A), DESO_EINVAL);
+    MU_ERR(deso_mat_from_array(ctx, 4, 4, data, 4, -7, &A), DESO_EINVAL);
+    MU_ERR(deso_mat_from_array(ctx, 4, 4, mine0, 4, 0, &A), DESO_ENULL);
+    MU_ERR(deso_mat_from_array(ctx, INT64_MAX, 2, data, INT64_MAX, 0, &A),
+           DESO_ENOMEM);
+    assert_null(A);
+
+    MU_ERR(deso_scalar_create(NULL, 1.0, &s), DESO_ENULL);
+    MU_ERR(deso_scalar_create(ctx, 1.0, NULL), DESO_ENULL);
+    assert_null(s);
+
+    /* the failed root-side calls changed nothing: a rooted create works    */
+    for (int k = 0; k < 16; k++) data[k] = k;
+    TU_OK(deso_mat_from_array(ctx, 4, 4, me == 0 ? data : NULL, 4, 0, &A));
+    double back[16];
+    TU_OK(deso_mat_gather(A, back, 4, DESO_ALL_RANKS));
+    assert_true(tu_all(memcmp(back, data, sizeof back) == 0));
+    TU_OK(deso_mat_destroy(&A));
+    MU_SYNC();
+    check_usable(ctx);
+    TU_OK(deso_finalize(&ctx));
+}
+
+/* ---- handles in level 1, level 2 and scalar calls ------------------------ */
+
+static void test_handles(void **state)
+{
+    (void)state;
+    deso_ctx *ctx = tu_ctx(0, 0, 2), *other = tu_ctx(0, 0, 3);
+    deso_vec *x, *y, *z, *ox, *dead;
+    deso_mat *A, *S, *oA, *deadA;
+    deso_scalar *s, *os, *deads;
+    TU_OK(deso_vec_create(ctx, 6, &x));
+    TU_OK(deso_vec_create(ctx, 6, &y));
+    TU_OK(deso_vec_create(ctx, 5, &z));
+    TU_OK(deso_vec_create(ctx, 6, &dead));
+    TU_OK(deso_vec_create(other, 6, &ox));
+    TU_OK(deso_mat_create(ctx, 5, 6, &A));   /* 5 x 6: not square       */
+    TU_OK(deso_mat_create(ctx, 6, 6, &S));
+    TU_OK(deso_mat_create(ctx, 6, 6, &deadA));
+    TU_OK(deso_mat_create(other, 6, 6, &oA));
+    TU_OK(deso_scalar_create(ctx, 1.0, &s));
+    TU_OK(deso_scalar_create(ctx, 1.0, &deads));
+    TU_OK(deso_scalar_create(other, 1.0, &os));
+    deso_vec *stale = dead;
+    deso_mat *staleA = deadA;
+    deso_scalar *stales = deads;
+    TU_OK(deso_vec_destroy(&dead));
+    TU_OK(deso_mat_destroy(&deadA));
+    TU_OK(deso_scalar_destroy(&deads));
+    const deso_vec *sv = (const deso_vec *)(const void *)s;   /* wrong kind */
+    const deso_scalar *ns = NULL;
+    const int64_t big = INT64_MAX;
+
+    /* destroy: stale pointers, NULL                                         */
+    MU_ERR(deso_vec_destroy(&stale), DESO_ESTALE);
+    assert_null(stale);
+    TU_OK(deso_vec_destroy(NULL));
+    TU_OK(deso_vec_destroy(&stale));
+    TU_OK(deso_mat_destroy(NULL));
+    TU_OK(deso_scalar_destroy(NULL));
+    deso_mat *staleA2 = staleA;
+    MU_ERR(deso_mat_destroy(&staleA2), DESO_ESTALE);
+    deso_scalar *stales2 = stales;
+    MU_ERR(deso_scalar_destroy(&stales2), DESO_ESTALE);
+    /* stale is NULL from here on: shell is a destroyed vector             */
+    deso_vec *shell;
+    TU_OK(deso_vec_create(ctx, 6, &shell));
+    deso_vec *dshell = shell;
+    TU_OK(deso_vec_destroy(&dshell));
+
+    /* queries                                                               */
+    int64_t n, m;
+    MU_ERR(deso_vec_length(NULL, &n), DESO_ENULL);
+    MU_ERR(deso_vec_length(x, NULL), DESO_ENULL);
+    MU_ERR(deso_vec_length(shell, &n), DESO_ESTALE);
+    MU_ERR(deso_vec_length(sv, &n), DESO_EINVAL);
+    MU_ERR(deso_mat_shape(NULL, &m, &n), DESO_ENULL);
+    MU_ERR(deso_mat_shape(A, NULL, &n), DESO_ENULL);
+    MU_ERR(deso_mat_shape(A, &m, NULL), DESO_ENULL);
+    MU_ERR(deso_mat_shape(staleA, &m, &n), DESO_ESTALE);
+
+    /* level 1: NULL, stale, other context, wrong kind, sizes, increments    */
+    MU_ERR(deso_dcopy(6, NULL, 1, y, 1), DESO_ENULL);
+    MU_ERR(deso_dcopy(6, x, 1, NULL, 1), DESO_ENULL);
+    MU_ERR(deso_dcopy(6, shell, 1, y, 1), DESO_ESTALE);
+    MU_ERR(deso_dcopy(6, x, 1, ox, 1), DESO_ECONTEXT);
+    MU_ERR(deso_dcopy(6, sv, 1, y, 1), DESO_EINVAL);
+    MU_ERR(deso_dcopy(5, x, 1, y, 1), DESO_ESIZE);
+    MU_ERR(deso_dcopy(6, x, 1, z, 1), DESO_ESIZE);
+    MU_ERR(deso_dcopy(-1, x, 1, y, 1), DESO_ESIZE);
+    MU_ERR(deso_dcopy(big, x, 1, y, 1), DESO_ESIZE);
+    MU_ERR(deso_dcopy(6, x, 0, y, 1), DESO_ENOTSUP);
+    MU_ERR(deso_dcopy(6, x, 1, y, big), DESO_ENOTSUP);
+    MU_ERR(deso_dswap(6, x, 1, NULL, 1), DESO_ENULL);
+    MU_ERR(deso_dswap(6, shell, 1, y, 1), DESO_ESTALE);
+    MU_ERR(deso_dswap(6, ox, 1, y, 1), DESO_ECONTEXT);
+    MU_ERR(deso_dswap(6, x, 1, z, 1), DESO_ESIZE);
+    MU_ERR(deso_dswap(6, x, -1, y, 1), DESO_ENOTSUP);
+    MU_ERR(deso_dscal(6, 2.0, NULL, 1), DESO_ENULL);
+    MU_ERR(deso_dscal(6, ns, x, 1), DESO_ENULL);
+    MU_ERR(deso_dscal(6, stales, x, 1), DESO_ESTALE);
+    MU_ERR(deso_dscal(6, os, x, 1), DESO_ECONTEXT);
+    MU_ERR(deso_dscal(-1, 2.0, x, 1), DESO_ESIZE);
+    MU_ERR(deso_dscal(7, 2.0, x, 1), DESO_ESIZE);
+    MU_ERR(deso_dscal(6, 2.0, x, 2), DESO_ENOTSUP);
+    MU_ERR(deso_daxpy(6, 2.0, NULL, 1, y, 1), DESO_ENULL);
+    MU_ERR(deso_daxpy(6, ns, x, 1, y, 1), DESO_ENULL);
+    MU_ERR(deso_daxpy(6, 2.0, x, 1, shell, 1), DESO_ESTALE);
+    MU_ERR(deso_daxpy(6, os, x, 1, y, 1), DESO_ECONTEXT);
+    MU_ERR(deso_daxpy(6, 2.0, x, 1, z, 1), DESO_ESIZE);
+    MU_ERR(deso_daxpy(INT64_MIN, 2.0, x, 1, y, 1), DESO_ESIZE);
+    MU_ERR(deso_daxpby(6, 2.0, x, 1, ns, y, 1), DESO_ENULL);
+    MU_ERR(deso_daxpby(6, 2.0, x, 1, stales, y, 1), DESO_ESTALE);
+    MU_ERR(deso_daxpby(6, s, x, 1, os, y, 1), DESO_ECONTEXT);
+    MU_ERR(deso_daxpby(6, 2.0, x, 1, 3.0, z, 1), DESO_ESIZE);
+    MU_ERR(deso_daxpby(6, 2.0, x, 1, 3.0, y, 0), DESO_ENOTSUP);
+    /* reductions                                                            */
+    MU_ERR(deso_ddot(6, x, 1, y, 1, NULL), DESO_ENULL);
+    MU_ERR(deso_ddot(6, x, 1, NULL, 1, s), DESO_ENULL);
+    MU_ERR(deso_ddot(6, x, 1, y, 1, stales), DESO_ESTALE);
+    MU_ERR(deso_ddot(6, x, 1, y, 1, os), DESO_ECONTEXT);
+    MU_ERR(deso_ddot(6, x, 1, ox, 1, s), DESO_ECONTEXT);
+    MU_ERR(deso_ddot(6, x, 1, z, 1, s), DESO_ESIZE);
+    MU_ERR(deso_ddot(6, x, 1, y, 1, (deso_scalar *)(void *)x), DESO_EINVAL);
+    static deso_err (*const red[])(int64_t, const deso_vec *, int64_t,
+                                   deso_scalar *) = {deso_dnrm2, deso_dasum,
+                                                     deso_idamax};
+    for (int k = 0; k < 3; k++) {
+        MU_ERR(red[k](6, NULL, 1, s), DESO_ENULL);
+        MU_ERR(red[k](6, x, 1, NULL), DESO_ENULL);
+        MU_ERR(red[k](6, shell, 1, s), DESO_ESTALE);
+        MU_ERR(red[k](6, x, 1, stales), DESO_ESTALE);
+        MU_ERR(red[k](6, ox, 1, s), DESO_ECONTEXT);
+        MU_ERR(red[k](6, x, 1, os), DESO_ECONTEXT);
+        MU_ERR(red[k](5, x, 1, s), DESO_ESIZE);
+        MU_ERR(red[k](-1, x, 1, s), DESO_ESIZE);
+        MU_ERR(red[k](big, x, 1, s), DESO_ESIZE);
+        MU_ERR(red[k](6, x, 3, s), DESO_ENOTSUP);
+    }
+
+    /* level 2                                                               */
+    const deso_order C = DESO_COL_MAJOR;
+    MU_ERR(deso_dgemv(C, DESO_NO_TRANS, 5, 6, 1.0, NULL, 5, x, 1, 0.0, z, 1),
+           DESO_ENULL);
+    MU_ERR(deso_dgemv(C, DESO_NO_TRANS, 5, 6, 1.0, A, 5, NULL, 1, 0.0, z, 1),
+           DESO_ENULL);
+    MU_ERR(deso_dgemv(C, DESO_NO_TRANS, 5, 6, 1.0, A, 5, x, 1, 0.0, NULL, 1),
+           DESO_ENULL);
+    MU_ERR(deso_dgemv(C, DESO_NO_TRANS, 6, 6, 1.0, staleA, 6, x, 1, 0.0, y,
+                      1),
+           DESO_ESTALE);
+    MU_ERR(deso_dgemv(C, DESO_NO_TRANS, 6, 6, 1.0, oA, 6, x, 1, 0.0, y, 1),
+           DESO_ECONTEXT);
+    MU_ERR(deso_dgemv(C, DESO_NO_TRANS, 5, 6, os, A, 5, x, 1, 0.0, z, 1),
+           DESO_ECONTEXT);
+    MU_ERR(deso_dgemv(C, DESO_NO_TRANS, 5, 6, 1.0, A, 5, x, 1, ns, z, 1),
+           DESO_ENULL);
+    /* m and n disagreeing with A, x or y                                     */
+    MU_ERR(deso_dgemv(C, DESO_NO_TRANS, 6, 5, 1.0, A, 6, x, 1, 0.0, z, 1),
+           DESO_ESIZE);
+    MU_ERR(deso_dgemv(C, DESO_NO_TRANS, 5, 6, 1.0, A, 5, z, 1, 0.0, x, 1),
+           DESO_ESIZE);
+    MU_ERR(deso_dgemv(C, DESO_TRANS, 5, 6, 1.0, A, 5, x, 1, 0.0, z, 1),
+           DESO_ESIZE);
+    MU_ERR(deso_dgemv(C, DESO_NO_TRANS, -5, 6, 1.0, A, 5, x, 1, 0.0, z, 1),
+           DESO_ESIZE);
+    MU_ERR(deso_dgemv(C, DESO_NO_TRANS, 5, big, 1.0, A, 5, x, 1, 0.0, z, 1),
+           DESO_ESIZE);
+    MU_ERR(deso_dgemv(C, DESO_NO_TRANS, 5, 6, 1.0, A, 0, x, 1, 0.0, z, 1),
+           DESO_EINVAL);
+    MU_ERR(deso_dgemv(C, DESO_NO_TRANS, 5, 6, 1.0, A, -big, x, 1, 0.0, z, 1),
+           DESO_EINVAL);
+    MU_ERR(deso_dgemv((deso_order)0, DESO_NO_TRANS, 5, 6, 1.0, A, 5, x, 1,
+                      0.0, z, 1),
+           DESO_EINVAL);
+    MU_ERR(deso_dgemv(C, (deso_trans)114, 5, 6, 1.0, A, 5, x, 1, 0.0, z, 1),
+           DESO_EINVAL);
+    MU_ERR(deso_dgemv(C, DESO_NO_TRANS, 5, 6, 1.0, A, 5, x, 2, 0.0, z, 1),
+           DESO_ENOTSUP);
+    MU_ERR(deso_dger(C, 5, 6, 1.0, z, 1, x, 1, NULL, 5), DESO_ENULL);
+    MU_ERR(deso_dger(C, 5, 6, 1.0, NULL, 1, x, 1, A, 5), DESO_ENULL);
+    MU_ERR(deso_dger(C, 5, 6, 1.0, z, 1, x, 1, staleA, 5), DESO_ESTALE);
+    MU_ERR(deso_dger(C, 6, 6, 1.0, x, 1, y, 1, oA, 6), DESO_ECONTEXT);
+    MU_ERR(deso_dger(C, 6, 5, 1.0, x, 1, z, 1, A, 6), DESO_ESIZE);
+    MU_ERR(deso_dger(C, 5, 6, 1.0, x, 1, y, 1, A, 5), DESO_ESIZE);
+    MU_ERR(deso_dger(C, -1, 6, 1.0, z, 1, x, 1, A, 5), DESO_ESIZE);
+    MU_ERR(deso_dger(C, 5, 6, 1.0, z, 1, x, 1, A, 0), DESO_EINVAL);
+    MU_ERR(deso_dger((deso_order)103, 5, 6, 1.0, z, 1, x, 1, A, 5),
+           DESO_EINVAL);
+    MU_ERR(deso_dger(C, 5, 6, stales, z, 1, x, 1, A, 5), DESO_ESTALE);
+    MU_ERR(deso_dsymv(C, DESO_UPPER, 6, 1.0, NULL, 6, x, 1, 0.0, y, 1),
+           DESO_ENULL);
+    MU_ERR(deso_dsymv(C, DESO_UPPER, 6, 1.0, S, 6, x, 1, 0.0, NULL, 1),
+           DESO_ENULL);
+    MU_ERR(deso_dsymv(C, DESO_UPPER, 6, 1.0, oA, 6, x, 1, 0.0, y, 1),
+           DESO_ECONTEXT);
+    MU_ERR(deso_dsymv(C, DESO_UPPER, 6, 1.0, S, 6, x, 1, 0.0, ox, 1),
+           DESO_ECONTEXT);
+    MU_ERR(deso_dsymv(C, DESO_UPPER, 5, 1.0, A, 5, z, 1, 0.0, z, 1),
+           DESO_ESIZE);
+    MU_ERR(deso_dsymv(C, DESO_UPPER, 6, 1.0, S, 6, x, 1, 0.0, z, 1),
+           DESO_ESIZE);
+    MU_ERR(deso_dsymv(C, DESO_UPPER, -6, 1.0, S, 6, x, 1, 0.0, y, 1),
+           DESO_ESIZE);
+    MU_ERR(deso_dsymv(C, (deso_uplo)0, 6, 1.0, S, 6, x, 1, 0.0, y, 1),
+           DESO_EINVAL);
+    MU_ERR(deso_dsymv(C, DESO_LOWER, 6, 1.0, S, 0, x, 1, 0.0, y, 1),
+           DESO_EINVAL);
+    MU_ERR(deso_dsymv(C, DESO_LOWER, 6, 1.0, S, 6, x, 1, stales, y, 1),
+           DESO_ESTALE);
+    MU_ERR(deso_dsymv(C, DESO_LOWER, 6, 1.0, S, 6, x, 1, 0.0, y, 0),
+           DESO_ENOTSUP);
+    MU_ERR(deso_dtrsv(C, DESO_UPPER, DESO_NO_TRANS, DESO_UNIT, 6, NULL, 6, x,
+                      1),
+           DESO_ENULL);
+    MU_ERR(deso_dtrsv(C, DESO_UPPER, DESO_NO_TRANS, DESO_UNIT, 6, S, 6, NULL,
+                      1),
+           DESO_ENULL);
+    MU_ERR(deso_dtrsv(C, DESO_UPPER, DESO_NO_TRANS, DESO_UNIT, 6, S, 6, shell,
+                      1),
+           DESO_ESTALE);
+    MU_ERR(deso_dtrsv(C, DESO_UPPER, DESO_NO_TRANS, DESO_UNIT, 6, S, 6, ox,
+                      1),
+           DESO_ECONTEXT);
+    MU_ERR(deso_dtrsv(C, DESO_UPPER, DESO_NO_TRANS, DESO_UNIT, 5, A, 5, z, 1),
+           DESO_ESIZE);
+    MU_ERR(deso_dtrsv(C, DESO_UPPER, DESO_NO_TRANS, DESO_UNIT, 6, S, 6, z, 1),
+           DESO_ESIZE);
+    MU_ERR(deso_dtrsv(C, DESO_UPPER, DESO_NO_TRANS, DESO_UNIT, big, S, 6, x,
+                      1),
+           DESO_ESIZE);
+    MU_ERR(deso_dtrsv(C, (deso_uplo)7, DESO_NO_TRANS, DESO_UNIT, 6, S, 6, x,
+                      1),
+           DESO_EINVAL);
+    MU_ERR(deso_dtrsv(C, DESO_UPPER, (deso_trans)0, DESO_UNIT, 6, S, 6, x, 1),
+           DESO_EINVAL);
+    MU_ERR(deso_dtrsv(C, DESO_UPPER, DESO_TRANS, (deso_diag)0, 6, S, 6, x, 1),
+           DESO_EINVAL);
+    MU_ERR(deso_dtrsv(C, DESO_UPPER, DESO_TRANS, DESO_UNIT, 6, S, -1, x, 1),
+           DESO_EINVAL);
+    MU_ERR(deso_dtrsv(C, DESO_UPPER, DESO_TRANS, DESO_UNIT, 6, S, 6, x, 5),
+           DESO_ENOTSUP);
+
+    /* scalar arithmetic                                                     */
+    MU_ERR(deso_sadd(NULL, 1.0, 2.0), DESO_ENULL);
+    MU_ERR(deso_sadd(s, ns, 2.0), DESO_ENULL);
+    MU_ERR(deso_ssub(s, 1.0, ns), DESO_ENULL);
+    MU_ERR(deso_smul(stales, 1.0, 2.0), DESO_ESTALE);
+    MU_ERR(deso_sdiv(s, stales, 2.0), DESO_ESTALE);
+    MU_ERR(deso_sdiv(s, 1.0, os), DESO_ECONTEXT);
+    MU_ERR(deso_sadd(os, s, 1.0), DESO_ECONTEXT);
+    MU_ERR(deso_ssqrt(NULL, s), DESO_ENULL);
+    MU_ERR(deso_ssqrt(s, os), DESO_ECONTEXT);
+    MU_ERR(deso_sneg(s, stales), DESO_ESTALE);
+    MU_ERR(deso_sneg((deso_scalar *)(void *)x, 1.0), DESO_EINVAL);
+    MU_ERR(deso_sset(NULL, 1.0), DESO_ENULL);
+    MU_ERR(deso_sset(s, ns), DESO_ENULL);
+    MU_ERR(deso_sset(s, os), DESO_ECONTEXT);
+    MU_ERR(deso_sset(s, stales), DESO_ESTALE);
+
+    /* reading                                                               */
+    double v, buf[36];
+    MU_ERR(deso_scalar_get(NULL, &v), DESO_ENULL);
+    MU_ERR(deso_scalar_get(stales, &v), DESO_ESTALE);
+    MU_ERR(deso_scalar_get(s, NULL), DESO_ENULL);
+    MU_ERR(deso_vec_get(NULL, 0, &v), DESO_ENULL);
+    MU_ERR(deso_vec_get(shell, 0, &v), DESO_ESTALE);
+    MU_ERR(deso_vec_get(x, 0, NULL), DESO_ENULL);
+    MU_ERR(deso_vec_get(x, -1, &v), DESO_EINVAL);
+    MU_ERR(deso_vec_get(x, 6, &v), DESO_EINVAL);
+    MU_ERR(deso_vec_get(x, big, &v), DESO_EINVAL);
+    MU_ERR(deso_vec_gather(NULL, buf, 0), DESO_ENULL);
+    MU_ERR(deso_vec_gather(shell, buf, 0), DESO_ESTALE);
+    MU_ERR(deso_vec_gather(x, NULL, DESO_ALL_RANKS), DESO_ENULL);
+    MU_ERR(deso_vec_gather(x, buf, np), DESO_EINVAL);
+    MU_ERR(deso_vec_gather(x, buf, -2), DESO_EINVAL);
+    MU_ERR(deso_mat_gather(NULL, buf, 6, 0), DESO_ENULL);
+    MU_ERR(deso_mat_gather(staleA, buf, 6, 0), DESO_ESTALE);
+    MU_ERR(deso_mat_gather(S, NULL, 6, DESO_ALL_RANKS), DESO_ENULL);
+    MU_ERR(deso_mat_gather(S, buf, 5, DESO_ALL_RANKS), DESO_EINVAL);
+    MU_ERR(deso_mat_gather(S, buf, 0, 0), DESO_EINVAL);
+    MU_ERR(deso_mat_gather(S, buf, 6, np), DESO_EINVAL);
+
+    MU_SYNC();
+    /* bad arguments on one rank only: no rank is left in a collective      */
+    int last = np - 1;
+    MU_ERR(deso_vec_gather(x, me == last ? NULL : buf, last), DESO_ENULL);
+    MU_ERR(deso_vec_get(x, 0, me == last ? NULL : &v), DESO_ENULL);
+    MU_ERR(deso_mat_gather(S, me == last ? NULL : buf, 6, last), DESO_ENULL);
+    MU_ERR(deso_mat_gather(S, buf, me == last ? 2 : 6, last), DESO_EINVAL);
+    MU_ERR_RANK(deso_scalar_get(s, me == last ? NULL : &v),
+                me == last ? DESO_ENULL : DESO_OK);
+    /* a rank's non-root buffer is never read                                */
+    TU_OK(deso_vec_gather(x, me == 0 ? buf : NULL, 0));
+    TU_OK(deso_mat_gather(S, me == 0 ? buf : NULL, me == 0 ? 6 : 0, 0));
+
+    /* none of the above recorded anything, and x, y, s still compute      */
+    deso_info info;
+    TU_OK(deso_get_info(ctx, &info));
+    assert_true(tu_all(info.pending == 0));
+    TU_OK(deso_finalize(&other));
+    TU_OK(deso_vec_destroy(&x));
+    TU_OK(deso_vec_destroy(&y));
+    TU_OK(deso_vec_destroy(&z));
+    TU_OK(deso_mat_destroy(&A));
+    TU_OK(deso_mat_destroy(&S));
+    TU_OK(deso_scalar_destroy(&s));
+    MU_SYNC();
+    check_usable(ctx);
+    TU_OK(deso_finalize(&ctx));
+}
+
+/* ---- deso_redist.h ------------------------------------------------------ */
+
+static void test_redist(void **state)
+{
+    (void)state;
+    deso_layout a = {12, 1, 2, 1, 1, np, NULL, 0};
+    deso_layout b = {12, 1, 3, 1, np, 1, NULL, 0};
+    deso_redist *r = NULL;
+    const deso_schedule G = DESO_SCHED_GREEDY;
+    MU_ERR(deso_redist_create(MPI_COMM_WORLD, NULL, &b, G, &r), DESO_ENULL);
+    MU_ERR(deso_redist_create(MPI_COMM_WORLD, &a, NULL, G, &r), DESO_ENULL);
+    MU_ERR(deso_redist_create(MPI_COMM_WORLD, &a, &b, G, NULL), DESO_ENULL);
+    MU_ERR(deso_redist_create(MPI_COMM_NULL, &a, &b, G, &r), DESO_EINVAL);
+    MU_ERR(deso_redist_create(MPI_COMM_WORLD, &a, &b, (deso_schedule)9, &r),
+           DESO_EINVAL);
+    MU_ERR(deso_redist_create(MPI_COMM_WORLD, &a, &b, (deso_schedule)-1, &r),
+           DESO_EINVAL);
+    deso_layout c = a;
+    c.mb = 0;
+    MU_ERR(deso_redist_create(MPI_COMM_WORLD, &c, &b, G, &r), DESO_EINVAL);
+    c = a;
+    c.nb = -1;
+    MU_ERR(deso_redist_create(MPI_COMM_WORLD, &c, &b, G, &r), DESO_EINVAL);
+    c = a;
+    c.pr = 0;
+    MU_ERR(deso_redist_create(MPI_COMM_WORLD, &c, &b, G, &r), DESO_EINVAL);
+    c = a;
+    c.pr = np + 1;
+    MU_ERR(deso_redist_create(MPI_COMM_WORLD, &c, &b, G, &r), DESO_EINVAL);
+    c = a;
+    c.pr = 1 << 30;
+    c.pc = 1 << 30;
+    MU_ERR(deso_redist_create(MPI_COMM_WORLD, &c, &b, G, &r), DESO_EINVAL);
+    int bad_ranks[3] = {np, 0, 0};
+    c = b;
+    c.ranks = bad_ranks;
+    MU_ERR(deso_redist_create(MPI_COMM_WORLD, &a, &c, G, &r), DESO_EINVAL);
+    if (np > 1) {
+        int rep_ranks[3] = {0, 0, 1};
+        c.ranks = rep_ranks;
+        MU_ERR(deso_redist_create(MPI_COMM_WORLD, &a, &c, G, &r),
+               DESO_EINVAL);
+    }
+    c = a;
+    c.m = -1;
+    MU_ERR(deso_redist_create(MPI_COMM_WORLD, &c, &b, G, &r), DESO_ESIZE);
+    c = a;
+    c.m = 13;
+    MU_ERR(deso_redist_create(MPI_COMM_WORLD, &c, &b, G, &r), DESO_ESIZE);
+    /* arguments that differ between ranks                                   */
+    if (np > 1) {
+        c = a;
+        c.mb = me == 0 ? 2 : 4;
+        MU_ERR(deso_redist_create(MPI_COMM_WORLD, &c, &b, G, &r),
+               DESO_EMISMATCH);
+    }
+    /* a layout bad on one rank only: every rank fails                        */
+    c = a;
+    if (me == np - 1) c.mb = 0;
+    MU_ERR(deso_redist_create(MPI_COMM_WORLD, &c, &b, G, &r),
+           np == 1 ? DESO_EINVAL : DESO_EMISMATCH);
+    assert_null(r);
+    MU_SYNC();
+
+    /* execute                                                               */
+    MU_ERR(deso_redist_execute(NULL, NULL, 1, NULL, 1), DESO_ENULL);
+    TU_OK(deso_redist_create(MPI_COMM_WORLD, &a, &b, G, &r));
+    int64_t sr, sc, dr, dc;
+    MU_ERR(deso_redist_local_shape(NULL, &sr, &sc, &dr, &dc), DESO_ENULL);
+    TU_OK(deso_redist_local_shape(r, NULL, NULL, NULL, NULL));
+    TU_OK(deso_redist_local_shape(r, &sr, &sc, &dr, &dc));
+    double src[16], dst[16];
+    for (int k = 0; k < 16; k++) src[k] = -1.0;
+    /* which ranks hold data, decided collectively before any expectation */
+    int holds_s = sr * sc > 0, holds_d = dr * dc > 0;
+    int any_s = !tu_all(!holds_s), any_d = !tu_all(!holds_d);
+    int short_s = holds_s && sr > 1, none_short = tu_all(!short_s);
+    int64_t sl = sr > 0 ? sr : 1, dl = dr > 0 ? dr : 1;
+    /* with no message at all (P = 1) errors are local and not agreed      */
+    if (any_s) {
+        MU_ERR_RANK(deso_redist_execute(r, NULL, sl, dst, dl),
+                    holds_s ? DESO_ENULL : DESO_EMISMATCH);
+        MU_ERR_RANK(deso_redist_execute(r, src, sr - 1, dst, dl),
+                    short_s ? DESO_EINVAL
+                            : none_short ? DESO_OK : DESO_EMISMATCH);
+    }
+    if (any_d) {
+        MU_ERR_RANK(deso_redist_execute(r, src, sl, NULL, dl),
+                    holds_d ? DESO_ENULL : DESO_EMISMATCH);
+        MU_ERR_RANK(deso_redist_execute(r, src, sl, dst, holds_d ? -5 : 1),
+                    holds_d ? DESO_EINVAL : DESO_EMISMATCH);
+    }
+    /* still works: a is 12 x 1 on a 1 x np grid (all on grid column 0), b
+     * cyclic(3) over np grid rows                                          */
+    for (int64_t l = 0; l < sr; l++) src[l] = (double)l;
+    TU_OK(deso_redist_execute(r, src, sl, dst, dl));
+    int good = 1;
+    for (int64_t l = 0; l < dr; l++)
+        good &= dst[l] == (double)((l / 3) * 3 * np + me * 3 + l % 3);
+    assert_true(tu_all(good));
+    deso_redist_destroy(&r);
+    assert_null(r);
+    deso_redist_destroy(NULL);
+    deso_redist_destroy(&r);
+
+    /* ScaLAPACK descriptors, schedules, slice plans                          */
+    deso_layout l;
+    int desc[9] = {1, -1, 4, 4, 2, 2, 0, 0, 4};
+    MU_ERR(deso_layout_from_scalapack(NULL, &l), DESO_ENULL);
+    MU_ERR(deso_layout_from_scalapack(desc, NULL), DESO_ENULL);
+    MU_ERR(deso_layout_from_scalapack(desc, &l), DESO_EGRID);
+    deso_layout_release(NULL);
+    deso_schedule sch;
+    MU_ERR(deso_schedule_parse(NULL, &sch), DESO_ENULL);
+    MU_ERR(deso_schedule_parse("greedy", NULL), DESO_ENULL);
+    MU_ERR(deso_schedule_parse("bogus", &sch), DESO_EINVAL);
+    MU_ERR(deso_schedule_parse("", &sch), DESO_EINVAL);
+    deso_slice_plan sp;
+    MU_ERR(deso_redist_slice_plan(2, 1, 3, 1, G, NULL), DESO_ENULL);
+    MU_ERR(deso_redist_slice_plan(0, 1, 3, 1, G, &sp), DESO_EINVAL);
+    MU_ERR(deso_redist_slice_plan(2, 1, -3, 1, G, &sp), DESO_EINVAL);
+    MU_ERR(deso_redist_slice_plan(2, 0, 3, 1, G, &sp), DESO_EINVAL);
+    MU_ERR(deso_redist_slice_plan(2, 1, 3, -1, G, &sp), DESO_EINVAL);
+    MU_ERR(deso_redist_slice_plan(2, 1, 3, 1, (deso_schedule)5, &sp),
+           DESO_EINVAL);
+    MU_ERR(deso_redist_slice_plan(1 << 20, 1, 1 << 20, 1, G, &sp),
+           DESO_EINVAL);
+    MU_ERR(deso_redist_slice_plan(3, INT64_MAX / 2, 5, INT64_MAX / 3, G, &sp),
+           DESO_EOVERFLOW);
+    deso_slice_plan_free(NULL);
+    TU_OK(deso_redist_slice_plan(2, 1, 3, 1, G, &sp));
+    deso_slice_plan_free(&sp);
+    MU_SYNC();
+}
+
+/* deso_mat_from_scalapack and friends: the argument checks that need no
+ * BLACS grid.                                                              */
+static void test_scalapack_args(void **state)
+{
+    (void)state;
+    deso_ctx *ctx = tu_ctx(0, 0, 2);
+    int desc[9] = {1, 0, 4, 4, 2, 2, 0, 0, 4};
+    double local[16] = {0};
+    deso_mat *A = NULL;
+    deso_vec *x = NULL;
+    int ctxt;
+    MU_ERR(deso_blacs_context(NULL, &ctxt), DESO_ENULL);
+    MU_ERR(deso_blacs_context(ctx, NULL), DESO_ENULL);
+    MU_ERR(deso_mat_from_scalapack(NULL, local, desc, DESO_COPY, &A),
+           DESO_ENULL);
+    MU_ERR(deso_mat_from_scalapack(ctx, local, NULL, DESO_COPY, &A),
+           DESO_ENULL);
+    MU_ERR(deso_mat_from_scalapack(ctx, local, desc, DESO_COPY, NULL),
+           DESO_ENULL);
+    MU_ERR(deso_vec_from_scalapack(NULL, local, desc, DESO_COPY, &x),
+           DESO_ENULL);
+    MU_ERR(deso_vec_from_scalapack(ctx, local, NULL, DESO_COPY, &x),
+           DESO_ENULL);
+    int d9[9];
+    double *lp;
+    MU_ERR(deso_mat_to_scalapack(NULL, -1, 0, 0, DESO_COPY, d9, &lp),
+           DESO_ENULL);
+    MU_ERR(deso_vec_to_scalapack(NULL, -1, 0, DESO_COPY, d9, &lp),
+           DESO_ENULL);
+    assert_null(A);
+    assert_null(x);
+    MU_SYNC();
+    check_usable(ctx);
+    TU_OK(deso_finalize(&ctx));
+}
+
+/* Every communicator a context creates returns MPI errors (never aborts),
+ * and an MPI error code becomes DESO_EMPI with MPI's message.             */
+static void test_mpi_errors(void **state)
+{
+    (void)state;
+    deso_ctx *ctx = tu_ctx(0, 0, 2);
+    MPI_Comm comms[3] = {ctx->comm, ctx->dimcomm[0], ctx->dimcomm[1]};
+    int ok = 1;
+    for (int k = 0; k < 3; k++) {
+        MPI_Errhandler eh;
+        ok &= MPI_Comm_get_errhandler(comms[k], &eh) == MPI_SUCCESS;
+        ok &= eh == MPI_ERRORS_RETURN;
+        MPI_Errhandler_free(&eh);
+    }
+    assert_true(tu_all(ok));
+    /* a real failing call on the context's communicator: a bad root        */
+    double b = 0.0;
+    int rc = MPI_Bcast(&b, 1, MPI_DOUBLE, np + 5, ctx->comm);
+    assert_true(tu_all(rc != MPI_SUCCESS));
+    MU_ERR(deso__mpi(rc, "MPI_Bcast"), DESO_EMPI);
+    assert_true(tu_all(strstr(deso_last_error(), "MPI_Bcast") != NULL));
+    MU_ERR(deso__mpi(MPI_ERR_COMM, "MPI_Allreduce"), DESO_EMPI);
+    assert_true(tu_all(deso__mpi(MPI_SUCCESS, "x") == DESO_OK));
+    MU_SYNC();
+    check_usable(ctx);
+    TU_OK(deso_finalize(&ctx));
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    unsetenv("DESO_OPT");
+    unsetenv("DESO_GRID");
+    unsetenv("DESO_NB");
+    unsetenv("DESO_WISDOM");
+    unsetenv("DESO_MAX_NODES");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_context),
+        cmocka_unit_test(test_create),
+        cmocka_unit_test(test_handles),
+        cmocka_unit_test(test_redist),
+        cmocka_unit_test(test_scalapack_args),
+        cmocka_unit_test(test_mpi_errors),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    MPI_Finalize();
+    return rc;
+}

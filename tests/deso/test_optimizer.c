@@ -1,0 +1,391 @@
+/* The optimiser wired into the runtime (issues 5 and 6): random DAGs give
+ * the same values in modes none, affine and full; the executor moves
+ * exactly the bytes the cost model predicts for CG's iteration; the plan
+ * cache replays; wisdom files round-trip, and a corrupted, truncated or
+ * foreign file is ignored without changing any result.
+ * deso-np: 1 2 3 4                                                          */
+#include "test_util.h"
+
+#include <unistd.h>
+
+#include "deso/deso_impl.h"
+
+#define NV 4
+#define NS 3
+
+static deso_ctx *mk(deso_mode mode, const char *wisdom)
+{
+    deso_options o;
+    deso_options_default(&o);
+    o.mode = mode;
+    o.nb = 4;
+    o.wisdom = wisdom;
+    deso_ctx *ctx = NULL;
+    TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
+    return ctx;
+}
+
+/* A random program on NV vectors of length n, NS scalars and an n x n
+ * matrix; every value gathered at the end into out (NV * n + NS).        */
+static void random_program(deso_mode mode, uint64_t seed, int64_t n,
+                           double *out)
+{
+    deso_ctx *ctx = mk(mode, NULL);
+    tu_rng r = {seed};
+    double *buf = malloc((size_t)(n * n) * sizeof(double));
+    deso_vec *v[NV];
+    deso_scalar *s[NS];
+    deso_mat *A;
+    tu_fill(&r, buf, n * n);
+    TU_OK(deso_mat_from_array(ctx, n, n, buf, n, DESO_ALL_RANKS, &A));
+    for (int k = 0; k < NV; k++) {
+        tu_fill(&r, buf, n);
+        TU_OK(deso_vec_from_array(ctx, n, buf, DESO_ALL_RANKS, &v[k]));
+    }
+    for (int k = 0; k < NS; k++)
+        TU_OK(deso_scalar_create(ctx, tu_rand(&r), &s[k]));
+    deso_scalar *t;
+    TU_OK(deso_scalar_create(ctx, 0.0, &t));
+    int steps = 12 + (int)(r.s % 12);
+    for (int st = 0; st < steps; st++) {
+        double u = tu_rand(&r);
+        int a = (int)((u + 1.0) * 1000.0) % NV, b = (a + 1) % NV;
+        int sa = (int)((u + 1.0) * 777.0) % NS;
+        int op = (int)((tu_rand(&r) + 1.0) * 5.0);
+        /* a bounded scalar from s[sa]: 1 / (1 + s^2)                       */
+        TU_OK(deso_smul(t, s[sa], s[sa]));
+        TU_OK(deso_sadd(t, t, 1.0));
+        TU_OK(deso_sdiv(t, 1.0, t));
+        switch (op) {
+        case 0: TU_OK(deso_daxpy(n, t, v[a], 1, v[b], 1)); break;
+        case 1: TU_OK(deso_dscal(n, t, v[a], 1)); break;
+        case 2: TU_OK(deso_ddot(n, v[a], 1, v[b], 1, s[sa])); break;
+        case 3: TU_OK(deso_dnrm2(n, v[a], 1, s[sa])); break;
+        case 4:
+            TU_OK(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, t, A, n,
+                             v[a], 1, 0.0, v[b], 1));
+            TU_OK(deso_dnrm2(n, v[b], 1, s[sa]));
+            TU_OK(deso_sadd(s[sa], s[sa], 1.0));
+            TU_OK(deso_sdiv(s[sa], 1.0, s[sa]));
+            TU_OK(deso_dscal(n, s[sa], v[b], 1));
+            break;
+        case 5:
+            TU_OK(deso_dgemv(DESO_COL_MAJOR, DESO_TRANS, n, n, 0.5, A, n,
+                             v[a], 1, t, v[b], 1));
+            break;
+        case 6: TU_OK(deso_daxpby(n, t, v[a], 1, 0.5, v[b], 1)); break;
+        case 7: TU_OK(deso_dasum(n, v[a], 1, s[sa])); break;
+        case 8: TU_OK(deso_dcopy(n, v[a], 1, v[b], 1)); break;
+        default: {
+            double x;
+            TU_OK(deso_scalar_get(s[sa], &x));    /* a force point         */
+            break;
+        }
+        }
+        if (st % 5 == 4) TU_OK(deso_flush(ctx));
+    }
+    for (int k = 0; k < NV; k++)
+        TU_OK(deso_vec_gather(v[k], out + k * n, DESO_ALL_RANKS));
+    for (int k = 0; k < NS; k++) TU_OK(deso_scalar_get(s[k], &out[NV * n + k]));
+    free(buf);
+    TU_OK(deso_finalize(&ctx));
+}
+
+static void test_random_modes(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        int64_t n = 5 + (int64_t)(seed * 7 % 23);
+        int64_t len = NV * n + NS;
+        double *res[3];
+        for (int m = 0; m < 3; m++) {
+            res[m] = malloc((size_t)len * sizeof(double));
+            random_program((deso_mode)(DESO_MODE_NONE + m), seed, n, res[m]);
+        }
+        for (int m = 1; m < 3; m++) {
+            double e = tu_relerr(res[m], res[0], len);
+            if (e > 1e-12) print_error("seed %llu mode %d: rel err %g\n",
+                                       (unsigned long long)seed, m, e);
+            assert_true(tu_all(e <= 1e-12));
+        }
+        for (int m = 0; m < 3; m++) free(res[m]);
+    }
+}
+
+/* ---- CG ---------------------------------------------------------------- */
+
+typedef struct cg {
+    deso_ctx *ctx;
+    int64_t n;
+    deso_mat *A;
+    deso_vec *x, *r, *p, *q;
+    deso_scalar *rr, *rrn, *pq, *al, *nal, *be;
+} cg;
+
+static double a_fn(int64_t i, int64_t j, void *arg)
+{
+    (void)arg;
+    return i == j ? 4.0 : 1.0 / (1.0 + (double)((i - j) * (i - j)));
+}
+
+static double b_fn(int64_t i, void *arg)
+{
+    (void)arg;
+    return 1.0 + (double)(i % 7);
+}
+
+static void cg_setup_on(cg *c, deso_ctx *ctx, int64_t n)
+{
+    c->ctx = ctx;
+    c->n = n;
+    TU_OK(deso_mat_from_fn(c->ctx, n, n, a_fn, NULL, &c->A));
+    TU_OK(deso_vec_from_fn(c->ctx, n, b_fn, NULL, &c->r));
+    TU_OK(deso_vec_create(c->ctx, n, &c->x));
+    TU_OK(deso_vec_create(c->ctx, n, &c->p));
+    TU_OK(deso_vec_create(c->ctx, n, &c->q));
+    deso_scalar **s[6] = {&c->rr, &c->rrn, &c->pq, &c->al, &c->nal, &c->be};
+    for (int k = 0; k < 6; k++) TU_OK(deso_scalar_create(c->ctx, 0.0, s[k]));
+    TU_OK(deso_dcopy(n, c->r, 1, c->p, 1));
+    TU_OK(deso_ddot(n, c->r, 1, c->r, 1, c->rr));
+    TU_OK(deso_flush(c->ctx));
+}
+
+static void cg_setup(cg *c, deso_mode mode, int64_t n, const char *wisdom)
+{
+    cg_setup_on(c, mk(mode, wisdom), n);
+}
+
+static void cg_iter(cg *c)
+{
+    int64_t n = c->n;
+    TU_OK(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, 1.0, c->A, n, c->p,
+                     1, 0.0, c->q, 1));
+    TU_OK(deso_ddot(n, c->p, 1, c->q, 1, c->pq));
+    TU_OK(deso_sdiv(c->al, c->rr, c->pq));
+    TU_OK(deso_daxpy(n, c->al, c->p, 1, c->x, 1));
+    TU_OK(deso_sneg(c->nal, c->al));
+    TU_OK(deso_daxpy(n, c->nal, c->q, 1, c->r, 1));
+    TU_OK(deso_ddot(n, c->r, 1, c->r, 1, c->rrn));
+    TU_OK(deso_sdiv(c->be, c->rrn, c->rr));
+    TU_OK(deso_dscal(n, c->be, c->p, 1));
+    TU_OK(deso_daxpy(n, 1.0, c->r, 1, c->p, 1));
+    TU_OK(deso_sset(c->rr, c->rrn));
+}
+
+static void cg_done(cg *c, double *x)
+{
+    if (x != NULL) TU_OK(deso_vec_gather(c->x, x, DESO_ALL_RANKS));
+    TU_OK(deso_finalize(&c->ctx));
+}
+
+static void totals(int64_t *t)
+{
+    deso_stats st;
+    TU_OK(deso_stats_get(&st));
+    int64_t mine[6] = {st.bytes_p2p, st.msgs_p2p, st.bytes_collective,
+                       st.msgs_collective, st.plans_optimised,
+                       st.plans_replayed};
+    MPI_Allreduce(mine, t, 6, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    /* plans are counted on every rank: per rank                            */
+    t[4] /= tu_size();
+    t[5] /= tu_size();
+}
+
+/* Every flush of CG moves exactly what the model of its plan says (plus
+ * the force point's SPMD check: one 16-byte all-reduce).                 */
+static void test_bytes_match_model(void **state)
+{
+    (void)state;
+    int P = tu_size();
+    for (int m = 0; m < 3; m++) {
+        cg c;
+        cg_setup(&c, (deso_mode)(DESO_MODE_NONE + m), 60, NULL);
+        for (int it = 0; it < 4; it++) {
+            int64_t t0[6], t1[6];
+            cg_iter(&c);
+            totals(t0);
+            TU_OK(deso_flush(c.ctx));
+            totals(t1);
+            opt_counts mc = c.ctx->ran_model;
+            int64_t agree_b = P > 1 ? 16 * (P - 1) * 2 : 0;
+            int64_t agree_m = P > 1 ? 1 : 0;
+            bool ok = t1[0] - t0[0] == mc.bytes_p2p &&
+                      t1[1] - t0[1] == mc.msgs_p2p &&
+                      t1[2] - t0[2] - agree_b == mc.bytes_coll &&
+                      t1[3] - t0[3] - agree_m == mc.msgs_coll;
+            if (!ok)
+                print_error("mode %d it %d: p2p %lld/%lld vs %lld/%lld, coll "
+                            "%lld/%lld vs %lld/%lld\n", m, it,
+                            (long long)(t1[0] - t0[0]),
+                            (long long)(t1[1] - t0[1]),
+                            (long long)mc.bytes_p2p, (long long)mc.msgs_p2p,
+                            (long long)(t1[2] - t0[2] - agree_b),
+                            (long long)(t1[3] - t0[3] - agree_m),
+                            (long long)mc.bytes_coll,
+                            (long long)mc.msgs_coll);
+            assert_true(tu_all(ok));
+        }
+        cg_done(&c, NULL);
+    }
+}
+
+/* 40 iterations in mode full (deso-cg shows 100): at most two
+ * optimisations (the first flush and the first iteration), every later
+ * flush replayed.                                                          */
+static void test_plan_cache(void **state)
+{
+    (void)state;
+    int64_t t0[6], t1[6];
+    totals(t0);
+    cg c;
+    cg_setup(&c, DESO_MODE_FULL, 48, NULL);
+    for (int it = 0; it < 40; it++) {
+        cg_iter(&c);
+        double rr;
+        TU_OK(deso_scalar_get(c.rr, &rr));
+    }
+    totals(t1);
+    /* the plan explains itself                                             */
+    FILE *dev = fopen("/dev/null", "w");
+    if (dev != NULL) {
+        TU_OK(deso_plan_explain(c.ctx, dev));
+        fclose(dev);
+    }
+    cg_done(&c, NULL);
+    int64_t opt = t1[4] - t0[4], rep = t1[5] - t0[5];
+    if (opt > 2 || rep < 39)
+        print_error("optimised %lld, replayed %lld\n", (long long)opt,
+                    (long long)rep);
+    assert_true(tu_all(opt <= 2 && rep >= 39));
+}
+
+/* ---- wisdom ------------------------------------------------------------ */
+
+static const char *wfile(void)
+{
+    static char path[256];
+    if (path[0] == '\0') {
+        /* one name for all ranks: rank 0's pid                             */
+        long pid = (long)getpid();
+        MPI_Bcast(&pid, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+        snprintf(path, sizeof path, "/tmp/deso-test-wisdom-%ld.txt", pid);
+    }
+    return path;
+}
+
+static void cg_run(deso_mode mode, const char *wisdom, bool import,
+                   int iters, double *x, int64_t *optimised)
+{
+    int64_t t0[6], t1[6];
+    totals(t0);
+    cg c;
+    if (import) {
+        deso_ctx *ctx = mk(mode, NULL);
+        deso_err e = deso_wisdom_import(ctx, wisdom);
+        (void)e;   /* corrupt files: DESO_EWISDOM, checked by the caller   */
+        cg_setup_on(&c, ctx, 40);
+    } else {
+        cg_setup(&c, mode, 40, wisdom);
+    }
+    for (int it = 0; it < iters; it++) {
+        cg_iter(&c);
+        double rr;
+        TU_OK(deso_scalar_get(c.rr, &rr));
+    }
+    totals(t1);
+    *optimised = t1[4] - t0[4];
+    cg_done(&c, x);
+}
+
+static void test_wisdom_roundtrip(void **state)
+{
+    (void)state;
+    const char *f = wfile();
+    if (tu_size() > 0 && f[0]) {
+        int me;
+        MPI_Comm_rank(MPI_COMM_WORLD, &me);
+        if (me == 0) remove(f);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    double x0[40], x1[40], x2[40];
+    int64_t o0, o1, o2;
+    /* DESO_WISDOM-style: first run exports at finalize                     */
+    cg_run(DESO_MODE_FULL, f, false, 3, x0, &o0);
+    assert_true(tu_all(o0 >= 1));
+    /* second run with the same file: nothing optimised, same bits        */
+    cg_run(DESO_MODE_FULL, f, false, 3, x1, &o1);
+    assert_true(tu_all(o1 == 0));
+    assert_true(tu_all(memcmp(x0, x1, sizeof x0) == 0));
+    /* explicit import                                                      */
+    cg_run(DESO_MODE_FULL, f, true, 3, x2, &o2);
+    assert_true(tu_all(o2 == 0));
+    assert_true(tu_all(memcmp(x0, x2, sizeof x0) == 0));
+}
+
+/* Corrupted (one byte changed), truncated, garbage, and another grid's
+ * files: ignored, identical results, the optimiser runs as without.      */
+static void test_wisdom_corrupt(void **state)
+{
+    (void)state;
+    const char *f = wfile();
+    int me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    double ref[40], x[40];
+    int64_t oref, o;
+    if (me == 0) remove(f);
+    MPI_Barrier(MPI_COMM_WORLD);
+    cg_run(DESO_MODE_FULL, NULL, false, 3, ref, &oref);
+    /* a valid file to damage                                               */
+    cg_run(DESO_MODE_FULL, f, false, 3, x, &o);
+    for (int kind = 0; kind < 4; kind++) {
+        char bad[300];
+        snprintf(bad, sizeof bad, "%s.bad", f);
+        if (me == 0) {
+            FILE *in = fopen(f, "rb");
+            char buf[65536];
+            size_t len = in ? fread(buf, 1, sizeof buf, in) : 0;
+            if (in) fclose(in);
+            FILE *out = fopen(bad, "wb");
+            if (kind == 0 && len > 40) buf[len / 2] ^= 0x01;   /* bit flip */
+            if (kind == 1) len /= 2;                          /* truncated */
+            if (kind == 2) {                                  /* hostile   */
+                len = (size_t)snprintf(buf, sizeof buf,
+                                       "deso-wisdom 1\nconfig 0.1.0 %d 1x%d 1 "
+                                       "0x1p+900 -0x1p+3\nplan 000 99999999 1\n",
+                                       tu_size(), tu_size());
+            }
+            if (kind == 3) {                                  /* empty     */
+                len = 0;
+            }
+            if (out) {
+                fwrite(buf, 1, len, out);
+                fclose(out);
+            }
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        deso_ctx *ctx = mk(DESO_MODE_FULL, NULL);
+        deso_err e = deso_wisdom_import(ctx, bad);
+        assert_true(tu_all(e == DESO_EWISDOM));
+        TU_OK(deso_finalize(&ctx));
+        cg_run(DESO_MODE_FULL, bad, true, 3, x, &o);
+        assert_true(tu_all(memcmp(ref, x, sizeof x) == 0));
+        assert_true(tu_all(o == oref));
+        if (me == 0) remove(bad);
+    }
+    if (me == 0) remove(f);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_modes),
+        cmocka_unit_test(test_bytes_match_model),
+        cmocka_unit_test(test_plan_cache),
+        cmocka_unit_test(test_wisdom_roundtrip),
+        cmocka_unit_test(test_wisdom_corrupt),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    MPI_Finalize();
+    return rc;
+}
