@@ -105,6 +105,7 @@ typedef enum blas_op {
     BLAS_OP_GEMV,       /* y <- a op(A) x (+ b y)        [a, A, x (, b, y)] */
     BLAS_OP_GER,        /* A <- a x y^T + A              [a, x, y, A]       */
     BLAS_OP_TRSV,       /* x <- op(T)^-1 x               [T, x]             */
+    BLAS_OP_VMUL,       /* y <- x .* y (extension)       [x, y]             */
     BLAS_OP_COUNT
 } blas_op;
 

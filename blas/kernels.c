@@ -54,6 +54,17 @@ void blas__k_axpby(const blas_desc *d, const blas_local *ops, blas_local *res,
         for (int64_t i = 0; i < res->rows; i++) y[i] = a * x[i] + b * y[i];
 }
 
+/* y <- x .* y, element by element (deso_dvmul).                          */
+void blas__k_vmul(const blas_desc *d, const blas_local *ops, blas_local *res,
+                  double *red)
+{
+    (void)d;
+    (void)red;
+    const double *x = ops[0].data;
+    double *y = res->data;
+    for (int64_t i = 0; i < res->rows; i++) y[i] *= x[i];
+}
+
 void blas__k_dot(const blas_desc *d, const blas_local *ops, blas_local *res,
                  double *red)
 {

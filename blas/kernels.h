@@ -19,6 +19,7 @@ BLAS__KERNEL(blas__k_iamax);
 BLAS__KERNEL(blas__k_scalar);
 BLAS__KERNEL(blas__k_gemv);
 BLAS__KERNEL(blas__k_ger);
+BLAS__KERNEL(blas__k_vmul);
 BLAS__KERNEL(blas__f_copy);
 BLAS__KERNEL(blas__f_sqrt);
 BLAS__KERNEL(blas__f_index);

@@ -53,6 +53,18 @@ static deso_err c_reduce(const blas_desc *d, const blas_layout *res,
     return DESO_OK;
 }
 
+/* vmul (element-wise y <- x .* y): x and y both in the result's placement,
+ * like daxpy without a scalar.                                            */
+static deso_err c_elem(const blas_desc *d, const blas_layout *res,
+                       const blas_layout *cur, blas_layout *req)
+{
+    (void)d;
+    (void)cur;
+    req[0] = *res;
+    req[1] = *res;
+    return DESO_OK;
+}
+
 static deso_err c_scalar(const blas_desc *d, const blas_layout *res,
                          const blas_layout *cur, blas_layout *req)
 {
@@ -178,6 +190,8 @@ static const blas_op_info table[BLAS_OP_COUNT] = {
                      c_ger, blas__k_ger, NULL},
     [BLAS_OP_TRSV] = {"dtrsv", 2, {M, V}, V, 1, BLAS_RED_NONE, true, c_trsv,
                       NULL, NULL},
+    [BLAS_OP_VMUL] = {"dvmul", 2, {V, V}, V, 1, BLAS_RED_NONE, false, c_elem,
+                      blas__k_vmul, NULL},
 };
 
 const blas_op_info *blas_op_get(blas_op op)

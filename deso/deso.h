@@ -241,6 +241,28 @@ deso_err deso_mat_from_array(deso_ctx *ctx, int64_t m, int64_t n,
 deso_err deso_mat_from_fn(deso_ctx *ctx, int64_t m, int64_t n, deso_mat_fn f,
                           void *arg, deso_mat **out);
 
+/* A matrix read from a Matrix Market file: "%%MatrixMarket matrix
+ * coordinate|array real|integer|pattern general|symmetric" (symmetric
+ * files are expanded; duplicate coordinate entries are summed).  Rank 0
+ * parses the file and broadcasts the outcome first, so every rank returns
+ * the same error; then it broadcasts the entries in bounded chunks and
+ * each rank keeps only the ones it owns (no rank ever holds the dense
+ * matrix).  path is read on rank 0 only (may be NULL elsewhere).
+ * Collective.  Not a force point.
+ * Errors (on every rank): DESO_ENULL (ctx or out NULL), DESO_EIO (missing,
+ * unreadable or malformed file; deso_last_error gives the parser's message
+ * on every rank), DESO_ENOTSUP (complex, hermitian, skew-symmetric),
+ * DESO_ESIZE, DESO_ENOMEM, DESO_EMPI.  On error *out is NULL.             */
+deso_err deso_mat_from_mtx(deso_ctx *ctx, const char *path, deso_mat **out);
+
+/* d <- diag(A): d[i] = A(i, i) for 0 <= i < min(m, n), d of that length.
+ * Recorded as a copy from a vector built where the diagonal lives (one
+ * all-reduce of min(m, n) doubles).  Collective.  Force point only when A
+ * has pending updates (deso_dger); otherwise nothing else is forced.
+ * Errors: DESO_ENULL, DESO_ESTALE, DESO_ECONTEXT, DESO_ESIZE (d has the
+ * wrong length), DESO_ENOMEM, DESO_EMPI, the force's errors.              */
+deso_err deso_mat_diag(const deso_mat *a, deso_vec *d);
+
 /* ---- ScaLAPACK interoperability ------------------------------------------ *
  * A deso context on an R x C grid stores a matrix exactly as ScaLAPACK
  * does on the BLACS grid that Cblacs_gridinit(&ctxt, "Row", R, C) makes
@@ -364,7 +386,8 @@ deso_err deso_mat_gather(const deso_mat *a, double *buf, int64_t ld,
  * DESO_ESTALE, DESO_ENOMEM (not agreed, as deso_vec_create).              */
 deso_err deso_scalar_create(deso_ctx *ctx, double value, deso_scalar **s);
 
-deso_err deso_scalar_destroy(deso_scalar **s);   /* as deso_vec_destroy   */
+/* As deso_vec_destroy.  Local.                                            */
+deso_err deso_scalar_destroy(deso_scalar **s);
 
 /* The scalar's value, on every rank.  Collective.  Force point.
  * Errors: DESO_ENULL, DESO_ESTALE, the force's errors.                    */
@@ -442,6 +465,13 @@ deso_err deso_dasum(int64_t n, const deso_vec *x, int64_t incx,
  * n = 0), like cblas_idamax.                                               */
 deso_err deso_idamax(int64_t n, const deso_vec *x, int64_t incx,
                      deso_scalar *result);
+
+/* Extension (not in the BLAS): y <- x .* y, element by element (y_i <-
+ * x_i y_i), e.g. a Jacobi preconditioner z = D^-1 r with x = D^-1.  Same
+ * rules and errors as deso_daxpy without the scalar; NaN and inf follow
+ * IEEE multiplication.                                                    */
+deso_err deso_dvmul(int64_t n, const deso_vec *x, int64_t incx, deso_vec *y,
+                    int64_t incy);
 
 #define deso_dscal(n, alpha, x, incx)                                        \
     deso_dscal_arg((n), DESO_SARG(alpha), (x), (incx))

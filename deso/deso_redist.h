@@ -112,8 +112,11 @@ deso_err deso_layout_from_scalapack(const int desc[9], deso_layout *out);
  * NULL-safe.  Local.                                                       */
 void deso_layout_release(deso_layout *l);
 
-/* Schedule names "caterpillar", "stepwise", "greedy".  Local.             */
+/* Schedule names "caterpillar", "stepwise", "greedy" ("?" for a value
+ * outside the enum).  Local.                                               */
 const char *deso_schedule_name(deso_schedule s);
+/* The schedule named `name` (as deso_schedule_name spells it).  Local.
+ * Errors: DESO_ENULL (name or out NULL), DESO_EINVAL (unknown name).      */
 deso_err deso_schedule_parse(const char *name, deso_schedule *out);
 
 /* The schedule of one slice of a 1-D remap CYCLIC(r) on P ranks ->

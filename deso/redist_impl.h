@@ -24,6 +24,9 @@
  * on that communicator.                                                    */
 #define DESO__TAG_REMAP 0x5244
 
+#define DESO__FUSE_PACK 1
+#define DESO__FUSE_UNPACK 2
+
 /* A copy program: pairs of runs (side a -> side b), single elements at a
  * constant stride merged into strided items, compressed into periodic
  * groups.  Group g repeats its k items reps times, shifting the
@@ -61,6 +64,13 @@ typedef struct deso__msg {
     int64_t buf_off;            /* offset in sendbuf / recvbuf             */
 } deso__msg;
 
+/* A piece of a fused pass: units [lo, hi) of group g of fused program
+ * prog (0: the self copy; p > 0: message fuse_msg[p - 1]).               */
+typedef struct deso__seg {
+    int prog;
+    int64_t g, lo, hi;
+} deso__seg;
+
 typedef struct deso__remap_step {
     int send0, nsend;      /* this step's sends: send[send0 ..]            */
     int recv0, nrecv;      /* this step's receives: recv[recv0 ..]         */
@@ -82,6 +92,16 @@ typedef struct deso__remap {
     double *sendbuf, *recvbuf;  /* hold the largest step's messages        */
     int64_t sendbuf_len, recvbuf_len;
     int max_reqs;          /* largest nsend + nrecv of one step            */
+    /* Fusion (flat arrays only): the self copy interleaved, in chunks of
+     * the array it shares, with the packs of the first step's sends
+     * (DESO__FUSE_PACK: one read of src) or with the unpack of its one
+     * packed receive (DESO__FUSE_UNPACK: one write of dst), so that the
+     * shared array's cache lines are touched once while cached.          */
+    int fuse;              /* 0, DESO__FUSE_PACK or DESO__FUSE_UNPACK       */
+    int nfuse;             /* messages fused with the self copy             */
+    int *fuse_msg;         /* their indices (send or recv)                  */
+    int64_t nsegs;
+    deso__seg *segs;       /* the fused pass, in order                      */
     MPI_Request *reqs;     /* max_reqs                                      */
     int *req_msg;          /* per request: receive index, or -1 - send     */
 } deso__remap;

@@ -4,13 +4,28 @@
  *
  *   mpiexec -n P deso-cg [--n N] [--iters K] [--tol T] [--mode none|affine|full]
  *                        [--grid RxC] [--nb NB] [--json] [--verbose]
+ *                        [--verbose-every K] [--matrix FILE.mtx]
+ *                        [--precond none|jacobi|ssor] [--dot FILE.dot]
  *
  * Problem (cg_problem.h): a(i,j) = 1/(1+|i-j|) generated where
- * it lives (no rank ever holds the whole matrix), b = A * ones, x0 = 0.
+ * it lives (no rank ever holds the whole matrix), b = A * ones, x0 = 0;
+ * or --matrix: a square real Matrix Market file (deso_mat_from_mtx), b =
+ * A * ones computed with deso_dgemv.  Either way the exact solution is
+ * ones, and "error" is ||x - ones|| / sqrt(n).
+ * Preconditioned CG (z = M^-1 r, rho = r.z, p = z + beta p): jacobi M = D
+ * (z = D^-1 r with deso_dvmul); ssor (symmetric Gauss-Seidel, omega = 1)
+ * M = (D+L) D^-1 (D+U), z = (D+U)^-1 D (D+L)^-1 r: two deso_dtrsv on A
+ * itself per iteration, which the optimiser may run on A's folding or
+ * after a cyclic remap of A.
  * Stops when ||r||/||b|| < T (T = 0 runs all K iterations); the residual
  * reported is the true ||b - A x|| / ||b|| computed after the last
- * iteration.  Prints paper 003's Table 1 categories; --json prints one line
- * on rank 0 (bytes and messages summed over ranks, times of rank 0).      */
+ * iteration.  A run with T > 0 that does not reach it prints "deso-cg: did
+ * not reach tol ..." on rank 0 (stderr) and still exits 0; --json reports
+ * "converged" (true when T = 0).  --verbose prints the recurrence residual
+ * every --verbose-every iterations (default 10).  --dot writes the DOT of
+ * the optimised plan of the iteration.  Prints paper 003's Table 1
+ * categories; --json prints one line on rank 0 (bytes and messages summed
+ * over ranks, times of rank 0).  Bad options: one line on stderr, exit 2. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,22 +59,94 @@ static double a_fn(int64_t i, int64_t j, void *arg)
     return cg_problem_a(*(const long *)arg, (long)i, (long)j);
 }
 
+static double one_fn(int64_t i, void *arg)
+{
+    (void)i;
+    (void)arg;
+    return 1.0;
+}
+
+static const char *const pc_names[] = {"none", "jacobi", "ssor"};
+
 static double b_fn(int64_t i, void *arg)
 {
     return cg_problem_b(*(const long *)arg, (long)i);
 }
 
-/* Splits off the options cg_problem.h's parser does not know.            */
-static int own_opts(int *argc, char **argv, deso_mode *mode, int *verbose,
-                    char *err, size_t errlen)
+enum { PC_NONE, PC_JACOBI, PC_SSOR };
+
+struct own_opts {
+    deso_mode mode;
+    int verbose;
+    long every;             /* --verbose-every                             */
+    const char *matrix;     /* --matrix                                    */
+    int precond;            /* --precond                                   */
+    const char *dot;        /* --dot                                       */
+};
+
+/* The value of option `name` at argv[*k] ("--name V" or "--name=V"), or
+ * NULL when argv[*k] is not that option; *k moves past it.                */
+static const char *opt_value(int argc, char **argv, int *k, const char *name,
+                             int *missing)
 {
-    int k = 1, out = 1;
+    const char *a = argv[*k];
+    size_t len = strlen(name);
+    if (strncmp(a, name, len) != 0 || (a[len] != '\0' && a[len] != '='))
+        return NULL;
+    if (a[len] == '=') {
+        *k += 1;
+        return a + len + 1;
+    }
+    if (*k + 1 >= argc) {
+        *missing = 1;
+        return NULL;
+    }
+    *k += 2;
+    return argv[*k - 1];
+}
+
+/* Splits off the options cg_problem.h's parser does not know.            */
+static int own_opts(int *argc, char **argv, struct own_opts *oo, char *err,
+                    size_t errlen)
+{
+    int k = 1, out = 1, missing = 0;
+    deso_mode *mode = &oo->mode;
     while (k < *argc) {
-        const char *a = argv[k];
+        const char *a = argv[k], *val;
         if (strcmp(a, "--verbose") == 0) {
-            *verbose = 1;
+            oo->verbose = 1;
             k++;
             continue;
+        }
+        if ((val = opt_value(*argc, argv, &k, "--matrix", &missing)) != NULL) {
+            oo->matrix = val;
+            continue;
+        }
+        if ((val = opt_value(*argc, argv, &k, "--dot", &missing)) != NULL) {
+            oo->dot = val;
+            continue;
+        }
+        if ((val = opt_value(*argc, argv, &k, "--verbose-every", &missing)) != NULL) {
+            if (cg_opt_long(val, 1, 100000000L, &oo->every) != 0) {
+                snprintf(err, errlen, "--verbose-every must be an integer >= 1, got '%s'", val);
+                return -1;
+            }
+            oo->verbose = 1;
+            continue;
+        }
+        if ((val = opt_value(*argc, argv, &k, "--precond", &missing)) != NULL) {
+            if (strcmp(val, "none") == 0) oo->precond = PC_NONE;
+            else if (strcmp(val, "jacobi") == 0) oo->precond = PC_JACOBI;
+            else if (strcmp(val, "ssor") == 0) oo->precond = PC_SSOR;
+            else {
+                snprintf(err, errlen, "--precond must be none, jacobi or ssor, got '%s'", val);
+                return -1;
+            }
+            continue;
+        }
+        if (missing) {
+            snprintf(err, errlen, "option %s needs a value", a);
+            return -1;
         }
         if (strncmp(a, "--mode", 6) == 0 && (a[6] == '\0' || a[6] == '=')) {
             const char *v = a[6] == '=' ? a + 7 : (k + 1 < *argc ? argv[k + 1] : NULL);
@@ -93,11 +180,15 @@ int main(int argc, char **argv)
 
     struct cg_opts o;
     char msg[256];
-    deso_mode mode = DESO_MODE_DEFAULT;
-    int verbose = 0;
-    int rc = own_opts(&argc, argv, &mode, &verbose, msg, sizeof msg);
+    struct own_opts oo = {DESO_MODE_DEFAULT, 0, 10, NULL, PC_NONE, NULL};
+    int rc = own_opts(&argc, argv, &oo, msg, sizeof msg);
+    deso_mode mode = oo.mode;
+    int verbose = oo.verbose;
     if (rc == 0) rc = cg_parse_opts(argc, argv, 1, &o, msg, sizeof msg);
-    if (rc == 1 && rank0) printf("%s [--mode none|affine|full] [--verbose]\n", msg);
+    if (rc == 1 && rank0)
+        printf("%s [--mode none|affine|full] [--verbose] [--verbose-every K]\n"
+               "    [--matrix FILE.mtx] [--precond none|jacobi|ssor] [--dot FILE.dot]\n",
+               msg);
     if (rc < 0 && rank0) fprintf(stderr, "deso-cg: %s\n", msg);
     if (rc != 0) {
         MPI_Finalize();
@@ -109,6 +200,14 @@ int main(int argc, char **argv)
     opt.grid_rows = (int)o.grid_r;
     opt.grid_cols = (int)o.grid_c;
     opt.nb = o.nb;
+    /* the DOT of the iteration's plan: later plans (the true residual's)
+     * would overwrite it, so the runtime writes beside it and the file is
+     * taken once the iterations are done                                   */
+    char dotpart[4096];
+    if (oo.dot != NULL) {
+        snprintf(dotpart, sizeof dotpart, "%s.partial", oo.dot);
+        opt.trace = dotpart;
+    }
     deso_err e = deso_init(MPI_COMM_WORLD, &opt, &ctx);
     if (e != DESO_OK) {
         if (rank0) fprintf(stderr, "deso-cg: %s\n", deso_last_error());
@@ -117,16 +216,57 @@ int main(int argc, char **argv)
     }
     deso_info info;
     D(deso_get_info(ctx, &info));
-    const int64_t n = o.n;
+    int64_t n = o.n;
     deso_mat *A;
-    deso_vec *b, *x, *r, *p, *q, *t;
-    D(deso_mat_from_fn(ctx, n, n, a_fn, &o.n, &A));
-    D(deso_vec_from_fn(ctx, n, b_fn, &o.n, &b));
+    deso_vec *b, *x, *r, *p, *q, *t, *z, *d = NULL, *ones;
+    if (oo.matrix != NULL) {
+        int64_t m;
+        e = deso_mat_from_mtx(ctx, oo.matrix, &A);
+        if (e == DESO_OK) e = deso_mat_shape(A, &m, &n);
+        if (e == DESO_OK && (m != n || n < 1))
+            e = DESO_ESIZE;
+        if (e != DESO_OK) {
+            if (rank0) {
+                if (e == DESO_ESIZE)
+                    fprintf(stderr, "deso-cg: %s: CG needs a square, non-empty matrix\n",
+                            oo.matrix);
+                else
+                    fprintf(stderr, "deso-cg: %s\n", deso_last_error());
+            }
+            deso_finalize(&ctx);
+            MPI_Finalize();
+            return 2;
+        }
+        D(deso_vec_create(ctx, n, &b));
+    } else {
+        D(deso_mat_from_fn(ctx, n, n, a_fn, &o.n, &A));
+        D(deso_vec_from_fn(ctx, n, b_fn, &o.n, &b));
+    }
+    D(deso_vec_from_fn(ctx, n, one_fn, NULL, &ones));
+    if (oo.matrix != NULL)   /* b = A * ones                               */
+        D(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, 1.0, A, n, ones, 1, 0.0, b, 1));
+    if (oo.precond != PC_NONE) {
+        D(deso_vec_create(ctx, n, &d));
+        D(deso_mat_diag(A, d));   /* D, computed once                      */
+    }
+    if (oo.precond == PC_JACOBI) {   /* d <- D^-1, computed once            */
+        double *dv = malloc((size_t)n * sizeof *dv);
+        if (dv == NULL) fail(DESO_ENOMEM, "the diagonal");
+        D(deso_vec_gather(d, dv, DESO_ALL_RANKS));
+        for (int64_t i = 0; i < n; i++) dv[i] = 1.0 / dv[i];
+        D(deso_vec_destroy(&d));
+        D(deso_vec_from_array(ctx, n, dv, DESO_ALL_RANKS, &d));
+        free(dv);
+    }
     D(deso_vec_create(ctx, n, &x));
     D(deso_vec_create(ctx, n, &r));
     D(deso_vec_create(ctx, n, &p));
     D(deso_vec_create(ctx, n, &q));
     D(deso_vec_create(ctx, n, &t));
+    if (oo.precond != PC_NONE) D(deso_vec_create(ctx, n, &z));
+    else z = r;   /* no preconditioner: z = r, rho = r.r                    */
+    deso_scalar *rnorm;
+    D(deso_scalar_create(ctx, 0.0, &rnorm));
     deso_scalar *rr, *rrnew, *pq, *alpha, *nalpha, *beta, *bnorm, *tnorm;
     D(deso_scalar_create(ctx, 0.0, &rr));
     D(deso_scalar_create(ctx, 0.0, &rrnew));
@@ -139,35 +279,64 @@ int main(int argc, char **argv)
     D(deso_flush(ctx));
     deso_stats_reset();
 
+/* z <- M^-1 r                                                               */
+#define PRECONDITION()                                                       \
+    do {                                                                     \
+        if (oo.precond != PC_NONE) D(deso_dcopy(n, r, 1, z, 1));             \
+        if (oo.precond == PC_JACOBI) D(deso_dvmul(n, d, 1, z, 1));           \
+        if (oo.precond == PC_SSOR) {                                         \
+            D(deso_dtrsv(DESO_COL_MAJOR, DESO_LOWER, DESO_NO_TRANS, DESO_NON_UNIT, n, A, n, z, 1)); \
+            D(deso_dvmul(n, d, 1, z, 1));                                    \
+            D(deso_dtrsv(DESO_COL_MAJOR, DESO_UPPER, DESO_NO_TRANS, DESO_NON_UNIT, n, A, n, z, 1)); \
+        }                                                                    \
+        if (oo.precond != PC_NONE) D(deso_dnrm2(n, r, 1, rnorm));           \
+    } while (0)
+
     D(deso_dcopy(n, b, 1, r, 1));
-    D(deso_dcopy(n, r, 1, p, 1));
-    D(deso_ddot(n, r, 1, r, 1, rr));
+    PRECONDITION();
+    D(deso_dcopy(n, z, 1, p, 1));
+    D(deso_ddot(n, r, 1, z, 1, rr));
     D(deso_dnrm2(n, b, 1, bnorm));
     double bnormv;
     D(deso_scalar_get(bnorm, &bnormv));
     long done = 0;
-    while (done < o.iters) {
-        double rrv;
+    double relres = 1.0;
+    int converged = o.tol <= 0.0;
+    for (;;) {
+        double rrv, rn;
         D(deso_scalar_get(rr, &rrv));
-        if (rrv == 0.0 || (o.tol > 0.0 && sqrt(rrv) / bnormv < o.tol))
+        if (oo.precond != PC_NONE) D(deso_scalar_get(rnorm, &rn));
+        else rn = sqrt(rrv);
+        relres = rn / bnormv;
+        if (verbose && rank0 && done % oo.every == 0)
+            printf("deso-cg: iteration %ld residual %.3e\n", done, relres);
+        if (rn == 0.0 || (o.tol > 0.0 && relres < o.tol)) {
+            converged = 1;
             break;
+        }
+        if (done >= o.iters) break;
         D(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, 1.0, A, n, p, 1, 0.0, q, 1));
         D(deso_ddot(n, p, 1, q, 1, pq));
         D(deso_sdiv(alpha, rr, pq));
         D(deso_daxpy(n, alpha, p, 1, x, 1));
         D(deso_sneg(nalpha, alpha));
         D(deso_daxpy(n, nalpha, q, 1, r, 1));
-        D(deso_ddot(n, r, 1, r, 1, rrnew));
+        PRECONDITION();
+        D(deso_ddot(n, r, 1, z, 1, rrnew));
         D(deso_sdiv(beta, rrnew, rr));
         D(deso_dscal(n, beta, p, 1));
-        D(deso_daxpy(n, 1.0, r, 1, p, 1));
+        D(deso_daxpy(n, 1.0, z, 1, p, 1));
         D(deso_sset(rr, rrnew));
         done++;
-        if (verbose && rank0) printf("deso-cg: iteration %ld\n", done);
     }
     D(deso_flush(ctx));
     deso_stats st;
     D(deso_stats_get(&st));
+    if (oo.dot != NULL && rank0 && rename(dotpart, oo.dot) != 0)
+        fprintf(stderr, "deso-cg: could not write %s\n", oo.dot);
+    if (!converged && rank0)
+        fprintf(stderr, "deso-cg: did not reach tol %g in %ld iterations "
+                "(residual %.3e)\n", o.tol, done, relres);
 
     /* the true residual ||b - A x|| / ||b|| (not in the statistics)        */
     D(deso_dcopy(n, b, 1, t, 1));
@@ -176,6 +345,12 @@ int main(int argc, char **argv)
     double tnormv;
     D(deso_scalar_get(tnorm, &tnormv));
     double residual = tnormv / bnormv;
+    /* the solution error ||x - ones|| / sqrt(n) (the exact x is ones)      */
+    D(deso_daxpy(n, -1.0, ones, 1, x, 1));
+    D(deso_dnrm2(n, x, 1, tnorm));
+    D(deso_scalar_get(tnorm, &tnormv));
+    double error = tnormv / sqrt((double)n);
+    if (oo.dot != NULL && rank0) remove(dotpart);
 
     /* totals over ranks, outside the counted statistics                    */
     long long mine[4] = {(long long)st.bytes_p2p, (long long)st.msgs_p2p,
@@ -188,23 +363,25 @@ int main(int argc, char **argv)
         snprintf(grid, sizeof grid, "%dx%d", info.grid_rows, info.grid_cols);
         if (o.json) {
             printf("{\"impl\":\"deso\",\"n\":%lld,\"p\":%d,\"grid\":\"%s\","
-                   "\"mode\":\"%s\",\"iters\":%ld,\"residual\":%.10e,"
+                   "\"mode\":\"%s\",\"precond\":\"%s\",\"iters\":%ld,"
+                   "\"converged\":%s,\"residual\":%.10e,\"error\":%.10e,"
                    "\"time_total\":%.6e,\"time_compute\":%.6e,"
                    "\"time_overhead\":%.6e,\"time_p2p\":%.6e,"
                    "\"time_collective\":%.6e,\"time_optimise\":%.6e,"
                    "\"bytes_p2p\":%lld,\"msgs_p2p\":%lld,"
                    "\"bytes_collective\":%lld,\"msgs_collective\":%lld,"
                    "\"plans_optimised\":%lld,\"plans_replayed\":%lld}\n",
-                   (long long)n, P, grid, deso_mode_name(info.mode), done,
-                   residual, st.time_total, st.time_compute, st.time_overhead,
+                   (long long)n, P, grid, deso_mode_name(info.mode),
+                   pc_names[oo.precond], done, converged ? "true" : "false",
+                   residual, error, st.time_total, st.time_compute, st.time_overhead,
                    st.time_p2p, st.time_collective, st.time_optimise, sum[0],
                    sum[1], sum[2], sum[3], (long long)st.plans_optimised,
                    (long long)st.plans_replayed);
         } else {
-            printf("deso-cg: n=%lld P=%d grid=%s mode=%s iters=%ld "
-                   "residual=%.3e\n",
-                   (long long)n, P, grid, deso_mode_name(info.mode), done,
-                   residual);
+            printf("deso-cg: n=%lld P=%d grid=%s mode=%s precond=%s iters=%ld "
+                   "residual=%.3e error=%.3e\n",
+                   (long long)n, P, grid, deso_mode_name(info.mode),
+                   pc_names[oo.precond], done, residual, error);
             printf("%-22s %12s %14s %10s\n", "category", "time (ms)", "bytes",
                    "messages");
             printf("%-22s %12.3f %14s %10s\n", "computation",

@@ -11,7 +11,9 @@
  *   vectors  affine: row oriented (dist 1) replicated over grid rows, or
  *            column oriented (dist 0) replicated over grid columns (the
  *            default replication of paper 003's unoptimised scheme);
- *            full: either orientation, replicated or at coordinate 0.
+ *            full: either orientation, replicated or at coordinate 0;
+ *            updates (copy, scal, axpy, axpby, the element-wise vmul) put
+ *            every vector operand where the result is.
  *   scalars  affine: everywhere; full: any of the four replication states.
  *   gemv     x and A fixed; the result's folding fixed; full: reduced to
  *            coordinate 0 or all-reduced.
@@ -102,7 +104,7 @@ static bool is_reduction(blas_op op)
 static bool is_update(blas_op op)
 {
     return op == BLAS_OP_COPY || op == BLAS_OP_SCAL || op == BLAS_OP_AXPY ||
-           op == BLAS_OP_AXPBY;
+           op == BLAS_OP_AXPBY || op == BLAS_OP_VMUL;
 }
 
 static bool is_scalar_op(blas_op op)

@@ -1,9 +1,15 @@
 #!/bin/sh
-# make demo: the CG demo at P = 2 on the default problem, mode full.
+# make demo: the CG demo at P = 2, mode full, to ||r||/||b|| < 1e-10: the
+# table of paper 003's Table 1 categories with the residual and the solution
+# error ||x - 1||/sqrt(n), then the same solve with the SSOR preconditioner.
 set -eu
 build=${1:-build}
 if [ -x "$build/bin/deso-cg" ]; then
-    OPENBLAS_NUM_THREADS=1 mpiexec.mpich -n 2 "$build/bin/deso-cg" --n 2000 --iters 50 --mode full
+    run() { OPENBLAS_NUM_THREADS=1 mpiexec.mpich -n 2 "$build/bin/deso-cg" \
+                --n 2000 --iters 100 --tol 1e-10 --mode full "$@"; }
+    run
+    echo
+    run --precond ssor
 else
     echo "deso: built into $build/; nothing to demo yet (deso-cg is not written yet)"
 fi

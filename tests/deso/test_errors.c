@@ -245,15 +245,17 @@ static void test_options(void **state)
     char grid[32];
     snprintf(grid, sizeof grid, "%dx1", P);
     setenv("DESO_GRID", grid, 1);
-    setenv("DESO_WISDOM", "w.txt", 1);
-    setenv("DESO_TRACE", "t.dot", 1);
+    setenv("DESO_WISDOM", "/tmp/deso-test-errors-w.txt", 1);
+    setenv("DESO_TRACE", "/tmp/deso-test-errors-t.dot", 1);
     TU_OK(deso_init(MPI_COMM_WORLD, NULL, &ctx));
     deso_info info;
     TU_OK(deso_get_info(ctx, &info));
     assert_true(tu_all(info.grid_rows == P && info.grid_cols == 1 &&
                        info.mode == DESO_MODE_AFFINE &&
-                       strcmp(info.wisdom, "w.txt") == 0 &&
-                       strcmp(info.trace, "t.dot") == 0));
+                       strcmp(info.wisdom, "/tmp/deso-test-errors-w.txt") ==
+                           0 &&
+                       strcmp(info.trace, "/tmp/deso-test-errors-t.dot") ==
+                           0));
     TU_OK(deso_finalize(&ctx));
     /* code wins over the environment                                        */
     o.grid_rows = 1;
@@ -267,6 +269,14 @@ static void test_options(void **state)
     unsetenv("DESO_GRID");
     unsetenv("DESO_WISDOM");
     unsetenv("DESO_TRACE");
+    /* finalize exported wisdom (and maybe a trace) there: leave nothing   */
+    int me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me == 0) {
+        remove("/tmp/deso-test-errors-w.txt");
+        remove("/tmp/deso-test-errors-t.dot");
+    }
     /* strerror knows every code                                             */
     assert_string_equal(deso_strerror(DESO_ESTALE),
                         "handle used after it was freed");
