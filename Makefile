@@ -57,7 +57,7 @@ STATIC := $(BUILD)/lib/libdeso.a
 SHARED := $(BUILD)/lib/libdeso.so
 
 .PHONY: all lib programs tests check check-unit check-mpi check-asan \
-        check-fuzz check-install check-layers demo setup clean bench bench-remap benches install
+        check-fuzz check-install check-cli check-layers demo setup clean bench bench-remap benches install
 
 all: lib programs tests benches
 
@@ -102,7 +102,7 @@ check-layers:
 check: setup check-layers
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory check-unit check-mpi
-	@$(MAKE) --no-print-directory check-install
+	@$(MAKE) --no-print-directory check-install check-cli
 	@$(MAKE) --no-print-directory check-asan
 	@$(MAKE) --no-print-directory check-fuzz
 
@@ -125,6 +125,10 @@ check-asan:
 # make install into a scratch prefix; examples build there with pkg-config.
 check-install: lib programs
 	@sh scripts/test-install.sh $(BUILD)
+
+# Bad command-line input to the programs: one reason line, no crash.
+check-cli: programs
+	@sh scripts/test-cli.sh $(BUILD)
 
 # libFuzzer targets in tests/fuzz, each for FUZZ_SECONDS (default 60).
 check-fuzz:
