@@ -110,6 +110,7 @@ for np in $nps; do
     bad "$np" $c -x
     bad "$np" $c stray
     bad "$np" $c --json=1
+    bad "$np" "$cg" --n 1000000 --iters 1       # a matrix no rank can hold
 
     # ---- deso-remap ------------------------------------------------------
     p="$remap --plan-only --P 2 --Q 3 --r 2 --s 3"
