@@ -93,10 +93,12 @@ typedef struct deso__remap {
     int64_t sendbuf_len, recvbuf_len;
     int max_reqs;          /* largest nsend + nrecv of one step            */
     /* Fusion (flat arrays only): the self copy interleaved, in chunks of
-     * the array it shares, with the packs of the first step's sends
-     * (DESO__FUSE_PACK: one read of src) or with the unpack of its one
-     * packed receive (DESO__FUSE_UNPACK: one write of dst), so that the
-     * shared array's cache lines are touched once while cached.          */
+     * 4096 elements of the array it shares, with the packs of the first
+     * step's sends (DESO__FUSE_PACK: src read once; chosen when there are
+     * packed sends) or else with the unpack of its one packed receive
+     * (DESO__FUSE_UNPACK: dst written once), so that the shared array's
+     * cache lines are touched once while cached.  Long items of the
+     * programs involved are cut into chunk-sized pieces for this.        */
     int fuse;              /* 0, DESO__FUSE_PACK or DESO__FUSE_UNPACK       */
     int nfuse;             /* messages fused with the self copy             */
     int *fuse_msg;         /* their indices (send or recv)                  */
