@@ -17,10 +17,6 @@ int64_t pl__gcd64(int64_t a, int64_t b);
  * Requires r + s to fit in int64.                                          */
 int64_t pl__slice_len(int64_t r, int64_t s, int64_t g, int p, int q);
 
-/* ScaLAPACK's numroc: how many of n indices (blocks of nb, cyclic over
- * nprocs) position iproc owns.                                             */
-int64_t pl__numroc(int64_t n, int64_t nb, int iproc, int nprocs);
-
 /* Exact message lengths of CYCLIC(r) on P -> CYCLIC(s) on Q for an extent
  * of M (any M, not only multiples of the slice): len[p * Q + q].  Whole
  * slices use the closed form, the partial slice is walked block by block,

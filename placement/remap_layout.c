@@ -6,20 +6,10 @@
 
 #include "errors.h"
 #include "pl_arith.h"
+#include "placement.h"
 #include "remap.h"
 #include "remap_impl.h"
 
-int64_t pl__numroc(int64_t n, int64_t nb, int iproc, int nprocs)
-{
-    int64_t nblocks = n / nb;
-    int64_t num = (nblocks / nprocs) * nb;
-    int64_t extra = nblocks % nprocs;
-    if (iproc < extra)
-        num += nb;
-    else if (iproc == extra)
-        num += n % nb;
-    return num;
-}
 
 /* The end of the block of size b containing x, clipped to M (no overflow). */
 static int64_t block_end(int64_t x, int64_t b, int64_t M)
@@ -124,8 +114,8 @@ void pl_bc_local_shape(const pl_bc_layout *l, int rank, int64_t *lrows,
             lr = l->m;
             lc = l->n;
         } else if (pos >= 0 && l->mb >= 1 && l->nb >= 1) {
-            lr = pl__numroc(l->m, l->mb, pos / l->pc, l->pr);
-            lc = pl__numroc(l->n, l->nb, pos % l->pc, l->pc);
+            lr = pl_numroc(l->m, l->mb, pos / l->pc, 0, l->pr);
+            lc = pl_numroc(l->n, l->nb, pos % l->pc, 0, l->pc);
         }
     }
     if (lrows) *lrows = lr;

@@ -10,6 +10,7 @@
 #include "errors.h"
 #include "pl_arith.h"
 #include "remap.h"
+#include "placement.h"
 #include "remap_impl.h"
 
 /* One side of the remap.  A replicated array is, per holder, a 1 x 1 grid
@@ -89,8 +90,8 @@ static int64_t side_size(const side *S, int e, int64_t lr[2])
         lr[0] = S->l->m;
         lr[1] = S->l->n;
     } else {
-        lr[0] = pl__numroc(S->l->m, S->blk[0], side_pos(S, e, 0), S->np[0]);
-        lr[1] = pl__numroc(S->l->n, S->blk[1], side_pos(S, e, 1), S->np[1]);
+        lr[0] = pl_numroc(S->l->m, S->blk[0], side_pos(S, e, 0), 0, S->np[0]);
+        lr[1] = pl_numroc(S->l->n, S->blk[1], side_pos(S, e, 1), 0, S->np[1]);
     }
     return lr[0] * lr[1];
 }
