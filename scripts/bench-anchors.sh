@@ -15,7 +15,7 @@ ns=${NS:-"3600 8000"}
 iters=${ITERS:-50}
 tol=${TOL:-0}
 nps=${NPS:-"1 2"}
-mpiexec=${MPIEXEC:-mpiexec.mpich}
+launch=${MPIEXEC:-mpiexec.mpich}
 export OPENBLAS_NUM_THREADS=1
 
 for b in read_bw cg_seq cg_pblas; do
@@ -31,11 +31,11 @@ run() { timeout --kill-after=10 900 "$@"; }
 
 for n in $ns; do
     for np in $nps; do
-        run "$mpiexec" -n "$np" "$build/bench/read_bw" --n "$n" --reps 3 --json
+        run "$launch" -n "$np" "$build/bench/read_bw" --n "$n" --reps 3 --json
     done
     run "$build/bench/cg_seq" --n "$n" --iters "$iters" --tol "$tol" --json
     for np in $nps; do
-        run "$mpiexec" -n "$np" "$build/bench/cg_pblas" --n "$n" --iters "$iters" \
+        run "$launch" -n "$np" "$build/bench/cg_pblas" --n "$n" --iters "$iters" \
             --tol "$tol" --json
     done
 done

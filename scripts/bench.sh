@@ -72,7 +72,7 @@ repeat=${BENCH_REPEAT:-$d_repeat}
 budget=${BENCH_BUDGET:-$d_budget}
 run_timeout=${BENCH_TIMEOUT:-$d_timeout}
 mb=${BENCH_MB:-1024}
-mpiexec=${MPIEXEC:-mpiexec.mpich}
+launch=${MPIEXEC:-mpiexec.mpich}
 export OPENBLAS_NUM_THREADS=1
 
 say() { echo "bench: $*" >&2; }
@@ -176,11 +176,11 @@ skip() { # skip TAG FAILREC LABEL REASON
 
 # ---- 1. calibration --------------------------------------------------------
 run pingpong '"impl":"pingpong","p":2' "pingpong P=2" "$run_timeout" \
-    "$mpiexec" -n 2 "$build/bench/pingpong" --reps "$d_ppreps" --json
+    "$launch" -n 2 "$build/bench/pingpong" --reps "$d_ppreps" --json
 for n in $ns; do
     for p in $timed_ps; do
         run read_bw "\"impl\":\"read_bw\",\"n\":$n,\"p\":$p" "read_bw n=$n P=$p" \
-            "$run_timeout" "$mpiexec" -n "$p" "$build/bench/read_bw" --n "$n" --mb "$mb" \
+            "$run_timeout" "$launch" -n "$p" "$build/bench/read_bw" --n "$n" --mb "$mb" \
             --reps "$d_reps" --json
     done
 done
@@ -199,13 +199,13 @@ timed_round() {
                     --json
             fi
             run timed "\"impl\":\"pblas\",$rec" "n=$n P=$p impl=pblas iters=$iters$rep" \
-                "$run_timeout" "$mpiexec" -n "$p" "$build/bench/cg_pblas" --n "$n" \
+                "$run_timeout" "$launch" -n "$p" "$build/bench/cg_pblas" --n "$n" \
                 --iters "$iters" --tol 0 --json
             if [ $have_deso = 1 ]; then
                 for m in $modes; do
                     run timed "\"impl\":\"deso\",\"mode\":\"$m\",$rec" \
                         "n=$n P=$p mode=$m iters=$iters$rep" "$run_timeout" \
-                        "$mpiexec" -n "$p" "$deso_cg" --n "$n" --iters "$iters" --tol 0 \
+                        "$launch" -n "$p" "$deso_cg" --n "$n" --iters "$iters" --tol 0 \
                         --mode "$m" --json
                 done
             fi
@@ -231,7 +231,7 @@ if [ $have_deso = 1 ]; then
                         skip count "$rec" "$label" "memory (needs ~$((need_kb / 1024)) MB)"
                     else
                         run count "$rec" "$label" "$run_timeout" \
-                            "$mpiexec" -n "$p" "$deso_cg" --n "$n" --iters "$k" --tol 0 \
+                            "$launch" -n "$p" "$deso_cg" --n "$n" --iters "$k" --tol 0 \
                             --mode "$m" --json
                     fi
                 done
