@@ -16,7 +16,7 @@
 # run, default 60), CLI_NP (default "1 2").
 set -u
 build=${1:-build}
-mpiexec=${MPIEXEC:-mpiexec.mpich}
+launch=${MPIEXEC:-mpiexec.mpich}
 tmo=${CLI_TIMEOUT:-60}
 nps=${CLI_NP:-"1 2"}
 cg=$build/bin/deso-cg
@@ -48,7 +48,7 @@ bad() {
     np=$1
     shift
     out="$tmp/out"
-    timeout --kill-after=5 "$tmo" "$mpiexec" -n "$np" "$@" > "$out" 2>&1
+    timeout --kill-after=5 "$tmo" "$launch" -n "$np" "$@" > "$out" 2>&1
     rc=$?
     lines=$(grep -c '' "$out")
     why=""
