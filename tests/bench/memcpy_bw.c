@@ -1,11 +1,11 @@
 /* memcpy_bw: the bandwidth of memcpy on this machine, the yardstick of
  * scripts/bench-remap.sh (a remap cannot beat one copy of the array).
  *
- *   [mpiexec -n P] memcpy_bw [--mb MB] [--reps R] [--json]
+ *   [mpiexec.mpich -n P] memcpy_bw [--mb MB] [--reps R] [--json]
  *
  * Measured the way deso-remap measures a remap: an array of MB megabytes
  * (default 128: a vector of 2^24 doubles) is split evenly over the P ranks
- * (P = 1 without mpiexec); every rank copies its share to another array at
+ * (P = 1 without mpiexec.mpich); every rank copies its share to another array at
  * the same time (after a barrier), R times (default 10) after a warm-up copy
  * that also faults the pages in.  A copy's time is the slowest rank's, and
  * bandwidth = array bytes / time (each byte counted once, as deso-remap

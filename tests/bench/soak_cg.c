@@ -1,7 +1,7 @@
 /* soak_cg: a long CG run through deso.h, for leak and memory-growth checks
  * (scripts/soak.sh runs it under valgrind and with RSS sampling).
  *
- *   mpiexec -n P soak_cg [--n N] [--iters K] [--every E] [--mode M]
+ *   mpiexec.mpich -n P soak_cg [--n N] [--iters K] [--every E] [--mode M]
  *
  * CG on a(i,j) = 1/(1+|i-j|) + n [i == j] with b = A * ones.  The residual
  * is read every iteration (a force point, as in examples/cg.c), so the
