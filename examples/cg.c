@@ -2,7 +2,7 @@
  * examples/cg_cblas.c with deso handles in place of arrays (diff them: only
  * declarations and call names differ, as far as C allows).
  *
- *   mpiexec -n P deso-cg [--n N] [--iters K] [--tol T] [--mode none|affine|full]
+ *   mpiexec.mpich -n P deso-cg [--n N] [--iters K] [--tol T] [--mode none|affine|full]
  *                        [--grid RxC] [--nb NB] [--json] [--verbose]
  *                        [--verbose-every K] [--matrix FILE.mtx]
  *                        [--precond none|jacobi|ssor] [--dot FILE.dot]

@@ -3,7 +3,7 @@
  * side with ScaLAPACK's pdgemr2d.  See --help.
  *
  *   deso-remap --P 16 --Q 16 --r 3 --s 5 --plan-only --json
- *   mpiexec -n 2 deso-remap --P 2 --Q 2 --r 3 --s 5 --n 16777216 --run --json
+ *   mpiexec.mpich -n 2 deso-remap --P 2 --Q 2 --r 3 --s 5 --n 16777216 --run --json
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,7 +26,7 @@ void pdgemr2d_(const int *m, const int *n, const double *a, const int *ia,
 static const char *usage =
 "usage: deso-remap --P p --Q q --r r --s s [--schedule NAME] --plan-only\n"
 "                  [--json]\n"
-"       mpiexec -n N deso-remap [layout options] --run [--json]\n"
+"       mpiexec.mpich -n N deso-remap [layout options] --run [--json]\n"
 "                  [--reps K] [--compare-scalapack] [--in-place]\n"
 "\n"
 "--plan-only  the schedule of one slice of lcm(P r, Q s) elements of\n"
