@@ -76,6 +76,17 @@ struct deso_vec { deso__handle h; };
 struct deso_mat { deso__handle h; };
 struct deso_scalar { deso__handle h; };
 
+/* A ddot/dnrm2/dasum whose reduction is deferred to its fused group's one
+ * collective (force.c, optimizer's opt_fuse_groups).                     */
+typedef struct deso__fz {
+    deso__node *nd;
+    deso__view *rv;           /* the result's view, attached at finish      */
+    blas_layout rl;
+    int rd;                   /* grid dimension reduced over                */
+    bool part;                /* this rank ran the kernel (takes part)      */
+    double red;               /* the local partial result                   */
+} deso__fz;
+
 typedef struct deso__xplan deso__xplan;       /* vector exchange plan       */
 typedef struct deso__mremap deso__mremap;     /* cached matrix remap        */
 
@@ -111,6 +122,8 @@ struct deso_ctx {
     opt_plan last_p;          /*   DESO_TRACE (last_g.nodes NULL: none)     */
     bool verbose;             /* DESO_VERBOSE: explain every new plan       */
     opt_counts ran_model;     /* the model of the plan the last flush ran   */
+    deso__fz *defer;          /* != NULL: exec_node defers the node's       */
+                              /*   reduction and finish into it (force.c)   */
 };
 
 #define DESO__VERSION "0.1.0"
@@ -172,6 +185,10 @@ deso_err deso__wisdom_save(deso_ctx *ctx, const char *path);
 deso_err deso__force(deso_ctx *ctx);
 /* Runs one node in placement pl (NULL: mode none's per-node defaults).   */
 deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl);
+/* A fused group's members (deferred by exec_node, in recording order): one
+ * collective on their concatenated partial results, then every finish;
+ * the results become ready (m[j]->rv = NULL once attached).  Collective. */
+deso_err deso__exec_fused(deso_ctx *ctx, deso__fz *const *m, int k);
 deso_err deso__exec_trsv(deso_ctx *ctx, const blas_desc *d,
                          const deso__view *T, const deso__view *x,
                          deso__view *res);

@@ -99,6 +99,27 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl)
     for (int k = 0; k < nops; k++) L[k] = local_of(ctx, v[k]);
     blas_local R = local_of(ctx, rv);
 
+    deso__fz *fz = ctx->defer;
+    if (fz != NULL) {           /* a fused group's member: kernel only      */
+        if (info->distributed || blas_red_len(&nd->d, L) != 1) {
+            deso__view_free(rv);
+            return deso__fail(DESO_EINTERNAL, "%s: cannot fuse its reduction",
+                              info->name);
+        }
+        fz->nd = nd;
+        fz->rv = rv;
+        fz->rl = rl;
+        fz->rd = blas_red_dim(&nd->d, req);
+        fz->red = 0.0;
+        fz->part = takes_part(ctx, info, &nd->d, req, &rl);
+        if (fz->part) {
+            t0 = deso__now();
+            info->kernel(&nd->d, L, &R, &fz->red);
+            deso__stats_time(DESO_T_COMPUTE, deso__now() - t0);
+            deso__log_op(nd->d.op, deso__now() - t0);
+        }
+        return DESO_OK;
+    }
     if (info->distributed) {
         err = deso__exec_trsv(ctx, &nd->d, v[0], v[1], rv);
     } else if (takes_part(ctx, info, &nd->d, req, &rl)) {
@@ -130,5 +151,52 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl)
     rv->next = nd->res->views;
     nd->res->views = rv;
     nd->res->ready = true;
+    return DESO_OK;
+}
+
+deso_err deso__exec_fused(deso_ctx *ctx, deso__fz *const *m, int k)
+{
+    DESO_CHECK(k > 0, DESO_EINTERNAL, "fused reduction: empty group");
+    /* every member shares rd and the ranks taking part (opt_fuse_groups'
+     * key), so member 0 speaks for the group; an all-reduce when any
+     * member's result is replicated along rd                              */
+    deso_err err = DESO_OK;
+    if (m[0]->part) {
+        double small[8], *buf = small;
+        if (k > 8) buf = malloc((size_t)k * sizeof(double));
+        if (buf == NULL) return deso__fail(DESO_ENOMEM, "out of memory");
+        for (int j = 0; j < k; j++) buf[j] = m[j]->red;
+        if (m[0]->rd >= 0) {
+            MPI_Comm comm = ctx->dimcomm[m[0]->rd];
+            bool broadcast = false;
+            for (int j = 0; j < k; j++)
+                broadcast = broadcast ||
+                            (m[j]->rl.rep & (1u << m[0]->rd)) != 0;
+            err = broadcast ? deso__allreduce(ctx, comm, buf, k, DESO__SUM)
+                            : deso__reduce(ctx, comm, buf, k, DESO__SUM, 0);
+        }
+        for (int j = 0; j < k; j++) m[j]->red = buf[j];
+        if (buf != small) free(buf);
+    }
+    for (int j = 0; err == DESO_OK && j < k; j++) {
+        deso__fz *f = m[j];
+        deso__node *nd = f->nd;
+        const blas_op_info *info = blas_op_get(nd->d.op);
+        if (f->part && info->finish != NULL &&
+            blas_layout_holds(&f->rl, ctx->coord[0], ctx->coord[1])) {
+            blas_local R = local_of(ctx, f->rv);
+            double t0 = deso__now();
+            info->finish(&nd->d, NULL, &R, &f->red);
+            deso__stats_time(DESO_T_COMPUTE, deso__now() - t0);
+        }
+    }
+    if (err != DESO_OK) return err;
+    for (int j = 0; j < k; j++) {
+        deso__fz *f = m[j];
+        f->rv->next = f->nd->res->views;
+        f->nd->res->views = f->rv;
+        f->nd->res->ready = true;
+        f->rv = NULL;
+    }
     return DESO_OK;
 }

@@ -191,6 +191,9 @@ static deso_err choose_plan(deso_ctx *ctx, opt_graph *g, opt_plan *out)
             err = opt_cache_put(ctx->cache, key, check, shape, out, var, &e);
         free(var);
     }
+    /* the fusion of independent reductions: from the graph and the
+     * plan's placements only, the same on every rank                      */
+    if (err == DESO_OK) err = opt_fuse_groups(g, out, out->fuse);
     if (err == DESO_OK) {
         deso__stats_plan(optimised ? 1 : 0);
         if (fresh) keep_last(ctx, g, out);
@@ -228,19 +231,77 @@ deso_err deso__force(deso_ctx *ctx)
         err = choose_plan(ctx, &g, &plan);
         if (err == DESO_OK) ctx->ran_model = plan.model;
     }
+    /* fused reductions: a member's local kernel runs where it stands; its
+     * node waits (in fz, detached from the list) for the group's last
+     * member, which runs the one collective and every member's finish     */
+    deso__fz *fz = NULL;
+    deso__fz **grp = NULL;
+    int *glast = NULL;
+    if (err == DESO_OK && plan.nnodes > 0) {
+        bool any = false;
+        for (int j = 0; j < plan.nnodes; j++) any = any || plan.fuse[j] >= 0;
+        if (any) {
+            size_t n = (size_t)plan.nnodes;
+            fz = calloc(n, sizeof *fz);
+            grp = malloc(n * sizeof *grp);
+            glast = malloc(n * sizeof *glast);
+            if (fz == NULL || grp == NULL || glast == NULL)
+                err = deso__fail(DESO_ENOMEM, "force: out of memory");
+            for (int j = 0; err == DESO_OK && j < plan.nnodes; j++)
+                if (plan.fuse[j] >= 0) glast[plan.fuse[j]] = j;
+        }
+    }
     int i = 0;
     while (err == DESO_OK && ctx->head != NULL) {
         deso__node *nd = ctx->head;
-        err = deso__log_exec_node(ctx, nd, i < plan.nnodes ? &plan.node[i] : NULL);
+        bool inplan = i < plan.nnodes;
+        int f = inplan && fz != NULL ? plan.fuse[i] : -1;
+        ctx->defer = f >= 0 ? &fz[i] : NULL;
+        err = deso__log_exec_node(ctx, nd, inplan ? &plan.node[i] : NULL);
+        ctx->defer = NULL;
         if (err != DESO_OK) break;
-        i++;
         ctx->head = nd->next;
         if (ctx->head == NULL) ctx->tail = NULL;
         ctx->nnodes--;
+        if (f >= 0) {            /* kept in fz[i] until the group is done */
+            if (glast[f] == i) {
+                int k = 0;
+                for (int j = f; j <= i; j++)
+                    if (plan.fuse[j] == f) grp[k++] = &fz[j];
+                err = deso__exec_fused(ctx, grp, k);
+                for (int j = 0; err == DESO_OK && j < k; j++) {
+                    deso__node *m = grp[j]->nd;
+                    grp[j]->nd = NULL;
+                    for (int o = 0; o < m->d.nops; o++)
+                        deso__value_unref(m->ops[o]);
+                    deso__value_unref(m->res);
+                    free(m);
+                }
+            }
+            i++;
+            continue;
+        }
+        i++;
         for (int k = 0; k < nd->d.nops; k++) deso__value_unref(nd->ops[k]);
         deso__value_unref(nd->res);
         free(nd);
     }
+    /* after an error: members still waiting for their group's collective */
+    for (int j = 0; fz != NULL && j < plan.nnodes; j++) {
+        deso__node *m = fz[j].nd;
+        if (fz[j].rv != NULL) deso__view_free(fz[j].rv);
+        if (m == NULL) continue;
+        if (err == DESO_OK)
+            err = deso__fail(DESO_EINTERNAL, "force: a fused group did not "
+                                             "complete");
+        m->res->poison = err;          /* as deso__dag_drop does           */
+        for (int o = 0; o < m->d.nops; o++) deso__value_unref(m->ops[o]);
+        deso__value_unref(m->res);
+        free(m);
+    }
+    free(fz);
+    free(grp);
+    free(glast);
     opt_plan_free(&plan);
     opt_graph_free(&g);
     if (err != DESO_OK) deso__dag_drop(ctx, err);

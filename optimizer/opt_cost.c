@@ -239,9 +239,13 @@ static void add(opt_counts *a, const opt_counts *b)
 
 /* ---- the node's reduction ----------------------------------------------- */
 
+/* mult: the members of a fused group this node's collective carries (1:
+ * not fused); their buffers are concatenated into one collective, an
+ * all-reduce when any member's result is replicated along the reduced
+ * dimension (allred), else a reduce.                                      */
 static void node_cost(const opt_graph *g, const opt_node *nd,
-                      const opt_place *pl, const opt_params *pp,
-                      opt_counts *c)
+                      const opt_place *pl, const opt_params *pp, int mult,
+                      bool allred, opt_counts *c)
 {
     const blas_op_info *info = blas_op_get(nd->d.op);
     memset(c, 0, sizeof *c);
@@ -250,7 +254,7 @@ static void node_cost(const opt_graph *g, const opt_node *nd,
     if (rd < 0) return;
     int dims[2] = {g->df.pr, g->df.pc}, o = 1 - rd;
     if (dims[rd] <= 1) return;
-    int factor = (pl->res.rep & (1u << rd)) ? 2 : 1;
+    int factor = allred || (pl->res.rep & (1u << rd)) ? 2 : 1;
     if (nd->d.op == BLAS_OP_GEMV) {
         const blas_layout *A = &pl->req[1];
         bool t = (nd->d.flags & BLAS_F_TRANS) != 0;
@@ -264,12 +268,79 @@ static void node_cost(const opt_graph *g, const opt_node *nd,
         coll_add(c, pp, dims[rd], dims[o], tot, mx, len, factor);
         return;
     }
-    int64_t len = info->red == BLAS_RED_MAXLOC ? 2 : 1;
+    int64_t len = (info->red == BLAS_RED_MAXLOC ? 2 : 1) * (int64_t)mult;
     const blas_layout *X = &pl->req[0];
     int64_t ncomm = dims[o];
     if (pp->reduce_holders_only && X->dist != o && !(X->rep & (1u << o)))
         ncomm = 1;
     coll_add(c, pp, dims[rd], ncomm, ncomm * len, len, len, factor);
+}
+
+/* ---- fusion of independent reductions ---------------------------------- */
+
+/* A fusable reduction's key: members of a group share the grid dimension
+ * reduced over and which communicators take part (deso/exec.c's
+ * takes_part: the ranks holding operand 0); -1: not fusable.  A group is
+ * one all-reduce when any member's result is replicated along that
+ * dimension (a member that only needed a reduce gets its result at
+ * coordinate 0 as well: one collective instead of two), else a reduce.  */
+static int fuse_key(const opt_graph *g, const opt_node *nd,
+                    const opt_place *pl)
+{
+    blas_op op = nd->d.op;
+    if (op != BLAS_OP_DOT && op != BLAS_OP_NRM2 && op != BLAS_OP_ASUM)
+        return -1;
+    int rd = blas_red_dim(&nd->d, pl->req);
+    if (rd < 0) return -1;
+    int dims[2] = {g->df.pr, g->df.pc}, o = 1 - rd;
+    if (dims[rd] <= 1) return -1;
+    const blas_layout *X = &pl->req[0];
+    int all = (X->dist == o || (X->rep & (1u << o))) ? 1 : 0;
+    return rd * 2 + all;
+}
+
+deso_err opt_fuse_groups(const opt_graph *g, const opt_plan *p, int *fuse)
+{
+    int n = g->nnodes;
+    DESO_CHECK(p->nnodes == n, DESO_EINTERNAL,
+               "opt_fuse_groups: plan for %d nodes, graph has %d", p->nnodes,
+               n);
+    for (int i = 0; i < n; i++) fuse[i] = -1;
+    if (n < 2) return DESO_OK;
+    int *key = malloc((size_t)n * sizeof *key);
+    int *taint = calloc((size_t)(g->nvals > 0 ? g->nvals : 1), sizeof *taint);
+    if (key == NULL || taint == NULL) {
+        free(key);
+        free(taint);
+        return deso__fail(DESO_ENOMEM, "optimizer: out of memory");
+    }
+    for (int i = 0; i < n; i++)
+        key[i] = fuse_key(g, &g->nodes[i], &p->node[i]);
+    for (int i = 0; i < n; i++) {
+        if (key[i] < 0 || fuse[i] >= 0) continue;
+        /* taint[v] == i + 1: v is a member's result (this group)          */
+        taint[g->nodes[i].res] = i + 1;
+        int members = 1;
+        for (int j = i + 1; j < n; j++) {
+            const opt_node *nd = &g->nodes[j];
+            bool dep = false;
+            for (int k = 0; k < nd->d.nops; k++)
+                if (taint[nd->ops[k]] == i + 1) dep = true;
+            if (dep) break;       /* the group ends before a reader        */
+            if (key[j] == key[i] && fuse[j] < 0) {
+                fuse[j] = i;
+                taint[nd->res] = i + 1;
+                members++;
+            }
+        }
+        if (members > 1) fuse[i] = i;
+        else                     /* nobody joined: not a group            */
+            for (int j = i + 1; j < n; j++)
+                if (fuse[j] == i) fuse[j] = -1;
+    }
+    free(key);
+    free(taint);
+    return DESO_OK;
 }
 
 /* ---- evaluation --------------------------------------------------------- */
@@ -368,6 +439,37 @@ deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
             vs[v].made[k] = false;
         }
     }
+    int *fuse = malloc((size_t)(g->nnodes > 0 ? g->nnodes : 1) * sizeof *fuse);
+    int *gsize = calloc((size_t)(g->nnodes > 0 ? g->nnodes : 1),
+                        sizeof *gsize);
+    if (fuse == NULL || gsize == NULL) {
+        free(vs);
+        free(fuse);
+        free(gsize);
+        return deso__fail(DESO_ENOMEM, "optimizer: out of memory");
+    }
+    deso_err ferr = opt_fuse_groups(g, p, fuse);
+    if (ferr != DESO_OK) {
+        free(vs);
+        free(fuse);
+        free(gsize);
+        return ferr;
+    }
+    /* gsize[first]: members; gall[first]: the group is an all-reduce     */
+    bool *gall = calloc((size_t)(g->nnodes > 0 ? g->nnodes : 1), sizeof *gall);
+    if (gall == NULL) {
+        free(vs);
+        free(fuse);
+        free(gsize);
+        return deso__fail(DESO_ENOMEM, "optimizer: out of memory");
+    }
+    for (int i = 0; i < g->nnodes; i++)
+        if (fuse[i] >= 0) {
+            gsize[fuse[i]]++;
+            int rd = blas_red_dim(&g->nodes[i].d, p->node[i].req);
+            if (rd >= 0 && (p->node[i].res.rep & (1u << rd)))
+                gall[fuse[i]] = true;
+        }
     opt_counts tot;
     memset(&tot, 0, sizeof tot);
     if (ev != NULL) {
@@ -392,7 +494,11 @@ deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
             if (ev != NULL) ev->edge[i * BLAS_MAXOPS + k] = e;
         }
         opt_counts nc;
-        node_cost(g, nd, pl, pp, &nc);
+        /* a fused group's one collective is its first member's cost       */
+        if (fuse[i] < 0) node_cost(g, nd, pl, pp, 1, false, &nc);
+        else if (fuse[i] == i)
+            node_cost(g, nd, pl, pp, gsize[i], gall[i], &nc);
+        else memset(&nc, 0, sizeof nc);
         add(&tot, &nc);
         if (ev != NULL) ev->node_cost[i] = nc;
         vstate *r = &vs[nd->res];
@@ -410,6 +516,9 @@ deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
         if (ev != NULL) ev->edge[g->nnodes * BLAS_MAXOPS + v] = e;
     }
     free(vs);
+    free(fuse);
+    free(gsize);
+    free(gall);
     if (err == DESO_OK && total != NULL) *total = tot;
     return err;
 }

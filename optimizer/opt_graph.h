@@ -89,7 +89,8 @@ typedef struct opt_plan {
     opt_mode mode;
     int nnodes;
     opt_place *node;
-    int *fuse;               /* per node: fuse group (-1: none); reserved   */
+    int *fuse;               /* per node: fuse group = index of the group's
+                              * first member (-1: none); opt_fuse_groups  */
     opt_counts model;        /* the plan's modelled cost                    */
     int iters;               /* greedy iterations used                      */
 } opt_plan;
@@ -160,7 +161,20 @@ deso_err opt_exchange_cost(const blas_layout *S, const blas_layout *D,
                            const opt_params *pp, opt_memo *memo,
                            opt_counts *out);
 
-/* The plan's total modelled cost; ev (optional) receives the details.     */
+/* Fusion of independent reductions (issue 5): ddot, dnrm2 and dasum nodes
+ * that reduce over the same grid dimension on the same communicators are
+ * grouped when none depends on another and no node between the group's
+ * first and last member reads a member's result.  The executor runs every
+ * member's local kernel where it stands, one collective on the members'
+ * concatenated buffers at the last member (an all-reduce when any
+ * member's result is replicated along the reduced dimension, else a
+ * reduce), then every member's finish.  fuse[i] = the group's first
+ * member, or -1 (groups of one are not groups).  Pure, deterministic: a
+ * function of the graph and the plan's placements only.                  */
+deso_err opt_fuse_groups(const opt_graph *g, const opt_plan *p, int *fuse);
+
+/* The plan's total modelled cost; ev (optional) receives the details
+ * (a fused group's collective is node_cost of its first member).          */
 deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
                        const opt_params *pp, opt_memo *memo, opt_eval *ev,
                        opt_counts *total);
