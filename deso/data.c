@@ -378,19 +378,27 @@ deso_err deso_vec_get(const deso_vec *x, int64_t i, double *value)
     return DESO_OK;
 }
 
+/* The checks every gather makes before anything moves: root in range, and
+ * a buffer wherever data lands (count elements).  Sets *mine.             */
+static deso_err gather_check(const deso_ctx *ctx, int root, const void *buf,
+                             int64_t count, const char *fn, bool *mine)
+{
+    *mine = root == DESO_ALL_RANKS || root == ctx->rank;
+    if (root != DESO_ALL_RANKS && (root < 0 || root >= ctx->size))
+        return deso__fail(DESO_EINVAL, "%s: root %d out of range", fn, root);
+    if (*mine && buf == NULL && count > 0)
+        return deso__fail(DESO_ENULL, "%s: buf is NULL", fn);
+    return DESO_OK;
+}
+
 deso_err deso_vec_gather(const deso_vec *x, double *buf, int root)
 {
     deso_ctx *ctx;
     deso__value *v;
     DESO_TRY(read_begin(x ? &x->h : NULL, BLAS_VEC, "deso_vec_gather", &ctx,
                         &v));
-    deso_err err = DESO_OK;
-    if (root != DESO_ALL_RANKS && (root < 0 || root >= ctx->size))
-        err = deso__fail(DESO_EINVAL, "deso_vec_gather: root %d out of range",
-                         root);
-    bool mine = root == DESO_ALL_RANKS || root == ctx->rank;
-    if (err == DESO_OK && mine && buf == NULL && v->n > 0)
-        err = deso__fail(DESO_ENULL, "deso_vec_gather: buf is NULL");
+    bool mine;
+    deso_err err = gather_check(ctx, root, buf, v->n, "deso_vec_gather", &mine);
     DESO_TRY(agree(ctx, err));
     blas_layout lay = blas_layout_vec(v->n, -1, 0,
                                       root == DESO_ALL_RANKS ? 3u : 0u,
@@ -423,13 +431,9 @@ deso_err deso_mat_gather(const deso_mat *a, double *buf, int64_t ld, int root)
     deso__value *v;
     DESO_TRY(read_begin(a ? &a->h : NULL, BLAS_MAT, "deso_mat_gather", &ctx,
                         &v));
-    deso_err err = DESO_OK;
-    if (root != DESO_ALL_RANKS && (root < 0 || root >= ctx->size))
-        err = deso__fail(DESO_EINVAL, "deso_mat_gather: root %d out of range",
-                         root);
-    bool mine = root == DESO_ALL_RANKS || root == ctx->rank;
-    if (err == DESO_OK && mine && buf == NULL && v->m * v->n > 0)
-        err = deso__fail(DESO_ENULL, "deso_mat_gather: buf is NULL");
+    bool mine;
+    deso_err err = gather_check(ctx, root, buf, v->m * v->n, "deso_mat_gather",
+                                &mine);
     if (err == DESO_OK && mine && ld < (v->m > 1 ? v->m : 1))
         err = deso__fail(DESO_EINVAL, "deso_mat_gather: ld = %lld < max(1, "
                          "m = %lld)", (long long)ld, (long long)v->m);
