@@ -89,6 +89,14 @@ deso_err deso_redist_local_shape(const deso_redist *r, int64_t *src_rows,
                                  int64_t *src_cols, int64_t *dst_rows,
                                  int64_t *dst_cols);
 
+/* How this remap's messages travel: "shared memory" when every rank of
+ * the communicator is on one node (each sender packs straight into a ring
+ * its receiver unpacks from, no MPI call during an execution), "mpi" when
+ * they are not or when DESO_REMAP_SHM=0 was in the environment at
+ * deso_redist_create, "none" when no rank sends anything (r NULL too).
+ * The same on every rank.  Local.                                          */
+const char *deso_redist_transport(const deso_redist *r);
+
 /* Frees the handle and its communicator; NULL-safe, sets *r to NULL.
  * Collective over the handle's communicator (MPI_Comm_free).              */
 void deso_redist_destroy(deso_redist **r);

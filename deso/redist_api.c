@@ -181,12 +181,17 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
             e = deso__remap_init(dup, &ps, &pd, (pl_sched_kind)sched, &h->r);
     }
 
+    int shm_ok = 0;
+    deso__remap_shm_prepare(comm, e == DESO_OK ? &h->r : NULL, &shm_ok);
+
     /* One reduction: max(h) and max(~h) agree iff h is the same
-     * everywhere; the third entry is the worst error code.              */
+     * everywhere; then the worst error code, whether anyone sends, and
+     * whether anyone cannot use shared memory.                          */
     uint64_t talks = e == DESO_OK && h != NULL && h->r.nsend > 0;
-    uint64_t v[4] = { hash, ~hash, (uint64_t)(-(int64_t)e), talks };
-    rc = MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_UINT64_T, MPI_MAX, dup);
-    deso__stats_collective(4 * (int64_t)sizeof(uint64_t), size, me, 2);
+    uint64_t v[5] = { hash, ~hash, (uint64_t)(-(int64_t)e), talks,
+                      (uint64_t)!shm_ok };
+    rc = MPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_UINT64_T, MPI_MAX, dup);
+    deso__stats_collective(5 * (int64_t)sizeof(uint64_t), size, me, 2);
     if (rc != MPI_SUCCESS) {
         if (h == NULL) MPI_Comm_free(&dup);
         free_handle(h);
@@ -210,6 +215,12 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
         return verdict;
     }
     h->talks = v[3] != 0;
+    /* Every rank reaches this point together (the verdict is shared).    */
+    verdict = deso__remap_shm_finish(&h->r, h->talks && v[4] == 0);
+    if (verdict != DESO_OK) {
+        free_handle(h);
+        return verdict;
+    }
     *out = h;
     return DESO_OK;
 }
@@ -257,6 +268,12 @@ deso_err deso_redist_execute(deso_redist *r, const double *src,
                           deso_errname((deso_err)(-bad)));
     }
     return deso__remap_exec(&r->r, src, src_lld, dst, dst_lld);
+}
+
+const char *deso_redist_transport(const deso_redist *r)
+{
+    if (r == NULL || !r->talks) return "none";
+    return r->r.shm != NULL ? "shared memory" : "mpi";
 }
 
 deso_err deso_redist_local_shape(const deso_redist *r, int64_t *src_rows,

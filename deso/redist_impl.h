@@ -17,6 +17,7 @@
 
 #include <mpi.h>
 
+#include "copyprog.h"
 #include "placement/remap.h"
 
 /* The one tag of remap messages.  The communicator is the library's own
@@ -26,34 +27,6 @@
 
 #define DESO__FUSE_PACK 1
 #define DESO__FUSE_UNPACK 2
-
-/* A copy program: pairs of runs (side a -> side b), single elements at a
- * constant stride merged into strided items, compressed into periodic
- * groups.  Group g repeats its k items reps times, shifting the
- * offsets by (da, db) each time; block-cyclic run lists are periodic, so a
- * few groups replace millions of runs and execution reads almost no
- * metadata.  Offsets are in the planner's coordinates (ld = local rows);
- * a packed buffer is one side with unbounded rows.                        */
-typedef struct deso__cp_item {
-    int64_t a, b, len;     /* len elements: a + x sa -> b + x sb           */
-    int64_t sa, sb;        /* 1, 1 for a contiguous run                    */
-} deso__cp_item;
-
-typedef struct deso__cp_group {
-    int64_t first;         /* index of its first item                      */
-    int64_t k, reps;       /* items per repetition, repetitions            */
-    int64_t da, db;        /* offset shift per repetition                  */
-    int64_t e0, ne;        /* ne > 0: the repetition's elements, one by    */
-                           /* one, at ea[e0 ..], eb[e0 ..] (short runs)    */
-} deso__cp_group;
-
-typedef struct deso__copy {
-    int64_t ngroups, nitems, elems;
-    deso__cp_group *g;
-    deso__cp_item *it;
-    int64_t nelem;         /* length of ea and eb                          */
-    int64_t *ea, *eb;      /* element offsets of expanded groups           */
-} deso__copy;
 
 /* One message of this rank.                                               */
 typedef struct deso__msg {
@@ -106,6 +79,7 @@ typedef struct deso__remap {
     deso__seg *segs;       /* the fused pass, in order                      */
     MPI_Request *reqs;     /* max_reqs                                      */
     int *req_msg;          /* per request: receive index, or -1 - send     */
+    struct deso__shm *shm; /* the shared-memory transport, or NULL         */
 } deso__remap;
 
 /* Plans this rank's part of the remap src -> dst on `comm` (borrowed: the
@@ -137,6 +111,29 @@ deso_err deso__remap_exec(deso__remap *r, const double *src_local,
  * leaves *r empty.  Local (MPI_Comm_free is collective in name only for a
  * duplicate nobody else uses).                                             */
 void deso__remap_free(deso__remap *r);
+
+/* The shared-memory transport (redist_shm.c), set up in two collective
+ * steps around the caller's own agreement.  prepare (collective over comm,
+ * the user's communicator: the first time on a communicator it splits it
+ * by node and caches the answer on it) sets *ok when every rank is on one
+ * node, DESO_REMAP_SHM is not "0" and r (planned on a duplicate of comm,
+ * or NULL when planning failed) was cut into ring chunks.  Once all ranks know whether
+ * every rank is ok and some rank sends, finish(r, use) maps the rings
+ * (collective when use: a shared window and an all-to-all) or drops what
+ * prepare made (local).  The transport is freed by deso__remap_free,
+ * which is then collective.  Errors: DESO_EMPI, DESO_ENOMEM,
+ * DESO_EINTERNAL (the plans of two ranks disagree); after an error the
+ * plan stays on MPI.                                                      */
+deso_err deso__remap_shm_prepare(MPI_Comm comm, deso__remap *r, int *ok);
+deso_err deso__remap_shm_finish(deso__remap *r, bool use);
+
+/* Executes a remap on its shared-memory transport (r->shm != NULL) once
+ * deso__remap_exec has checked the arguments.  Allocates nothing.        */
+void deso__remap_shm_exec(deso__remap *r, const double *src, int64_t slld,
+                          double *dst, int64_t dlld);
+
+/* Frees the transport (collective: MPI_Win_free); NULL-safe.             */
+void deso__remap_shm_free(deso__remap *r);
 
 /* Checked int64 -> int conversion at the MPI boundary: DESO_EOVERFLOW
  * (with `what` in the message) when v does not fit.                        */

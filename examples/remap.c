@@ -455,12 +455,12 @@ static int run(const opts *o, int me, int np)
                    ",\"nb\":%" PRId64 ",\"mb2\":%" PRId64 ",\"nb2\":%"
                    PRId64 ",\"grid\":\"%dx%d\",\"grid2\":\"%dx%d\","
                    "\"ranks\":%d,\"schedule\":\"%s\",\"in_place\":%s,"
-                   "\"reps\":%" PRId64 ",\"time\":%.6e,\"gbs\":%.4f,"
-                   "\"time_plan\":%.6e,\"verified\":%s",
+                   "\"transport\":\"%s\",\"reps\":%" PRId64 ",\"time\":%.6e,"
+                   "\"gbs\":%.4f,\"time_plan\":%.6e,\"verified\":%s",
                    o->P, o->Q, o->mb, o->mb2, o->m, o->n, o->mb, o->nb,
                    o->mb2, o->nb2, o->gr, o->gc, o->gr2, o->gc2, np,
                    deso_schedule_name(o->sched), in_place ? "true" : "false",
-                   reps, t, gbs, tp, wrong == 0 ? "true" : "false");
+                   deso_redist_transport(r), reps, t, gbs, tp, wrong == 0 ? "true" : "false");
             if (o->compare)
                 printf(",\"time_deso\":%.6e,\"time_scalapack\":%.6e,"
                        "\"ratio\":%.4g,\"scalapack_equal\":%s", t, ts,
@@ -468,9 +468,10 @@ static int run(const opts *o, int me, int np)
             printf("}\n");
         } else {
             printf("remap %" PRId64 " x %" PRId64 ": %d ranks (%dx%d) -> "
-                   "%d (%dx%d), %s: %.3e s per remap, %.3f GB/s, plan %.3e s, %s\n",
-                   o->m, o->n, o->P, o->gr, o->gc, o->Q, o->gr2, o->gc2,
-                   deso_schedule_name(o->sched), t, gbs, tp,
+                   "%d (%dx%d), %s, %s: %.3e s per remap, %.3f GB/s, plan %.3e s, "
+                   "%s\n", o->m, o->n, o->P, o->gr, o->gc, o->Q, o->gr2,
+                   o->gc2, deso_schedule_name(o->sched),
+                   deso_redist_transport(r), t, gbs, tp,
                    wrong == 0 ? "verified" : "WRONG");
             if (o->compare)
                 printf("pdgemr2d: %.3e s per remap; deso/pdgemr2d = %.3f; "

@@ -6,7 +6,9 @@
  * array must keep their sentinels.  A second oracle is ScaLAPACK's
  * pdgemr2d: identical results, element for element (exact copies).
  * Every rank draws the same random cases (one seed), and every assertion
- * is collective (a failure flag is all-reduced first).
+ * is collective (a failure flag is all-reduced first).  Cases alternate
+ * between the two transports (shared memory, the default on one node, and
+ * MPI with DESO_REMAP_SHM=0), and each handle must report the one used.
  * deso-np: 1 2 3 4                                                         */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -252,8 +254,35 @@ static void describe(const char *what, const rcase *c)
             deso_last_error());
 }
 
-/* Runs one case twice (the second replays the plan); 0 when correct.     */
-static int run_case(const rcase *c, int64_t salt)
+/* Every rank of MPI_COMM_WORLD on one node (where shared memory is the
+ * default transport)?                                                      */
+static int one_node(void)
+{
+    MPI_Comm node;
+    int n = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                        MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &n);
+    MPI_Comm_free(&node);
+    return n == np;
+}
+
+/* Selects the transport of the next deso_redist_create.                  */
+static void use_shm(int on) { setenv("DESO_REMAP_SHM", on ? "1" : "0", 1); }
+
+/* The transport a handle reports agrees with the one asked for.          */
+static int transport_ok(const deso_redist *r)
+{
+    const char *t = deso_redist_transport(r), *want = getenv("DESO_REMAP_SHM");
+    if (strcmp(t, "none") == 0) return 1;
+    if (want != NULL && strcmp(want, "0") == 0)
+        return strcmp(t, "mpi") == 0;
+    return !one_node() || strcmp(t, "shared memory") == 0;
+}
+
+/* Runs one case `reps` times (the later ones replay the plan, through the
+ * same rings); 0 when correct.                                            */
+static int run_case_n(const rcase *c, int64_t salt, int reps)
 {
     deso_redist *r = NULL;
     deso_err e = deso_redist_create(MPI_COMM_WORLD, &c->src, &c->dst,
@@ -262,12 +291,17 @@ static int run_case(const rcase *c, int64_t salt)
         describe(deso_errname(e), c);
         return 1;
     }
+    if (!transport_ok(r)) {
+        describe(deso_redist_transport(r), c);
+        deso_redist_destroy(&r);
+        return 1;
+    }
     local s, d;
     local_make(&c->src, c->pad_src, &s);
     local_make(&c->dst, c->pad_dst, &d);
     local_fill(&c->src, &s, salt);
     int bad = 0;
-    for (int rep = 0; rep < 2 && !bad; rep++) {
+    for (int rep = 0; rep < reps && !bad; rep++) {
         for (int64_t i = 0; i < d.len; i++) d.a[i] = SENTINEL;
         e = deso_redist_execute(r, src_ptr(&s), s.lld, dst_ptr(&d), d.lld);
         int64_t wrong = e == DESO_OK ? local_check(&c->dst, &d, salt) : -1;
@@ -287,6 +321,11 @@ static int run_case(const rcase *c, int64_t salt)
     return bad;
 }
 
+static int run_case(const rcase *c, int64_t salt)
+{
+    return run_case_n(c, salt, 2);
+}
+
 /* ---- tests ------------------------------------------------------------- */
 
 static void test_random_against_brute_force(void **state)
@@ -297,8 +336,51 @@ static void test_random_against_brute_force(void **state)
     for (int k = 0; k < cases; k++) {
         rcase c;
         random_case(&c);
+        use_shm(k % 2 == 0);
         bad += run_case(&c, k + 1);
     }
+    unsetenv("DESO_REMAP_SHM");
+    assert_all_true(bad == 0);
+}
+
+/* Messages of many ring chunks (a chunk is 8192 doubles, a ring 4 of
+ * them), so that the rings wrap within one execution and carry on across
+ * executions; padded leading dimensions, rank subsets, replicated sides.
+ * Each case on both transports, executed three times.                    */
+static void test_large_messages(void **state)
+{
+    (void)state;
+    static const int all[6] = { 0, 1, 2, 3, 4, 5 };
+    static const int rev[6] = { 5, 4, 3, 2, 1, 0 };
+    if (np > 6) return;                     /* the rank tables below      */
+    int q = np > 1 ? np - 1 : 1;            /* a subset, when there is one */
+    struct { int64_t m, n, mb, nb, mb2, nb2; int pr, pc, pr2, pc2, pad;
+             const int *r1, *r2; int rep2; } cs[] = {
+        { 200003, 1, 3, 1, 5, 1, np, 1, np, 1, 0, NULL, NULL, 0 },
+        { 150001, 1, 64, 1, 1, 1, np, 1, q, 1, 0, NULL, rev + 6 - q, 0 },
+        { 120000, 1, (120000 + np - 1) / np, 1, 1, 1, np, 1, np, 1, 0,
+          all, rev + 6 - np, 0 },
+        { 611, 433, 7, 5, 3, 64, 1, np, np, 1, 3, NULL, NULL, 0 },
+        { 509, 401, 64, 64, 1, 1, np, 1, 1, np, 2, NULL, rev + 6 - np, 0 },
+        { 300, 257, 5, 3, 1, 1, 1, 1, q, 1, 1, all + np - 1, NULL, 1 },
+    };
+    int bad = 0;
+    for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++)
+        for (int shm = 0; shm < 2; shm++) {
+            rcase c;
+            memset(&c, 0, sizeof c);
+            c.src = (deso_layout){ cs[k].m, cs[k].n, cs[k].mb, cs[k].nb,
+                                   cs[k].pr, cs[k].pc, cs[k].r1, 0 };
+            c.dst = (deso_layout){ cs[k].m, cs[k].n, cs[k].mb2, cs[k].nb2,
+                                   cs[k].pr2, cs[k].pc2, cs[k].r2,
+                                   cs[k].rep2 };
+            c.sched = (deso_schedule)(k % 3);
+            c.pad_src = cs[k].pad;
+            c.pad_dst = (cs[k].pad + 1) % 3;
+            use_shm(shm);
+            bad += run_case_n(&c, 1000 + (int64_t)k, 3);
+        }
+    unsetenv("DESO_REMAP_SHM");
     assert_all_true(bad == 0);
 }
 
@@ -608,6 +690,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_fixed_cases),
         cmocka_unit_test(test_identical_in_place),
         cmocka_unit_test(test_random_against_brute_force),
+        cmocka_unit_test(test_large_messages),
         cmocka_unit_test(test_agrees_with_pdgemr2d),
         cmocka_unit_test(test_bad_input),
     };

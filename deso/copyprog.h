@@ -1,0 +1,79 @@
+/* deso/copyprog.h: copy programs, the compiled form of a remap's runs
+ * (internal).  Pure computation, no MPI: shared by the remap's MPI
+ * transport (redist.c) and its shared-memory one (redist_shm.c).         */
+#ifndef DESO_COPYPROG_H
+#define DESO_COPYPROG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "placement/deso_errors.h"
+
+/* A copy program: pairs of runs (side a -> side b), single elements at a
+ * constant stride merged into strided items, compressed into periodic
+ * groups.  Group g repeats its k items reps times, shifting the
+ * offsets by (da, db) each time; block-cyclic run lists are periodic, so a
+ * few groups replace millions of runs and execution reads almost no
+ * metadata.  Offsets are in the planner's coordinates (ld = local rows);
+ * a packed buffer is one side with unbounded rows.                        */
+typedef struct deso__cp_item {
+    int64_t a, b, len;     /* len elements: a + x sa -> b + x sb           */
+    int64_t sa, sb;        /* 1, 1 for a contiguous run                    */
+} deso__cp_item;
+
+typedef struct deso__cp_group {
+    int64_t first;         /* index of its first item                      */
+    int64_t k, reps;       /* items per repetition, repetitions            */
+    int64_t da, db;        /* offset shift per repetition                  */
+    int64_t e0, ne;        /* ne > 0: the repetition's elements, one by    */
+                           /* one, at ea[e0 ..], eb[e0 ..] (short runs)    */
+    int seq;               /* 1: ea counts up by one (a packed side), 2: eb */
+} deso__cp_group;
+
+typedef struct deso__copy {
+    int64_t ngroups, nitems, elems;
+    deso__cp_group *g;
+    deso__cp_item *it;
+    int64_t nelem;         /* length of ea and eb                          */
+    int64_t *ea, *eb;      /* element offsets of expanded groups           */
+} deso__copy;
+
+/* Compiles n items (reordered and consumed as scratch) into *out:
+ * contiguous and constant-stride neighbours merged, then periodic groups
+ * found greedily.  Errors: DESO_ENOMEM (*out left empty).                  */
+deso_err deso__cp_compile(deso__cp_item *it, int64_t n, deso__copy *out);
+
+/* Frees a program and leaves it empty; safe on an empty one.             */
+void deso__cp_free(deso__copy *c);
+
+/* Units of group gi: repetitions, or items of a literal group.            */
+int64_t deso__cp_units(const deso__copy *c, int64_t gi);
+
+/* Runs units [lo, hi) of group gi between flat arrays A -> B.             */
+void deso__cp_run_range(const deso__copy *c, int64_t gi, int64_t lo,
+                        int64_t hi, const double *A, double *B);
+
+/* Runs the whole program from array A (arows local rows, leading dimension
+ * alld) to array B (brows, blld).  A packed buffer is passed with rows =
+ * lld = INT64_MAX.                                                        */
+void deso__cp_run(const deso__copy *c, const double *A, int64_t arows,
+                  int64_t alld, double *B, int64_t brows, int64_t blld);
+
+/* Cuts the long items of literal groups into periodic groups of pieces
+ * spanning at most `span` elements on either side.  Errors: DESO_ENOMEM
+ * (the program is unchanged).                                             */
+deso_err deso__cp_split(deso__copy *c, int64_t span);
+
+/* Cuts program c into consecutive pieces of `span` elements (the last may
+ * be shorter), each compiled on its own, in *out (free each with
+ * deso__cp_free, then the array).  pside names a packed side (1: a, 2: b)
+ * whose offsets must run 0, 1, 2, ... through the program, as a message's
+ * do; piece k's packed offsets are then rebased to start at 0, so that
+ * piece k moves packed elements [k span, (k + 1) span) to or from a
+ * buffer of span elements.  pside 0: no packed side, nothing rebased.
+ * Errors: DESO_EINVAL (span < 1), DESO_ENOMEM, DESO_EINTERNAL (the packed
+ * side does not count up).                                                */
+deso_err deso__cp_pieces(const deso__copy *c, int pside, int64_t span,
+                         deso__copy **out, int64_t *npieces);
+
+#endif
