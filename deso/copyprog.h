@@ -59,6 +59,16 @@ void deso__cp_run_range(const deso__copy *c, int64_t gi, int64_t lo,
 void deso__cp_run(const deso__copy *c, const double *A, int64_t arows,
                   int64_t alld, double *B, int64_t brows, int64_t blld);
 
+/* As deso__cp_run, but long contiguous runs into B (flat arrays only) are
+ * written with non-temporal stores, bypassing the cache: for a large
+ * target nobody reads soon.  Call deso__cp_fence before B is published.  */
+void deso__cp_run_stream(const deso__copy *c, const double *A,
+                         int64_t arows, int64_t alld, double *B,
+                         int64_t brows, int64_t blld);
+
+/* Orders the non-temporal stores made so far before later stores.        */
+void deso__cp_fence(void);
+
 /* Cuts the long items of literal groups into periodic groups of pieces
  * spanning at most `span` elements on either side.  Errors: DESO_ENOMEM
  * (the program is unchanged).                                             */

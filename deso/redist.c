@@ -466,8 +466,10 @@ deso_err deso__remap_exec(deso__remap *r, const double *src_local,
                    "deso__remap_exec: dst_lld = %lld < local rows %lld on "
                    "rank %d", (long long)dst_lld, (long long)drows, r->me);
     }
-    if (srows == 0) src_lld = 0;     /* nothing to address; keep ld == rows */
-    if (drows == 0) dst_lld = 0;
+    /* A leading dimension addresses nothing in a single column (or none):
+     * take it as the rows, so the flat paths apply.                      */
+    if (r->src_cols <= 1 || srows == 0) src_lld = srows;
+    if (r->dst_cols <= 1 || drows == 0) dst_lld = drows;
 
     /* Identical layouts in place: nothing to move.                        */
     if (r->identical && (const double *)dst_local == src_local &&

@@ -38,6 +38,7 @@
 #define SHM_SLOTS 4
 #define SHM_LINE 128       /* counters on their own (adjacent-line) pairs  */
 #define SHM_SPINS 64       /* idle polls before yielding the processor    */
+#define SHM_STREAM_ELEMS (1 << 20)   /* 8 MiB: beyond the 2 MiB L2 here */
 
 #if ATOMIC_LLONG_LOCK_FREE != 2
 #error "the shared-memory remap needs lock-free 64-bit atomics"
@@ -296,14 +297,16 @@ static bool produce(chan *c, const double *src, int64_t rows, int64_t lld)
 }
 
 /* One chunk of receive c, if it has arrived.                             */
-static bool consume(chan *c, double *dst, int64_t rows, int64_t lld)
+static bool consume(chan *c, double *dst, int64_t rows, int64_t lld,
+                    bool stream)
 {
     long long n = c->base + c->next;
     if (atomic_load_explicit(&c->ctl->head, memory_order_acquire) <= n)
         return false;
     const double *slot = c->slots + (n % SHM_SLOTS) * SHM_CHUNK;
-    deso__cp_run(&c->chunk[c->next], slot, INT64_MAX, INT64_MAX, dst, rows,
-                 lld);
+    (stream ? deso__cp_run_stream : deso__cp_run)(&c->chunk[c->next], slot,
+                                                  INT64_MAX, INT64_MAX, dst,
+                                                  rows, lld);
     atomic_store_explicit(&c->ctl->tail, n + 1, memory_order_release);
     c->next++;
     return true;
@@ -328,6 +331,11 @@ void deso__remap_shm_exec(deso__remap *r, const double *src, int64_t slld,
         c->base = atomic_load_explicit(&c->ctl->tail, memory_order_relaxed);
         total += c->nchunks;
     }
+    /* A target larger than the caches is written around them.           */
+    bool stream = r->dst_elems >= SHM_STREAM_ELEMS;
+    void (*to_dst)(const deso__copy *, const double *, int64_t, int64_t,
+                   double *, int64_t, int64_t) =
+        stream ? deso__cp_run_stream : deso__cp_run;
     double t0 = deso__now();
     for (int k = 0; k < r->nsteps; k++) {
         const deso__remap_step *st = &r->steps[k];
@@ -346,7 +354,7 @@ void deso__remap_shm_exec(deso__remap *r, const double *src, int64_t slld,
             for (int j = st->recv0; j < st->recv0 + st->nrecv; j++) {
                 chan *c = &s->recv[j];
                 if (c->next == c->nchunks) continue;
-                if (consume(c, dst, drows, dlld)) {
+                if (consume(c, dst, drows, dlld, stream)) {
                     busy = true;
                     done++;
                 }
@@ -357,8 +365,8 @@ void deso__remap_shm_exec(deso__remap *r, const double *src, int64_t slld,
              * the time spent waiting.                                     */
             while (selfk < s->nself &&
                    (!busy || selfk * total < done * s->nself)) {
-                deso__cp_run(&s->self[selfk++], src, srows, slld, dst,
-                             drows, dlld);
+                to_dst(&s->self[selfk++], src, srows, slld, dst, drows,
+                       dlld);
                 busy = true;
                 if (!left) break;
             }
@@ -371,6 +379,7 @@ void deso__remap_shm_exec(deso__remap *r, const double *src, int64_t slld,
         }
     }
     while (selfk < s->nself)
-        deso__cp_run(&s->self[selfk++], src, srows, slld, dst, drows, dlld);
+        to_dst(&s->self[selfk++], src, srows, slld, dst, drows, dlld);
+    if (stream) deso__cp_fence();
     if (r->nsteps > 0) deso__stats_time(DESO_T_P2P, deso__now() - t0);
 }

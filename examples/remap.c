@@ -27,7 +27,7 @@ static const char *usage =
 "usage: deso-remap --P p --Q q --r r --s s [--schedule NAME] --plan-only\n"
 "                  [--json]\n"
 "       mpiexec.mpich -n N deso-remap [layout options] --run [--json]\n"
-"                  [--reps K] [--compare-scalapack] [--in-place]\n"
+"                  [--reps K] [--compare-scalapack] [--in-place] [--memcpy]\n"
 "\n"
 "--plan-only  the schedule of one slice of lcm(P r, Q s) elements of\n"
 "             CYCLIC(r) on P -> CYCLIC(s) on Q; no MPI launch needed.\n"
@@ -49,7 +49,11 @@ static const char *usage =
 "  --compare-scalapack  also runs pdgemr2d on the same data, checks equal\n"
 "          results, adds time_deso, time_scalapack, ratio\n"
 "  --in-place  with identical layouts, target = source array (moves\n"
-"          nothing); pdgemr2d still copies\n";
+"          nothing); pdgemr2d still copies\n"
+"  --memcpy  the yardstick, paired: K times, every rank memcpys its\n"
+"          source array, then one remap; adds memcpy_gbs (array bytes /\n"
+"          median memcpy time) and pct_memcpy (median of memcpy time /\n"
+"          remap time, in %%), which the machine's drift cancels from\n";
 
 typedef struct opts {
     int P, Q;
@@ -58,7 +62,7 @@ typedef struct opts {
     int src_off, dst_off;
     int64_t reps;
     deso_schedule sched;
-    int plan_only, run, json, compare, in_place, help;
+    int plan_only, run, json, compare, in_place, memcpy_ref, help;
 } opts;
 
 static char errbuf[256];
@@ -149,6 +153,7 @@ static int parse(int argc, char **argv, opts *o)
             else if (!strcmp(a, "--json")) o->json = 1;
             else if (!strcmp(a, "--compare-scalapack")) o->compare = 1;
             else if (!strcmp(a, "--in-place")) o->in_place = 1;
+            else if (!strcmp(a, "--memcpy")) o->memcpy_ref = 1;
             else if (!strcmp(a, "--help") || !strcmp(a, "-h")) o->help = 1;
             else ok = bad("unknown option '%s'%s", a, " (see --help)");
         }
@@ -363,6 +368,46 @@ static double timed(int64_t reps, deso_redist *r, side *a, side *b,
     return t;
 }
 
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* The memcpy yardstick, paired with remaps: reps times, every rank copies
+ * its source array at once (the slowest rank's time), then one remap.
+ * Returns the median memcpy time; *pct the median of memcpy / remap.    */
+static double memcpy_paired(int64_t reps, deso_redist *r, side *a, side *b,
+                            int in_place, double *pct)
+{
+    size_t bytes = (size_t)(a->lld * a->cols) * sizeof(double);
+    double *scratch = malloc(bytes ? bytes : 1);
+    double *tm = malloc((size_t)reps * sizeof *tm);
+    double *ratio = malloc((size_t)reps * sizeof *ratio);
+    if (scratch == NULL || tm == NULL || ratio == NULL) {
+        free(scratch); free(tm); free(ratio);
+        *pct = 0.0;
+        return 0.0;
+    }
+    memset(scratch, 0, bytes ? bytes : 1);          /* pages mapped first */
+    for (int64_t k = 0; k < reps; k++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        if (bytes) memcpy(scratch, a->a, bytes);
+        double t = MPI_Wtime() - t0;
+        MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX,
+                      MPI_COMM_WORLD);
+        tm[k] = t;
+        ratio[k] = t / timed(1, r, a, b, 0, 0, in_place);
+    }
+    qsort(tm, (size_t)reps, sizeof *tm, cmp_double);
+    qsort(ratio, (size_t)reps, sizeof *ratio, cmp_double);
+    double med = tm[reps / 2];
+    *pct = 100.0 * ratio[reps / 2];
+    free(scratch); free(tm); free(ratio);
+    return med;
+}
+
 static int run(const opts *o, int me, int np)
 {
     side a, b, c;
@@ -420,6 +465,8 @@ static int run(const opts *o, int me, int np)
         if (reps > 10000) reps = 10000;
     }
     double t = timed(reps, r, &a, &b, 0, 0, in_place);
+    double tm = 0.0, pct = 0.0;
+    if (o->memcpy_ref) tm = memcpy_paired(reps, r, &a, &b, in_place, &pct);
     int64_t wrong2 = side_wrong(&b, in_place ? a.a : b.a);
     MPI_Allreduce(MPI_IN_PLACE, &wrong2, 1, MPI_INT64_T, MPI_SUM,
                   MPI_COMM_WORLD);
@@ -461,6 +508,10 @@ static int run(const opts *o, int me, int np)
                    o->mb2, o->nb2, o->gr, o->gc, o->gr2, o->gc2, np,
                    deso_schedule_name(o->sched), in_place ? "true" : "false",
                    deso_redist_transport(r), reps, t, gbs, tp, wrong == 0 ? "true" : "false");
+            if (o->memcpy_ref)
+                printf(",\"memcpy_gbs\":%.4f,\"pct_memcpy\":%.1f",
+                       tm > 0 ? (double)o->m * (double)o->n * 8.0 / tm / 1e9
+                              : 0.0, pct);
             if (o->compare)
                 printf(",\"time_deso\":%.6e,\"time_scalapack\":%.6e,"
                        "\"ratio\":%.4g,\"scalapack_equal\":%s", t, ts,
@@ -473,6 +524,11 @@ static int run(const opts *o, int me, int np)
                    o->gc2, deso_schedule_name(o->sched),
                    deso_redist_transport(r), t, gbs, tp,
                    wrong == 0 ? "verified" : "WRONG");
+            if (o->memcpy_ref)
+                printf("memcpy: %.3f GB/s; remap = %.1f%% of memcpy "
+                       "(median of %" PRId64 " pairs)\n",
+                       tm > 0 ? (double)o->m * (double)o->n * 8.0 / tm / 1e9
+                              : 0.0, pct, reps);
             if (o->compare)
                 printf("pdgemr2d: %.3e s per remap; deso/pdgemr2d = %.3f; "
                        "results %s\n", ts, t / ts,

@@ -8,52 +8,44 @@
 # Bandwidth, one definition for both sides of the comparison:
 #   GB/s = array bytes (m * n * 8, the global array, counted once) / time,
 # where a remap's time is deso-remap's: the mean over REPS executions of the
-# slowest rank's time (after a verified warm-up), and memcpy's is
-# tests/bench/memcpy_bw run on the same 2 ranks: each copies its half of the
-# array at the same time (mean over REPS copies, slowest rank, after a
-# warm-up).  So "% memcpy" = memcpy time / remap time: 100% would mean the
-# remap costs one copy of the array by all ranks at once.  The memcpy
-# yardstick is measured right before and right after each row (the machine
-# is shared and its bandwidth drifts); the row uses the faster of the two
-# (the conservative choice) and prints it.
-# Environment: MPIEXEC (default mpiexec.mpich), REPS (default 5).
+# slowest rank's time (after a verified warm-up).  The memcpy yardstick is
+# measured in the same process, paired (deso-remap --memcpy): REPS times,
+# every rank copies its source array at once with memcpy (the slowest
+# rank's time), then one remap; "% memcpy" is the median of the REPS
+# ratios memcpy time / remap time, so the machine's drift (it is shared)
+# cancels; 100% would mean the remap costs one copy of the array by all
+# ranks at once.  memcpy GB/s is array bytes / the median memcpy time.
+# Environment: MPIEXEC (default mpiexec.mpich), REPS (default 15).
 # Targets (shared brief): deso <= 0.5 x pdgemr2d for real remaps, <= 0.05 x
 # for identical layouts, >= 50% of memcpy bandwidth for large remaps.
 set -eu
 B=${1:-build}
 MPIEXEC=${MPIEXEC:-mpiexec.mpich}
-REPS=${REPS:-5}
+REPS=${REPS:-15}
 export OPENBLAS_NUM_THREADS=1
-make --no-print-directory BUILD="$B" "$B/bin/deso-remap" \
-    "$B/bench/memcpy_bw" >/dev/null
+make --no-print-directory BUILD="$B" "$B/bin/deso-remap" >/dev/null
 N=16777216                       # 2^24 doubles = 128 MiB
 M=4000
 
 echo "P = 2, $REPS reps each; GB/s = array bytes / time (see the header);"
-echo "% memcpy: against 2 ranks copying their halves of the array at once"
+echo "% memcpy: median over $REPS pairs of (2 ranks memcpy their source"
+echo "arrays at once) / (one remap), measured in the same process"
 echo
-echo "| case | layout change | deso s | pdgemr2d s | deso/pdgemr2d | deso GB/s | memcpy GB/s | % memcpy | verified |"
-echo "|---|---|---|---|---|---|---|---|---|"
-
-memcpy_gbs() {
-    "$MPIEXEC" -n 2 "$B/bench/memcpy_bw" --mb 128 --reps "$REPS" --json |
-        jq .memcpy_gbs
-}
+echo "| case | layout change | transport | deso s | pdgemr2d s | deso/pdgemr2d | deso GB/s | memcpy GB/s | % memcpy | verified |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 
 row() { # label change args...
     label=$1; change=$2; shift 2
-    m1=$(memcpy_gbs)
     line=$("$MPIEXEC" -n 2 "$B/bin/deso-remap" "$@" --run --json \
-        --compare-scalapack --reps "$REPS")
-    m2=$(memcpy_gbs)
-    mc=$(echo "$m1 $m2" | awk '{ print ($1 > $2) ? $1 : $2 }')
+        --compare-scalapack --memcpy --reps "$REPS")
     echo "$line" | jq -r '[.time_deso, .time_scalapack, .ratio, .gbs,
-        (.verified and .scalapack_equal), .in_place] | @tsv' |
-    awk -F '\t' -v l="$label" -v c="$change" -v mc="$mc" '{
+        (.verified and .scalapack_equal), .in_place, .transport,
+        .memcpy_gbs, .pct_memcpy] | @tsv' |
+    awk -F '\t' -v l="$label" -v c="$change" '{
         gbs = ($6 == "true") ? "-" : sprintf("%.2f", $4)
-        pct = ($6 == "true") ? "-" : sprintf("%.0f%%", 100 * $4 / mc)
-        printf "| %s | %s | %.3g | %.3g | %.3g | %s | %.2f | %s | %s |\n",
-               l, c, $1, $2, $3, gbs, mc, pct, $5 }'
+        pct = ($6 == "true") ? "-" : sprintf("%.0f%%", $9)
+        printf "| %s | %s | %s | %.3g | %.3g | %.3g | %s | %.2f | %s | %s |\n",
+               l, c, $7, $1, $2, $3, gbs, $8, pct, $5 }'
 }
 
 V="--P 2 --Q 2 --n $N"

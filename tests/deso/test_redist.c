@@ -345,7 +345,8 @@ static void test_random_against_brute_force(void **state)
 
 /* Messages of many ring chunks (a chunk is 8192 doubles, a ring 4 of
  * them), so that the rings wrap within one execution and carry on across
- * executions; padded leading dimensions, rank subsets, replicated sides.
+ * executions; padded leading dimensions, rank subsets, replicated sides,
+ * targets large enough for non-temporal stores.
  * Each case on both transports, executed three times.                    */
 static void test_large_messages(void **state)
 {
@@ -363,6 +364,11 @@ static void test_large_messages(void **state)
         { 611, 433, 7, 5, 3, 64, 1, np, np, 1, 3, NULL, NULL, 0 },
         { 509, 401, 64, 64, 1, 1, np, 1, 1, np, 2, NULL, rev + 6 - np, 0 },
         { 300, 257, 5, 3, 1, 1, 1, 1, q, 1, 1, all + np - 1, NULL, 1 },
+        /* over 2^20 target elements per rank: written around the cache  */
+        { 1100000 * (int64_t)np, 1, 64, 1, 1, 1, np, 1, np, 1, 0, NULL,
+          NULL, 0 },
+        { 1100000 * (int64_t)np, 1, 7, 1, 64, 1, np, 1, np, 1, 0, NULL,
+          rev + 6 - np, 0 },
     };
     int bad = 0;
     for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++)
