@@ -15,8 +15,12 @@
 #      at any P; the time is not), each at two small iteration counts, so the
 #      per-iteration counts are the exact difference quotient (set-up and the
 #      final residual check cancel);
-#   4. BENCH_REPEAT - 1 more rounds of the timed runs while the budget allows
-#      (the best of the rounds is reported: the machine is shared).
+#   4. paired runs for the headline ratios: BENCH_PAIRS times per n, deso
+#      full and its anchor back to back (PBLAS at P = 2, sequential OpenBLAS
+#      at P = 1), the order alternating; the median of the pair ratios is
+#      quoted (the machine is shared and drifts between rounds);
+#   5. BENCH_REPEAT - 1 more rounds of the timed runs while the budget allows
+#      (the best of the rounds is reported in the tables).
 # Then scripts/bench_report.py writes the Markdown tables into README.md
 # (between <!-- bench:begin --> and <!-- bench:end -->), doc/bench-time.png,
 # doc/bench-bytes.png and doc/bench-results.jsonl (every program's JSON line,
@@ -35,6 +39,7 @@
 #   BENCH_COUNT_ITERS two iteration counts to diff    "2 6" / "1 3"
 #   BENCH_MODES       deso modes                      "none affine full"
 #   BENCH_REPEAT      timed repetitions (best kept)   3 / 1
+#   BENCH_PAIRS       paired runs per n and P         7 / 1
 #   BENCH_BUDGET      seconds: no run starts after it, none runs more than
 #                     60 s (quick: 20 s) beyond it
 #                                                     1020 / 100
@@ -54,11 +59,11 @@ cd "$root"
 quick=${BENCH_QUICK:-0}
 if [ "$quick" = 1 ]; then
     d_ns="500 1000" d_count_ns=500 d_iters=20 d_citers="1 3" d_budget=100 d_timeout=60 d_reps=2
-    d_repeat=1 grace=20
+    d_repeat=1 grace=20 d_pairs=1
     d_ppreps=50
 else
     d_ns="3600 8000" d_count_ns="3600 8000" d_iters=50 d_citers="2 6" d_budget=1020 d_timeout=300 d_reps=3
-    d_repeat=3 grace=60
+    d_repeat=3 grace=60 d_pairs=7
     d_ppreps=200
 fi
 ns=${BENCH_NS:-$d_ns}
@@ -69,6 +74,7 @@ count_ns=${BENCH_COUNT_NS:-$d_count_ns}
 count_iters=${BENCH_COUNT_ITERS:-$d_citers}
 modes=${BENCH_MODES:-"none affine full"}
 repeat=${BENCH_REPEAT:-$d_repeat}
+pairs=${BENCH_PAIRS:-$d_pairs}
 budget=${BENCH_BUDGET:-$d_budget}
 run_timeout=${BENCH_TIMEOUT:-$d_timeout}
 mb=${BENCH_MB:-1024}
@@ -120,11 +126,12 @@ json_list() { # "a b c" -> [a,b,c] (numbers) or ["a","b","c"] with $2 = q
 }
 load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
 llc=$(cat /sys/devices/system/cpu/cpu0/cache/index3/size 2>/dev/null || echo "?")
-printf '{"bench":"meta","date":"%s","host":"%s","cores":%s,"llc":"%s","loadavg":"%s","quick":%s,"ns":%s,"iters":%s,"timed_ps":%s,"count_ps":%s,"count_ns":%s,"count_iters":%s,"modes":%s,"repeat":%s,"mb":%s,"deso":%s,"build":"%s"}\n' \
+printf '{"bench":"meta","date":"%s","host":"%s","cores":%s,"llc":"%s","loadavg":"%s","quick":%s,"ns":%s,"iters":%s,"timed_ps":%s,"count_ps":%s,"count_ns":%s,"count_iters":%s,"modes":%s,"repeat":%s,"pairs":%s,"mb":%s,"deso":%s,"build":"%s"}\n' \
     "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(hostname 2>/dev/null || echo '?')" \
     "$(nproc 2>/dev/null || echo 0)" "$llc" "$load" "$([ "$quick" = 1 ] && echo true || echo false)" \
     "$(json_list "$ns")" "$iters" "$(json_list "$timed_ps")" "$(json_list "$count_ps")" \
-    "$(json_list "$count_ns")" "$(json_list "$count_iters")" "$(json_list "$modes" q)" "$repeat" "$mb" \
+    "$(json_list "$count_ns")" "$(json_list "$count_iters")" "$(json_list "$modes" q)" "$repeat" \
+    "$pairs" "$mb" \
     "$([ $have_deso = 1 ] && echo true || echo false)" "$build" >>"$results"
 say "start: n = $ns; timed P = $timed_ps ($iters iterations); counted P = $count_ps" \
     "at n = $count_ns (iterations $count_iters); load average $load; budget ${budget}s"
@@ -136,6 +143,7 @@ say "start: n = $ns; timed P = $timed_ps ($iters iterations); counted P = $count
 # The time budget is a hard limit: no run starts after it, and no run's
 # timeout reaches more than $grace seconds beyond it.
 nfailed=0
+extra=""  # set by pair_run: fields added to a successful run's record
 run() {
     tag=$1 failrec=$2 label=$3 to=$4
     shift 4
@@ -152,7 +160,7 @@ run() {
     dt=$(($(date +%s) - t0))
     line=$(grep '^{.*}[[:space:]]*$' "$tmp/out" | tail -n 1 || true)
     if [ "$rc" -eq 0 ] && [ -n "$line" ]; then
-        echo "{\"bench\":\"$tag\",${line#\{}" >>"$results"
+        echo "{\"bench\":\"$tag\",$extra${line#\{}" >>"$results"
         echo "ok (${dt}s)" >&2
         return 0
     fi
@@ -240,7 +248,52 @@ if [ $have_deso = 1 ]; then
     done
 fi
 
-# ---- 4. more timed rounds, while the budget allows (the best one is kept) ----
+# ---- 4. paired runs for the headline ratios ---------------------------------
+# deso full beside its anchor, back to back, PAIRS times per n, the order
+# alternating (A B, B A, ...): the machine's drift between two runs a few
+# seconds apart is small, between rounds minutes apart it is not.  The
+# report quotes the median of the per-pair ratios with their range.
+pair_run() { # pair_run K N P ANCHOR: one anchor run and one deso full run
+    pk=$1 pn=$2 pp=$3 anchor=$4
+    rec="\"n\":$pn,\"p\":$pp,\"iters\":$iters,\"pair\":$pk"
+    if [ "$anchor" = seq ]; then
+        set -- "$build/bench/cg_seq" --n "$pn" --iters "$iters" --tol 0 --json
+    else
+        set -- "$launch" -n "$pp" "$build/bench/cg_pblas" --n "$pn" \
+            --iters "$iters" --tol 0 --json
+    fi
+    extra="\"pair\":$pk,"
+    for side in $(if [ $((pk % 2)) = 1 ]; then echo a d; else echo d a; fi); do
+        if [ "$side" = a ]; then
+            run pair "\"impl\":\"$anchor\",$rec" \
+                "n=$pn P=$pp impl=$anchor (pair $pk of $pairs)" "$run_timeout" "$@"
+        else
+            run pair "\"impl\":\"deso\",\"mode\":\"full\",$rec" \
+                "n=$pn P=$pp mode=full (pair $pk of $pairs)" "$run_timeout" \
+                "$launch" -n "$pp" "$deso_cg" --n "$pn" --iters "$iters" --tol 0 \
+                --mode full --json
+        fi
+    done
+    extra=""
+}
+if [ $have_deso = 1 ]; then
+    for n in $ns; do
+        k=1
+        while [ "$k" -le "$pairs" ]; do
+            for p in $timed_ps; do
+                if [ $(($(elapsed) + 2 * t_round / 5)) -gt "$budget" ]; then
+                    say "pair $k skipped: budget ${budget}s"
+                    break 3
+                fi
+                if [ "$p" -eq 1 ]; then pair_run "$k" "$n" 1 seq; fi
+                if [ "$p" -eq 2 ]; then pair_run "$k" "$n" 2 pblas; fi
+            done
+            k=$((k + 1))
+        done
+    done
+fi
+
+# ---- 5. more timed rounds, while the budget allows (the best one is kept) ----
 r=2
 while [ "$r" -le "$repeat" ]; do
     if [ $(($(elapsed) + t_round)) -gt "$budget" ]; then
