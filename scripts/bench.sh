@@ -17,7 +17,8 @@
 #      final residual check cancel);
 #   4. paired runs for the headline ratios: BENCH_PAIRS times per n, deso
 #      full and its anchor back to back (PBLAS at P = 2, sequential OpenBLAS
-#      at P = 1), the order alternating; the median of the pair ratios is
+#      at P = 1), the order alternating, 4 x ITERS iterations for n <= 4000
+#      (runs of a few ms per iteration); the median of the pair ratios is
 #      quoted (the machine is shared and drifts between rounds);
 #   5. BENCH_REPEAT - 1 more rounds of the timed runs while the budget allows
 #      (the best of the rounds is reported in the tables).
@@ -255,12 +256,16 @@ fi
 # report quotes the median of the per-pair ratios with their range.
 pair_run() { # pair_run K N P ANCHOR: one anchor run and one deso full run
     pk=$1 pn=$2 pp=$3 anchor=$4
-    rec="\"n\":$pn,\"p\":$pp,\"iters\":$iters,\"pair\":$pk"
+    # a run of a few milliseconds per iteration needs more of them to
+    # outlast the machine's bursts
+    pi=$iters
+    [ "$pn" -le 4000 ] && pi=$((iters * 4))
+    rec="\"n\":$pn,\"p\":$pp,\"iters\":$pi,\"pair\":$pk"
     if [ "$anchor" = seq ]; then
-        set -- "$build/bench/cg_seq" --n "$pn" --iters "$iters" --tol 0 --json
+        set -- "$build/bench/cg_seq" --n "$pn" --iters "$pi" --tol 0 --json
     else
         set -- "$launch" -n "$pp" "$build/bench/cg_pblas" --n "$pn" \
-            --iters "$iters" --tol 0 --json
+            --iters "$pi" --tol 0 --json
     fi
     extra="\"pair\":$pk,"
     for side in $(if [ $((pk % 2)) = 1 ]; then echo a d; else echo d a; fi); do
@@ -270,7 +275,7 @@ pair_run() { # pair_run K N P ANCHOR: one anchor run and one deso full run
         else
             run pair "\"impl\":\"deso\",\"mode\":\"full\",$rec" \
                 "n=$pn P=$pp mode=full (pair $pk of $pairs)" "$run_timeout" \
-                "$launch" -n "$pp" "$deso_cg" --n "$pn" --iters "$iters" --tol 0 \
+                "$launch" -n "$pp" "$deso_cg" --n "$pn" --iters "$pi" --tol 0 \
                 --mode full --json
         fi
     done
