@@ -40,7 +40,7 @@
 #   BENCH_COUNT_ITERS two iteration counts to diff    "2 6" / "1 3"
 #   BENCH_MODES       deso modes                      "none affine full"
 #   BENCH_REPEAT      timed repetitions (best kept)   3 / 1
-#   BENCH_PAIRS       paired runs per n and P         7 / 1
+#   BENCH_PAIRS       paired runs per n and P         15 / 1
 #   BENCH_BUDGET      seconds: no run starts after it, none runs more than
 #                     60 s (quick: 20 s) beyond it
 #                                                     1020 / 100
@@ -64,7 +64,7 @@ if [ "$quick" = 1 ]; then
     d_ppreps=50
 else
     d_ns="3600 8000" d_count_ns="3600 8000" d_iters=50 d_citers="2 6" d_budget=1020 d_timeout=300 d_reps=3
-    d_repeat=3 grace=60 d_pairs=7
+    d_repeat=3 grace=60 d_pairs=15
     d_ppreps=200
 fi
 ns=${BENCH_NS:-$d_ns}
