@@ -68,7 +68,7 @@ typedef struct pl_bc_layout {
     int64_t m, n;        /* global extents (n = 1 for a vector)             */
     int64_t mb, nb;      /* block sizes, >= 1                               */
     int pr, pc;          /* grid shape                                      */
-    int *ranks;          /* pr * pc communicator ranks, row-major grid      */
+    const int *ranks;    /* pr * pc communicator ranks, row-major grid      */
                          /* position (row * pc + col) -> rank; NULL means   */
                          /* ranks 0 .. pr*pc-1                              */
     bool replicated;     /* every rank of the set holds the whole array     */
