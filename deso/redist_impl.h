@@ -108,8 +108,8 @@ deso_err deso__remap_exec(deso__remap *r, const double *src_local,
                           int64_t dst_lld);
 
 /* Frees the plan, buffers and (when owned) the communicator.  NULL-safe;
- * leaves *r empty.  Local (MPI_Comm_free is collective in name only for a
- * duplicate nobody else uses).                                             */
+ * leaves *r empty.  Local, except with the shared-memory transport:
+ * then collective over the plan's communicator (MPI_Win_free).            */
 void deso__remap_free(deso__remap *r);
 
 /* The shared-memory transport (redist_shm.c), set up in two collective
@@ -117,13 +117,13 @@ void deso__remap_free(deso__remap *r);
  * the user's communicator: the first time on a communicator it splits it
  * by node and caches the answer on it) sets *ok when every rank is on one
  * node, DESO_REMAP_SHM is not "0" and r (planned on a duplicate of comm,
- * or NULL when planning failed) was cut into ring chunks.  Once all ranks know whether
- * every rank is ok and some rank sends, finish(r, use) maps the rings
- * (collective when use: a shared window and an all-to-all) or drops what
- * prepare made (local).  The transport is freed by deso__remap_free,
- * which is then collective.  Errors: DESO_EMPI, DESO_ENOMEM,
- * DESO_EINTERNAL (the plans of two ranks disagree); after an error the
- * plan stays on MPI.                                                      */
+ * or NULL when planning failed) was cut into ring chunks.  Once all ranks
+ * know whether every rank is ok and some rank sends, finish(r, use) maps
+ * the rings (collective when use: a shared window, an all-to-all and an
+ * all-reduce) or drops what prepare made (local).  If mapping fails on any
+ * rank (the plans of two ranks disagree, MPI fails), every rank frees the
+ * rings and the plan stays on MPI; deso_last_error says why.  Both return
+ * DESO_OK.  The transport is freed by deso__remap_free.                  */
 deso_err deso__remap_shm_prepare(MPI_Comm comm, deso__remap *r, int *ok);
 deso_err deso__remap_shm_finish(deso__remap *r, bool use);
 

@@ -266,10 +266,14 @@ deso_err deso__remap_shm_finish(deso__remap *r, bool use)
         r->shm = NULL;
         return DESO_OK;
     }
-    deso_err e = map_rings(r, r->shm);
-    if (e != DESO_OK) {
+    /* Every rank must agree that its rings are mapped, or none uses them
+     * (the window is then freed everywhere: MPI_Win_free is collective). */
+    int ok = map_rings(r, r->shm) == DESO_OK, all = 0;
+    if (MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, r->comm) != MPI_SUCCESS)
+        all = 0;
+    if (!all) {
         deso__remap_shm_free(r);
-        return e;
+        return DESO_OK;                  /* the plan stays on MPI         */
     }
     /* MPI's whole-step buffers are not needed any more.                  */
     free(r->sendbuf);
