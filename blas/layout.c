@@ -16,7 +16,8 @@ int64_t blas_numroc(int64_t n, int64_t b, int c, int p)
     return num;
 }
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/* a >= 0, b > 0; no overflow near INT64_MAX (a + b - 1 would).           */
+static int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
 /* A block size: <= 0 means block folding; never more than the extent.     */
 static int64_t norm_block(int64_t b, int64_t n, int p)

@@ -137,7 +137,7 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
         return deso__fail(DESO_EMPI, "%s: MPI_Comm_dup failed (code %d)",
                           fn, rc);
     }
-    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    int rc_eh = MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
     int me = 0, size = 1;
     MPI_Comm_rank(dup, &me);
     MPI_Comm_size(dup, &size);
@@ -145,7 +145,10 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
     /* Local checks first; the verdict is shared below, never returned
      * early, so that no rank is left alone in the Allreduce.             */
     deso_err e = DESO_OK;
-    if (out == NULL)
+    if (rc_eh != MPI_SUCCESS)
+        e = deso__fail(DESO_EMPI, "%s: MPI_Comm_set_errhandler failed "
+                       "(code %d)", fn, rc_eh);
+    if (e == DESO_OK && out == NULL)
         e = deso__fail(DESO_ENULL, "%s: out is NULL", fn);
     if (e == DESO_OK) e = check_layout(fn, "src", src, size);
     if (e == DESO_OK) e = check_layout(fn, "dst", dst, size);
