@@ -62,6 +62,42 @@ static void copy_run(const double *s, int64_t s_rows, int64_t s_lld,
 
 /* ---- copy programs -------------------------------------------------------- */
 
+deso_err deso__cp_clone(const deso__copy *c, deso__copy *out)
+{
+    memset(out, 0, sizeof *out);
+    *out = *c;
+    out->g = malloc((size_t)(c->ngroups ? c->ngroups : 1) * sizeof *out->g);
+    out->it = malloc((size_t)(c->nitems ? c->nitems : 1) * sizeof *out->it);
+    out->ea = c->nelem ? malloc((size_t)c->nelem * sizeof *out->ea) : NULL;
+    out->eb = c->nelem ? malloc((size_t)c->nelem * sizeof *out->eb) : NULL;
+    if (!out->g || !out->it || (c->nelem && (!out->ea || !out->eb))) {
+        deso__cp_free(out);
+        return DESO_ENOMEM;
+    }
+    memcpy(out->g, c->g, (size_t)c->ngroups * sizeof *out->g);
+    memcpy(out->it, c->it, (size_t)c->nitems * sizeof *out->it);
+    if (c->nelem) {
+        memcpy(out->ea, c->ea, (size_t)c->nelem * sizeof *out->ea);
+        memcpy(out->eb, c->eb, (size_t)c->nelem * sizeof *out->eb);
+    }
+    return DESO_OK;
+}
+
+static int64_t resolve_a(int64_t a, const int64_t *delta)
+{
+    return (a & (((int64_t)1 << DESO__CP_WBIT) - 1)) +
+           delta[a >> DESO__CP_WBIT];
+}
+
+void deso__cp_resolve(const deso__copy *c, const int64_t *delta,
+                      deso__copy *out)
+{
+    for (int64_t i = 0; i < c->nitems; i++)
+        out->it[i].a = resolve_a(c->it[i].a, delta);
+    for (int64_t e = 0; e < c->nelem; e++)
+        out->ea[e] = resolve_a(c->ea[e], delta);
+}
+
 #define CP_KMAX 64    /* longest period looked for, in runs               */
 #define CP_WIN 512    /* items looked at to choose a period               */
 #define CP_EMAX 512   /* longest period copied element by element         */
@@ -71,7 +107,8 @@ static bool item_shift(const deso__cp_item *x, const deso__cp_item *y,
                        int64_t da, int64_t db)
 {
     return y->len == x->len && y->a - x->a == da && y->b - x->b == db &&
-           y->sa == x->sa && y->sb == x->sb;
+           y->sa == x->sa && y->sb == x->sb &&
+           y->a >> DESO__CP_WBIT == x->a >> DESO__CP_WBIT;
 }
 
 /* How many repetitions of the k items at it[0] (shifted by (da, db) each)
@@ -96,7 +133,22 @@ static int64_t cp_extend(const deso__cp_item *it, int64_t n, int64_t k,
  * as far as it goes; otherwise the item joins a literal group.  About
  * CP_KMAX * CP_WIN steps per group plus O(n): block-cyclic lists give few
  * groups (one per column of a matrix at most), irregular ones O(n KMAX). */
+static deso_err compile(deso__cp_item *it, int64_t n, bool tables,
+                        deso__copy *out);
+
 deso_err deso__cp_compile(deso__cp_item *it, int64_t n, deso__copy *out)
+{
+    return compile(it, n, false, out);
+}
+
+deso_err deso__cp_compile_tables(deso__cp_item *it, int64_t n,
+                                 deso__copy *out)
+{
+    return compile(it, n, true, out);
+}
+
+static deso_err compile(deso__cp_item *it, int64_t n, bool tables,
+                        deso__copy *out)
 {
     memset(out, 0, sizeof *out);
     /* Merge runs contiguous on both sides, and single elements at a
@@ -111,7 +163,8 @@ deso_err deso__cp_compile(deso__cp_item *it, int64_t n, deso__copy *out)
             (it[i].len == 1 || (p->sa == 1 && p->sb == 1))) {
             p->len += it[i].len;
         } else if (p && p->len == 1 && it[i].len == 1 &&
-                   it[i].a != p->a && it[i].b != p->b) {
+                   it[i].a != p->a && it[i].b != p->b &&
+                   it[i].a >> DESO__CP_WBIT == p->a >> DESO__CP_WBIT) {
             p->sa = it[i].a - p->a;
             p->sb = it[i].b - p->b;
             p->len = 2;
@@ -175,7 +228,7 @@ deso_err deso__cp_compile(deso__cp_item *it, int64_t n, deso__copy *out)
         deso__cp_group *q = &out->g[gi];
         int64_t e = 0;
         for (int64_t j = 0; j < q->k; j++) e += out->it[q->first + j].len;
-        if (q->reps >= 2 && e <= CP_EMAX && e < 8 * q->k) {
+        if (q->reps >= 2 && e <= CP_EMAX && (tables || e < 8 * q->k)) {
             q->e0 = ne;
             q->ne = e;
             ne += e;
@@ -256,6 +309,42 @@ static void stream_gather(double *restrict d, const double *restrict s,
     for (; x < n; x++) d[x] = s[x * sa];
 }
 
+/* Repetitions [lo, hi) of an element-table gather whose repetitions tile
+ * one run of the target (db = ne): gathered in order, the whole lines of
+ * the run written around the cache, 8 elements (one line) at a time.     */
+static void stream_table(double *restrict d, const double *restrict s,
+                         const int64_t *ea, int64_t ne, int64_t da,
+                         int64_t lo, int64_t hi)
+{
+    int64_t n = (hi - lo) * ne, x = 0, e = 0;
+    s += lo * da;
+    int64_t head = (int64_t)((64 - ((uintptr_t)d & 63)) & 63);
+    if (head % 8 != 0) head = n;             /* d not 8-byte aligned     */
+    else head /= 8;
+    if (head > n) head = n;
+    for (; x < head; x++) {
+        d[x] = s[ea[e]];
+        if (++e == ne) { e = 0; s += da; }
+    }
+#if defined(__SSE2__)
+    for (; x + 8 <= n; x += 8) {
+        double v[8];
+        for (int k = 0; k < 8; k++) {
+            v[k] = s[ea[e]];
+            if (++e == ne) { e = 0; s += da; }
+        }
+        _mm_stream_pd(d + x, _mm_set_pd(v[1], v[0]));
+        _mm_stream_pd(d + x + 2, _mm_set_pd(v[3], v[2]));
+        _mm_stream_pd(d + x + 4, _mm_set_pd(v[5], v[4]));
+        _mm_stream_pd(d + x + 6, _mm_set_pd(v[7], v[6]));
+    }
+#endif
+    for (; x < n; x++) {
+        d[x] = s[ea[e]];
+        if (++e == ne) { e = 0; s += da; }
+    }
+}
+
 void deso__cp_fence(void)
 {
 #if defined(__SSE2__)
@@ -319,7 +408,9 @@ static void run_range(const deso__copy *c, int64_t gi, int64_t lo,
     if (g->ne > 0) {                              /* element table      */
         const int64_t *ea = c->ea + g->e0, *eb = c->eb + g->e0;
         int64_t ne = g->ne;
-        if (g->seq == 2) {                        /* gather into a run  */
+        if (g->seq == 2 && stream && db == ne && (hi - lo) * ne >= 64) {
+            stream_table(B + lo * db + eb[0], A, ea, ne, da, lo, hi);
+        } else if (g->seq == 2) {                 /* gather into a run  */
             for (int64_t t = lo; t < hi; t++) {
                 const double *restrict s = A + t * da;
                 double *restrict d = B + t * db + eb[0];

@@ -16,6 +16,12 @@
  * few groups replace millions of runs and execution reads almost no
  * metadata.  Offsets are in the planner's coordinates (ld = local rows);
  * a packed buffer is one side with unbounded rows.                        */
+/* Side a may address several arrays: an offset's bits from DESO__CP_WBIT
+ * up number the array (0, 1, ...), the rest is the offset in it.  Nothing
+ * merges, strides or repeats from one array into another, so that
+ * deso__cp_resolve can turn such a program into one over a single base. */
+#define DESO__CP_WBIT 40
+
 typedef struct deso__cp_item {
     int64_t a, b, len;     /* len elements: a + x sa -> b + x sb           */
     int64_t sa, sb;        /* 1, 1 for a contiguous run                    */
@@ -42,6 +48,22 @@ typedef struct deso__copy {
  * contiguous and constant-stride neighbours merged, then periodic groups
  * found greedily.  Errors: DESO_ENOMEM (*out left empty).                  */
 deso_err deso__cp_compile(deso__cp_item *it, int64_t n, deso__copy *out);
+
+/* As deso__cp_compile, but every periodic group of short period gets an
+ * element table, long runs or not: a target written in order from the
+ * tables streams whole lines across runs (deso__cp_run_stream).         */
+deso_err deso__cp_compile_tables(deso__cp_item *it, int64_t n,
+                                 deso__copy *out);
+
+/* Makes *out a copy of c (its own groups, items and tables), to be
+ * rewritten by deso__cp_resolve.  Errors: DESO_ENOMEM (*out empty).      */
+deso_err deso__cp_clone(const deso__copy *c, deso__copy *out);
+
+/* Rewrites clone `out` of c, a program whose side a numbers its arrays,
+ * into one over a single base: array w's offsets shifted by delta[w]
+ * elements (its distance from the base).  Allocates nothing.             */
+void deso__cp_resolve(const deso__copy *c, const int64_t *delta,
+                      deso__copy *out);
 
 /* Frees a program and leaves it empty; safe on an empty one.             */
 void deso__cp_free(deso__copy *c);

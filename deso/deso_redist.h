@@ -94,12 +94,35 @@ deso_err deso_redist_local_shape(const deso_redist *r, int64_t *src_rows,
  * its receiver unpacks from, no MPI call during an execution), "mpi" when
  * they are not or when DESO_REMAP_SHM=0 was in the environment at
  * deso_redist_create, "none" when no rank sends anything (r NULL too).
+ * On shared memory, a sender whose source array comes from
+ * deso_redist_array_alloc is read in place by its receivers (decided per
+ * execution and per pair; nothing to configure).
  * The same on every rank.  Local.                                          */
 const char *deso_redist_transport(const deso_redist *r);
 
 /* Frees the handle and its communicator; NULL-safe, sets *r to NULL.
  * Collective over the handle's communicator (MPI_Comm_free).              */
 void deso_redist_destroy(deso_redist **r);
+
+/* Allocates this rank's local array of `count` doubles (zeroed) where the
+ * other ranks of comm can read it: a remap whose source arrays all come
+ * from here, with every rank of its communicator on one node, moves each
+ * element once (the receiver copies it from the sender's array straight
+ * into place, writing its target in order) instead of packing it into a
+ * ring and unpacking it.  Use it as any local array (ScaLAPACK's too); on
+ * several nodes it is ordinary memory.  Collective over comm (an MPI-3
+ * shared window); free with deso_redist_array_free.
+ * Errors: DESO_ENULL (array NULL), DESO_EINVAL (comm MPI_COMM_NULL, count
+ * < 0 or too large), DESO_EMISMATCH (bad arguments on another rank),
+ * DESO_ENOMEM, DESO_EMPI.  On error *array is NULL.                       */
+deso_err deso_redist_array_alloc(MPI_Comm comm, int64_t count,
+                                 double **array);
+
+/* Frees an array of deso_redist_array_alloc; NULL-safe.  Collective over
+ * the communicator it was allocated on, every rank freeing its own part
+ * of the same allocation.  Errors: DESO_EINVAL (not such an array: this
+ * rank returns at once, and its partners wait in the collective).       */
+deso_err deso_redist_array_free(double *array);
 
 /* Fills *out from a ScaLAPACK array descriptor (dtype, ctxt, m, n, mb, nb,
  * rsrc, csrc, lld): the grid shape comes from Cblacs_gridinfo and the

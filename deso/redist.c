@@ -487,8 +487,8 @@ deso_err deso__remap_exec(deso__remap *r, const double *src_local,
     }
 
     if (r->shm != NULL) {
-        deso__remap_shm_exec(r, src_local, src_lld, dst_local, dst_lld);
-        return DESO_OK;
+        return deso__remap_shm_exec(r, src_local, src_lld, dst_local,
+                                    dst_lld);
     }
 
     double t_pack = 0.0;

@@ -176,8 +176,8 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
         h->size = size;
         h->r.comm = MPI_COMM_NULL;
     }
+    pl_bc_layout ps, pd;
     if (e == DESO_OK) {
-        pl_bc_layout ps, pd;
         e = to_pl(src, &h->src_ranks, &ps);
         if (e == DESO_OK) e = to_pl(dst, &h->dst_ranks, &pd);
         if (e == DESO_OK)
@@ -185,7 +185,8 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
     }
 
     int shm_ok = 0;
-    deso__remap_shm_prepare(comm, e == DESO_OK ? &h->r : NULL, &shm_ok);
+    deso__remap_shm_prepare(comm, e == DESO_OK ? &h->r : NULL, &ps, &pd,
+                            (pl_sched_kind)sched, &shm_ok);
 
     /* One reduction: max(h) and max(~h) agree iff h is the same
      * everywhere; then the worst error code, whether anyone sends, and

@@ -116,21 +116,30 @@ void deso__remap_free(deso__remap *r);
  * steps around the caller's own agreement.  prepare (collective over comm,
  * the user's communicator: the first time on a communicator it splits it
  * by node and caches the answer on it) sets *ok when every rank is on one
- * node, DESO_REMAP_SHM is not "0" and r (planned on a duplicate of comm,
- * or NULL when planning failed) was cut into ring chunks.  Once all ranks
+ * node, DESO_REMAP_SHM is not "0" and r (planned on a duplicate of comm
+ * from src, dst and kind, or NULL when planning failed) was cut into ring
+ * chunks and its single-copy programs were built.  Once all ranks
  * know whether every rank is ok and some rank sends, finish(r, use) maps
  * the rings (collective when use: a shared window, an all-to-all and an
  * all-reduce) or drops what prepare made (local).  If mapping fails on any
  * rank (the plans of two ranks disagree, MPI fails), every rank frees the
  * rings and the plan stays on MPI; deso_last_error says why.  Both return
  * DESO_OK.  The transport is freed by deso__remap_free.                  */
-deso_err deso__remap_shm_prepare(MPI_Comm comm, deso__remap *r, int *ok);
+deso_err deso__remap_shm_prepare(MPI_Comm comm, deso__remap *r,
+                                 const pl_bc_layout *src,
+                                 const pl_bc_layout *dst, pl_sched_kind kind,
+                                 int *ok);
 deso_err deso__remap_shm_finish(deso__remap *r, bool use);
 
 /* Executes a remap on its shared-memory transport (r->shm != NULL) once
- * deso__remap_exec has checked the arguments.  Allocates nothing.        */
-void deso__remap_shm_exec(deso__remap *r, const double *src, int64_t slld,
-                          double *dst, int64_t dlld);
+ * deso__remap_exec has checked the arguments.  A sender whose source
+ * lies in a shared array its receiver has mapped (deso_redist_array_alloc)
+ * lets the receiver read it in place; a receiver all of whose senders do
+ * writes its target in one ordered pass.  Allocates nothing.  Errors:
+ * DESO_EINTERNAL (a sender's source could not be found here: the target
+ * misses its elements; the registries of two ranks disagree).            */
+deso_err deso__remap_shm_exec(deso__remap *r, const double *src,
+                              int64_t slld, double *dst, int64_t dlld);
 
 /* Frees the transport (collective: MPI_Win_free); NULL-safe.             */
 void deso__remap_shm_free(deso__remap *r);

@@ -28,6 +28,7 @@ static const char *usage =
 "                  [--json]\n"
 "       mpiexec.mpich -n N deso-remap [layout options] --run [--json]\n"
 "                  [--reps K] [--compare-scalapack] [--in-place] [--memcpy]\n"
+"                  [--shared-arrays]\n"
 "\n"
 "--plan-only  the schedule of one slice of lcm(P r, Q s) elements of\n"
 "             CYCLIC(r) on P -> CYCLIC(s) on Q; no MPI launch needed.\n"
@@ -53,7 +54,9 @@ static const char *usage =
 "  --memcpy  the yardstick, paired: K times, every rank memcpys its\n"
 "          source array, then one remap; adds memcpy_gbs (array bytes /\n"
 "          median memcpy time) and pct_memcpy (median of memcpy time /\n"
-"          remap time, in %%), which the machine's drift cancels from\n";
+"          remap time, in %%), which the machine's drift cancels from\n"
+"  --shared-arrays  the source arrays come from deso_redist_array_alloc,\n"
+"          so that receivers read them in place (single copy)\n";
 
 typedef struct opts {
     int P, Q;
@@ -62,7 +65,7 @@ typedef struct opts {
     int src_off, dst_off;
     int64_t reps;
     deso_schedule sched;
-    int plan_only, run, json, compare, in_place, memcpy_ref, help;
+    int plan_only, run, json, compare, in_place, memcpy_ref, shared, help;
 } opts;
 
 static char errbuf[256];
@@ -154,6 +157,7 @@ static int parse(int argc, char **argv, opts *o)
             else if (!strcmp(a, "--compare-scalapack")) o->compare = 1;
             else if (!strcmp(a, "--in-place")) o->in_place = 1;
             else if (!strcmp(a, "--memcpy")) o->memcpy_ref = 1;
+            else if (!strcmp(a, "--shared-arrays")) o->shared = 1;
             else if (!strcmp(a, "--help") || !strcmp(a, "-h")) o->help = 1;
             else ok = bad("unknown option '%s'%s", a, " (see --help)");
         }
@@ -258,6 +262,7 @@ typedef struct side {
     int pos, prow, pcol;
     int64_t rows, cols, lld;
     double *a;
+    int shared;              /* a from deso_redist_array_alloc            */
     int ctxt;                /* BLACS context, -1 outside the grid         */
 } side;
 
@@ -286,7 +291,8 @@ static void side_init(side *sd, int64_t m, int64_t n, int64_t mb,
     sd->ctxt = -1;
 }
 
-static void side_alloc(side *sd, int64_t rows, int64_t cols)
+/* shared: from deso_redist_array_alloc (collective), else malloc.      */
+static void side_alloc(side *sd, int64_t rows, int64_t cols, int shared)
 {
     sd->rows = rows;
     sd->cols = cols;
@@ -297,9 +303,25 @@ static void side_alloc(side *sd, int64_t rows, int64_t cols)
     }
     int64_t c1 = cols > 0 ? cols : 1;
     /* NULL (reported by the caller) when the size does not even fit      */
-    sd->a = c1 <= INT64_MAX / (int64_t)sizeof(double) / sd->lld
-                ? malloc((size_t)(sd->lld * c1) * sizeof(double))
-                : NULL;
+    int fits = c1 <= INT64_MAX / (int64_t)sizeof(double) / sd->lld;
+    sd->shared = shared;
+    if (shared) {
+        if (deso_redist_array_alloc(MPI_COMM_WORLD, fits ? sd->lld * c1 : -1,
+                                    &sd->a) != DESO_OK)
+            sd->a = NULL;
+    } else {
+        sd->a = fits ? malloc((size_t)(sd->lld * c1) * sizeof(double))
+                     : NULL;
+    }
+}
+
+static void side_free(side *sd)
+{
+    if (sd->shared) deso_redist_array_free(sd->a);
+    else free(sd->a);
+    free(sd->ranks);
+    sd->a = NULL;
+    sd->ranks = NULL;
 }
 
 static void side_fill(side *sd)
@@ -425,9 +447,9 @@ static int run(const opts *o, int me, int np)
     }
     int64_t ar, ac, br, bc;
     deso_redist_local_shape(r, &ar, &ac, &br, &bc);
-    side_alloc(&a, ar, ac);
-    side_alloc(&b, br, bc);
-    side_alloc(&c, br, bc);
+    side_alloc(&a, ar, ac, o->shared);
+    side_alloc(&b, br, bc, 0);
+    side_alloc(&c, br, bc, 0);
     int nomem = a.a == NULL || b.a == NULL || c.a == NULL;
     MPI_Allreduce(MPI_IN_PLACE, &nomem, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (nomem) {
@@ -436,8 +458,7 @@ static int run(const opts *o, int me, int np)
                     "(%" PRId64 " x %" PRId64 " elements on rank 0)\n", ar,
                     ac);
         deso_redist_destroy(&r);
-        free(a.a); free(b.a); free(c.a);
-        free(a.ranks); free(b.ranks); free(c.ranks);
+        side_free(&a); side_free(&b); side_free(&c);
         return 2;
     }
     side_fill(&a);
@@ -502,12 +523,14 @@ static int run(const opts *o, int me, int np)
                    ",\"nb\":%" PRId64 ",\"mb2\":%" PRId64 ",\"nb2\":%"
                    PRId64 ",\"grid\":\"%dx%d\",\"grid2\":\"%dx%d\","
                    "\"ranks\":%d,\"schedule\":\"%s\",\"in_place\":%s,"
-                   "\"transport\":\"%s\",\"reps\":%" PRId64 ",\"time\":%.6e,"
+                   "\"transport\":\"%s\",\"shared_arrays\":%s,"
+                   "\"reps\":%" PRId64 ",\"time\":%.6e,"
                    "\"gbs\":%.4f,\"time_plan\":%.6e,\"verified\":%s",
                    o->P, o->Q, o->mb, o->mb2, o->m, o->n, o->mb, o->nb,
                    o->mb2, o->nb2, o->gr, o->gc, o->gr2, o->gc2, np,
                    deso_schedule_name(o->sched), in_place ? "true" : "false",
-                   deso_redist_transport(r), reps, t, gbs, tp, wrong == 0 ? "true" : "false");
+                   deso_redist_transport(r), o->shared ? "true" : "false",
+                   reps, t, gbs, tp, wrong == 0 ? "true" : "false");
             if (o->memcpy_ref)
                 printf(",\"memcpy_gbs\":%.4f,\"pct_memcpy\":%.1f",
                        tm > 0 ? (double)o->m * (double)o->n * 8.0 / tm / 1e9
@@ -536,8 +559,7 @@ static int run(const opts *o, int me, int np)
         }
     }
     deso_redist_destroy(&r);
-    free(a.a); free(b.a); free(c.a);
-    free(a.ranks); free(b.ranks); free(c.ranks);
+    side_free(&a); side_free(&b); side_free(&c);
     return wrong == 0 && differ == 0 ? 0 : 1;
 }
 

@@ -3,7 +3,10 @@
 # (a benchmark, not a test).  Cases: a vector of 2^24 doubles and a
 # 4000 x 4000 matrix (2 x 1 grid), each for cyclic(3) -> cyclic(5),
 # cyclic(64) -> cyclic(1), block -> cyclic(1) and identical layouts
-# (cyclic(64) both sides; deso also in place, where nothing moves).
+# (cyclic(64) both sides; deso also in place, where nothing moves).  The
+# real remaps run twice: source arrays from malloc (messages through the
+# shared-memory rings) and from deso_redist_array_alloc (receivers read
+# the sources in place: one copy); pdgemr2d runs on the same arrays.
 #
 # Bandwidth, one definition for both sides of the comparison:
 #   GB/s = array bytes (m * n * 8, the global array, counted once) / time,
@@ -31,8 +34,8 @@ echo "P = 2, $REPS reps each; GB/s = array bytes / time (see the header);"
 echo "% memcpy: median over $REPS pairs of (2 ranks memcpy their source"
 echo "arrays at once) / (one remap), measured in the same process"
 echo
-echo "| case | layout change | transport | deso s | pdgemr2d s | deso/pdgemr2d | deso GB/s | memcpy GB/s | % memcpy | verified |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| case | layout change | transport | source arrays | deso s | pdgemr2d s | deso/pdgemr2d | deso GB/s | memcpy GB/s | % memcpy | verified |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 
 row() { # label change args...
     label=$1; change=$2; shift 2
@@ -40,24 +43,29 @@ row() { # label change args...
         --compare-scalapack --memcpy --reps "$REPS")
     echo "$line" | jq -r '[.time_deso, .time_scalapack, .ratio, .gbs,
         (.verified and .scalapack_equal), .in_place, .transport,
-        .memcpy_gbs, .pct_memcpy] | @tsv' |
+        .memcpy_gbs, .pct_memcpy, .shared_arrays] | @tsv' |
     awk -F '\t' -v l="$label" -v c="$change" '{
         gbs = ($6 == "true") ? "-" : sprintf("%.2f", $4)
         pct = ($6 == "true") ? "-" : sprintf("%.0f%%", $9)
-        printf "| %s | %s | %s | %.3g | %.3g | %.3g | %s | %.2f | %s | %s |\n",
-               l, c, $7, $1, $2, $3, gbs, $8, pct, $5 }'
+        arr = ($10 == "true") ? "shared" : "malloc"
+        printf "| %s | %s | %s | %s | %.3g | %.3g | %.3g | %s | %.2f | %s | %s |\n",
+               l, c, $7, arr, $1, $2, $3, gbs, $8, pct, $5 }'
 }
 
 V="--P 2 --Q 2 --n $N"
-row "vector 2^24" "cyclic(3) -> cyclic(5)" $V --r 3 --s 5
-row "vector 2^24" "cyclic(64) -> cyclic(1)" $V --r 64 --s 1
-row "vector 2^24" "block -> cyclic(1)" $V --r $((N / 2)) --s 1
+for S in "" --shared-arrays; do
+    row "vector 2^24" "cyclic(3) -> cyclic(5)" $V --r 3 --s 5 $S
+    row "vector 2^24" "cyclic(64) -> cyclic(1)" $V --r 64 --s 1 $S
+    row "vector 2^24" "block -> cyclic(1)" $V --r $((N / 2)) --s 1 $S
+done
 row "vector 2^24" "identical cyclic(64)" $V --r 64 --s 64
 row "vector 2^24" "identical, deso in place" $V --r 64 --s 64 --in-place
 
 G="--m $M --n $M --grid 2x1 --grid2 2x1 --nb $M --nb2 $M"
-row "matrix 4000^2" "cyclic(3) -> cyclic(5)" $G --r 3 --s 5
-row "matrix 4000^2" "cyclic(64) -> cyclic(1)" $G --r 64 --s 1
-row "matrix 4000^2" "block -> cyclic(1)" $G --r $((M / 2)) --s 1
+for S in "" --shared-arrays; do
+    row "matrix 4000^2" "cyclic(3) -> cyclic(5)" $G --r 3 --s 5 $S
+    row "matrix 4000^2" "cyclic(64) -> cyclic(1)" $G --r 64 --s 1 $S
+    row "matrix 4000^2" "block -> cyclic(1)" $G --r $((M / 2)) --s 1 $S
+done
 row "matrix 4000^2" "identical cyclic(64)" $G --r 64 --s 64
 row "matrix 4000^2" "identical, deso in place" $G --r 64 --s 64 --in-place

@@ -85,12 +85,26 @@ typedef struct local {
     int pos, prow, pcol;
     int64_t rows, cols, lld, len;   /* len = lld * cols + guard            */
     double *a;
+    double *shared;                 /* from deso_redist_array_alloc, or NULL */
 } local;
 
 #define GUARD 5
 #define SENTINEL (-7.25)
 
+/* share: 0 plain memory; 1 a shared array (deso_redist_array_alloc, so
+ * that receivers read it in place); collective when share != 0, and then
+ * ranks whose bit in `mask` is clear use plain memory all the same (mixed
+ * single-copy and ring messages in one remap).                            */
+static void local_make_shared(const deso_layout *l, int pad, int share,
+                              unsigned mask, local *o);
+
 static void local_make(const deso_layout *l, int pad, local *o)
+{
+    local_make_shared(l, pad, 0, 0, o);
+}
+
+static void local_make_shared(const deso_layout *l, int pad, int share,
+                              unsigned mask, local *o)
 {
     memset(o, 0, sizeof *o);
     o->pos = position(l, me);
@@ -107,7 +121,13 @@ static void local_make(const deso_layout *l, int pad, local *o)
     }
     o->lld = (o->rows > 1 ? o->rows : 1) + pad;
     o->len = o->lld * o->cols + GUARD;
-    o->a = malloc((size_t)o->len * sizeof(double));
+    if (share) {
+        deso_err e = deso_redist_array_alloc(MPI_COMM_WORLD, o->len,
+                                             &o->shared);
+        assert_int_equal(e, DESO_OK);
+    }
+    o->a = share && (mask >> me & 1u) ? o->shared
+                                      : malloc((size_t)o->len * sizeof(double));
     for (int64_t i = 0; i < o->len; i++) o->a[i] = SENTINEL;
 }
 
@@ -156,7 +176,12 @@ static int64_t local_check(const deso_layout *l, const local *o,
     return bad;
 }
 
-static void local_free(local *o) { free(o->a); o->a = NULL; }
+static void local_free(local *o)
+{
+    if (o->a != o->shared) free(o->a);
+    assert_int_equal(deso_redist_array_free(o->shared), DESO_OK);
+    o->a = o->shared = NULL;
+}
 
 static const double *src_ptr(const local *o)
 {
@@ -174,6 +199,8 @@ typedef struct rcase {
     int src_ranks[64], dst_ranks[64];
     deso_schedule sched;
     int pad_src, pad_dst;
+    int share;                      /* sources: see local_make_shared      */
+    unsigned share_mask;
 } rcase;
 
 static void random_grid(int P, int two_d, int *pr, int *pc)
@@ -250,8 +277,8 @@ static void describe(const char *what, const rcase *c)
             fprintf(stderr, "%d,", l->ranks ? l->ranks[i] : i);
         fprintf(stderr, "]");
     }
-    fprintf(stderr, " pads %d %d: %s\n", c->pad_src, c->pad_dst,
-            deso_last_error());
+    fprintf(stderr, " pads %d %d share %d/%x: %s\n", c->pad_src, c->pad_dst,
+            c->share, c->share_mask, deso_last_error());
 }
 
 /* Every rank of MPI_COMM_WORLD on one node (where shared memory is the
@@ -297,7 +324,7 @@ static int run_case_n(const rcase *c, int64_t salt, int reps)
         return 1;
     }
     local s, d;
-    local_make(&c->src, c->pad_src, &s);
+    local_make_shared(&c->src, c->pad_src, c->share, c->share_mask, &s);
     local_make(&c->dst, c->pad_dst, &d);
     local_fill(&c->src, &s, salt);
     int bad = 0;
@@ -314,6 +341,7 @@ static int run_case_n(const rcase *c, int64_t salt, int reps)
             describe(msg, c);
             bad = 1;
         }
+        bad = any_true(bad);         /* stop together: executes are collective */
     }
     deso_redist_destroy(&r);
     local_free(&s);
@@ -337,6 +365,10 @@ static void test_random_against_brute_force(void **state)
         rcase c;
         random_case(&c);
         use_shm(k % 2 == 0);
+        /* Shared-memory cases: ring only, sources read in place by every
+         * receiver, or by the receivers of some senders only.             */
+        c.share = k % 2 == 0 && k % 6 != 0;
+        c.share_mask = k % 6 == 2 ? ~0u : (unsigned)rnd(1 << np);
         bad += run_case(&c, k + 1);
     }
     unsetenv("DESO_REMAP_SHM");
@@ -347,7 +379,8 @@ static void test_random_against_brute_force(void **state)
  * them), so that the rings wrap within one execution and carry on across
  * executions; padded leading dimensions, rank subsets, replicated sides,
  * targets large enough for non-temporal stores.
- * Each case on both transports, executed three times.                    */
+ * Each case on MPI, on the rings, and with sources in shared arrays read
+ * in place, executed three times.                    */
 static void test_large_messages(void **state)
 {
     (void)state;
@@ -372,7 +405,7 @@ static void test_large_messages(void **state)
     };
     int bad = 0;
     for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++)
-        for (int shm = 0; shm < 2; shm++) {
+        for (int shm = 0; shm < 3; shm++) {     /* MPI, rings, in place */
             rcase c;
             memset(&c, 0, sizeof c);
             c.src = (deso_layout){ cs[k].m, cs[k].n, cs[k].mb, cs[k].nb,
@@ -383,7 +416,9 @@ static void test_large_messages(void **state)
             c.sched = (deso_schedule)(k % 3);
             c.pad_src = cs[k].pad;
             c.pad_dst = (cs[k].pad + 1) % 3;
-            use_shm(shm);
+            use_shm(shm > 0);
+            c.share = shm == 2;
+            c.share_mask = ~0u;
             bad += run_case_n(&c, 1000 + (int64_t)k, 3);
         }
     unsetenv("DESO_REMAP_SHM");
@@ -660,6 +695,39 @@ static void test_bad_input(void **state)
 }
 
 /* The examples of the papers (remap-notes.md, summary oracle table).     */
+/* deso_redist_array_alloc / _free: bad arguments fail every rank with a
+ * message; a good array is zeroed, writable, and freed.                  */
+static void test_shared_array_api(void **state)
+{
+    (void)state;
+    double *p = (double *)&p;                    /* must be cleared      */
+    assert_all_true(deso_redist_array_alloc(MPI_COMM_WORLD, -1, &p) ==
+                    DESO_EINVAL && p == NULL &&
+                    strlen(deso_last_error()) > 0);
+    deso_err e = deso_redist_array_alloc(MPI_COMM_WORLD, me == 0 ? -5 : 10,
+                                         &p);
+    assert_all_true(e == (me == 0 ? DESO_EINVAL : DESO_EMISMATCH) &&
+                    p == NULL);
+    assert_all_true(deso_redist_array_alloc(MPI_COMM_WORLD, 4, NULL) ==
+                    DESO_ENULL);
+    assert_int_equal(deso_redist_array_alloc(MPI_COMM_NULL, 4, &p),
+                     DESO_EINVAL);
+    double *a = NULL, *z = NULL;
+    assert_all_true(deso_redist_array_alloc(MPI_COMM_WORLD, 1000 + me, &a) ==
+                    DESO_OK && a != NULL);
+    assert_all_true(deso_redist_array_alloc(MPI_COMM_WORLD, 0, &z) ==
+                    DESO_OK && z != NULL && z != a);
+    int zero = 1;
+    for (int i = 0; i < 1000 + me; i++) zero &= a[i] == 0.0;
+    for (int i = 0; i < 1000 + me; i++) a[i] = i;
+    assert_all_true(zero && a[999 + me] == 999 + me);
+    double x = 0;
+    assert_int_equal(deso_redist_array_free(&x), DESO_EINVAL);
+    assert_int_equal(deso_redist_array_free(NULL), DESO_OK);
+    assert_int_equal(deso_redist_array_free(z), DESO_OK);
+    assert_int_equal(deso_redist_array_free(a), DESO_OK);
+}
+
 static void test_slice_plan(void **state)
 {
     (void)state;
@@ -699,6 +767,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_large_messages),
         cmocka_unit_test(test_agrees_with_pdgemr2d),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_shared_array_api),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     MPI_Finalize();

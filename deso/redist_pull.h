@@ -1,0 +1,26 @@
+/* deso/redist_pull.h: programs of single-copy remaps (internal; see
+ * redist_pull.c).                                                         */
+#ifndef DESO_REDIST_PULL_H
+#define DESO_REDIST_PULL_H
+
+#include "redist_impl.h"
+
+typedef struct deso__pull {
+    deso__copy *direct;    /* per receive j: sender's source -> target     */
+    int64_t *peer_rows;    /* per receive j: the sender's local rows       */
+    deso__copy assembly;   /* the whole target, arrays numbered            */
+    deso__copy resolved;   /* assembly over one base (deso__cp_resolve)    */
+} deso__pull;
+
+/* Builds r's single-copy programs from the layouts and schedule r was
+ * planned with (re-planning this rank and each of its senders).  Errors:
+ * DESO_ENOMEM, DESO_EINTERNAL (the plans disagree), the planner's; *out
+ * is then empty.                                                          */
+deso_err deso__pull_build(const deso__remap *r, const pl_bc_layout *src,
+                          const pl_bc_layout *dst, pl_sched_kind kind,
+                          deso__pull *out);
+
+/* Frees what deso__pull_build made (nrecv: r->nrecv); leaves *p empty.  */
+void deso__pull_free(deso__pull *p, int nrecv);
+
+#endif
