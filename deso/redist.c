@@ -330,9 +330,27 @@ static deso_err build(deso__remap *out, const pl_remap_rank *p)
     return e;
 }
 
+static deso_err remap_init(MPI_Comm comm, const pl_bc_layout *src,
+                           const pl_bc_layout *dst, pl_sched_kind kind,
+                           bool keep, deso__remap *out);
+
 deso_err deso__remap_init(MPI_Comm comm, const pl_bc_layout *src,
                           const pl_bc_layout *dst, pl_sched_kind kind,
                           deso__remap *out)
+{
+    return remap_init(comm, src, dst, kind, false, out);
+}
+
+deso_err deso__remap_init_keep(MPI_Comm comm, const pl_bc_layout *src,
+                               const pl_bc_layout *dst, pl_sched_kind kind,
+                               deso__remap *out)
+{
+    return remap_init(comm, src, dst, kind, true, out);
+}
+
+static deso_err remap_init(MPI_Comm comm, const pl_bc_layout *src,
+                           const pl_bc_layout *dst, pl_sched_kind kind,
+                           bool keep, deso__remap *out)
 {
     DESO_CHECK(out != NULL, DESO_ENULL, "deso__remap_init: out is NULL");
     memset(out, 0, sizeof *out);
@@ -357,7 +375,13 @@ deso_err deso__remap_init(MPI_Comm comm, const pl_bc_layout *src,
     out->dst_elems = plan.dst_lrows * plan.dst_lcols;
     out->active = plan.nsend > 0 || plan.nrecv > 0 || plan.nself > 0;
     deso_err e = build(out, &plan);
-    pl_remap_rank_free(&plan);   /* the compiled programs replace its runs */
+    if (e == DESO_OK && keep) {  /* for deso__remap_shm_prepare          */
+        out->plan = malloc(sizeof *out->plan);
+        if (out->plan == NULL) e = DESO_ENOMEM;
+        else *out->plan = plan;
+    }
+    if (out->plan == NULL)
+        pl_remap_rank_free(&plan); /* the compiled programs replace its runs */
     if (e != DESO_OK) {
         out->comm = MPI_COMM_NULL;
         deso__remap_free(out);
@@ -420,10 +444,19 @@ nomem:
                       "the buffers of a remap");
 }
 
+void deso__remap_drop_plan(deso__remap *r)
+{
+    if (r->plan == NULL) return;
+    pl_remap_rank_free(r->plan);
+    free(r->plan);
+    r->plan = NULL;
+}
+
 void deso__remap_free(deso__remap *r)
 {
     if (r == NULL) return;
     deso__remap_shm_free(r);
+    deso__remap_drop_plan(r);
     for (int i = 0; i < r->nsend; i++) deso__cp_free(&r->send[i].prog);
     for (int i = 0; i < r->nrecv; i++) deso__cp_free(&r->recv[i].prog);
     deso__cp_free(&r->self);

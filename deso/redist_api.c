@@ -181,7 +181,8 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
         e = to_pl(src, &h->src_ranks, &ps);
         if (e == DESO_OK) e = to_pl(dst, &h->dst_ranks, &pd);
         if (e == DESO_OK)
-            e = deso__remap_init(dup, &ps, &pd, (pl_sched_kind)sched, &h->r);
+            e = deso__remap_init_keep(dup, &ps, &pd, (pl_sched_kind)sched,
+                                      &h->r);
     }
 
     int shm_ok = 0;

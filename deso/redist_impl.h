@@ -80,6 +80,7 @@ typedef struct deso__remap {
     MPI_Request *reqs;     /* max_reqs                                      */
     int *req_msg;          /* per request: receive index, or -1 - send     */
     struct deso__shm *shm; /* the shared-memory transport, or NULL         */
+    pl_remap_rank *plan;   /* this rank's runs, kept by _init_keep          */
 } deso__remap;
 
 /* Plans this rank's part of the remap src -> dst on `comm` (borrowed: the
@@ -93,6 +94,14 @@ typedef struct deso__remap {
 deso_err deso__remap_init(MPI_Comm comm, const pl_bc_layout *src,
                           const pl_bc_layout *dst, pl_sched_kind kind,
                           deso__remap *out);
+
+/* As deso__remap_init, but this rank's planned runs stay in r->plan for
+ * deso__remap_shm_prepare (which frees them, as deso__remap_drop_plan
+ * does; deso__remap_free too).                                            */
+deso_err deso__remap_init_keep(MPI_Comm comm, const pl_bc_layout *src,
+                               const pl_bc_layout *dst, pl_sched_kind kind,
+                               deso__remap *out);
+void deso__remap_drop_plan(deso__remap *r);
 
 /* Moves src_local (this rank's part of the source layout, leading
  * dimension src_lld) into dst_local (its part of the target, dst_lld).

@@ -58,6 +58,41 @@ static bool sorted_by_target(const deso__cp_item *it, int64_t n)
     return true;
 }
 
+/* Orders `all` by target offset: its nl lists (list k from cut[k] to
+ * cut[k + 1]) are merged when each is ordered (they are, for block-cyclic
+ * layouts), sorted otherwise.  False when out of memory.                 */
+static bool order_by_target(deso__cp_item **all, int64_t nall,
+                            const int64_t *cut, int nl)
+{
+    bool each = true;
+    for (int k = 0; k < nl; k++)
+        each = each && sorted_by_target(*all + cut[k], cut[k + 1] - cut[k]);
+    if (!each) {
+        qsort(*all, (size_t)nall, sizeof **all, by_target);
+        return true;
+    }
+    deso__cp_item *out = malloc((size_t)(nall ? nall : 1) * sizeof *out);
+    int64_t *at = malloc((size_t)nl * sizeof *at);
+    if (out == NULL || at == NULL) {
+        free(out);
+        free(at);
+        return false;
+    }
+    for (int k = 0; k < nl; k++) at[k] = cut[k];
+    for (int64_t n = 0; n < nall; n++) {
+        int best = -1;
+        for (int k = 0; k < nl; k++)
+            if (at[k] < cut[k + 1] &&
+                (best < 0 || (*all)[at[k]].b < (*all)[at[best]].b))
+                best = k;
+        out[n] = (*all)[at[best]++];
+    }
+    free(at);
+    free(*all);
+    *all = out;
+    return true;
+}
+
 void deso__pull_free(deso__pull *p, int nrecv)
 {
     if (p->direct)
@@ -77,28 +112,30 @@ deso_err deso__pull_build(const deso__remap *r, const pl_bc_layout *src,
     int nr = r->nrecv;
     out->direct = calloc((size_t)(nr ? nr : 1), sizeof *out->direct);
     out->peer_rows = calloc((size_t)(nr ? nr : 1), sizeof *out->peer_rows);
-    pl_remap_rank mine, theirs;
-    memset(&mine, 0, sizeof mine);
+    int64_t *cut = malloc(((size_t)nr + 2) * sizeof *cut);
+    pl_remap_rank theirs;
     memset(&theirs, 0, sizeof theirs);
+    const pl_remap_rank *mp = r->plan;
     deso__cp_item *all = NULL, *tmp = NULL;
-    deso_err e = out->direct && out->peer_rows ? DESO_OK : DESO_ENOMEM;
-    if (e == DESO_OK)
-        e = pl_remap_plan_rank(src, dst, r->size, kind, r->me, &mine);
+    deso_err e = out->direct && out->peer_rows && cut ? DESO_OK : DESO_ENOMEM;
+    if (mp == NULL) e = DESO_EINTERNAL;
     /* Items: the self copy's runs, then every direct program's.          */
     int64_t nall = 0, cap = 0;
     if (e == DESO_OK) {
-        cap = mine.nself;
-        for (int j = 0; j < mine.nrecv; j++) cap += mine.recv[j].nruns;
+        cap = mp->nself;
+        for (int j = 0; j < mp->nrecv; j++) cap += mp->recv[j].nruns;
         all = malloc((size_t)(cap ? cap : 1) * sizeof *all);
         if (all == NULL) e = DESO_ENOMEM;
     }
-    for (int64_t i = 0; e == DESO_OK && i < mine.nself; i++)
-        all[nall++] = (deso__cp_item){ mine.self_src[i].off,
-                                       mine.self_dst[i].off,
-                                       mine.self_src[i].len, 1, 1 };
+    for (int64_t i = 0; e == DESO_OK && i < mp->nself; i++)
+        all[nall++] = (deso__cp_item){ mp->self_src[i].off,
+                                       mp->self_dst[i].off,
+                                       mp->self_src[i].len, 1, 1 };
+    if (e == DESO_OK) cut[0] = 0;
     for (int j = 0; e == DESO_OK && j < nr; j++) {
+        cut[j + 1] = nall;
         int q = r->recv[j].peer;
-        const pl_msg *t = find_msg(mine.recv, mine.nrecv, q);
+        const pl_msg *t = find_msg(mp->recv, mp->nrecv, q);
         pl_remap_rank_free(&theirs);
         e = pl_remap_plan_rank(src, dst, r->size, kind, q, &theirs);
         if (e != DESO_OK) break;
@@ -132,13 +169,14 @@ deso_err deso__pull_build(const deso__remap *r, const pl_bc_layout *src,
         e = deso__cp_compile(tmp, n, &out->direct[j]);
         nall += n;
     }
-    if (e == DESO_OK && !sorted_by_target(all, nall))
-        qsort(all, (size_t)nall, sizeof *all, by_target);
+    if (e == DESO_OK) cut[nr + 1] = nall;
+    if (e == DESO_OK && !order_by_target(&all, nall, cut, nr + 1))
+        e = DESO_ENOMEM;
     if (e == DESO_OK) e = deso__cp_compile_tables(all, nall, &out->assembly);
     if (e == DESO_OK) e = deso__cp_clone(&out->assembly, &out->resolved);
     free(all);
     free(tmp);
-    pl_remap_rank_free(&mine);
+    free(cut);
     pl_remap_rank_free(&theirs);
     if (e != DESO_OK) deso__pull_free(out, nr);
     return e;

@@ -268,17 +268,16 @@ static bool world_ranks(deso__remap *r, struct deso__shm *s)
     return ok;
 }
 
-deso_err deso__remap_shm_prepare(MPI_Comm comm, deso__remap *r,
-                                 const pl_bc_layout *src,
-                                 const pl_bc_layout *dst, pl_sched_kind kind,
-                                 int *ok)
+/* The rings' chunk programs and the single-copy ones; false (nothing
+ * kept) when the transport cannot be used.                               */
+static bool setup(MPI_Comm comm, deso__remap *r, const pl_bc_layout *src,
+                  const pl_bc_layout *dst, pl_sched_kind kind)
 {
-    *ok = 0;
     if (!deso__one_node(comm) || !env_allows() || r == NULL ||
         r->comm == MPI_COMM_NULL)
-        return DESO_OK;
+        return false;
     struct deso__shm *s = calloc(1, sizeof *s);
-    if (s == NULL) return DESO_OK;
+    if (s == NULL) return false;
     s->win = MPI_WIN_NULL;
     s->bases = calloc((size_t)r->nrecv + 1, sizeof *s->bases);
     s->delta = calloc((size_t)r->nrecv + 1, sizeof *s->delta);
@@ -286,10 +285,19 @@ deso_err deso__remap_shm_prepare(MPI_Comm comm, deso__remap *r,
         deso__pull_build(r, src, dst, kind, &s->pull) != DESO_OK) {
         shm_free_local(r, s);
         free(s);
-        return DESO_OK;
+        return false;
     }
     r->shm = s;
-    *ok = 1;
+    return true;
+}
+
+deso_err deso__remap_shm_prepare(MPI_Comm comm, deso__remap *r,
+                                 const pl_bc_layout *src,
+                                 const pl_bc_layout *dst, pl_sched_kind kind,
+                                 int *ok)
+{
+    *ok = setup(comm, r, src, dst, kind);
+    if (r != NULL) deso__remap_drop_plan(r);    /* runs not needed now    */
     return DESO_OK;
 }
 

@@ -13,6 +13,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "placement/errors.h"
 
@@ -131,6 +132,13 @@ deso_err deso_redist_array_alloc(MPI_Comm comm, int64_t count,
     if (e == DESO_OK && (count < 0 || count > INT64_MAX / 16))
         e = deso__fail(DESO_EINVAL, "%s: count = %lld is negative or too "
                        "large", fn, (long long)count);
+    /* More than the machine's memory would only fail (or be killed)
+     * inside the collective: refuse it here, where all ranks agree.     */
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    if (e == DESO_OK && pages > 0 && psize > 0 &&
+        count > (int64_t)pages / 8 * (int64_t)psize)
+        e = deso__fail(DESO_ENOMEM, "%s: %lld doubles are more than this "
+                       "machine's memory", fn, (long long)count);
     /* Agree on the arguments before the collective allocation.           */
     int bad = e != DESO_OK, anybad = 1;
     int rc = MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
@@ -154,19 +162,28 @@ deso_err deso_redist_array_alloc(MPI_Comm comm, int64_t count,
     s->count = count;
     size_t bytes = (size_t)(count > 0 ? count : 1) * sizeof(double);
     if (one) {
+        /* On a duplicate that returns errors: the window does not need it
+         * afterwards, and the caller's error handler stays out of it.    */
+        MPI_Comm dup = MPI_COMM_NULL;
+        rc = MPI_Comm_dup(comm, &dup);
+        if (rc == MPI_SUCCESS)
+            MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
         MPI_Info info;
         MPI_Info_create(&info);
         MPI_Info_set(info, "alloc_shared_noncontig", "true");
         MPI_Comm_size(comm, &s->n);
-        rc = MPI_Win_allocate_shared((MPI_Aint)bytes, sizeof(double), info,
-                                     comm, &s->mine, &s->win);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Win_allocate_shared((MPI_Aint)bytes, sizeof(double),
+                                         info, dup, &s->mine, &s->win);
         MPI_Info_free(&info);
-        if (rc != MPI_SUCCESS) {
+        if (rc == MPI_SUCCESS) e = share(dup, s);
+        if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
+        if (rc != MPI_SUCCESS) {  /* assumed collective: MPICH sizes the
+                                   * segment together before mapping it  */
             free(s);
             return deso__fail(DESO_EMPI, "%s: MPI_Win_allocate_shared "
                               "failed (MPI error %d)", fn, rc);
         }
-        e = share(comm, s);
     } else {
         s->mine = malloc(bytes);
         if (s->mine == NULL)

@@ -542,10 +542,11 @@ static int run(const opts *o, int me, int np)
             printf("}\n");
         } else {
             printf("remap %" PRId64 " x %" PRId64 ": %d ranks (%dx%d) -> "
-                   "%d (%dx%d), %s, %s: %.3e s per remap, %.3f GB/s, plan %.3e s, "
-                   "%s\n", o->m, o->n, o->P, o->gr, o->gc, o->Q, o->gr2,
-                   o->gc2, deso_schedule_name(o->sched),
-                   deso_redist_transport(r), t, gbs, tp,
+                   "%d (%dx%d), %s, %s%s: %.3e s per remap, %.3f GB/s, plan "
+                   "%.3e s, %s\n", o->m, o->n, o->P, o->gr, o->gc, o->Q,
+                   o->gr2, o->gc2, deso_schedule_name(o->sched),
+                   deso_redist_transport(r),
+                   o->shared ? " (sources shared)" : "", t, gbs, tp,
                    wrong == 0 ? "verified" : "WRONG");
             if (o->memcpy_ref)
                 printf("memcpy: %.3f GB/s; remap = %.1f%% of memcpy "

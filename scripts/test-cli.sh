@@ -157,6 +157,8 @@ for np in $nps; do
         --m 1 --compare-scalapack
     # an array no rank can allocate: an error, not a crash
     bad "$np" "$remap" --run --P 1 --Q 1 --r 1 --s 1 --n 100000000000000000
+    bad "$np" "$remap" --run --P 1 --Q 1 --r 1 --s 1 --n 100000000000000000 \
+        --shared-arrays
     bad "$np" "$remap" --run --P 1 --Q 1 --r 1 --s 1 --m 4000000000 \
         --n 4000000000
 done

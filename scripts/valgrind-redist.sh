@@ -56,12 +56,16 @@ EOF
 
 # A 2-D remap with a shape change (2x1 -> 1x2), short runs on both sides,
 # messages and a self copy on each rank.
-# Both transports: shared memory (the default on one node), then MPI.
-for shm in 1 0; do
+# Every transport: shared memory (the default on one node) through the
+# rings, shared memory with the sources read in place (single copy), MPI.
+for mode in rings single mpi; do
+    shm=1; arrays=
+    [ "$mode" = mpi ] && shm=0
+    [ "$mode" = single ] && arrays=--shared-arrays
     DESO_REMAP_SHM=$shm "$MPIEXEC" -n 2 valgrind -q --leak-check=full \
         --errors-for-leak-kinds=definite --error-exitcode=1 \
         --suppressions="$supp" \
         "$B/bin/deso-remap" --m 37 --n 29 --grid 2x1 --grid2 1x2 \
-        --mb 3 --nb 2 --mb2 5 --nb2 3 --run --reps "$REPS"
+        --mb 3 --nb 2 --mb2 5 --nb2 3 --run --reps "$REPS" $arrays
 done
 echo "valgrind-redist: clean ($REPS executions of one plan at P = 2, each transport)"
