@@ -187,7 +187,7 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
 
     int shm_ok = 0;
     deso__remap_shm_prepare(comm, e == DESO_OK ? &h->r : NULL, &ps, &pd,
-                            (pl_sched_kind)sched, &shm_ok);
+                            &shm_ok);
 
     /* One reduction: max(h) and max(~h) agree iff h is the same
      * everywhere; then the worst error code, whether anyone sends, and

@@ -126,9 +126,10 @@ void deso__remap_free(deso__remap *r);
  * the user's communicator: the first time on a communicator it splits it
  * by node and caches the answer on it) sets *ok when every rank is on one
  * node, DESO_REMAP_SHM is not "0" and r (planned on a duplicate of comm
- * from src, dst and kind, or NULL when planning failed) was cut into ring
- * chunks and its single-copy programs were built.  Once all ranks
- * know whether every rank is ok and some rank sends, finish(r, use) maps
+ * from src and dst by deso__remap_init_keep, or NULL when planning
+ * failed) was cut into ring chunks and its single-copy programs were
+ * built; it frees r's kept runs.  Once all ranks know whether every rank
+ * is ok and some rank sends, finish(r, use) maps
  * the rings (collective when use: a shared window, an all-to-all and an
  * all-reduce) or drops what prepare made (local).  If mapping fails on any
  * rank (the plans of two ranks disagree, MPI fails), every rank frees the
@@ -136,8 +137,7 @@ void deso__remap_free(deso__remap *r);
  * DESO_OK.  The transport is freed by deso__remap_free.                  */
 deso_err deso__remap_shm_prepare(MPI_Comm comm, deso__remap *r,
                                  const pl_bc_layout *src,
-                                 const pl_bc_layout *dst, pl_sched_kind kind,
-                                 int *ok);
+                                 const pl_bc_layout *dst, int *ok);
 deso_err deso__remap_shm_finish(deso__remap *r, bool use);
 
 /* Executes a remap on its shared-memory transport (r->shm != NULL) once

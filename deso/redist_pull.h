@@ -12,13 +12,13 @@ typedef struct deso__pull {
     deso__copy resolved;   /* assembly over one base (deso__cp_resolve)    */
 } deso__pull;
 
-/* Builds r's single-copy programs from the layouts and schedule r was
- * planned with (re-planning this rank and each of its senders).  Errors:
- * DESO_ENOMEM, DESO_EINTERNAL (the plans disagree), the planner's; *out
- * is then empty.                                                          */
+/* Builds r's single-copy programs from the layouts r was planned with
+ * and its kept runs (r->plan, deso__remap_init_keep): each receive's runs
+ * on the target mapped to the sender's source offsets.  Errors:
+ * DESO_ENOMEM, DESO_EINTERNAL (no kept runs, or a sender that does not
+ * own what the plan says); *out is then empty.                           */
 deso_err deso__pull_build(const deso__remap *r, const pl_bc_layout *src,
-                          const pl_bc_layout *dst, pl_sched_kind kind,
-                          deso__pull *out);
+                          const pl_bc_layout *dst, deso__pull *out);
 
 /* Frees what deso__pull_build made (nrecv: r->nrecv); leaves *p empty.  */
 void deso__pull_free(deso__pull *p, int nrecv);

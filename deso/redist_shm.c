@@ -271,7 +271,7 @@ static bool world_ranks(deso__remap *r, struct deso__shm *s)
 /* The rings' chunk programs and the single-copy ones; false (nothing
  * kept) when the transport cannot be used.                               */
 static bool setup(MPI_Comm comm, deso__remap *r, const pl_bc_layout *src,
-                  const pl_bc_layout *dst, pl_sched_kind kind)
+                  const pl_bc_layout *dst)
 {
     if (!deso__one_node(comm) || !env_allows() || r == NULL ||
         r->comm == MPI_COMM_NULL)
@@ -282,7 +282,7 @@ static bool setup(MPI_Comm comm, deso__remap *r, const pl_bc_layout *src,
     s->bases = calloc((size_t)r->nrecv + 1, sizeof *s->bases);
     s->delta = calloc((size_t)r->nrecv + 1, sizeof *s->delta);
     if (!prepare(r, s) || !s->bases || !s->delta || !world_ranks(r, s) ||
-        deso__pull_build(r, src, dst, kind, &s->pull) != DESO_OK) {
+        deso__pull_build(r, src, dst, &s->pull) != DESO_OK) {
         shm_free_local(r, s);
         free(s);
         return false;
@@ -293,10 +293,9 @@ static bool setup(MPI_Comm comm, deso__remap *r, const pl_bc_layout *src,
 
 deso_err deso__remap_shm_prepare(MPI_Comm comm, deso__remap *r,
                                  const pl_bc_layout *src,
-                                 const pl_bc_layout *dst, pl_sched_kind kind,
-                                 int *ok)
+                                 const pl_bc_layout *dst, int *ok)
 {
-    *ok = setup(comm, r, src, dst, kind);
+    *ok = setup(comm, r, src, dst);
     if (r != NULL) deso__remap_drop_plan(r);    /* runs not needed now    */
     return DESO_OK;
 }
