@@ -88,6 +88,11 @@ void deso__cp_run_stream(const deso__copy *c, const double *A,
                          int64_t arows, int64_t alld, double *B,
                          int64_t brows, int64_t blld);
 
+/* Whether streamed table gathers use AVX-512 gathers: on by default where
+ * the processor has them; on = false forces the scalar loop (tests run
+ * both).  Returns whether they are used now.                             */
+bool deso__cp_set_simd(bool on);
+
 /* Orders the non-temporal stores made so far before later stores.        */
 void deso__cp_fence(void);
 

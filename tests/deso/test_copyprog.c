@@ -1,0 +1,183 @@
+/* Copy programs (deso/copyprog.c) against brute force, in one process:
+ * random periodic item lists (short and long runs, strides, gaps, literal
+ * tails), compiled plainly and with element tables, run into ordinary and
+ * streamed targets at every alignment of the target, with and without the
+ * AVX-512 gathers; side a numbering several arrays, resolved over one
+ * base.  Every element of the target is checked, the untouched ones too.
+ * deso-np: 1                                                              */
+#include <stdlib.h>
+#include <string.h>
+
+#include "deso/copyprog.h"
+#include "test_util.h"
+
+#define SENT (-3.5)
+#define NARR 3
+
+typedef struct list {
+    deso__cp_item *it;
+    int64_t n, na, nb;     /* items; extents of side a (per array), b     */
+} list;
+
+static uint64_t rs;
+static int64_t rnd(int64_t n)
+{
+    rs = rs * 6364136223846793005ull + 1442695040888963407ull;
+    return (int64_t)((rs >> 33) % (uint64_t)n);
+}
+
+/* A periodic list: k runs per repetition, reps repetitions, targets in
+ * order (tiling the period when `tile`), sources anywhere in one of the
+ * arrays (w < narr), then a few literal items.                          */
+static void make_list(list *l, int narr, int tile, int64_t reps)
+{
+    int k = 1 + (int)rnd(6);
+    int64_t len[8], bo[8], ao[8], w[8], sa[8], db = 0;
+    for (int j = 0; j < k; j++) {
+        len[j] = rnd(4) == 0 ? 1 + rnd(rnd(2) ? 40 : 300) : 1 + rnd(5);
+        sa[j] = rnd(3) == 0 ? 1 + rnd(3) : 1;
+        bo[j] = db + (tile ? 0 : rnd(3));
+        db = bo[j] + len[j];
+        w[j] = rnd(narr);
+    }
+    db += tile ? 0 : rnd(4);
+    int64_t da = 1 + rnd(3 * db), span = 0;
+    for (int j = 0; j < k; j++) {
+        ao[j] = rnd(2 * db);
+        if (ao[j] + len[j] * sa[j] > span) span = ao[j] + len[j] * sa[j];
+    }
+    int lit = (int)rnd(4);
+    l->n = reps * k + lit;
+    l->it = malloc((size_t)l->n * sizeof *l->it);
+    int64_t m = 0;
+    for (int64_t t = 0; t < reps; t++)
+        for (int j = 0; j < k; j++)
+            l->it[m++] = (deso__cp_item){ (w[j] << DESO__CP_WBIT) + ao[j] +
+                                          t * da, bo[j] + t * db, len[j],
+                                          sa[j], 1 };
+    l->na = reps * da + span;
+    l->nb = reps * db;
+    for (int q = 0; q < lit; q++) {
+        int64_t n = 1 + rnd(30);
+        l->it[m++] = (deso__cp_item){ (rnd(narr) << DESO__CP_WBIT) +
+                                      rnd(l->na), l->nb + rnd(3), n, 1, 1 };
+        l->nb += n + 3;
+        if ((l->it[m - 1].a & ((1ll << DESO__CP_WBIT) - 1)) + n > l->na)
+            l->na = (l->it[m - 1].a & ((1ll << DESO__CP_WBIT) - 1)) + n;
+    }
+}
+
+/* B[b + x sb] = A_w[a + x sa] for every item, A_w = A + w * stride.     */
+static void brute(const list *l, const double *A, int64_t stride, double *B)
+{
+    for (int64_t i = 0; i < l->n; i++) {
+        const deso__cp_item *u = &l->it[i];
+        int64_t w = u->a >> DESO__CP_WBIT;
+        int64_t a = u->a & ((1ll << DESO__CP_WBIT) - 1);
+        for (int64_t x = 0; x < u->len; x++)
+            B[u->b + x * u->sb] = A[w * stride + a + x * u->sa];
+    }
+}
+
+/* One list: every compile mode, every target alignment, streamed or not,
+ * AVX-512 gathers on and off; 0 when all agree with brute force.        */
+static int check_list(const list *l, int narr)
+{
+    int64_t stride = l->na + 7;
+    double *A = malloc((size_t)(narr * stride) * sizeof *A);
+    double *want = malloc((size_t)(l->nb + 8) * sizeof *want);
+    double *got = malloc((size_t)(l->nb + 16) * sizeof *got);
+    deso__cp_item *tmp = malloc((size_t)l->n * sizeof *tmp);
+    for (int64_t i = 0; i < narr * stride; i++) A[i] = (double)i + 0.25;
+    for (int64_t i = 0; i < l->nb + 8; i++) want[i] = SENT;
+    brute(l, A, stride, want);
+    int bad = 0;
+    for (int tables = 0; tables < 2; tables++) {
+        deso__copy virt, res;
+        memcpy(tmp, l->it, (size_t)l->n * sizeof *tmp);
+        assert_int_equal(tables ? deso__cp_compile_tables(tmp, l->n, &virt)
+                                : deso__cp_compile(tmp, l->n, &virt),
+                         DESO_OK);
+        assert_int_equal(deso__cp_clone(&virt, &res), DESO_OK);
+        int64_t delta[NARR];
+        for (int w = 0; w < NARR; w++) delta[w] = w * stride;
+        deso__cp_resolve(&virt, delta, &res);
+        for (int off = 0; off < 8; off++)     /* the target's alignment */
+            for (int mode = 0; mode < 3; mode++) {
+                double *B = got + off;
+                for (int64_t i = 0; i < l->nb + 8; i++) B[i] = SENT;
+                deso__cp_set_simd(mode == 2);
+                if (mode == 0) {
+                    deso__cp_run(&res, A, INT64_MAX, INT64_MAX, B,
+                                 INT64_MAX, INT64_MAX);
+                } else {
+                    deso__cp_run_stream(&res, A, INT64_MAX, INT64_MAX, B,
+                                        INT64_MAX, INT64_MAX);
+                    deso__cp_fence();
+                }
+                if (memcmp(want, B, (size_t)(l->nb + 8) * sizeof *B)) {
+                    if (!bad)
+                        fprintf(stderr, "mismatch: %lld items, tables %d, "
+                                "offset %d, mode %d\n", (long long)l->n,
+                                tables, off, mode);
+                    bad = 1;
+                }
+            }
+        deso__cp_free(&virt);
+        deso__cp_free(&res);
+    }
+    deso__cp_set_simd(true);
+    free(A);
+    free(want);
+    free(got);
+    free(tmp);
+    return bad;
+}
+
+static void test_random_programs(void **state)
+{
+    (void)state;
+    rs = 20261121;
+    int bad = 0;
+    for (int c = 0; c < 300; c++) {
+        list l;
+        int narr = 1 + (int)rnd(NARR);
+        /* Some lists long enough for the streamed, vector-gather path.  */
+        int64_t reps = c % 10 == 0 ? 2000 + rnd(3000) : 1 + rnd(60);
+        make_list(&l, narr, c % 2, reps);
+        bad += check_list(&l, narr);
+        free(l.it);
+    }
+    assert_int_equal(bad, 0);
+}
+
+/* Nothing merges, strides or repeats from one array into another: a
+ * program over two arrays resolved with arbitrary distances between them
+ * still copies from the right one.                                       */
+static void test_arrays_stay_apart(void **state)
+{
+    (void)state;
+    int64_t n = 64;
+    deso__cp_item it[128];
+    for (int64_t i = 0; i < n; i++)     /* a: 0, 1, 2 ... alternating arrays */
+        it[i] = (deso__cp_item){ ((i % 2) << DESO__CP_WBIT) + i / 2, i, 1, 1,
+                                 1 };
+    deso__copy c, r;
+    assert_int_equal(deso__cp_compile_tables(it, n, &c), DESO_OK);
+    assert_int_equal(deso__cp_clone(&c, &r), DESO_OK);
+    double src[200], dst[64];
+    for (int i = 0; i < 200; i++) src[i] = i;
+    for (int64_t gap = 32; gap <= 150; gap += 59) {
+        int64_t delta[2] = { 0, gap };
+        deso__cp_resolve(&c, delta, &r);
+        deso__cp_run(&r, src, INT64_MAX, INT64_MAX, dst, INT64_MAX,
+                     INT64_MAX);
+        for (int64_t i = 0; i < n; i++)
+            assert_true(dst[i] == (double)((i % 2) * gap + i / 2));
+    }
+    deso__cp_free(&c);
+    deso__cp_free(&r);
+}
+
+TU_MAIN(cmocka_unit_test(test_random_programs),
+        cmocka_unit_test(test_arrays_stay_apart))
