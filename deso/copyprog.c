@@ -285,9 +285,10 @@ void deso__cp_free(deso__copy *c)
 #define STREAM_MIN 16
 
 /* AVX-512 gathers (vgatherqpd) for streamed gathers (tables and strided
- * runs), chosen at run time: one instruction fetches a line's 8 elements where the scalar
- * loop issues 8 loads and 8 index loads (measured, one pass at P = 2 from
- * two 64 MiB sources: 85-88% of memcpy with gathers, 71-78% scalar).     */
+ * runs), chosen at run time: one instruction fetches a line's 8 elements
+ * where the scalar loop issues 8 loads and 8 index loads (measured, one
+ * pass at P = 2 from two 64 MiB sources: 85-88% of memcpy with gathers,
+ * 71-78% scalar).                                                        */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define CP_AVX512 1
 #include <immintrin.h>
