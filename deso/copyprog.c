@@ -327,16 +327,6 @@ static void gather_strided(double *d, const double *s, int64_t sa,
 
 static int cp_simd = -1;     /* -1: not decided yet                        */
 
-static bool simd(void)
-{
-#if defined(CP_AVX512)
-    if (cp_simd < 0) cp_simd = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    return cp_simd == 1;
-#else
-    return false;
-#endif
-}
-
 bool deso__cp_set_simd(bool on)
 {
     cp_simd = 0;
@@ -344,6 +334,11 @@ bool deso__cp_set_simd(bool on)
     if (on) cp_simd = __builtin_cpu_supports("avx512f") ? 1 : 0;
 #endif
     return cp_simd == 1;
+}
+
+static bool simd(void)
+{
+    return cp_simd < 0 ? deso__cp_set_simd(true) : cp_simd == 1;
 }
 
 /* s[x sa] -> d[x], x < n: the whole 64-byte lines of d with non-temporal

@@ -19,12 +19,8 @@ typedef struct list {
     int64_t n, na, nb;     /* items; extents of side a (per array), b     */
 } list;
 
-static uint64_t rs;
-static int64_t rnd(int64_t n)
-{
-    rs = rs * 6364136223846793005ull + 1442695040888963407ull;
-    return (int64_t)((rs >> 33) % (uint64_t)n);
-}
+static tu_rng rs;
+static int64_t rnd(int64_t n) { return tu_below(&rs, n); }
 
 /* A periodic list: k runs per repetition, reps repetitions, targets in
  * order (tiling the period when `tile`), sources anywhere in one of the
@@ -137,7 +133,7 @@ static int check_list(const list *l, int narr)
 static void test_random_programs(void **state)
 {
     (void)state;
-    rs = 20261121;
+    rs.s = 20261121;
     int bad = 0;
     for (int c = 0; c < 300; c++) {
         list l;
