@@ -22,9 +22,17 @@ SANFLAGS :=
 OPTFLAGS ?= -O2 -g
 endif
 
-PKG_CFLAGS := $(shell pkg-config --cflags openblas scalapack-mpich cmocka 2>/dev/null)
+# MPI comes from MPICH by name, never through pkg-config's `mpi` alias:
+# Debian's scalapack-mpich.pc requires `mpi`, which points at Open MPI as
+# soon as libopenmpi-dev is installed, and would put Open MPI's mpi.h and
+# -lmpi into an MPICH build.  ScaLAPACK is therefore linked by its library
+# name; its LAPACK and BLAS come from OpenBLAS, which carries both.  The
+# compiler, mpicc.mpich, links MPICH itself; deso/deso.h refuses any mpi.h
+# that is not MPICH's.
+MPI_CFLAGS := $(shell pkg-config --cflags mpich 2>/dev/null)
+PKG_CFLAGS := $(MPI_CFLAGS) $(shell pkg-config --cflags openblas cmocka 2>/dev/null)
 BLAS_LIBS  ?= $(shell pkg-config --libs openblas 2>/dev/null)
-SCALAPACK_LIBS ?= $(shell pkg-config --libs scalapack-mpich 2>/dev/null)
+SCALAPACK_LIBS ?= -lscalapack-mpich
 CMOCKA_LIBS ?= $(shell pkg-config --libs cmocka 2>/dev/null)
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
@@ -57,7 +65,7 @@ STATIC := $(BUILD)/lib/libdeso.a
 SHARED := $(BUILD)/lib/libdeso.so
 
 .PHONY: all lib programs tests check check-unit check-mpi check-asan \
-        check-fuzz check-install check-cli check-layers demo setup clean bench bench-remap benches install
+        check-fuzz check-install check-mpi-alias check-cli check-layers demo setup clean bench bench-remap benches install
 
 all: lib programs tests benches
 
@@ -102,7 +110,7 @@ check-layers:
 check: setup check-layers
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory check-unit check-mpi
-	@$(MAKE) --no-print-directory check-install check-cli
+	@$(MAKE) --no-print-directory check-install check-mpi-alias check-cli
 	@$(MAKE) --no-print-directory check-asan
 	@$(MAKE) --no-print-directory check-fuzz
 
@@ -125,6 +133,11 @@ check-asan:
 # make install into a scratch prefix; examples build there with pkg-config.
 check-install: lib programs
 	@sh scripts/test-install.sh $(BUILD)
+
+# The build and the install test again where pkg-config's `mpi` alias
+# names Open MPI.
+check-mpi-alias:
+	@sh scripts/test-mpi-alias.sh
 
 # Bad command-line input to the programs: one reason line, no crash.
 check-cli: programs

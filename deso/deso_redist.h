@@ -20,6 +20,13 @@
 
 #include <mpi.h>
 
+/* deso is built against MPICH, and its objects only link with MPICH.  Open
+ * MPI's mpi.h compiles but fails at link time with undefined ompi_*
+ * symbols, so stop here with the cause instead. */
+#ifndef MPICH_VERSION
+#error "deso needs MPICH's mpi.h: compile with mpicc.mpich, and take MPI flags from pkg-config's mpich (not mpi, which may name Open MPI)"
+#endif
+
 #include "deso_errors.h"
 
 #ifdef __cplusplus

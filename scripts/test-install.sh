@@ -43,7 +43,7 @@ has_files() {
 # compiles $1 in its own directory with pkg-config only, output $2
 user_build() {
     (cd "$(dirname "$1")" &&
-     PKG_CONFIG_PATH=$prefix/lib/pkgconfig &&
+     PKG_CONFIG_PATH=$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} &&
      export PKG_CONFIG_PATH &&
      flags=$(pkg-config --cflags --libs deso) &&
      echo "mpicc.mpich $(basename "$1") $flags -o $2" &&
