@@ -23,14 +23,6 @@ static void maxloc_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
     }
 }
 
-static char *dup_str(const char *s)
-{
-    if (s == NULL) return NULL;
-    char *d = malloc(strlen(s) + 1);
-    if (d != NULL) strcpy(d, s);
-    return d;
-}
-
 static void ctx_free(deso_ctx *ctx)
 {
     deso__dag_drop(ctx, DESO_ESTATE);
@@ -53,10 +45,37 @@ static void ctx_free(deso_ctx *ctx)
     if (ctx->comm != MPI_COMM_NULL) MPI_Comm_free(&ctx->comm);
     if (ctx->maxloc != MPI_OP_NULL) MPI_Op_free(&ctx->maxloc);
     if (ctx->pairtype != MPI_DATATYPE_NULL) MPI_Type_free(&ctx->pairtype);
-    free(ctx->wisdom);
-    free(ctx->trace);
     ctx->magic = 0;
     free(ctx);
+}
+
+/* The options in force, the same on every rank (options_agree.c); the
+ * plan cache is allocated first so that its failure is agreed with them. */
+static deso_err ctx_configure(deso_ctx *ctx, const deso_options *o)
+{
+    deso_options res;
+    pl_grid g;
+    deso_err local = deso__options_resolve(o, ctx->size, &res, &g);
+    if (local == DESO_OK) {
+        ctx->cache = opt_cache_new(DESO__CACHE_PLANS);
+        if (ctx->cache == NULL)
+            local = deso__fail(DESO_ENOMEM, "out of memory");
+    }
+    DESO_TRY(deso__options_agree(ctx->comm, local, &res, ctx->names));
+    DESO_TRY(pl_grid_2d(ctx->size, res.grid_rows, res.grid_cols, &g));
+    ctx->mode = res.mode;
+    ctx->nb_opt = res.nb;
+    ctx->max_nodes = res.max_nodes;
+    ctx->df.mode = res.mode == DESO_MODE_AFFINE ? OPT_AFFINE
+                   : res.mode == DESO_MODE_FULL ? OPT_FULL : OPT_NONE;
+    ctx->df.pr = g.dims[0];
+    ctx->df.pc = g.dims[1];
+    ctx->df.nb = res.nb == DESO_NB_BLOCK ? 0 : res.nb;
+    ctx->wisdom = res.wisdom;
+    ctx->trace = res.trace;
+    ctx->log = res.log;
+    ctx->verbose = res.verbose > 0;
+    return DESO_OK;
 }
 
 static deso_err ctx_setup(deso_ctx *ctx, MPI_Comm comm, const deso_options *o)
@@ -66,22 +85,7 @@ static deso_err ctx_setup(deso_ctx *ctx, MPI_Comm comm, const deso_options *o)
                        "MPI_Comm_set_errhandler"));
     MPI_Comm_rank(ctx->comm, &ctx->rank);
     MPI_Comm_size(ctx->comm, &ctx->size);
-    deso_options res;
-    pl_grid g;
-    DESO_TRY(deso__options_resolve(o, ctx->size, &res, &g));
-    ctx->mode = res.mode;
-    ctx->nb_opt = res.nb;
-    ctx->max_nodes = res.max_nodes;
-    ctx->df.mode = res.mode == DESO_MODE_AFFINE ? OPT_AFFINE
-                   : res.mode == DESO_MODE_FULL ? OPT_FULL : OPT_NONE;
-    ctx->df.pr = g.dims[0];
-    ctx->df.pc = g.dims[1];
-    ctx->df.nb = res.nb == DESO_NB_BLOCK ? 0 : res.nb;
-    ctx->wisdom = dup_str(res.wisdom);
-    ctx->trace = dup_str(res.trace);
-    DESO_CHECK((res.wisdom == NULL || ctx->wisdom != NULL) &&
-                   (res.trace == NULL || ctx->trace != NULL),
-               DESO_ENOMEM, "deso_init: out of memory");
+    DESO_TRY(ctx_configure(ctx, o));
     ctx->coord[0] = ctx->rank / ctx->df.pc;
     ctx->coord[1] = ctx->rank % ctx->df.pc;
     /* dimcomm[k] joins the ranks that differ only in coordinate k; their
@@ -101,12 +105,8 @@ static deso_err ctx_setup(deso_ctx *ctx, MPI_Comm comm, const deso_options *o)
     DESO_TRY(deso__mpi(MPI_Type_commit(&ctx->pairtype), "MPI_Type_commit"));
     DESO_TRY(deso__mpi(MPI_Op_create(maxloc_fn, 1, &ctx->maxloc),
                        "MPI_Op_create"));
-    /* the optimiser: plan cache, wisdom (which may hold the calibration),
-     * else the alpha-beta probe                                            */
-    ctx->cache = opt_cache_new(DESO__CACHE_PLANS);
-    DESO_CHECK(ctx->cache != NULL, DESO_ENOMEM, "deso_init: out of memory");
-    const char *vb = getenv("DESO_VERBOSE");
-    ctx->verbose = vb != NULL && vb[0] != '\0' && strcmp(vb, "0") != 0;
+    /* the optimiser: wisdom (which may hold the calibration), else the
+     * alpha-beta probe                                                     */
     ctx->params = opt_params_default();
     ctx->params.reduce_holders_only = true;
     if (ctx->wisdom != NULL)
@@ -131,8 +131,8 @@ deso_err deso_init(MPI_Comm comm, const deso_options *opt, deso_ctx **out)
     ctx->maxloc = MPI_OP_NULL;
     ctx->pairtype = MPI_DATATYPE_NULL;
     ctx->next_id = 1;
-    /* Option errors are identical on every rank (same environment and
-     * arguments), so returning without agreement cannot hang.             */
+    /* Errors before the options are agreed are MPI's own (the duplicate
+     * is collective); from there on every rank fails together.            */
     deso_err err = ctx_setup(ctx, comm, opt);
     if (err != DESO_OK) {
         ctx_free(ctx);
@@ -185,6 +185,8 @@ deso_err deso_get_info(const deso_ctx *ctx, deso_info *out)
     out->max_nodes = ctx->max_nodes;
     out->wisdom = ctx->wisdom;
     out->trace = ctx->trace;
+    out->log = ctx->log;
+    out->verbose = ctx->verbose ? 1 : 0;
     out->flushes = ctx->flushes;
     out->pending = ctx->nnodes;
     return DESO_OK;

@@ -64,7 +64,14 @@ typedef enum deso_mode {
 #define DESO_NB_BLOCK ((int64_t)-1)
 
 /* Options.  A zero field means "unset": the environment variable named
- * beside it fills it, else the default.  deso_options_default zeroes all. */
+ * beside it fills it, else the default.  deso_options_default zeroes all.
+ * Every field is agreed across the ranks at deso_init: a value that is
+ * invalid on any rank fails deso_init on every rank (naming that rank and
+ * the variable), and valid values that differ between ranks take rank 0's
+ * value everywhere, with one warning on rank 0's stderr naming the
+ * variable.  File names are used by rank 0 alone (it reads the wisdom and
+ * broadcasts it, and writes the wisdom, trace and log files), so a file
+ * that only rank 0's machine can see works.  No option is per rank.      */
 typedef struct deso_options {
     deso_mode mode;          /* DESO_OPT=none|affine|full; default none     */
     int grid_rows;           /* DESO_GRID=RxC; default: the most square     */
@@ -75,6 +82,10 @@ typedef struct deso_options {
                              /*   finalize (deso_wisdom_import/export)      */
     const char *trace;       /* DESO_TRACE=FILE.dot: DOT of the last plan   */
     int64_t max_nodes;       /* DESO_MAX_NODES; DAG size bound, default 4096 */
+    const char *log;         /* DESO_LOG: "1" the performance log on stdout */
+                             /*   at finalize, FILE there, "0" none         */
+    int verbose;             /* DESO_VERBOSE: > 0 explain every new plan on */
+                             /*   stderr, < 0 quiet; default quiet           */
 } deso_options;
 
 /* Zeroes *opt (every field unset).  Local.                                 */
@@ -82,9 +93,11 @@ void deso_options_default(deso_options *opt);
 
 /* Creates a context on (a duplicate of) comm: the library never talks on
  * comm itself.  opt may be NULL (all unset).  Collective over comm.
+ * The options are agreed across the ranks (see deso_options): an error on
+ * any rank is every rank's, and the message names the rank.
  * Errors: DESO_ENULL (ctx NULL), DESO_EINVAL (a bad option or environment
- * value, e.g. DESO_OPT=fast), DESO_EGRID (grid does not have the ranks of
- * comm), DESO_EMPI, DESO_ENOMEM.  On error *ctx is NULL.                   */
+ * value on some rank, e.g. DESO_OPT=fast), DESO_EGRID (grid does not have
+ * the ranks of comm), DESO_EMPI, DESO_ENOMEM.  On error *ctx is NULL.      */
 deso_err deso_init(MPI_Comm comm, const deso_options *opt, deso_ctx **ctx);
 
 /* Forces pending work, then frees the context, its handles (including any
@@ -99,7 +112,8 @@ deso_err deso_finalize(deso_ctx **ctx);
  * DESO_ENOMEM, DESO_ENOTSUP.                                               */
 deso_err deso_flush(deso_ctx *ctx);
 
-/* What a context resolved its options to.                                 */
+/* What a context resolved its options to: the values in force, the same
+ * on every rank (see deso_options).                                       */
 typedef struct deso_info {
     int size, rank;          /* ranks of the communicator, this rank       */
     int grid_rows, grid_cols;
@@ -107,6 +121,8 @@ typedef struct deso_info {
     int64_t nb;              /* DESO_NB_BLOCK for block folding             */
     int64_t max_nodes;
     const char *wisdom, *trace;   /* NULL when unset; owned by the context */
+    const char *log;         /* NULL: no log; "1": stdout; else a file      */
+    int verbose;             /* 1: every new plan is explained, else 0      */
     int64_t flushes;         /* DAG executions so far                       */
     int64_t pending;         /* nodes recorded and not yet executed         */
 } deso_info;

@@ -27,6 +27,8 @@
 #include "stats_impl.h"
 
 #define DESO__MAGIC_CTX 0x4443534fu
+/* Longest file name an option takes, with its NUL.                         */
+#define DESO__PATH_MAX 4096
 #define DESO__MAGIC_LIVE 0x4c495645u
 #define DESO__MAGIC_DEAD 0x44454144u
 
@@ -101,7 +103,8 @@ struct deso_ctx {
     opt_defaults df;
     deso_mode mode;
     int64_t nb_opt;           /* as given: DESO_NB_BLOCK or > 0             */
-    char *wisdom, *trace;
+    const char *wisdom, *trace, *log;   /* NULL or into names            */
+    char names[3 * DESO__PATH_MAX];     /* rank 0's file names (agreed)   */
     int64_t max_nodes;
     deso__node *head, *tail;
     int64_t nnodes;
@@ -130,9 +133,17 @@ struct deso_ctx {
 #define DESO__CACHE_PLANS 256
 #define DESO__IMPROVE_ITERS 8
 
-/* ---- options (options.c) ---------------------------------------------- */
+/* ---- options (options.c, options_agree.c) ------------------------------ */
+/* This rank's options: the caller's, its environment's, the defaults.     */
 deso_err deso__options_resolve(const deso_options *in, int P,
                                deso_options *out, pl_grid *grid);
+/* Makes the options the same on every rank: local is this rank's outcome
+ * so far (*o its resolved options when DESO_OK).  On DESO_OK *o holds rank
+ * 0's options on every rank, its file names copied into names (3 x
+ * DESO__PATH_MAX chars).  An error on any rank is every rank's, naming
+ * the rank.  Collective; not counted in the statistics.                   */
+deso_err deso__options_agree(MPI_Comm comm, deso_err local, deso_options *o,
+                             char *names);
 
 /* ---- handles and values (handles.c) ------------------------------------ */
 deso__value *deso__value_new(blas_kind kind, int64_t m, int64_t n);

@@ -99,8 +99,10 @@ deso_err deso_redist_local_shape(const deso_redist *r, int64_t *src_rows,
 /* How this remap's messages travel: "shared memory" when every rank of
  * the communicator is on one node (each sender packs straight into a ring
  * its receiver unpacks from, no MPI call during an execution), "mpi" when
- * they are not or when DESO_REMAP_SHM=0 was in the environment at
- * deso_redist_create, "none" when no rank sends anything (r NULL too).
+ * they are not or when DESO_REMAP_SHM=0 was in rank 0's environment at
+ * deso_redist_create (rank 0's value holds on every rank; where another
+ * rank's differs, rank 0 warns once on stderr), "none" when no rank sends
+ * anything (r NULL too).
  * On shared memory, a sender whose source array comes from
  * deso_redist_array_alloc is read in place by its receivers (decided per
  * execution and per pair; nothing to configure).

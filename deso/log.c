@@ -175,8 +175,9 @@ deso_err deso_log_view(deso_ctx *ctx, FILE *f)
 
 void deso__log_finalize(deso_ctx *ctx)
 {
-    const char *e = getenv("DESO_LOG");
-    if (e == NULL || *e == '\0' || strcmp(e, "0") == 0) return;
+    const char *e = ctx->log;          /* agreed at deso_init: every rank
+                                        * takes part, or none             */
+    if (e == NULL) return;
     FILE *f = stdout;
     bool file = strcmp(e, "1") != 0;
     if (file && ctx->rank == 0) {

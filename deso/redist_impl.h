@@ -125,7 +125,7 @@ void deso__remap_free(deso__remap *r);
  * steps around the caller's own agreement.  prepare (collective over comm,
  * the user's communicator: the first time on a communicator it splits it
  * by node and caches the answer on it) sets *ok when every rank is on one
- * node, DESO_REMAP_SHM is not "0" and r (planned on a duplicate of comm
+ * node, rank 0's DESO_REMAP_SHM is not "0" (node.h) and r (planned on a duplicate of comm
  * from src and dst by deso__remap_init_keep, or NULL when planning
  * failed) was cut into ring chunks and its single-copy programs were
  * built; it frees r's kept runs.  Once all ranks know whether every rank

@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "node.h"
 #include "placement/errors.h"
 #include "shared_array.h"
 #include "stats_impl.h"
@@ -171,14 +172,6 @@ static bool prepare(deso__remap *r, struct deso__shm *s)
                            &s->nself) == DESO_OK;
 }
 
-/* Whether the environment allows the transport: DESO_REMAP_SHM=0 keeps
- * remaps on MPI (to compare the two, or to rule this one out).            */
-static bool env_allows(void)
-{
-    const char *v = getenv("DESO_REMAP_SHM");
-    return v == NULL || strcmp(v, "0") != 0;
-}
-
 static deso_err mpi_err(int rc, const char *what)
 {
     return deso__fail(DESO_EMPI, "deso remap (shared memory): %s failed "
@@ -274,7 +267,7 @@ static bool world_ranks(deso__remap *r, struct deso__shm *s)
 static bool setup(MPI_Comm comm, deso__remap *r, const pl_bc_layout *src,
                   const pl_bc_layout *dst)
 {
-    if (!deso__one_node(comm) || !env_allows() || r == NULL ||
+    if (!deso__shm_allowed(comm) || r == NULL ||
         r->comm == MPI_COMM_NULL)
         return false;
     struct deso__shm *s = calloc(1, sizeof *s);

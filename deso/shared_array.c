@@ -9,6 +9,7 @@
  * ordinary transports.  The registry is a list, searched by address: a
  * program holds a few such arrays.                                       */
 #include "deso_redist.h"
+#include "node.h"
 #include "shared_array.h"
 
 #include <stdlib.h>
@@ -30,33 +31,6 @@ typedef struct seg {
 } seg;
 
 static seg *segs;
-
-int deso__one_node(MPI_Comm comm)
-{
-    static int key = MPI_KEYVAL_INVALID;
-    if (key == MPI_KEYVAL_INVALID &&
-        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN,
-                               MPI_COMM_NULL_DELETE_FN, &key,
-                               NULL) != MPI_SUCCESS)
-        key = MPI_KEYVAL_INVALID;
-    void *val = NULL;
-    int found = 0;
-    if (key != MPI_KEYVAL_INVALID &&
-        MPI_Comm_get_attr(comm, key, &val, &found) == MPI_SUCCESS && found)
-        return (int)((intptr_t)val - 1);
-    MPI_Comm node = MPI_COMM_NULL;
-    int size = 0, nsize = -1;
-    MPI_Comm_size(comm, &size);
-    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
-                            &node) != MPI_SUCCESS)
-        return 0;                               /* MPI's path, then       */
-    MPI_Comm_size(node, &nsize);
-    MPI_Comm_free(&node);
-    int one = nsize == size;
-    if (key != MPI_KEYVAL_INVALID)
-        MPI_Comm_set_attr(comm, key, (void *)(intptr_t)(one + 1));
-    return one;
-}
 
 static void seg_free(seg *s)
 {

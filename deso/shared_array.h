@@ -14,12 +14,6 @@
 
 #include <mpi.h>
 
-/* Whether every rank of comm is on one node.  Collective the first time
- * for a communicator (an MPI_Comm_split_type, slow when ranks outnumber
- * cores), then read from an attribute cached on comm: every rank asks in
- * the same order, so every rank hits or misses together.                */
-int deso__one_node(MPI_Comm comm);
-
 /* Whether the n doubles at p lie in this rank's own part of one shared
  * array that world rank `peer` has mapped.  Local.                       */
 bool deso__shared_readable(const double *p, int64_t n, int peer);

@@ -9,6 +9,10 @@
 #     reason from rank 0 rather than one per rank,
 #   - shows no crash ("Segmentation", "ASAN", "AddressSanitizer",
 #     "runtime error", MPICH's "BAD TERMINATION").
+# Then, with MPMD launch lines, a DESO_* variable that differs on the last
+# rank: a valid value gives every rank rank 0's (one warning, the same run
+# as with rank 0's value everywhere), an invalid one one reason line that
+# names the rank and the variable, and exit code 2.
 # Prints the failures, then a closing line "cli: N passed, N failed", and
 # exits non-zero when anything failed.
 #   scripts/test-cli.sh [BUILD]        (default build)
@@ -43,12 +47,17 @@ passed=0
 failed=0
 export OPENBLAS_NUM_THREADS=1
 
-# bad NP PROGRAM ARGS...: one bad command line.
+# bad NP PROGRAM ARGS...: one bad command line (NP "mpmd": ARGS are a
+# whole launch line).
 bad() {
     np=$1
     shift
     out="$tmp/out"
-    timeout --kill-after=5 "$tmo" "$launch" -n "$np" "$@" > "$out" 2>&1
+    if [ "$np" = mpmd ]; then            # "$@" is a whole MPMD launch line
+        timeout --kill-after=5 "$tmo" "$launch" "$@" > "$out" 2>&1
+    else
+        timeout --kill-after=5 "$tmo" "$launch" -n "$np" "$@" > "$out" 2>&1
+    fi
     rc=$?
     lines=$(grep -c '' "$out")
     why=""
@@ -161,6 +170,58 @@ for np in $nps; do
         --shared-arrays
     bad "$np" "$remap" --run --P 1 --Q 1 --r 1 --s 1 --m 4000000000 \
         --n 4000000000
+done
+
+# ---- per-rank environments (MPMD launch lines) ----------------------------
+# agreed VAR A B: rank 0 (and the middle ranks) with VAR=A, the last rank
+# with VAR=B, at P = 2 and 3 (an N in A or B stands for P): deso-cg exits
+# 0, prints one warning naming VAR, and reports what a run with VAR=A
+# everywhere reports (grid, mode, residual and error to the last digit).
+agreed() {
+    for k in 2 3; do
+        var=$1
+        a=$(echo "$2" | sed "s/N/$k/")
+        b=$(echo "$3" | sed "s/N/$k/")
+        c="$cg --n 200 --iters 5 --tol 0"
+        timeout --kill-after=5 "$tmo" "$launch" -n $((k - 1)) -env "$var" "$a" \
+            $c : -n 1 -env "$var" "$b" $c > "$tmp/mixed" 2>&1
+        rc=$?
+        timeout --kill-after=5 "$tmo" "$launch" -n "$k" -genv "$var" "$a" \
+            $c > "$tmp/uniform" 2>&1
+        rcu=$?
+        warns=$(grep -c "warning: $var " "$tmp/mixed")
+        got=$(grep '^deso-cg:' "$tmp/mixed" | sed 's/.*grid=/grid=/')
+        want=$(grep '^deso-cg:' "$tmp/uniform" | sed 's/.*grid=/grid=/')
+        if [ "$rc" -eq 0 ] && [ "$rcu" -eq 0 ] && [ "$warns" -eq 1 ] &&
+           [ -n "$want" ] && [ "$got" = "$want" ]; then
+            passed=$((passed + 1))
+        else
+            failed=$((failed + 1))
+            echo "FAIL (P=$k): $var=$a on rank 0, $var=$b on the last rank"
+            echo "      rc=$rc (uniform $rcu), $warns warnings; got '$got'," \
+                 "want '$want'; output:"
+            sed -e 's/^/      | /' "$tmp/mixed" | head -8
+        fi
+    done
+}
+# (deso-cg sets the block size itself: DESO_NB is covered by test_config)
+agreed DESO_OPT full none
+agreed DESO_OPT none affine
+agreed DESO_GRID Nx1 1xN
+agreed DESO_MAX_NODES 3 4096
+# invalid on the last rank only: one reason line naming that rank and the
+# variable, exit code 2, at P = 2 and 3
+for k in 2 3; do
+    for v in "DESO_OPT fast" "DESO_GRID 9x9" "DESO_MAX_NODES x"; do
+        set -- $v
+        bad mpmd -n $((k - 1)) "$cg" --n 50 --iters 2 : -n 1 -env "$1" "$2" \
+            "$cg" --n 50 --iters 2
+        if [ "$rc" -ne 2 ] || ! grep -q "rank $((k - 1)): $1" "$out"; then
+            failed=$((failed + 1))
+            echo "FAIL (P=$k): $1=$2 on the last rank: rc=$rc, expected 2" \
+                 "and a reason naming rank $((k - 1)) and $1"
+        fi
+    done
 done
 
 echo "cli: $passed passed, $failed failed"
