@@ -37,11 +37,12 @@ CMOCKA_LIBS ?= $(shell pkg-config --libs cmocka 2>/dev/null)
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L $(OPTFLAGS) $(WARN) $(SANFLAGS) \
-           -fPIC -MMD -MP -I. -Iplacement -Ideso $(PKG_CFLAGS)
+           -fPIC -MMD -MP -I. -Iplacement $(PKG_CFLAGS)
 LDFLAGS := $(SANFLAGS)
 LIBS    := $(SCALAPACK_LIBS) $(BLAS_LIBS) -lm
 
-LAYERS  := placement blas optimizer deso
+# Lowest first (scripts/check-layers.sh enforces the order).
+LAYERS  := placement blas optimizer deso/core deso/remap deso/runtime deso/io deso
 LIB_SRC := $(foreach d,$(LAYERS),$(wildcard $(d)/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 
@@ -77,6 +78,9 @@ benches: $(BENCH_BIN)
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# Examples include deso.h by its bare name, as installed programs do.
+$(BUILD)/obj/examples/%.o: CFLAGS += -Ideso
 
 $(STATIC): $(LIB_OBJ)
 	@mkdir -p $(dir $@)

@@ -2,7 +2,7 @@
  * Each kernel sees only what its rank holds; the executor has already put
  * every operand in the placement the constraint function asked for, so the
  * local pieces line up element for element.                               */
-#include "kernels.h"
+#include "blas/kernels.h"
 
 #include <cblas.h>
 #include <math.h>

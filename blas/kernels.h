@@ -2,7 +2,7 @@
 #ifndef DESO_BLAS_KERNELS_H
 #define DESO_BLAS_KERNELS_H
 
-#include "blas.h"
+#include "blas/blas.h"
 
 #define BLAS__KERNEL(name)                                                   \
     void name(const blas_desc *d, const blas_local *ops, blas_local *res,    \

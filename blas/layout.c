@@ -1,5 +1,5 @@
 /* Layouts: the executor's normalised block-cyclic reading of a placement. */
-#include "blas.h"
+#include "blas/blas.h"
 
 #include <string.h>
 

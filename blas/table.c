@@ -2,7 +2,7 @@
  * constraints (deso-notes A.11; paper 003 eq. 8 for daxpy).               */
 #include <stddef.h>
 
-#include "kernels.h"
+#include "blas/kernels.h"
 #include "placement/errors.h"
 
 /* Largest trsv block: a trsv on coarser blocks (block folding) would be

@@ -1,10 +1,10 @@
 /* The plan cache: structural keys, a bounded LRU map, plan variants.     */
-#include "opt_cache.h"
+#include "optimizer/opt_cache.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "opt_impl.h"
+#include "optimizer/opt_impl.h"
 #include "placement/errors.h"
 
 /* ---- keys ----------------------------------------------------------------- */

@@ -18,7 +18,7 @@
  *   gemv     x and A fixed; the result's folding fixed; full: reduced to
  *            coordinate 0 or all-reduced.
  *   ger, trsv and anything else: mode none's placement only.             */
-#include "opt_impl.h"
+#include "optimizer/opt_impl.h"
 
 #include <string.h>
 

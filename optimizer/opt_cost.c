@@ -24,7 +24,7 @@
  * of one collective run side by side.  Volume variant (paper eq. 9 and the
  * errata): m is the largest per-communicator payload (OPT_VOL_RANK) or
  * the whole array (OPT_VOL_ARRAY).                                        */
-#include "opt_impl.h"
+#include "optimizer/opt_impl.h"
 
 #include <stdlib.h>
 #include <string.h>

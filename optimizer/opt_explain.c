@@ -1,6 +1,6 @@
 /* The plan explains itself: every value's placement, every edge's
  * redistribution with its modelled cost, as text or as Graphviz DOT.     */
-#include "opt_impl.h"
+#include "optimizer/opt_impl.h"
 
 #include <string.h>
 

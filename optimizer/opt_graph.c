@@ -1,10 +1,10 @@
 /* The optimiser's graph: building it, and plan storage.                   */
-#include "opt_graph.h"
+#include "optimizer/opt_graph.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "opt_impl.h"
+#include "optimizer/opt_impl.h"
 #include "placement/errors.h"
 
 void opt_graph_init(opt_graph *g, const opt_defaults *df)

@@ -2,7 +2,7 @@
 #ifndef DESO_OPT_IMPL_H
 #define DESO_OPT_IMPL_H
 
-#include "opt_graph.h"
+#include "optimizer/opt_graph.h"
 
 /* A plan for nnodes nodes, zeroed, fuse groups -1.                         */
 deso_err opt__plan_alloc(opt_plan *p, int nnodes);

@@ -24,8 +24,8 @@
  * (or less: a reduced gemv result transposes less), and mode none's plan
  * is kept when it is valid for the mode and cheaper.  Deterministic: no
  * clocks, fixed orders, ties broken by index.                            */
-#include "opt_impl.h"
-#include "opt_cache.h"
+#include "optimizer/opt_impl.h"
+#include "optimizer/opt_cache.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* Mode none: default placements, then the operation's constraints.  Modes
  * affine and full currently fall back to none (a later issue).            */
-#include "optimizer.h"
+#include "optimizer/optimizer.h"
 
 #include <string.h>
 

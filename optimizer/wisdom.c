@@ -1,13 +1,13 @@
 /* The wisdom container, its field rules, and the pieces the reader and the
  * writer share: CRC-32 and the locale-free hexadecimal float format.        */
-#include "wisdom.h"
+#include "optimizer/wisdom.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "placement/errors.h"
-#include "wisdom_impl.h"
+#include "optimizer/wisdom_impl.h"
 
 /* ---- CRC-32 -------------------------------------------------------------- */
 

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "wisdom.h"
+#include "optimizer/wisdom.h"
 
 /* Enough for "-0x1.fffffffffffffp+1023" and its NUL.                       */
 #define OPT__HEXDBL_BUF 32

@@ -3,7 +3,7 @@
  * must be above suspicion": FFTW imprt).  Every field is checked against
  * the one spelling the writer uses, so an accepted file re-serialises to
  * the same bytes.                                                         */
-#include "wisdom.h"
+#include "optimizer/wisdom.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "placement/errors.h"
-#include "wisdom_impl.h"
+#include "optimizer/wisdom_impl.h"
 
 #define MAXTOK 11                       /* a node line                      */
 

@@ -1,6 +1,6 @@
 /* The wisdom serialiser: one emitter run twice, counting then writing, so
  * the allocation is exact (FFTW export-wisdom-to-string).                  */
-#include "wisdom.h"
+#include "optimizer/wisdom.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "placement/errors.h"
-#include "wisdom_impl.h"
+#include "optimizer/wisdom_impl.h"
 
 /* buf == NULL: count only.  Integers only go through printf ("%d" and
  * PRId64 do not depend on the locale); doubles are formatted by hand.    */

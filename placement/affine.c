@@ -1,7 +1,7 @@
 /* Affine alignments f(i) = A i + t with unimodular integer A (d <= 3).    */
-#include "errors.h"
-#include "pl_arith.h"
-#include "placement.h"
+#include "placement/errors.h"
+#include "placement/pl_arith.h"
+#include "placement/placement.h"
 
 #include <stddef.h>
 #include <string.h>

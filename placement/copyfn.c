@@ -1,8 +1,8 @@
 /* Diagonal copy functions (paper 003, section 2.2) as per-dimension bit
  * pairs.  The algebra is the per-dimension state algebra of deso-notes
  * A.10.4, not literal set composition.                                     */
-#include "errors.h"
-#include "placement.h"
+#include "placement/errors.h"
+#include "placement/placement.h"
 
 #include <stddef.h>
 

@@ -2,7 +2,7 @@
 #ifndef DESO_PLACEMENT_ERRORS_H
 #define DESO_PLACEMENT_ERRORS_H
 
-#include "deso_errors.h"
+#include "placement/deso_errors.h"
 
 #if defined(__GNUC__)
 #define DESO__PRINTF(a, b) __attribute__((format(printf, a, b)))

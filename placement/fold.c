@@ -1,7 +1,7 @@
 /* Folding of one template dimension onto one grid dimension: block,
  * cyclic(b) and collapsed, with ScaLAPACK's numroc for local lengths.     */
-#include "errors.h"
-#include "placement.h"
+#include "placement/errors.h"
+#include "placement/placement.h"
 
 #include <stddef.h>
 

@@ -1,6 +1,6 @@
 /* Process-grid geometry: shapes and row-major rank <-> coordinates.        */
-#include "errors.h"
-#include "placement.h"
+#include "placement/errors.h"
+#include "placement/placement.h"
 
 #include <limits.h>
 #include <stddef.h>

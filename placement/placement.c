@@ -5,9 +5,9 @@
  * holds the whole dimension, so the local position there is v_k itself:
  * with the usual extent T_k = 1 this equals the folding's local index, and
  * for T_k > 1 it is the only choice that keeps local indices distinct.    */
-#include "errors.h"
-#include "pl_arith.h"
-#include "placement.h"
+#include "placement/errors.h"
+#include "placement/pl_arith.h"
+#include "placement/placement.h"
 
 #include <stdio.h>
 #include <string.h>

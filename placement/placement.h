@@ -27,7 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "deso_errors.h"
+#include "placement/deso_errors.h"
 
 #define PL_MAXD 3
 

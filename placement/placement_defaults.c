@@ -1,6 +1,6 @@
 /* The default placements of paper 003's unoptimised layout (2-D grids).   */
-#include "errors.h"
-#include "placement.h"
+#include "placement/errors.h"
+#include "placement/placement.h"
 
 #include <stddef.h>
 

@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "deso_errors.h"
+#include "placement/deso_errors.h"
 
 /* ---- one dimension, one slice ------------------------------------------ */
 

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "remap.h"
+#include "placement/remap.h"
 
 int64_t pl__gcd64(int64_t a, int64_t b);
 

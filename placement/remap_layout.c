@@ -4,11 +4,11 @@
  * boundaries; never materialise a slice of lcm(P r, Q s) elements).        */
 #include <stdlib.h>
 
-#include "errors.h"
-#include "pl_arith.h"
-#include "placement.h"
-#include "remap.h"
-#include "remap_impl.h"
+#include "placement/errors.h"
+#include "placement/pl_arith.h"
+#include "placement/placement.h"
+#include "placement/remap.h"
+#include "placement/remap_impl.h"
 
 
 /* The end of the block of size b containing x, clipped to M (no overflow). */

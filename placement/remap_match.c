@@ -4,9 +4,9 @@
  * integer and deterministic, so every rank computes the same schedule.    */
 #include <stdlib.h>
 
-#include "errors.h"
-#include "remap.h"
-#include "remap_impl.h"
+#include "placement/errors.h"
+#include "placement/remap.h"
+#include "placement/remap_impl.h"
 
 deso_err pl__max_assignment(int n, const int64_t *w, int *match)
 {

@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
-#include "pl_arith.h"
-#include "remap.h"
-#include "placement.h"
-#include "remap_impl.h"
+#include "placement/errors.h"
+#include "placement/pl_arith.h"
+#include "placement/remap.h"
+#include "placement/placement.h"
+#include "placement/remap_impl.h"
 
 /* One side of the remap.  A replicated array is, per holder, a 1 x 1 grid
  * whose single block is the whole array.                                  */

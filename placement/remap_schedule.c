@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
-#include "pl_arith.h"
-#include "remap.h"
-#include "remap_impl.h"
+#include "placement/errors.h"
+#include "placement/pl_arith.h"
+#include "placement/remap.h"
+#include "placement/remap_impl.h"
 
 /* Above this many vertices per side the O(n^3)-per-step Hungarian method is
  * too slow to run at plan time; edge colouring takes over.                 */

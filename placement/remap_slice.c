@@ -3,10 +3,10 @@
  * length = sum over z in [1-r, s-1], z = k (mod g), of min(r, s, r+z, s-z). */
 #include <stddef.h>
 
-#include "errors.h"
-#include "pl_arith.h"
-#include "remap.h"
-#include "remap_impl.h"
+#include "placement/errors.h"
+#include "placement/pl_arith.h"
+#include "placement/remap.h"
+#include "placement/remap_impl.h"
 
 int64_t pl__gcd64(int64_t a, int64_t b)
 {

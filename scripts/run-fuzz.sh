@@ -9,7 +9,7 @@ set -u
 build=${1:-build}
 seconds=${FUZZ_SECONDS:-60}
 CLANG=${CLANG:-clang}
-flags="-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -I. -Iplacement -Ideso -Wall -Wextra -Werror
+flags="-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -I. -Iplacement -Wall -Wextra -Werror
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 passed=0
 failed=0

@@ -16,7 +16,7 @@
  * deso-np: 1 2 3                                                          */
 #include <stdlib.h>
 
-#include "deso/alloc.h"
+#include "placement/alloc.h"
 #include "test_util.h"
 
 #define N 8

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "deso/copyprog.h"
+#include "deso/remap/copyprog.h"
 #include "test_util.h"
 
 #define SENT (-3.5)

@@ -13,7 +13,7 @@
  * deso-np: 1 2 3                                                          */
 #include <stdlib.h>
 
-#include "deso/deso_impl.h"
+#include "deso/runtime/runtime.h"
 #include "placement/errors.h"
 #include "test_util.h"
 

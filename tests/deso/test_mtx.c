@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "deso/mtx_impl.h"
+#include "deso/io/mtx.h"
 
 static deso_err parse(const char *text, deso__mtx *x)
 {

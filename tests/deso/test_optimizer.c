@@ -8,7 +8,7 @@
 
 #include <unistd.h>
 
-#include "deso/deso_impl.h"
+#include "deso/runtime/runtime.h"
 
 #define NV 4
 #define NS 3

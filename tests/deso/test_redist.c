@@ -21,7 +21,7 @@
 #include <cmocka.h>
 #include <mpi.h>
 
-#include "deso_redist.h"
+#include "deso/deso_redist.h"
 
 /* BLACS and ScaLAPACK (no public C header).                                */
 void Cblacs_get(int ctxt, int what, int *val);

@@ -1,10 +1,10 @@
 /* libFuzzer target: the Matrix Market reader must never crash, leak or read
  * out of bounds, and whatever it accepts must be a consistent matrix.
- * deso-fuzz-sources: deso/mtx.c placement/errors.c                          */
+ * deso-fuzz-sources: deso/io/mtx.c placement/errors.c                        */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "deso/mtx_impl.h"
+#include "deso/io/mtx.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,0 +1,50 @@
+/* One agreement: an all-reduce of "the lowest failing rank" and the
+ * callers' flags, then that rank's code and message by broadcast.        */
+#include "deso/core/agree.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "placement/errors.h"
+
+/* What the failing rank broadcasts.                                      */
+typedef struct verdict {
+    int code;
+    char msg[448];
+} verdict;
+
+deso_err deso__agree(MPI_Comm comm, const char *fn, deso_err local,
+                     int *flags, int nflags)
+{
+    if (nflags < 0 || nflags > DESO__AGREE_MAX_FLAGS)
+        return deso__fail(DESO_EINTERNAL, "%s: %d flags to agree (at most "
+                          "%d)", fn, nflags, DESO__AGREE_MAX_FLAGS);
+    int size = 1, me = 0;
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &me);
+    /* v[0] = size - rank on a failing rank: the maximum names the lowest */
+    int v[1 + DESO__AGREE_MAX_FLAGS];
+    v[0] = local != DESO_OK ? size - me : 0;
+    for (int k = 0; k < nflags; k++) v[1 + k] = flags[k];
+    int rc = MPI_Allreduce(MPI_IN_PLACE, v, 1 + nflags, MPI_INT, MPI_MAX,
+                           comm);
+    if (rc != MPI_SUCCESS)
+        return deso__fail(DESO_EMPI, "%s: MPI_Allreduce failed (code %d)",
+                          fn, rc);
+    for (int k = 0; k < nflags; k++) flags[k] = v[1 + k];
+    if (v[0] == 0) return DESO_OK;
+    int root = size - v[0];
+    verdict vd;
+    memset(&vd, 0, sizeof vd);
+    if (me == root) {
+        vd.code = (int)local;
+        snprintf(vd.msg, sizeof vd.msg, "%s", deso_last_error());
+    }
+    rc = MPI_Bcast(&vd, (int)sizeof vd, MPI_BYTE, root, comm);
+    if (rc != MPI_SUCCESS)
+        return deso__fail(DESO_EMPI, "%s: MPI_Bcast failed (code %d)", fn,
+                          rc);
+    vd.msg[sizeof vd.msg - 1] = '\0';
+    return deso__fail((deso_err)vd.code, "%s: rank %d: %s", fn, root,
+                      vd.msg);
+}

@@ -1,0 +1,24 @@
+/* Internal: agreeing one outcome across the ranks of a communicator, so
+ * that an error seen by one rank is every rank's error before any data
+ * moves and nobody waits in a collective the others skipped.            */
+#ifndef DESO_AGREE_H
+#define DESO_AGREE_H
+
+#include <mpi.h>
+
+#include "placement/deso_errors.h"
+
+/* Most yes/no questions one agreement carries beside the outcome.         */
+#define DESO__AGREE_MAX_FLAGS 16
+
+/* Returns DESO_OK on every rank when every rank passed local == DESO_OK;
+ * else, on every rank, the code of the lowest failing rank with its
+ * message (deso_last_error() there), as "fn: rank R: message".  flags[k]
+ * (0 or 1, k < nflags <= DESO__AGREE_MAX_FLAGS) come back as their
+ * maximum over the ranks, in the same call.  One MPI_Allreduce, plus one
+ * MPI_Bcast only when some rank failed.  Not counted in the statistics:
+ * callers that do the user's work count it themselves.  Collective.      */
+deso_err deso__agree(MPI_Comm comm, const char *fn, deso_err local,
+                     int *flags, int nflags);
+
+#endif

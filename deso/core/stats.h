@@ -1,0 +1,36 @@
+/* Internal: the counters behind deso_stats, one set per process.           */
+#ifndef DESO_STATS_IMPL_H
+#define DESO_STATS_IMPL_H
+
+#include <stdint.h>
+
+#include "deso/deso_stats.h"
+
+typedef enum deso__timer {
+    DESO_T_COMPUTE = 0,
+    DESO_T_OVERHEAD,
+    DESO_T_P2P,
+    DESO_T_COLLECTIVE,
+    DESO_T_OPTIMISE,
+    DESO_T_COUNT
+} deso__timer;
+
+/* Wall-clock seconds (MPI_Wtime when MPI is up, else a monotonic clock).   */
+double deso__now(void);
+
+/* Adds seconds to a category.                                              */
+void deso__stats_time(deso__timer t, double seconds);
+
+/* One point-to-point message of `bytes` payload sent by this rank.        */
+void deso__stats_p2p(int64_t bytes);
+
+/* One collective on a communicator of `size` ranks, where this rank has
+ * rank `rank_in_comm`; `factor` is 1 for reduce/bcast/gather/scatter and 2
+ * for allreduce/allgather; `bytes` is the payload m.  Only rank 0 of the
+ * communicator counts, so the sum over ranks counts each call once.       */
+void deso__stats_collective(int64_t bytes, int size, int rank_in_comm,
+                            int factor);
+
+void deso__stats_plan(int optimised);   /* 1: optimised, 0: replayed       */
+
+#endif

@@ -1,0 +1,160 @@
+/* Internal: executing a block-cyclic remap planned by placement/remap.h over
+ * MPI.  Used by the public deso_redist_* functions (redist_api.c) and by the
+ * runtime's executor for the remaps of a plan.
+ *
+ * A deso__remap is made once (local planning, no communication) and
+ * executed many times; execution only packs, communicates and unpacks, and
+ * allocates nothing (FFTW's transpose-alltoall, PETSc's PetscSF).
+ *
+ * Local arrays are column-major with a caller-chosen leading dimension.  The
+ * planner's runs use ld = local rows; when a caller's ld differs, runs are
+ * split at column boundaries (slower but exact).                           */
+#ifndef DESO_REDIST_IMPL_H
+#define DESO_REDIST_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include "deso/remap/copyprog.h"
+#include "placement/remap.h"
+
+/* The one tag of remap messages.  The communicator is the library's own
+ * (a duplicate), so the tag only separates remaps from other deso traffic
+ * on that communicator.                                                    */
+#define DESO__TAG_REMAP 0x5244
+
+#define DESO__FUSE_PACK 1
+#define DESO__FUSE_UNPACK 2
+
+/* One message of this rank.                                               */
+typedef struct deso__msg {
+    int peer, step;
+    int64_t count;
+    int64_t run_off, run_len;   /* its only run, or run_len = -1           */
+    deso__copy prog;            /* array <-> packed buffer                 */
+    int64_t buf_off;            /* offset in sendbuf / recvbuf             */
+} deso__msg;
+
+/* A piece of a fused pass: units [lo, hi) of group g of fused program
+ * prog (0: the self copy; p > 0: message fuse_msg[p - 1]).               */
+typedef struct deso__seg {
+    int prog;
+    int64_t g, lo, hi;
+} deso__seg;
+
+typedef struct deso__remap_step {
+    int send0, nsend;      /* this step's sends: send[send0 ..]            */
+    int recv0, nrecv;      /* this step's receives: recv[recv0 ..]         */
+} deso__remap_step;
+
+typedef struct deso__remap {
+    MPI_Comm comm;         /* borrowed, or owned when owns_comm             */
+    bool owns_comm;        /* set by the owner to have it freed             */
+    int me, size;
+    bool identical;        /* src and dst layouts equal: self copy only     */
+    bool active;           /* this rank has anything to do                  */
+    int64_t src_rows, src_cols, dst_rows, dst_cols;  /* local shapes      */
+    int64_t src_elems, dst_elems;
+    int nsend, nrecv;
+    deso__msg *send, *recv;     /* sorted by step                          */
+    deso__copy self;            /* src array -> dst array                  */
+    int nsteps;            /* steps in which this rank takes part           */
+    deso__remap_step *steps;
+    double *sendbuf, *recvbuf;  /* hold the largest step's messages        */
+    int64_t sendbuf_len, recvbuf_len;
+    int max_reqs;          /* largest nsend + nrecv of one step            */
+    /* Fusion (flat arrays only): the self copy interleaved, in chunks of
+     * 4096 elements of the array it shares, with the packs of the first
+     * step's sends (DESO__FUSE_PACK: src read once; chosen when there are
+     * packed sends) or else with the unpack of its one packed receive
+     * (DESO__FUSE_UNPACK: dst written once), so that the shared array's
+     * cache lines are touched once while cached.  Long items of the
+     * programs involved are cut into chunk-sized pieces for this.        */
+    int fuse;              /* 0, DESO__FUSE_PACK or DESO__FUSE_UNPACK       */
+    int nfuse;             /* messages fused with the self copy             */
+    int *fuse_msg;         /* their indices (send or recv)                  */
+    int64_t nsegs;
+    deso__seg *segs;       /* the fused pass, in order                      */
+    MPI_Request *reqs;     /* max_reqs                                      */
+    int *req_msg;          /* per request: receive index, or -1 - send     */
+    struct deso__shm *shm; /* the shared-memory transport, or NULL         */
+    pl_remap_rank *plan;   /* this rank's runs, kept by _init_keep          */
+} deso__remap;
+
+/* Plans this rank's part of the remap src -> dst on `comm` (borrowed: the
+ * caller keeps it alive until deso__remap_free, and sets owns_comm if the
+ * remap is to free it).  Local: no communication, but every rank of comm
+ * must call it with identical arguments to get a consistent plan.  Buffers
+ * and request arrays are allocated here.  Errors: DESO_ENULL, DESO_EINVAL,
+ * DESO_ESIZE (from the planner), DESO_ENOMEM, DESO_EMPI, DESO_EOVERFLOW
+ * (a message longer than INT_MAX elements).  On error *out is left empty
+ * (deso__remap_free on it is safe).                                        */
+deso_err deso__remap_init(MPI_Comm comm, const pl_bc_layout *src,
+                          const pl_bc_layout *dst, pl_sched_kind kind,
+                          deso__remap *out);
+
+/* As deso__remap_init, but this rank's planned runs stay in r->plan for
+ * deso__remap_shm_prepare (which frees them, as deso__remap_drop_plan
+ * does; deso__remap_free too).                                            */
+deso_err deso__remap_init_keep(MPI_Comm comm, const pl_bc_layout *src,
+                               const pl_bc_layout *dst, pl_sched_kind kind,
+                               deso__remap *out);
+void deso__remap_drop_plan(deso__remap *r);
+
+/* Moves src_local (this rank's part of the source layout, leading
+ * dimension src_lld) into dst_local (its part of the target, dst_lld).
+ * Collective over comm; ranks in neither set return at once.  src_local may
+ * be NULL when this rank holds no source data, dst_local likewise.  When
+ * the layouts are identical and src_local == dst_local with equal leading
+ * dimensions nothing moves.  Allocates nothing.  The caller guarantees
+ * lld >= max(1, local rows) (checked: DESO_EINVAL, but a local error here
+ * would leave partners waiting, so callers validate collectively first).
+ * Errors: DESO_EINVAL, DESO_EMPI.                                          */
+deso_err deso__remap_exec(deso__remap *r, const double *src_local,
+                          int64_t src_lld, double *dst_local,
+                          int64_t dst_lld);
+
+/* Frees the plan, buffers and (when owned) the communicator.  NULL-safe;
+ * leaves *r empty.  Local, except with the shared-memory transport:
+ * then collective over the plan's communicator (MPI_Win_free).            */
+void deso__remap_free(deso__remap *r);
+
+/* The shared-memory transport (redist_shm.c), set up in two collective
+ * steps around the caller's own agreement.  prepare (collective over comm,
+ * the user's communicator: the first time on a communicator it splits it
+ * by node and caches the answer on it) sets *ok when every rank is on one
+ * node, rank 0's DESO_REMAP_SHM is not "0" (node.h) and r (planned on a duplicate of comm
+ * from src and dst by deso__remap_init_keep, or NULL when planning
+ * failed) was cut into ring chunks and its single-copy programs were
+ * built; it frees r's kept runs.  Once all ranks know whether every rank
+ * is ok and some rank sends, finish(r, use) maps
+ * the rings (collective when use: a shared window, an all-to-all and an
+ * all-reduce) or drops what prepare made (local).  If mapping fails on any
+ * rank (the plans of two ranks disagree, MPI fails), every rank frees the
+ * rings and the plan stays on MPI; deso_last_error says why.  Both return
+ * DESO_OK.  The transport is freed by deso__remap_free.                  */
+deso_err deso__remap_shm_prepare(MPI_Comm comm, deso__remap *r,
+                                 const pl_bc_layout *src,
+                                 const pl_bc_layout *dst, int *ok);
+deso_err deso__remap_shm_finish(deso__remap *r, bool use);
+
+/* Executes a remap on its shared-memory transport (r->shm != NULL) once
+ * deso__remap_exec has checked the arguments.  A sender whose source
+ * lies in a shared array its receiver has mapped (deso_redist_array_alloc)
+ * lets the receiver read it in place; a receiver all of whose senders do
+ * writes its target in one ordered pass.  Allocates nothing.  Errors:
+ * DESO_EINTERNAL (a sender's source could not be found here: the target
+ * misses its elements; the registries of two ranks disagree).            */
+deso_err deso__remap_shm_exec(deso__remap *r, const double *src,
+                              int64_t slld, double *dst, int64_t dlld);
+
+/* Frees the transport (collective: MPI_Win_free); NULL-safe.             */
+void deso__remap_shm_free(deso__remap *r);
+
+/* Checked int64 -> int conversion at the MPI boundary: DESO_EOVERFLOW
+ * (with `what` in the message) when v does not fit.                        */
+deso_err deso__to_int(int64_t v, const char *what, int *out);
+
+#endif

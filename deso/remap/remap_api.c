@@ -1,0 +1,441 @@
+/* deso/redist_api.c: the public deso_redist_* functions (deso_redist.h) on
+ * top of the internal engine (redist.c).  Validation with detailed
+ * messages, argument agreement across ranks, a private communicator.      */
+#include "deso/deso_redist.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "placement/errors.h"
+#include "deso/remap/remap.h"
+#include "deso/core/stats.h"
+
+/* BLACS (part of ScaLAPACK), C interface.                                  */
+void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow,
+                     int *mycol);
+int Cblacs_pnum(int ctxt, int prow, int pcol);
+
+struct deso_redist {
+    MPI_Comm comm;           /* our duplicate; the engine borrows it        */
+    int me, size;
+    int talks;               /* some rank sends a message (all agree)      */
+    deso__remap r;
+    int *src_ranks, *dst_ranks;
+};
+
+/* ---- validation ----------------------------------------------------------- */
+
+static deso_err check_layout(const char *fn, const char *name,
+                             const deso_layout *l, int size)
+{
+    DESO_CHECK(l != NULL, DESO_ENULL, "%s: %s is NULL", fn, name);
+    DESO_CHECK(l->m >= 0 && l->n >= 0, DESO_ESIZE,
+               "%s: %s has negative extents %lld x %lld", fn, name,
+               (long long)l->m, (long long)l->n);
+    DESO_CHECK(l->mb >= 1 && l->nb >= 1, DESO_EINVAL,
+               "%s: %s has block sizes mb = %lld, nb = %lld (must be >= 1)",
+               fn, name, (long long)l->mb, (long long)l->nb);
+    DESO_CHECK(l->pr >= 1 && l->pc >= 1, DESO_EINVAL,
+               "%s: %s has grid %d x %d (extents must be >= 1)", fn, name,
+               l->pr, l->pc);
+    DESO_CHECK((int64_t)l->pr * l->pc <= size, DESO_EINVAL,
+               "%s: %s has a %d x %d grid but the communicator has %d "
+               "ranks", fn, name, l->pr, l->pc, size);
+    if (l->ranks != NULL) {
+        int n = l->pr * l->pc;
+        for (int i = 0; i < n; i++) {
+            int k = l->ranks[i];
+            DESO_CHECK(k >= 0 && k < size, DESO_EINVAL,
+                       "%s: %s ranks[%d] = %d is outside the communicator "
+                       "(size %d)", fn, name, i, k, size);
+            for (int j = 0; j < i; j++)
+                DESO_CHECK(l->ranks[j] != k, DESO_EINVAL,
+                           "%s: %s ranks[%d] and ranks[%d] are both %d", fn,
+                           name, j, i, k);
+        }
+    }
+    return DESO_OK;
+}
+
+static deso_err to_pl(const deso_layout *l, int **ranks, pl_bc_layout *out)
+{
+    memset(out, 0, sizeof *out);
+    out->m = l->m;
+    out->n = l->n;
+    out->mb = l->mb;
+    out->nb = l->nb;
+    out->pr = l->pr;
+    out->pc = l->pc;
+    out->replicated = l->replicated != 0;
+    *ranks = NULL;
+    if (l->ranks != NULL) {
+        size_t n = (size_t)l->pr * (size_t)l->pc;
+        *ranks = malloc(n * sizeof **ranks);
+        if (*ranks == NULL)
+            return deso__fail(DESO_ENOMEM, "deso_redist_create: out of "
+                              "memory");
+        memcpy(*ranks, l->ranks, n * sizeof **ranks);
+    }
+    out->ranks = *ranks;
+    return DESO_OK;
+}
+
+/* FNV-1a over the effective parameters of both layouts and the schedule.  */
+static uint64_t mix(uint64_t h, int64_t v)
+{
+    uint64_t u = (uint64_t)v;
+    for (int i = 0; i < 8; i++) {
+        h ^= (u >> (8 * i)) & 0xffu;
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static uint64_t hash_layout(uint64_t h, const deso_layout *l)
+{
+    h = mix(h, l->m);
+    h = mix(h, l->n);
+    h = mix(h, l->mb);
+    h = mix(h, l->nb);
+    h = mix(h, l->pr);
+    h = mix(h, l->pc);
+    h = mix(h, l->replicated != 0);
+    if (l->pr >= 1 && l->pc >= 1) {
+        int64_t n = (int64_t)l->pr * l->pc;
+        for (int64_t i = 0; i < n && i < (1 << 24); i++)
+            h = mix(h, l->ranks ? l->ranks[i] : i);
+    }
+    return h;
+}
+
+static void free_handle(deso_redist *h)
+{
+    if (h == NULL) return;
+    deso__remap_free(&h->r);
+    free(h->src_ranks);
+    free(h->dst_ranks);
+    if (h->comm != MPI_COMM_NULL) MPI_Comm_free(&h->comm);
+    free(h);
+}
+
+/* ---- public functions ----------------------------------------------------- */
+
+deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
+                            const deso_layout *dst, deso_schedule sched,
+                            deso_redist **out)
+{
+    static const char *fn = "deso_redist_create";
+    if (out != NULL) *out = NULL;
+    DESO_CHECK(comm != MPI_COMM_NULL, DESO_EINVAL,
+               "%s: comm is MPI_COMM_NULL", fn);
+
+    deso_redist *h = calloc(1, sizeof *h);
+    MPI_Comm dup = MPI_COMM_NULL;
+    int rc = MPI_Comm_dup(comm, &dup);
+    if (rc != MPI_SUCCESS) {
+        free(h);
+        return deso__fail(DESO_EMPI, "%s: MPI_Comm_dup failed (code %d)",
+                          fn, rc);
+    }
+    int rc_eh = MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    int me = 0, size = 1;
+    MPI_Comm_rank(dup, &me);
+    MPI_Comm_size(dup, &size);
+
+    /* Local checks first; the verdict is shared below, never returned
+     * early, so that no rank is left alone in the Allreduce.             */
+    deso_err e = DESO_OK;
+    if (rc_eh != MPI_SUCCESS)
+        e = deso__fail(DESO_EMPI, "%s: MPI_Comm_set_errhandler failed "
+                       "(code %d)", fn, rc_eh);
+    if (e == DESO_OK && out == NULL)
+        e = deso__fail(DESO_ENULL, "%s: out is NULL", fn);
+    if (e == DESO_OK) e = check_layout(fn, "src", src, size);
+    if (e == DESO_OK) e = check_layout(fn, "dst", dst, size);
+    if (e == DESO_OK && (src->m != dst->m || src->n != dst->n))
+        e = deso__fail(DESO_ESIZE, "%s: src is %lld x %lld but dst is "
+                       "%lld x %lld", fn, (long long)src->m,
+                       (long long)src->n, (long long)dst->m,
+                       (long long)dst->n);
+    if (e == DESO_OK && (sched < DESO_SCHED_CATERPILLAR ||
+                         sched > DESO_SCHED_GREEDY))
+        e = deso__fail(DESO_EINVAL, "%s: unknown schedule %d", fn,
+                       (int)sched);
+    if (e == DESO_OK && h == NULL)
+        e = deso__fail(DESO_ENOMEM, "%s: out of memory", fn);
+
+    uint64_t hash = 0xcbf29ce484222325ull;
+    if (src != NULL) hash = hash_layout(hash, src);
+    hash = mix(hash, -1);
+    if (dst != NULL) hash = hash_layout(hash, dst);
+    hash = mix(hash, (int64_t)sched);
+
+    if (h != NULL) {
+        h->comm = dup;
+        h->me = me;
+        h->size = size;
+        h->r.comm = MPI_COMM_NULL;
+    }
+    pl_bc_layout ps, pd;
+    if (e == DESO_OK) {
+        e = to_pl(src, &h->src_ranks, &ps);
+        if (e == DESO_OK) e = to_pl(dst, &h->dst_ranks, &pd);
+        if (e == DESO_OK)
+            e = deso__remap_init_keep(dup, &ps, &pd, (pl_sched_kind)sched,
+                                      &h->r);
+    }
+
+    int shm_ok = 0;
+    deso__remap_shm_prepare(comm, e == DESO_OK ? &h->r : NULL, &ps, &pd,
+                            &shm_ok);
+
+    /* One reduction: max(h) and max(~h) agree iff h is the same
+     * everywhere; then the worst error code, whether anyone sends, and
+     * whether anyone cannot use shared memory.                          */
+    uint64_t talks = e == DESO_OK && h != NULL && h->r.nsend > 0;
+    uint64_t v[5] = { hash, ~hash, (uint64_t)(-(int64_t)e), talks,
+                      (uint64_t)!shm_ok };
+    rc = MPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_UINT64_T, MPI_MAX, dup);
+    deso__stats_collective(5 * (int64_t)sizeof(uint64_t), size, me, 2);
+    if (rc != MPI_SUCCESS) {
+        if (h == NULL) MPI_Comm_free(&dup);
+        free_handle(h);
+        return deso__fail(DESO_EMPI, "%s: MPI_Allreduce failed (code %d)",
+                          fn, rc);
+    }
+    deso_err verdict = DESO_OK;
+    if (v[0] != ~v[1]) {
+        verdict = deso__fail(DESO_EMISMATCH, "%s: the layouts or schedule "
+                             "differ between ranks (rank %d: hash %016llx)",
+                             fn, me, (unsigned long long)hash);
+    } else if (v[2] != 0) {
+        verdict = e != DESO_OK ? e
+            : deso__fail((deso_err)(-(int64_t)v[2]), "%s: failed on "
+                         "another rank (%s)", fn,
+                         deso_errname((deso_err)(-(int64_t)v[2])));
+    }
+    if (verdict != DESO_OK) {
+        if (h == NULL) MPI_Comm_free(&dup);
+        free_handle(h);
+        return verdict;
+    }
+    h->talks = v[3] != 0;
+    /* Every rank reaches this point together (the verdict is shared).    */
+    verdict = deso__remap_shm_finish(&h->r, h->talks && v[4] == 0);
+    if (verdict != DESO_OK) {
+        free_handle(h);
+        return verdict;
+    }
+    *out = h;
+    return DESO_OK;
+}
+
+deso_err deso_redist_execute(deso_redist *r, const double *src,
+                             int64_t src_lld, double *dst, int64_t dst_lld)
+{
+    static const char *fn = "deso_redist_execute";
+    DESO_CHECK(r != NULL, DESO_ENULL, "%s: r is NULL", fn);
+    deso_err e = DESO_OK;
+    int64_t sr = r->r.src_rows, dr = r->r.dst_rows;
+    if (r->r.src_elems > 0 && src == NULL)
+        e = deso__fail(DESO_ENULL, "%s: rank %d holds a %lld x %lld part "
+                       "of the source but src is NULL", fn, r->me,
+                       (long long)sr, (long long)r->r.src_cols);
+    else if (r->r.src_elems > 0 && src_lld < (sr > 1 ? sr : 1))
+        e = deso__fail(DESO_EINVAL, "%s: src_lld = %lld is less than the "
+                       "%lld local rows of rank %d", fn, (long long)src_lld,
+                       (long long)sr, r->me);
+    else if (r->r.dst_elems > 0 && dst == NULL)
+        e = deso__fail(DESO_ENULL, "%s: rank %d holds a %lld x %lld part "
+                       "of the target but dst is NULL", fn, r->me,
+                       (long long)dr, (long long)r->r.dst_cols);
+    else if (r->r.dst_elems > 0 && dst_lld < (dr > 1 ? dr : 1))
+        e = deso__fail(DESO_EINVAL, "%s: dst_lld = %lld is less than the "
+                       "%lld local rows of rank %d", fn, (long long)dst_lld,
+                       (long long)dr, r->me);
+
+    /* With no message anywhere (identical layouts, say) no rank can wait
+     * for another, so a local error needs no agreement.                 */
+    if (!r->talks) {
+        if (e != DESO_OK) return e;
+        return deso__remap_exec(&r->r, src, src_lld, dst, dst_lld);
+    }
+    int bad = -(int)e;
+    int rc = MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, r->comm);
+    deso__stats_collective((int64_t)sizeof(int), r->size, r->me, 2);
+    if (rc != MPI_SUCCESS)
+        return deso__fail(DESO_EMPI, "%s: MPI_Allreduce failed (code %d)",
+                          fn, rc);
+    if (bad != 0) {
+        if (e != DESO_OK) return e;
+        return deso__fail(DESO_EMISMATCH, "%s: arguments were rejected on "
+                          "another rank (%s)", fn,
+                          deso_errname((deso_err)(-bad)));
+    }
+    return deso__remap_exec(&r->r, src, src_lld, dst, dst_lld);
+}
+
+const char *deso_redist_transport(const deso_redist *r)
+{
+    if (r == NULL || !r->talks) return "none";
+    return r->r.shm != NULL ? "shared memory" : "mpi";
+}
+
+deso_err deso_redist_local_shape(const deso_redist *r, int64_t *src_rows,
+                                 int64_t *src_cols, int64_t *dst_rows,
+                                 int64_t *dst_cols)
+{
+    DESO_CHECK(r != NULL, DESO_ENULL, "deso_redist_local_shape: r is NULL");
+    if (src_rows) *src_rows = r->r.src_rows;
+    if (src_cols) *src_cols = r->r.src_cols;
+    if (dst_rows) *dst_rows = r->r.dst_rows;
+    if (dst_cols) *dst_cols = r->r.dst_cols;
+    return DESO_OK;
+}
+
+void deso_redist_destroy(deso_redist **r)
+{
+    if (r == NULL || *r == NULL) return;
+    free_handle(*r);
+    *r = NULL;
+}
+
+/* ---- ScaLAPACK descriptors ---------------------------------------------- */
+
+deso_err deso_layout_from_scalapack(const int desc[9], deso_layout *out)
+{
+    static const char *fn = "deso_layout_from_scalapack";
+    DESO_CHECK(desc != NULL && out != NULL, DESO_ENULL,
+               "%s: desc or out is NULL", fn);
+    memset(out, 0, sizeof *out);
+    DESO_CHECK(desc[1] >= 0, DESO_EGRID,
+               "%s: context %d: this rank is not in the grid", fn, desc[1]);
+    int pr = -1, pc = -1, myr = -1, myc = -1;
+    Cblacs_gridinfo(desc[1], &pr, &pc, &myr, &myc);
+    DESO_CHECK(pr >= 1 && pc >= 1 && myr >= 0 && myc >= 0, DESO_EGRID,
+               "%s: context %d is invalid or does not contain this rank "
+               "(grid %d x %d)", fn, desc[1], pr, pc);
+    DESO_CHECK(desc[2] >= 0 && desc[3] >= 0, DESO_ESIZE,
+               "%s: negative extents %d x %d", fn, desc[2], desc[3]);
+    DESO_CHECK(desc[4] >= 1 && desc[5] >= 1, DESO_EINVAL,
+               "%s: block sizes %d x %d (must be >= 1)", fn, desc[4],
+               desc[5]);
+    DESO_CHECK(desc[6] == 0 && desc[7] == 0, DESO_ENOTSUP,
+               "%s: rsrc = %d, csrc = %d; only 0, 0 is supported", fn,
+               desc[6], desc[7]);
+    out->m = desc[2];
+    out->n = desc[3];
+    out->mb = desc[4];
+    out->nb = desc[5];
+    out->pr = pr;
+    out->pc = pc;
+    size_t n = (size_t)pr * (size_t)pc;
+    int *ranks = malloc(n * sizeof *ranks);
+    DESO_CHECK(ranks != NULL, DESO_ENOMEM, "%s: out of memory", fn);
+    /* Cblacs_pnum numbers the context's own processes row-major; these are
+     * MPI_COMM_WORLD ranks only for a "Row" grid made by Cblacs_gridinit
+     * on the default system context.  This rank can check its own.      */
+    int world = -1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world);
+    if (Cblacs_pnum(desc[1], myr, myc) != world) {
+        free(ranks);
+        return deso__fail(DESO_ENOTSUP, "%s: context %d numbers this rank "
+                          "%d but it is rank %d of MPI_COMM_WORLD (a "
+                          "column-major or Cblacs_gridmap grid); give the "
+                          "ranks explicitly", fn, desc[1],
+                          Cblacs_pnum(desc[1], myr, myc), world);
+    }
+    int identity = 1;
+    for (int i = 0; i < pr; i++)
+        for (int j = 0; j < pc; j++) {
+            ranks[i * pc + j] = Cblacs_pnum(desc[1], i, j);
+            if (ranks[i * pc + j] != i * pc + j) identity = 0;
+        }
+    if (identity) {
+        free(ranks);
+        ranks = NULL;
+    }
+    out->ranks = ranks;
+    return DESO_OK;
+}
+
+void deso_layout_release(deso_layout *l)
+{
+    if (l == NULL) return;
+    free((void *)(uintptr_t)l->ranks);
+    l->ranks = NULL;
+}
+
+/* ---- schedules and the slice plan ---------------------------------------- */
+
+const char *deso_schedule_name(deso_schedule s)
+{
+    return pl_sched_name((pl_sched_kind)s);
+}
+
+deso_err deso_schedule_parse(const char *name, deso_schedule *out)
+{
+    DESO_CHECK(name != NULL && out != NULL, DESO_ENULL,
+               "deso_schedule_parse: name or out is NULL");
+    pl_sched_kind k;
+    deso_err e = pl_sched_parse(name, &k);
+    if (e != DESO_OK)
+        return deso__fail(e, "unknown schedule '%s' (caterpillar, stepwise "
+                          "or greedy)", name);
+    *out = (deso_schedule)k;
+    return DESO_OK;
+}
+
+void deso_slice_plan_free(deso_slice_plan *p)
+{
+    if (p == NULL) return;
+    free(p->grid);
+    free(p->recv_of);
+    free(p->step_cost);
+    memset(p, 0, sizeof *p);
+}
+
+deso_err deso_redist_slice_plan(int P, int64_t r, int Q, int64_t s,
+                                deso_schedule sched, deso_slice_plan *out)
+{
+    static const char *fn = "deso_redist_slice_plan";
+    DESO_CHECK(out != NULL, DESO_ENULL, "%s: out is NULL", fn);
+    memset(out, 0, sizeof *out);
+    DESO_CHECK(P >= 1 && Q >= 1, DESO_EINVAL,
+               "%s: P = %d and Q = %d must be >= 1", fn, P, Q);
+    DESO_CHECK(r >= 1 && s >= 1, DESO_EINVAL,
+               "%s: r = %lld and s = %lld must be >= 1", fn, (long long)r,
+               (long long)s);
+    DESO_CHECK(sched >= DESO_SCHED_CATERPILLAR && sched <= DESO_SCHED_GREEDY,
+               DESO_EINVAL, "%s: unknown schedule %d", fn, (int)sched);
+    DESO_CHECK((int64_t)P * Q <= (int64_t)1 << 26, DESO_EINVAL,
+               "%s: P x Q = %d x %d is too large for a slice grid", fn, P, Q);
+    out->P = P;
+    out->Q = Q;
+    out->r = r;
+    out->s = s;
+    out->sched = sched;
+    out->grid = calloc((size_t)P * (size_t)Q, sizeof *out->grid);
+    DESO_CHECK(out->grid != NULL, DESO_ENOMEM, "%s: out of memory", fn);
+    deso_err e = pl_remap_slice(P, r, Q, s, out->grid, &out->slice);
+    if (e != DESO_OK) {
+        deso_slice_plan_free(out);
+        return e;
+    }
+    pl_schedule sc;
+    memset(&sc, 0, sizeof sc);
+    e = pl_schedule_build((pl_sched_kind)sched, P, Q, out->grid, &sc);
+    if (e != DESO_OK) {
+        deso_slice_plan_free(out);
+        return e;
+    }
+    out->steps = sc.nsteps;
+    out->total_cost = sc.total_cost;
+    out->messages = sc.messages;
+    out->recv_of = sc.recv_of;       /* take ownership of the arrays      */
+    out->step_cost = sc.step_cost;
+    sc.recv_of = NULL;
+    sc.step_cost = NULL;
+    pl_schedule_free(&sc);
+    return DESO_OK;
+}

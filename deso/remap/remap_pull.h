@@ -1,0 +1,26 @@
+/* deso/redist_pull.h: programs of single-copy remaps (internal; see
+ * redist_pull.c).                                                         */
+#ifndef DESO_REDIST_PULL_H
+#define DESO_REDIST_PULL_H
+
+#include "deso/remap/remap.h"
+
+typedef struct deso__pull {
+    deso__copy *direct;    /* per receive j: sender's source -> target     */
+    int64_t *peer_rows;    /* per receive j: the sender's local rows       */
+    deso__copy assembly;   /* the whole target, arrays numbered            */
+    deso__copy resolved;   /* assembly over one base (deso__cp_resolve)    */
+} deso__pull;
+
+/* Builds r's single-copy programs from the layouts r was planned with
+ * and its kept runs (r->plan, deso__remap_init_keep): each receive's runs
+ * on the target mapped to the sender's source offsets.  Errors:
+ * DESO_ENOMEM, DESO_EINTERNAL (no kept runs, or a sender that does not
+ * own what the plan says); *out is then empty.                           */
+deso_err deso__pull_build(const deso__remap *r, const pl_bc_layout *src,
+                          const pl_bc_layout *dst, deso__pull *out);
+
+/* Frees what deso__pull_build made (nrecv: r->nrecv); leaves *p empty.  */
+void deso__pull_free(deso__pull *p, int nrecv);
+
+#endif

@@ -1,0 +1,159 @@
+/* Every MPI call of the runtime that moves data goes through here, so the
+ * statistics are counted in one place (DESIGN.md's counting rules):
+ * collectives count once per communicator (its rank 0), bytes = payload x
+ * (ranks - 1), doubled for all-reduce; every point-to-point send counts one
+ * message and its payload.  (Remaps count themselves in redist.c.)        */
+#include <stdlib.h>
+
+#include "deso/runtime/runtime.h"
+#include "deso/runtime/log.h"
+
+deso_err deso__mpi(int rc, const char *what)
+{
+    if (rc == MPI_SUCCESS) return DESO_OK;
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    return deso__fail(DESO_EMPI, "%s: %s", what, msg);
+}
+
+static void comm_shape(MPI_Comm comm, int *size, int *rank)
+{
+    MPI_Comm_size(comm, size);
+    MPI_Comm_rank(comm, rank);
+}
+
+/* The all-reduce realises "reduce to coordinate 0, then broadcast" in one
+ * call (paper 003's all-reduce = reduce + broadcast; the factor 2 counts
+ * both halves).                                                            */
+deso_err deso__allreduce(deso_ctx *ctx, MPI_Comm comm, double *buf,
+                         int64_t len, deso__redop op)
+{
+    int size, rank, n;
+    comm_shape(comm, &size, &rank);
+    if (size == 1) return DESO_OK;
+    DESO_TRY(deso__to_int(op == DESO__MAXLOC ? len / 2 : len,
+                          "all-reduce length", &n));
+    double t0 = deso__now();
+    int rc = op == DESO__MAXLOC
+                 ? MPI_Allreduce(MPI_IN_PLACE, buf, n, ctx->pairtype,
+                                 ctx->maxloc, comm)
+                 : MPI_Allreduce(MPI_IN_PLACE, buf, n, MPI_DOUBLE, MPI_SUM,
+                                 comm);
+    deso__stats_time(DESO_T_COLLECTIVE, deso__now() - t0);
+    deso__stats_collective(len * (int64_t)sizeof(double), size, rank, 2);
+    deso__log_coll(DESO__LOG_ALLREDUCE, len * 8, size, rank, 2, t0);
+    return deso__mpi(rc, "MPI_Allreduce");
+}
+
+deso_err deso__reduce(deso_ctx *ctx, MPI_Comm comm, double *buf,
+                      int64_t len, deso__redop op, int root)
+{
+    int size, rank, n;
+    comm_shape(comm, &size, &rank);
+    if (size == 1) return DESO_OK;
+    DESO_TRY(deso__to_int(op == DESO__MAXLOC ? len / 2 : len,
+                          "reduce length", &n));
+    double t0 = deso__now();
+    void *send = rank == root ? MPI_IN_PLACE : (void *)buf;
+    int rc = op == DESO__MAXLOC
+                 ? MPI_Reduce(send, buf, n, ctx->pairtype, ctx->maxloc,
+                              root, comm)
+                 : MPI_Reduce(send, buf, n, MPI_DOUBLE, MPI_SUM, root, comm);
+    deso__stats_time(DESO_T_COLLECTIVE, deso__now() - t0);
+    deso__stats_collective(len * (int64_t)sizeof(double), size, rank, 1);
+    deso__log_coll(DESO__LOG_REDUCE, len * 8, size, rank, 1, t0);
+    return deso__mpi(rc, "MPI_Reduce");
+}
+
+deso_err deso__bcast(MPI_Comm comm, double *buf, int64_t len, int root)
+{
+    int size, rank, n;
+    comm_shape(comm, &size, &rank);
+    if (size == 1 || len == 0) return DESO_OK;
+    DESO_TRY(deso__to_int(len, "broadcast length", &n));
+    double t0 = deso__now();
+    int rc = MPI_Bcast(buf, n, MPI_DOUBLE, root, comm);
+    deso__stats_time(DESO_T_COLLECTIVE, deso__now() - t0);
+    /* counted by the communicator's rank 0, whoever the root is            */
+    deso__stats_collective(len * (int64_t)sizeof(double), size, rank, 1);
+    deso__log_coll(DESO__LOG_BCAST, len * 8, size, rank, 1, t0);
+    return deso__mpi(rc, "MPI_Bcast");
+}
+
+deso_err deso__hash_agree(deso_ctx *ctx, uint64_t hash, bool *same)
+{
+    /* max(h) and max(~h) = ~min(h) in one call: equal iff all agree.      */
+    uint64_t v[2] = {hash, ~hash};
+    int size = ctx->size, rank = ctx->rank;
+    *same = true;
+    if (size == 1) return DESO_OK;
+    double t0 = deso__now();
+    int rc = MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_MAX,
+                           ctx->comm);
+    deso__stats_time(DESO_T_COLLECTIVE, deso__now() - t0);
+    deso__stats_collective((int64_t)sizeof v, size, rank, 2);
+    deso__log_coll(DESO__LOG_CHECK, sizeof v, size, rank, 2, t0);
+    DESO_TRY(deso__mpi(rc, "MPI_Allreduce (SPMD check)"));
+    *same = v[0] == ~v[1];
+    return DESO_OK;
+}
+
+deso_err deso__exchange(MPI_Comm comm, int tag, int nsend, const int *speer,
+                        double *const *sbuf, const int64_t *scount,
+                        int nrecv, const int *rpeer, double *const *rbuf,
+                        const int64_t *rcount)
+{
+    if (nsend + nrecv == 0) return DESO_OK;
+    MPI_Request *req = malloc((size_t)(nsend + nrecv) * sizeof *req);
+    MPI_Status *st = malloc((size_t)(nsend + nrecv) * sizeof *st);
+    if (req == NULL || st == NULL) {
+        free(req);
+        free(st);
+        return deso__fail(DESO_ENOMEM, "exchange: out of memory");
+    }
+    deso_err err = DESO_OK;
+    int nreq = 0, rc = MPI_SUCCESS;
+    double t0 = deso__now();
+    for (int k = 0; k < nrecv && rc == MPI_SUCCESS; k++) {
+        int n;
+        err = deso__to_int(rcount[k], "message length", &n);
+        if (err != DESO_OK) break;
+        rc = MPI_Irecv(rbuf[k], n, MPI_DOUBLE, rpeer[k], tag, comm,
+                       &req[nreq++]);
+    }
+    for (int k = 0; k < nsend && rc == MPI_SUCCESS && err == DESO_OK; k++) {
+        int n;
+        err = deso__to_int(scount[k], "message length", &n);
+        if (err != DESO_OK) break;
+        rc = MPI_Isend(sbuf[k], n, MPI_DOUBLE, speer[k], tag, comm,
+                       &req[nreq++]);
+        deso__stats_p2p(scount[k] * (int64_t)sizeof(double));
+    }
+    int rc2 = MPI_Waitall(nreq, req, st);
+    deso__stats_time(DESO_T_P2P, deso__now() - t0);
+    deso__log_exchange(nsend, scount, t0);
+    free(req);
+    free(st);
+    if (err != DESO_OK) return err;
+    DESO_TRY(deso__mpi(rc, "MPI_Isend/Irecv"));
+    return deso__mpi(rc2, "MPI_Waitall");
+}
+
+deso_err deso__agree_err(deso_ctx *ctx, deso_err err)
+{
+    /* error codes are negative: the minimum is the worst; every rank ends
+     * with the same code (FFTW's any_true)                                 */
+    int v = (int)err;
+    if (ctx->size == 1) return err;
+    double t0 = deso__now();
+    int rc = MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MIN, ctx->comm);
+    deso__stats_time(DESO_T_COLLECTIVE, deso__now() - t0);
+    deso__stats_collective((int64_t)sizeof v, ctx->size, ctx->rank, 2);
+    deso__log_coll(DESO__LOG_CHECK, sizeof v, ctx->size, ctx->rank, 2, t0);
+    DESO_TRY(deso__mpi(rc, "MPI_Allreduce (error agreement)"));
+    if (v != (int)DESO_OK && err == DESO_OK)
+        return deso__fail((deso_err)v, "another rank failed (%s)",
+                          deso_errname((deso_err)v));
+    return (deso_err)v == DESO_OK ? DESO_OK : (err != DESO_OK ? err : (deso_err)v);
+}

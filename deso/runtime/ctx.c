@@ -1,0 +1,177 @@
+/* Context: communicators, grid, options; created and destroyed here, and
+ * wrapped by deso_init / deso_finalize (deso/context.c), which add what the
+ * I/O layer does at the ends of a run.                                     */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deso/runtime/runtime.h"
+
+/* (|value|, index) pairs: the larger value wins, the smaller index on a tie
+ * (cblas_idamax's first maximum).                                          */
+static void maxloc_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    const double *a = in;
+    double *b = inout;
+    for (int k = 0; k < *len; k++) {
+        double av = a[2 * k], ai = a[2 * k + 1];
+        double bv = b[2 * k], bi = b[2 * k + 1];
+        if (av > bv || (av == bv && ai < bi)) {
+            b[2 * k] = av;
+            b[2 * k + 1] = ai;
+        }
+    }
+}
+
+static void ctx_free(deso_ctx *ctx)
+{
+    deso__dag_drop(ctx, DESO_ESTATE);
+    deso__handle *h = ctx->handles;
+    while (h != NULL) {
+        deso__handle *next = h->next;
+        if (h->magic == DESO__MAGIC_LIVE) deso__value_unref(h->val);
+        h->magic = 0;
+        free(h);
+        h = next;
+    }
+    deso__xplans_free(ctx);
+    deso__mremaps_free(ctx);
+    opt_cache_free(ctx->cache);
+    opt_wisdom_free(&ctx->wis);
+    opt_graph_free(&ctx->last_g);
+    opt_plan_free(&ctx->last_p);
+    for (int k = 0; k < 2; k++)
+        if (ctx->dimcomm[k] != MPI_COMM_NULL) MPI_Comm_free(&ctx->dimcomm[k]);
+    if (ctx->comm != MPI_COMM_NULL) MPI_Comm_free(&ctx->comm);
+    if (ctx->maxloc != MPI_OP_NULL) MPI_Op_free(&ctx->maxloc);
+    if (ctx->pairtype != MPI_DATATYPE_NULL) MPI_Type_free(&ctx->pairtype);
+    ctx->magic = 0;
+    free(ctx);
+}
+
+/* The options in force, the same on every rank (options_agree.c); the
+ * plan cache is allocated first so that its failure is agreed with them. */
+static deso_err ctx_configure(deso_ctx *ctx, const deso_options *o)
+{
+    deso_options res;
+    pl_grid g;
+    deso_err local = deso__options_resolve(o, ctx->size, &res, &g);
+    if (local == DESO_OK) {
+        ctx->cache = opt_cache_new(DESO__CACHE_PLANS);
+        if (ctx->cache == NULL)
+            local = deso__fail(DESO_ENOMEM, "out of memory");
+    }
+    DESO_TRY(deso__options_agree(ctx->comm, local, &res, ctx->names));
+    DESO_TRY(pl_grid_2d(ctx->size, res.grid_rows, res.grid_cols, &g));
+    ctx->mode = res.mode;
+    ctx->nb_opt = res.nb;
+    ctx->max_nodes = res.max_nodes;
+    ctx->df.mode = res.mode == DESO_MODE_AFFINE ? OPT_AFFINE
+                   : res.mode == DESO_MODE_FULL ? OPT_FULL : OPT_NONE;
+    ctx->df.pr = g.dims[0];
+    ctx->df.pc = g.dims[1];
+    ctx->df.nb = res.nb == DESO_NB_BLOCK ? 0 : res.nb;
+    ctx->wisdom = res.wisdom;
+    ctx->trace = res.trace;
+    ctx->log = res.log;
+    ctx->verbose = res.verbose > 0;
+    return DESO_OK;
+}
+
+static deso_err ctx_setup(deso_ctx *ctx, MPI_Comm comm, const deso_options *o)
+{
+    DESO_TRY(deso__mpi(MPI_Comm_dup(comm, &ctx->comm), "MPI_Comm_dup"));
+    DESO_TRY(deso__mpi(MPI_Comm_set_errhandler(ctx->comm, MPI_ERRORS_RETURN),
+                       "MPI_Comm_set_errhandler"));
+    MPI_Comm_rank(ctx->comm, &ctx->rank);
+    MPI_Comm_size(ctx->comm, &ctx->size);
+    DESO_TRY(ctx_configure(ctx, o));
+    ctx->coord[0] = ctx->rank / ctx->df.pc;
+    ctx->coord[1] = ctx->rank % ctx->df.pc;
+    /* dimcomm[k] joins the ranks that differ only in coordinate k; their
+     * rank in it is that coordinate.                                       */
+    DESO_TRY(deso__mpi(MPI_Comm_split(ctx->comm, ctx->coord[1], ctx->coord[0],
+                                      &ctx->dimcomm[0]),
+                       "MPI_Comm_split"));
+    DESO_TRY(deso__mpi(MPI_Comm_split(ctx->comm, ctx->coord[0], ctx->coord[1],
+                                      &ctx->dimcomm[1]),
+                       "MPI_Comm_split"));
+    for (int k = 0; k < 2; k++)
+        DESO_TRY(deso__mpi(
+            MPI_Comm_set_errhandler(ctx->dimcomm[k], MPI_ERRORS_RETURN),
+            "MPI_Comm_set_errhandler"));
+    DESO_TRY(deso__mpi(MPI_Type_contiguous(2, MPI_DOUBLE, &ctx->pairtype),
+                       "MPI_Type_contiguous"));
+    DESO_TRY(deso__mpi(MPI_Type_commit(&ctx->pairtype), "MPI_Type_commit"));
+    DESO_TRY(deso__mpi(MPI_Op_create(maxloc_fn, 1, &ctx->maxloc),
+                       "MPI_Op_create"));
+    ctx->params = opt_params_default();
+    ctx->params.reduce_holders_only = true;
+    return DESO_OK;
+}
+
+deso_err deso__ctx_create(MPI_Comm comm, const deso_options *opt,
+                          deso_ctx **out)
+{
+    DESO_CHECK(out != NULL, DESO_ENULL, "deso_init: ctx is NULL (arg 3)");
+    *out = NULL;
+    DESO_CHECK(comm != MPI_COMM_NULL, DESO_EINVAL,
+               "deso_init: comm is MPI_COMM_NULL (arg 1)");
+    deso_ctx *ctx = calloc(1, sizeof *ctx);
+    DESO_CHECK(ctx != NULL, DESO_ENOMEM, "deso_init: out of memory");
+    ctx->magic = DESO__MAGIC_CTX;
+    ctx->comm = ctx->dimcomm[0] = ctx->dimcomm[1] = MPI_COMM_NULL;
+    ctx->maxloc = MPI_OP_NULL;
+    ctx->pairtype = MPI_DATATYPE_NULL;
+    ctx->next_id = 1;
+    /* Errors before the options are agreed are MPI's own (the duplicate
+     * is collective); from there on every rank fails together.            */
+    deso_err err = ctx_setup(ctx, comm, opt);
+    if (err != DESO_OK) {
+        ctx_free(ctx);
+        return err;
+    }
+    *out = ctx;
+    return DESO_OK;
+}
+
+deso_err deso__ctx_calibrate(deso_ctx *ctx)
+{
+    if (ctx->calibrated) return DESO_OK;
+    DESO_TRY(deso__probe(ctx, &ctx->params));
+    ctx->calibrated = true;
+    return DESO_OK;
+}
+
+void deso__ctx_destroy(deso_ctx *ctx) { ctx_free(ctx); }
+
+deso_err deso_flush(deso_ctx *ctx)
+{
+    DESO_CHECK(ctx != NULL, DESO_ENULL, "deso_flush: ctx is NULL");
+    DESO_CHECK(ctx->magic == DESO__MAGIC_CTX, DESO_ESTALE,
+               "deso_flush: not a live context");
+    return deso__force(ctx);
+}
+
+deso_err deso_get_info(const deso_ctx *ctx, deso_info *out)
+{
+    DESO_CHECK(ctx != NULL && out != NULL, DESO_ENULL,
+               "deso_get_info: NULL argument");
+    DESO_CHECK(ctx->magic == DESO__MAGIC_CTX, DESO_ESTALE,
+               "deso_get_info: not a live context");
+    out->size = ctx->size;
+    out->rank = ctx->rank;
+    out->grid_rows = ctx->df.pr;
+    out->grid_cols = ctx->df.pc;
+    out->mode = ctx->mode;
+    out->nb = ctx->nb_opt;
+    out->max_nodes = ctx->max_nodes;
+    out->wisdom = ctx->wisdom;
+    out->trace = ctx->trace;
+    out->log = ctx->log;
+    out->verbose = ctx->verbose ? 1 : 0;
+    out->flushes = ctx->flushes;
+    out->pending = ctx->nnodes;
+    return DESO_OK;
+}

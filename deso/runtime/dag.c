@@ -1,0 +1,153 @@
+/* Recording: a call becomes a DAG node; nothing executes here.
+ *
+ * Every recorded call also feeds a running hash (operation, flags, sizes,
+ * the ids of the handles involved; never data), compared across ranks at
+ * the next force point to detect ranks that recorded different sequences. */
+#include <stdlib.h>
+
+#include "placement/alloc.h"
+#include "deso/runtime/record.h"
+
+/* FNV-1a over the 8 bytes of v.                                            */
+void deso__hash_mix(deso_ctx *ctx, uint64_t v)
+{
+    uint64_t h = ctx->hash ? ctx->hash : 0xcbf29ce484222325ull;
+    for (int k = 0; k < 8; k++) {
+        h ^= (v >> (8 * k)) & 0xffu;
+        h *= 0x100000001b3ull;
+    }
+    ctx->hash = h;
+}
+
+deso_sarg deso_sarg_scalar(const deso_scalar *s)
+{
+    deso_sarg a = {s, 0.0, 1};
+    return a;
+}
+
+deso_sarg deso_sarg_double(double v)
+{
+    deso_sarg a = {NULL, v, 0};
+    return a;
+}
+
+deso_err deso__sarg_value(deso_ctx **ctx, deso_sarg a, deso__value **out,
+                          uint64_t *id, const char *fn, const char *arg)
+{
+    if (a.lazy) {
+        DESO_CHECK(a.s != NULL, DESO_ENULL, "%s: %s is NULL", fn, arg);
+        DESO_TRY(deso__handle_check(&a.s->h, BLAS_SCA, ctx, fn, arg));
+        DESO_TRY(deso__value_usable(a.s->h.val, fn));
+        *out = a.s->h.val;
+        *id = a.s->h.id;
+        return DESO_OK;
+    }
+    DESO_CHECK(*ctx != NULL, DESO_EINTERNAL, "%s: no context", fn);
+    deso__value *v;
+    DESO_TRY(deso__value_const(*ctx, a.v, &v));
+    *out = v;
+    *id = 0;
+    return DESO_OK;
+}
+
+deso_err deso__record(deso_ctx *ctx, blas_op op, unsigned flags,
+                      deso__value **ops, const uint64_t *ids,
+                      deso__handle *out, const int64_t *shape)
+{
+    double t0 = deso__now();
+    const blas_op_info *info = blas_op_get(op);
+    DESO_CHECK(info != NULL, DESO_EINTERNAL, "record: unknown op %d", op);
+    int nops = blas_desc_nops(op, flags);
+    deso_err err = DESO_OK;
+    for (int k = 0; k < nops && err == DESO_OK; k++)
+        err = deso__value_usable(ops[k], info->name);
+    deso__node *nd = NULL;
+    deso__value *res = NULL;
+    if (err == DESO_OK) {
+        nd = deso__calloc(1, sizeof *nd);
+        res = nd ? deso__value_new(info->result, shape[0], shape[1]) : NULL;
+        if (res == NULL)
+            err = deso__fail(DESO_ENOMEM, "%s: out of memory", info->name);
+    }
+    if (err != DESO_OK) {
+        free(nd);
+        /* constants made for this call belong to nobody yet              */
+        for (int k = 0; k < nops; k++) deso__value_sink(ops[k]);
+        return err;
+    }
+    nd->d.op = op;
+    nd->d.flags = flags;
+    nd->d.nops = nops;
+    for (int k = 0; k < nops; k++) {
+        nd->ops[k] = ops[k];
+        deso__value_ref(ops[k]);
+    }
+    nd->res = res;
+    deso__value_ref(res);                 /* the node's own reference     */
+    deso__value_unref(out->val);          /* the handle moves on          */
+    out->val = res;
+    deso__value_ref(res);
+    if (ctx->tail) ctx->tail->next = nd;
+    else ctx->head = nd;
+    ctx->tail = nd;
+    ctx->nnodes++;
+
+    deso__hash_mix(ctx, ((uint64_t)op << 32) | flags);
+    deso__hash_mix(ctx, (uint64_t)shape[0]);
+    deso__hash_mix(ctx, (uint64_t)shape[1]);
+    for (int k = 0; k < nops; k++) deso__hash_mix(ctx, ids[k]);
+    deso__hash_mix(ctx, out->id);
+    deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
+
+    /* the size bound: a long DAG flushes itself (the same count on every
+     * rank, so this force is collective like any other)                   */
+    if (ctx->nnodes >= ctx->max_nodes) return deso__force(ctx);
+    return DESO_OK;
+}
+
+void deso__value_sink(deso__value *v)
+{
+    if (v != NULL && v->refs == 0) {
+        v->refs = 1;
+        deso__value_unref(v);
+    }
+}
+
+bool deso__record_undo(deso_ctx *ctx, deso__handle *out, deso__value *old,
+                       uint64_t hash)
+{
+    deso__node *nd = ctx->tail;
+    if (nd == NULL || nd->res != out->val) return false;
+    deso__node **pp = &ctx->head;
+    deso__node *prev = NULL;
+    while (*pp != nd) {
+        prev = *pp;
+        pp = &(*pp)->next;
+    }
+    *pp = NULL;
+    ctx->tail = prev;
+    ctx->nnodes--;
+    for (int k = 0; k < nd->d.nops; k++) deso__value_unref(nd->ops[k]);
+    deso__value_unref(nd->res);           /* the node's reference          */
+    deso__value_ref(old);
+    deso__value_unref(out->val);          /* the handle's reference        */
+    out->val = old;
+    free(nd);
+    ctx->hash = hash;
+    return true;
+}
+
+void deso__dag_drop(deso_ctx *ctx, deso_err why)
+{
+    deso__node *nd = ctx->head;
+    while (nd != NULL) {
+        deso__node *next = nd->next;
+        nd->res->poison = why;
+        for (int k = 0; k < nd->d.nops; k++) deso__value_unref(nd->ops[k]);
+        deso__value_unref(nd->res);
+        free(nd);
+        nd = next;
+    }
+    ctx->head = ctx->tail = NULL;
+    ctx->nnodes = 0;
+}

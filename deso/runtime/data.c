@@ -1,0 +1,505 @@
+/* Creating values from user data (global arrays, generators; ScaLAPACK
+ * arrays are in scalapack.c) and reading them back (gather, one element, a scalar).
+ * Generators and arrays are read only where the data lives: a matrix is
+ * never assembled whole on one rank.                                       */
+#include <stdlib.h>
+#include <string.h>
+
+#include "placement/alloc.h"
+#include "deso/runtime/runtime.h"
+
+/* No rank can hold more elements than this (deso__ALLOC_MAX bytes): larger
+ * sizes fail with DESO_ENOMEM before any layout arithmetic can overflow. */
+#define HUGE_ELEMS ((int64_t)(DESO__ALLOC_MAX / sizeof(double)))
+
+/* Every rank learns whether any rank had a local error.  Called before
+ * communication that a failed rank would skip (FFTW's any_true).         */
+static deso_err agree(deso_ctx *ctx, deso_err err)
+{
+    return deso__agree_err(ctx, err);
+}
+
+static deso_err ctx_check(const deso_ctx *ctx, const char *fn)
+{
+    DESO_CHECK(ctx != NULL, DESO_ENULL, "%s: ctx is NULL", fn);
+    DESO_CHECK(ctx->magic == DESO__MAGIC_CTX, DESO_ESTALE,
+               "%s: not a live context", fn);
+    return DESO_OK;
+}
+
+/* A ready value with one zeroed view in `lay`, and a handle on it.        */
+static deso_err new_ready(deso_ctx *ctx, const blas_layout *lay,
+                          deso__handle **h)
+{
+    deso__value *v = deso__value_new(lay->kind, lay->m, lay->n);
+    DESO_CHECK(v != NULL, DESO_ENOMEM, "out of memory");
+    deso_err err = deso__view_alloc(ctx, lay, &v->views);
+    if (err == DESO_OK) {
+        v->ready = true;
+        err = deso__handle_new(ctx, lay->kind, v, h);
+    }
+    if (err != DESO_OK) {
+        v->refs = 1;
+        deso__value_unref(v);
+    }
+    return err;
+}
+
+static int64_t vec_global(const deso_ctx *ctx, const blas_layout *l,
+                          int64_t li)
+{
+    if (l->dist < 0) return li;
+    int dims[2] = {l->pr, l->pc};
+    return blas_cyc_global(l->b, dims[l->dist], ctx->coord[l->dist], li);
+}
+
+/* ---- vectors -------------------------------------------------------------- */
+
+static deso_err vec_begin(deso_ctx *ctx, int64_t n, void *out, const char *fn)
+{
+    DESO_TRY(ctx_check(ctx, fn));
+    DESO_CHECK(out != NULL, DESO_ENULL, "%s: out-parameter is NULL", fn);
+    DESO_CHECK(n >= 0, DESO_ESIZE, "%s: n = %lld < 0", fn, (long long)n);
+    DESO_CHECK(n / ctx->size <= HUGE_ELEMS, DESO_ENOMEM,
+               "%s: n = %lld is too large to allocate", fn, (long long)n);
+    return DESO_OK;
+}
+
+deso_err deso_vec_create(deso_ctx *ctx, int64_t n, deso_vec **x)
+{
+    DESO_TRY(vec_begin(ctx, n, x, "deso_vec_create"));
+    blas_layout lay = opt_default_vec(&ctx->df, n);
+    deso__handle *h;
+    DESO_TRY(new_ready(ctx, &lay, &h));
+    *x = (deso_vec *)h;
+    return DESO_OK;
+}
+
+deso_err deso_vec_from_fn(deso_ctx *ctx, int64_t n, deso_vec_fn f, void *arg,
+                          deso_vec **x)
+{
+    DESO_TRY(vec_begin(ctx, n, x, "deso_vec_from_fn"));
+    DESO_CHECK(f != NULL, DESO_ENULL, "deso_vec_from_fn: f is NULL (arg 3)");
+    blas_layout lay = opt_default_vec(&ctx->df, n);
+    deso__handle *h;
+    DESO_TRY(new_ready(ctx, &lay, &h));
+    deso__view *w = h->val->views;
+    for (int64_t l = 0; l < w->rows; l++)
+        w->data[l] = f(vec_global(ctx, &lay, l), arg);
+    *x = (deso_vec *)h;
+    return DESO_OK;
+}
+
+deso_err deso_vec_from_array(deso_ctx *ctx, int64_t n, const double *data,
+                             int root, deso_vec **x)
+{
+    const char *fn = "deso_vec_from_array";
+    DESO_TRY(ctx_check(ctx, fn));
+    /* With a root, every check that can differ between ranks (data and x
+     * are per-rank pointers; memory) is agreed on before the broadcast, and
+     * everything is allocated before that agreement.                      */
+    deso_err err = vec_begin(ctx, n, x, fn);
+    if (err == DESO_OK && root != DESO_ALL_RANKS &&
+        (root < 0 || root >= ctx->size))
+        err = deso__fail(DESO_EINVAL, "%s: root %d out of range (arg 4)", fn,
+                         root);
+    bool mine = root == DESO_ALL_RANKS || root == ctx->rank;
+    if (err == DESO_OK && mine && data == NULL && n > 0)
+        err = deso__fail(DESO_ENULL, "%s: data is NULL (arg 3)", fn);
+    bool talk = root != DESO_ALL_RANKS;
+    DESO_TRY(talk ? DESO_OK : err);
+    const double *src = data;
+    double *tmp = NULL;
+    if (talk && err == DESO_OK) {
+        /* vectors are O(n): broadcasting the array is simplest            */
+        tmp = deso__malloc((size_t)n * sizeof(double));
+        if (tmp == NULL) err = deso__fail(DESO_ENOMEM, "%s: no memory", fn);
+        src = tmp;
+    }
+    blas_layout lay = opt_default_vec(&ctx->df, n);
+    uint64_t hash0 = ctx->hash, id0 = ctx->next_id;
+    deso__handle *h = NULL;
+    if (err == DESO_OK) err = new_ready(ctx, &lay, &h);
+    if (talk) err = agree(ctx, err);
+    if (err == DESO_OK && talk) {
+        if (mine && n > 0) memcpy(tmp, data, (size_t)n * sizeof(double));
+        err = deso__bcast(ctx->comm, tmp, n, root);
+    }
+    if (err == DESO_OK) {
+        deso__view *w = h->val->views;
+        for (int64_t l = 0; l < w->rows; l++)
+            w->data[l] = src[vec_global(ctx, &lay, l)];
+        *x = (deso_vec *)h;
+    } else if (h != NULL) {
+        deso_vec *dead = (deso_vec *)h;
+        deso_vec_destroy(&dead);
+        /* as if never called, so that the ranks' call hashes still agree  */
+        ctx->hash = hash0;
+        ctx->next_id = id0;
+    }
+    free(tmp);
+    return err;
+}
+
+/* ---- matrices ------------------------------------------------------------- */
+
+static deso_err mat_begin(deso_ctx *ctx, int64_t m, int64_t n, void *out,
+                          const char *fn)
+{
+    DESO_TRY(ctx_check(ctx, fn));
+    DESO_CHECK(out != NULL, DESO_ENULL, "%s: out-parameter is NULL", fn);
+    DESO_CHECK(m >= 0 && n >= 0, DESO_ESIZE, "%s: shape %lld x %lld", fn,
+               (long long)m, (long long)n);
+    /* m n / P <= HUGE_ELEMS without overflow (so m n fits in int64)     */
+    DESO_CHECK(m <= HUGE_ELEMS && n <= HUGE_ELEMS &&
+                   (m == 0 || n <= (HUGE_ELEMS / m) * ctx->size),
+               DESO_ENOMEM, "%s: %lld x %lld is too large to allocate", fn,
+               (long long)m, (long long)n);
+    return DESO_OK;
+}
+
+static void mat_globals(const blas_layout *l, int r, int c, int64_t li,
+                        int64_t lj, int64_t *i, int64_t *j)
+{
+    *i = blas_cyc_global(l->b, l->pr, r, li);
+    *j = blas_cyc_global(l->nb, l->pc, c, lj);
+}
+
+deso_err deso_mat_create(deso_ctx *ctx, int64_t m, int64_t n, deso_mat **a)
+{
+    DESO_TRY(mat_begin(ctx, m, n, a, "deso_mat_create"));
+    blas_layout lay = opt_default_mat(&ctx->df, m, n);
+    deso__handle *h;
+    DESO_TRY(new_ready(ctx, &lay, &h));
+    *a = (deso_mat *)h;
+    return DESO_OK;
+}
+
+deso_err deso_mat_from_fn(deso_ctx *ctx, int64_t m, int64_t n, deso_mat_fn f,
+                          void *arg, deso_mat **a)
+{
+    DESO_TRY(mat_begin(ctx, m, n, a, "deso_mat_from_fn"));
+    DESO_CHECK(f != NULL, DESO_ENULL, "deso_mat_from_fn: f is NULL (arg 4)");
+    blas_layout lay = opt_default_mat(&ctx->df, m, n);
+    deso__handle *h;
+    DESO_TRY(new_ready(ctx, &lay, &h));
+    deso__view *w = h->val->views;
+    int64_t ld = w->rows;
+    for (int64_t lj = 0; lj < w->cols; lj++)
+        for (int64_t li = 0; li < w->rows; li++) {
+            int64_t i, j;
+            mat_globals(&lay, ctx->coord[0], ctx->coord[1], li, lj, &i, &j);
+            w->data[lj * ld + li] = f(i, j, arg);
+        }
+    *a = (deso_mat *)h;
+    return DESO_OK;
+}
+
+/* Packs the local piece of grid position (r, c) from a global array.     */
+static void pack_local(const blas_layout *l, int r, int c, const double *a,
+                       int64_t lda, double *out)
+{
+    int64_t rows, cols;
+    blas_layout_local(l, r, c, &rows, &cols);
+    for (int64_t lj = 0; lj < cols; lj++)
+        for (int64_t li = 0; li < rows; li++) {
+            int64_t i, j;
+            mat_globals(l, r, c, li, lj, &i, &j);
+            out[lj * rows + li] = a[j * lda + i];
+        }
+}
+
+static void unpack_local(const blas_layout *l, int r, int c, const double *in,
+                         double *a, int64_t lda)
+{
+    int64_t rows, cols;
+    blas_layout_local(l, r, c, &rows, &cols);
+    for (int64_t lj = 0; lj < cols; lj++)
+        for (int64_t li = 0; li < rows; li++) {
+            int64_t i, j;
+            mat_globals(l, r, c, li, lj, &i, &j);
+            a[j * lda + i] = in[lj * rows + li];
+        }
+}
+
+deso_err deso_mat_from_array(deso_ctx *ctx, int64_t m, int64_t n,
+                             const double *a, int64_t lda, int root,
+                             deso_mat **out)
+{
+    const char *fn = "deso_mat_from_array";
+    DESO_TRY(ctx_check(ctx, fn));
+    /* Every check that can differ between ranks (pointers, memory) is
+     * agreed on before the root starts sending: a rank that gave up alone
+     * would leave the others waiting for their piece.                     */
+    deso_err err = mat_begin(ctx, m, n, out, fn);
+    if (err == DESO_OK && root != DESO_ALL_RANKS &&
+        (root < 0 || root >= ctx->size))
+        err = deso__fail(DESO_EINVAL, "%s: root %d out of range (arg 6)", fn,
+                         root);
+    if (err == DESO_OK && lda < (m > 1 ? m : 1))
+        err = deso__fail(DESO_EINVAL, "%s: lda = %lld < max(1, m) (arg 5)",
+                         fn, (long long)lda);
+    bool mine = root == DESO_ALL_RANKS || root == ctx->rank;
+    if (err == DESO_OK && mine && a == NULL && m * n > 0)
+        err = deso__fail(DESO_ENULL, "%s: a is NULL (arg 4)", fn);
+    bool talk = root != DESO_ALL_RANKS;
+    if (err != DESO_OK && !talk) return err;
+    blas_layout lay = opt_default_mat(&ctx->df, m, n);
+    uint64_t hash0 = ctx->hash, id0 = ctx->next_id;
+    deso__handle *h = NULL;
+    if (err == DESO_OK) err = new_ready(ctx, &lay, &h);
+    /* the root packs one destination at a time into one buffer, so it
+     * never holds more than one extra local piece                          */
+    double *buf = NULL;
+    if (err == DESO_OK && talk && ctx->rank == root) {
+        int64_t most = 0;
+        for (int q = 0; q < ctx->size; q++) {
+            int64_t rows, cols;
+            blas_layout_local(&lay, q / ctx->df.pc, q % ctx->df.pc, &rows,
+                              &cols);
+            if (q != root && rows * cols > most) most = rows * cols;
+        }
+        buf = deso__malloc((size_t)most * sizeof(double));
+        if (buf == NULL) err = deso__fail(DESO_ENOMEM, "%s: no memory", fn);
+    }
+    if (talk) err = agree(ctx, err);
+    deso__view *w = err == DESO_OK ? h->val->views : NULL;
+    if (err == DESO_OK && mine)
+        pack_local(&lay, ctx->coord[0], ctx->coord[1], a, lda, w->data);
+    if (err == DESO_OK && talk && ctx->rank == root) {
+        for (int q = 0; q < ctx->size && err == DESO_OK; q++) {
+            if (q == root) continue;
+            int64_t rows, cols;
+            blas_layout_local(&lay, q / ctx->df.pc, q % ctx->df.pc, &rows,
+                              &cols);
+            int64_t cnt = rows * cols;
+            if (cnt == 0) continue;
+            pack_local(&lay, q / ctx->df.pc, q % ctx->df.pc, a, lda, buf);
+            err = deso__exchange(ctx->comm, DESO__TAG_DATA, 1, &q, &buf, &cnt,
+                                 0, NULL, NULL, NULL);
+        }
+    } else if (err == DESO_OK && talk && w->rows * w->cols > 0) {
+        int64_t cnt = w->rows * w->cols;
+        err = deso__exchange(ctx->comm, DESO__TAG_DATA, 0, NULL, NULL, NULL,
+                             1, &root, &w->data, &cnt);
+    }
+    free(buf);
+    if (err != DESO_OK) {
+        if (h != NULL) {
+            deso_mat *tmp = (deso_mat *)h;
+            deso_mat_destroy(&tmp);
+        }
+        /* as if never called, so that the ranks' call hashes still agree  */
+        ctx->hash = hash0;
+        ctx->next_id = id0;
+        return err;
+    }
+    *out = (deso_mat *)h;
+    return DESO_OK;
+}
+
+/* deso_mat_from_scalapack and the other ScaLAPACK functions: scalapack.c */
+
+/* ---- scalars -------------------------------------------------------------- */
+
+deso_err deso_scalar_create(deso_ctx *ctx, double value, deso_scalar **s)
+{
+    DESO_TRY(ctx_check(ctx, "deso_scalar_create"));
+    DESO_CHECK(s != NULL, DESO_ENULL, "deso_scalar_create: s is NULL");
+    deso__value *v;
+    DESO_TRY(deso__value_const(ctx, value, &v));
+    deso__handle *h;
+    deso_err err = deso__handle_new(ctx, BLAS_SCA, v, &h);
+    if (err != DESO_OK) {
+        v->refs = 1;
+        deso__value_unref(v);
+        return err;
+    }
+    *s = (deso_scalar *)h;
+    return DESO_OK;
+}
+
+/* ---- reading (force points) --------------------------------------------- */
+
+/* Validates, forces, and returns the value (ready).                       */
+static deso_err read_begin(const deso__handle *h, blas_kind kind,
+                           const char *fn, deso_ctx **ctx, deso__value **v)
+{
+    *ctx = NULL;
+    DESO_TRY(deso__handle_check(h, kind, ctx, fn, "handle"));
+    DESO_TRY(deso__force(*ctx));
+    *v = h->val;
+    DESO_TRY(deso__value_usable(*v, fn));
+    DESO_CHECK((*v)->ready && (*v)->views, DESO_EINTERNAL,
+               "%s: value not computed after a force", fn);
+    return DESO_OK;
+}
+
+deso_err deso_scalar_get(const deso_scalar *s, double *value)
+{
+    deso_ctx *ctx;
+    deso__value *v;
+    DESO_TRY(read_begin(s ? &s->h : NULL, BLAS_SCA, "deso_scalar_get", &ctx,
+                        &v));
+    blas_layout all = blas_layout_sca(3u, ctx->df.pr, ctx->df.pc);
+    deso__view *w;
+    DESO_TRY(deso__value_view(ctx, v, &all, &w));
+    /* checked after the collective part: a NULL on one rank only must not
+     * leave the others alone in it                                         */
+    DESO_CHECK(value != NULL, DESO_ENULL, "deso_scalar_get: value is NULL");
+    *value = w->data[0];
+    return DESO_OK;
+}
+
+deso_err deso_vec_get(const deso_vec *x, int64_t i, double *value)
+{
+    deso_ctx *ctx;
+    deso__value *v;
+    DESO_TRY(read_begin(x ? &x->h : NULL, BLAS_VEC, "deso_vec_get", &ctx,
+                        &v));
+    deso_err err = DESO_OK;
+    if (value == NULL)
+        err = deso__fail(DESO_ENULL, "deso_vec_get: value is NULL");
+    else if (i < 0 || i >= v->n)
+        err = deso__fail(DESO_EINVAL,
+                         "deso_vec_get: index %lld outside [0, %lld)",
+                         (long long)i, (long long)v->n);
+    DESO_TRY(agree(ctx, err));
+    const deso__view *w = v->views;
+    /* coordinate 0 holds along every dimension the vector is not folded
+     * over, so the owner is determined by the folding alone               */
+    int co[2] = {0, 0};
+    if (w->lay.dist >= 0) co[w->lay.dist] = blas_layout_owner(&w->lay, i);
+    int owner = co[0] * ctx->df.pc + co[1];
+    double buf = 0.0;
+    if (ctx->rank == owner) buf = w->data[blas_layout_lidx(&w->lay, i)];
+    DESO_TRY(deso__bcast(ctx->comm, &buf, 1, owner));
+    *value = buf;
+    return DESO_OK;
+}
+
+/* The checks every gather makes before anything moves: root in range, and
+ * a buffer wherever data lands (count elements).  Sets *mine.             */
+static deso_err gather_check(const deso_ctx *ctx, int root, const void *buf,
+                             int64_t count, const char *fn, bool *mine)
+{
+    *mine = root == DESO_ALL_RANKS || root == ctx->rank;
+    if (root != DESO_ALL_RANKS && (root < 0 || root >= ctx->size))
+        return deso__fail(DESO_EINVAL, "%s: root %d out of range", fn, root);
+    if (*mine && buf == NULL && count > 0)
+        return deso__fail(DESO_ENULL, "%s: buf is NULL", fn);
+    return DESO_OK;
+}
+
+deso_err deso_vec_gather(const deso_vec *x, double *buf, int root)
+{
+    deso_ctx *ctx;
+    deso__value *v;
+    DESO_TRY(read_begin(x ? &x->h : NULL, BLAS_VEC, "deso_vec_gather", &ctx,
+                        &v));
+    bool mine;
+    deso_err err = gather_check(ctx, root, buf, v->n, "deso_vec_gather", &mine);
+    DESO_TRY(agree(ctx, err));
+    blas_layout lay = blas_layout_vec(v->n, -1, 0,
+                                      root == DESO_ALL_RANKS ? 3u : 0u,
+                                      ctx->df.pr, ctx->df.pc);
+    deso__view *w;
+    DESO_TRY(deso__value_view(ctx, v, &lay, &w));
+    /* lay without replication sits on rank 0; move it on to the root      */
+    if (root > 0) {
+        int64_t cnt = v->n;
+        if (ctx->rank == 0 && cnt > 0)
+            DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 1, &root,
+                                    &w->data, &cnt, 0, NULL, NULL, NULL));
+        if (ctx->rank == root && cnt > 0)
+            DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 0, NULL, NULL,
+                                    NULL, 1, (int[]){0}, &buf, &cnt));
+        return DESO_OK;
+    }
+    if (mine && v->n > 0)
+        memcpy(buf, w->data, (size_t)v->n * sizeof(double));
+    return DESO_OK;
+}
+
+static deso_err mat_gather_run(deso_ctx *ctx, const deso__value *v,
+                               const deso__view *w, double *buf, int64_t ld,
+                               int root, double *tmp, double *all);
+
+deso_err deso_mat_gather(const deso_mat *a, double *buf, int64_t ld, int root)
+{
+    deso_ctx *ctx;
+    deso__value *v;
+    DESO_TRY(read_begin(a ? &a->h : NULL, BLAS_MAT, "deso_mat_gather", &ctx,
+                        &v));
+    bool mine;
+    deso_err err = gather_check(ctx, root, buf, v->m * v->n, "deso_mat_gather",
+                                &mine);
+    if (err == DESO_OK && mine && ld < (v->m > 1 ? v->m : 1))
+        err = deso__fail(DESO_EINVAL, "deso_mat_gather: ld = %lld < max(1, "
+                         "m = %lld)", (long long)ld, (long long)v->m);
+    const deso__view *w = v->views;
+    int r0 = root == DESO_ALL_RANKS ? 0 : root;
+    /* both buffers are allocated before the agreement: a rank that ran out
+     * of memory halfway would leave the others waiting                     */
+    int64_t most = 0;
+    for (int q = 0; q < ctx->size && err == DESO_OK && ctx->rank == r0; q++) {
+        int64_t rows, cols;
+        blas_layout_local(&w->lay, q / ctx->df.pc, q % ctx->df.pc, &rows,
+                          &cols);
+        if (q != r0 && rows * cols > most) most = rows * cols;
+    }
+    double *tmp = NULL, *all = NULL;
+    if (err == DESO_OK && ctx->rank == r0)
+        tmp = deso__malloc((size_t)most * sizeof(double));
+    if (err == DESO_OK && root == DESO_ALL_RANKS)
+        all = deso__malloc((size_t)(v->m * v->n) * sizeof(double));
+    if (err == DESO_OK && ((ctx->rank == r0 && tmp == NULL) ||
+                           (root == DESO_ALL_RANKS && all == NULL)))
+        err = deso__fail(DESO_ENOMEM, "deso_mat_gather: out of memory");
+    err = agree(ctx, err);
+    if (err == DESO_OK) err = mat_gather_run(ctx, v, w, buf, ld, root, tmp,
+                                             all);
+    free(tmp);
+    free(all);
+    return err;
+}
+
+/* The communication of deso_mat_gather, once every rank has its buffers:
+ * tmp (root: the largest remote piece), all (DESO_ALL_RANKS: m x n).     */
+static deso_err mat_gather_run(deso_ctx *ctx, const deso__value *v,
+                               const deso__view *w, double *buf, int64_t ld,
+                               int root, double *tmp, double *all)
+{
+    int r0 = root == DESO_ALL_RANKS ? 0 : root;
+    if (ctx->rank == r0) {
+        unpack_local(&w->lay, ctx->coord[0], ctx->coord[1], w->data, buf, ld);
+        for (int q = 0; q < ctx->size; q++) {
+            if (q == r0) continue;
+            int qr = q / ctx->df.pc, qc = q % ctx->df.pc;
+            int64_t rows, cols;
+            blas_layout_local(&w->lay, qr, qc, &rows, &cols);
+            int64_t cnt = rows * cols;
+            if (cnt == 0) continue;
+            DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 0, NULL, NULL,
+                                    NULL, 1, &q, &tmp, &cnt));
+            unpack_local(&w->lay, qr, qc, tmp, buf, ld);
+        }
+    } else if (w->rows * w->cols > 0) {
+        int64_t cnt = w->rows * w->cols;
+        double *d = w->data;
+        DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 1, &r0, &d, &cnt,
+                                0, NULL, NULL, NULL));
+    }
+    if (root == DESO_ALL_RANKS && v->m * v->n > 0) {
+        /* one broadcast of the packed matrix                               */
+        if (ctx->rank == 0)
+            for (int64_t j = 0; j < v->n; j++)
+                memcpy(all + j * v->m, buf + j * ld,
+                       (size_t)v->m * sizeof(double));
+        DESO_TRY(deso__bcast(ctx->comm, all, v->m * v->n, 0));
+        for (int64_t j = 0; j < v->n; j++)
+            memcpy(buf + j * ld, all + j * v->m,
+                   (size_t)v->m * sizeof(double));
+    }
+    return DESO_OK;
+}

@@ -1,0 +1,352 @@
+/* Redistribution: the view of a value in another placement.
+ *
+ * Vectors and scalars (choice documented for the optimiser issue):
+ *   1. pure replication changes go through collectives: dropping copies is
+ *      a free local copy (collapse), adding copies along a grid dimension
+ *      where the source sits at coordinate 0 is a broadcast over that
+ *      dimension's communicator;
+ *   2. everything else (a transpose between grid rows and columns, a change
+ *      of block size, a gather) is a direct point-to-point exchange planned
+ *      from owner computations: the receiver of element i takes it from the
+ *      source copy nearest to it (itself, else the copy in its own grid row
+ *      or column).  For mode none's transpose of a replicated vector (row
+ *      oriented, replicated over grid rows -> column oriented, replicated
+ *      over columns) every rank (r, c) then receives the elements of grid
+ *      row fold r from the ranks of its own grid row: the paper's direct
+ *      O(N P) exchange, one message per pair of ranks in a grid row, no
+ *      collective.  Plans are made once per layout pair and cached.
+ * Matrices: block-cyclic remaps through deso__remap_* (mremap.c).        */
+#include <stdlib.h>
+#include <string.h>
+
+#include "deso/runtime/runtime.h"
+#include "deso/runtime/log.h"
+
+struct deso__xplan {
+    blas_layout src, dst;
+    int nsend, nrecv;
+    int *speer, *rpeer;
+    int64_t *scount, *rcount;
+    int64_t **sidx, **ridx;     /* local indices, per message               */
+    int64_t nself;
+    int64_t *self_src, *self_dst;
+    double **sbuf, **rbuf;      /* message buffers, kept with the plan      */
+    struct deso__xplan *next;
+};
+
+static bool elem_held(const blas_layout *l, int r, int c, int64_t i)
+{
+    if (!blas_layout_holds(l, r, c)) return false;
+    if (l->dist < 0) return true;
+    int co[2] = {r, c};
+    return co[l->dist] == blas_layout_owner(l, i);
+}
+
+/* The rank that sends element i to the rank at (r, c).                     */
+static void choose_src(const blas_layout *S, int r, int c, int64_t i, int *sr,
+                       int *sc)
+{
+    if (elem_held(S, r, c, i)) {
+        *sr = r;
+        *sc = c;
+        return;
+    }
+    int d[2] = {r, c}, s[2];
+    for (int k = 0; k < 2; k++) {
+        if (k == S->dist) s[k] = blas_layout_owner(S, i);
+        else if (S->rep & (1u << k)) s[k] = d[k];
+        else s[k] = 0;
+    }
+    *sr = s[0];
+    *sc = s[1];
+}
+
+static int64_t global_of(const blas_layout *l, int r, int c, int64_t li)
+{
+    if (l->dist < 0) return li;
+    int co[2] = {r, c}, dims[2] = {l->pr, l->pc};
+    return blas_cyc_global(l->b, dims[l->dist], co[l->dist], li);
+}
+
+static void xplan_free(deso__xplan *p)
+{
+    if (p == NULL) return;
+    for (int k = 0; k < p->nsend; k++) {
+        free(p->sidx[k]);
+        free(p->sbuf[k]);
+    }
+    for (int k = 0; k < p->nrecv; k++) {
+        free(p->ridx[k]);
+        free(p->rbuf[k]);
+    }
+    free(p->speer);
+    free(p->rpeer);
+    free(p->scount);
+    free(p->rcount);
+    free(p->sidx);
+    free(p->ridx);
+    free(p->sbuf);
+    free(p->rbuf);
+    free(p->self_src);
+    free(p->self_dst);
+    free(p);
+}
+
+void deso__xplans_free(deso_ctx *ctx)
+{
+    while (ctx->xplans != NULL) {
+        deso__xplan *next = ctx->xplans->next;
+        xplan_free(ctx->xplans);
+        ctx->xplans = next;
+    }
+}
+
+/* Builds per-peer index lists.  Both sides list the elements of a message
+ * in increasing global index, so packing and unpacking agree.            */
+static deso_err xplan_build(deso_ctx *ctx, const blas_layout *S,
+                            const blas_layout *D, deso__xplan **out)
+{
+    int P = ctx->size, me = ctx->rank, r = ctx->coord[0], c = ctx->coord[1];
+    int pr = ctx->df.pr, pc = ctx->df.pc;
+    int64_t *scnt = calloc((size_t)P, sizeof *scnt);
+    int64_t *rcnt = calloc((size_t)P, sizeof *rcnt);
+    int64_t *sfill = calloc((size_t)P, sizeof *sfill);
+    int64_t *rfill = calloc((size_t)P, sizeof *rfill);
+    int64_t **sl = calloc((size_t)P, sizeof *sl);
+    int64_t **rl = calloc((size_t)P, sizeof *rl);
+    deso__xplan *p = calloc(1, sizeof *p);
+    deso_err err = DESO_OK;
+    if (!scnt || !rcnt || !sfill || !rfill || !sl || !rl || !p) {
+        err = deso__fail(DESO_ENOMEM, "exchange plan: out of memory");
+        goto done;
+    }
+    p->src = *S;
+    p->dst = *D;
+    int64_t srows, scols, drows, dcols;
+    blas_layout_local(S, r, c, &srows, &scols);
+    blas_layout_local(D, r, c, &drows, &dcols);
+    /* two passes: count, then fill                                         */
+    for (int pass = 0; pass < 2; pass++) {
+        /* sends: my source elements that other ranks take from me          */
+        for (int64_t l = 0; l < srows; l++) {
+            int64_t i = global_of(S, r, c, l);
+            int d0 = D->dist == 0 ? blas_layout_owner(D, i) : 0;
+            int d1 = D->dist == 1 ? blas_layout_owner(D, i) : 0;
+            int e0 = D->dist == 0 ? d0 + 1 : (D->rep & 1u) ? pr : 1;
+            int e1 = D->dist == 1 ? d1 + 1 : (D->rep & 2u) ? pc : 1;
+            for (int a = d0; a < e0; a++)
+                for (int b = d1; b < e1; b++) {
+                    int q = a * pc + b, sr, sc;
+                    if (q == me) continue;
+                    choose_src(S, a, b, i, &sr, &sc);
+                    if (sr != r || sc != c) continue;
+                    if (pass == 0) scnt[q]++;
+                    else sl[q][sfill[q]++] = l;
+                }
+        }
+        /* receives and self copies: my target elements                     */
+        for (int64_t l = 0; l < drows; l++) {
+            int64_t i = global_of(D, r, c, l);
+            int sr, sc;
+            choose_src(S, r, c, i, &sr, &sc);
+            int q = sr * pc + sc;
+            if (q == me) {
+                if (pass == 1) {
+                    p->self_src[p->nself] = blas_layout_lidx(S, i);
+                    p->self_dst[p->nself] = l;
+                }
+                if (pass == 0) p->nself++;
+                else p->nself++;
+            } else if (pass == 0) {
+                rcnt[q]++;
+            } else {
+                rl[q][rfill[q]++] = l;
+            }
+        }
+        if (pass == 0) {
+            for (int q = 0; q < P; q++) {
+                if (scnt[q] > 0) {
+                    p->nsend++;
+                    sl[q] = malloc((size_t)scnt[q] * sizeof(int64_t));
+                    if (!sl[q]) err = DESO_ENOMEM;
+                }
+                if (rcnt[q] > 0) {
+                    p->nrecv++;
+                    rl[q] = malloc((size_t)rcnt[q] * sizeof(int64_t));
+                    if (!rl[q]) err = DESO_ENOMEM;
+                }
+            }
+            int64_t ns = p->nself > 0 ? p->nself : 1;
+            p->self_src = malloc((size_t)ns * sizeof(int64_t));
+            p->self_dst = malloc((size_t)ns * sizeof(int64_t));
+            if (!p->self_src || !p->self_dst) err = DESO_ENOMEM;
+            if (err != DESO_OK) {
+                err = deso__fail(DESO_ENOMEM, "exchange plan: out of memory");
+                goto done;
+            }
+            p->nself = 0;
+        }
+    }
+    int ns = p->nsend > 0 ? p->nsend : 1, nr = p->nrecv > 0 ? p->nrecv : 1;
+    p->speer = calloc((size_t)ns, sizeof(int));
+    p->rpeer = calloc((size_t)nr, sizeof(int));
+    p->scount = calloc((size_t)ns, sizeof(int64_t));
+    p->rcount = calloc((size_t)nr, sizeof(int64_t));
+    p->sidx = calloc((size_t)ns, sizeof(int64_t *));
+    p->ridx = calloc((size_t)nr, sizeof(int64_t *));
+    p->sbuf = calloc((size_t)ns, sizeof(double *));
+    p->rbuf = calloc((size_t)nr, sizeof(double *));
+    if (!p->speer || !p->rpeer || !p->scount || !p->rcount || !p->sidx ||
+        !p->ridx || !p->sbuf || !p->rbuf) {
+        err = deso__fail(DESO_ENOMEM, "exchange plan: out of memory");
+        goto done;
+    }
+    int ks = 0, kr = 0;
+    for (int q = 0; q < P; q++) {
+        if (scnt[q] > 0) {
+            p->speer[ks] = q;
+            p->scount[ks] = scnt[q];
+            p->sidx[ks] = sl[q];
+            sl[q] = NULL;
+            p->sbuf[ks] = malloc((size_t)scnt[q] * sizeof(double));
+            if (!p->sbuf[ks]) err = DESO_ENOMEM;
+            ks++;
+        }
+        if (rcnt[q] > 0) {
+            p->rpeer[kr] = q;
+            p->rcount[kr] = rcnt[q];
+            p->ridx[kr] = rl[q];
+            rl[q] = NULL;
+            p->rbuf[kr] = malloc((size_t)rcnt[q] * sizeof(double));
+            if (!p->rbuf[kr]) err = DESO_ENOMEM;
+            kr++;
+        }
+    }
+    p->nsend = ks;
+    p->nrecv = kr;
+    if (err != DESO_OK)
+        err = deso__fail(DESO_ENOMEM, "exchange plan: out of memory");
+done:
+    if (sl && rl)
+        for (int q = 0; q < P; q++) {
+            free(sl[q]);
+            free(rl[q]);
+        }
+    free(scnt);
+    free(rcnt);
+    free(sfill);
+    free(rfill);
+    free(sl);
+    free(rl);
+    if (err != DESO_OK) {
+        xplan_free(p);
+        return err;
+    }
+    *out = p;
+    return DESO_OK;
+}
+
+static deso_err xplan_get(deso_ctx *ctx, const blas_layout *S,
+                          const blas_layout *D, deso__xplan **out)
+{
+    for (deso__xplan *p = ctx->xplans; p != NULL; p = p->next)
+        if (blas_layout_equal(&p->src, S) && blas_layout_equal(&p->dst, D)) {
+            *out = p;
+            return DESO_OK;
+        }
+    deso__xplan *p;
+    DESO_TRY(xplan_build(ctx, S, D, &p));
+    p->next = ctx->xplans;
+    ctx->xplans = p;
+    *out = p;
+    return DESO_OK;
+}
+
+static deso_err xplan_exec(deso_ctx *ctx, deso__xplan *p, const double *src,
+                           double *dst)
+{
+    double t0 = deso__now();
+    for (int k = 0; k < p->nsend; k++)
+        for (int64_t e = 0; e < p->scount[k]; e++)
+            p->sbuf[k][e] = src[p->sidx[k][e]];
+    for (int64_t e = 0; e < p->nself; e++)
+        dst[p->self_dst[e]] = src[p->self_src[e]];
+    deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
+    DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_EXCHANGE, p->nsend, p->speer,
+                            p->sbuf, p->scount, p->nrecv, p->rpeer, p->rbuf,
+                            p->rcount));
+    t0 = deso__now();
+    for (int k = 0; k < p->nrecv; k++)
+        for (int64_t e = 0; e < p->rcount[k]; e++)
+            dst[p->ridx[k][e]] = p->rbuf[k][e];
+    deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
+    return DESO_OK;
+}
+
+/* Same folding, and D only adds copies where S sits at coordinate 0.     */
+static bool replication_only(const blas_layout *S, const blas_layout *D)
+{
+    return S->kind == D->kind && S->n == D->n && S->dist == D->dist &&
+           S->b == D->b && (S->rep & ~D->rep) == 0;
+}
+
+/* Collapse (free) or broadcast along the grid dimensions D adds.         */
+static deso_err replicate(deso_ctx *ctx, const deso__view *s, deso__view *d)
+{
+    int r = ctx->coord[0], c = ctx->coord[1];
+    if (blas_layout_holds(&s->lay, r, c) && d->rows > 0)
+        memcpy(d->data, s->data, (size_t)d->rows * sizeof(double));
+    blas_layout cur = s->lay;
+    for (int k = 0; k < 2; k++) {
+        unsigned bit = 1u << k;
+        if (!(d->lay.rep & bit) || (cur.rep & bit)) continue;
+        /* ranks already holding along the other dimension broadcast from
+         * coordinate 0 of dimension k to the rest of it                   */
+        blas_layout next = cur;
+        next.rep |= bit;
+        if (blas_layout_holds(&next, r, c))
+            DESO_TRY(deso__bcast(ctx->dimcomm[k], d->data, d->rows, 0));
+        cur = next;
+    }
+    return DESO_OK;
+}
+
+deso_err deso__value_view(deso_ctx *ctx, deso__value *v,
+                          const blas_layout *lay, deso__view **out)
+{
+    deso__view *w = deso__value_find(v, lay);
+    if (w != NULL) {
+        *out = w;
+        return DESO_OK;
+    }
+    deso__view *src = v->views;
+    DESO_CHECK(src != NULL, DESO_EINTERNAL, "redistribute: value has no data");
+    /* prefer a view that needs only broadcasts                             */
+    for (deso__view *s = v->views; s != NULL; s = s->next)
+        if (v->kind != BLAS_MAT && replication_only(&s->lay, lay)) {
+            src = s;
+            break;
+        }
+    DESO_TRY(deso__view_alloc(ctx, lay, &w));
+    deso_err err;
+    if (v->kind == BLAS_MAT) {
+        err = deso__log_remap(ctx, src, w);
+    } else if (replication_only(&src->lay, lay)) {
+        err = replicate(ctx, src, w);
+    } else {
+        deso__xplan *p;
+        double t0 = deso__now();
+        err = xplan_get(ctx, &src->lay, lay, &p);
+        deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
+        if (err == DESO_OK) err = xplan_exec(ctx, p, src->data, w->data);
+    }
+    if (err != DESO_OK) {
+        deso__view_free(w);
+        return err;
+    }
+    /* keep it: later readers of this version reuse it                      */
+    w->next = v->views->next;
+    v->views->next = w;
+    *out = w;
+    return DESO_OK;
+}

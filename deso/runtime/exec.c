@@ -1,0 +1,202 @@
+/* Executing one node: bring every operand into the placement the node's
+ * constraints ask for (the optimiser decides; in mode none its defaults),
+ * run the local kernel, reduce, finish.  Placement-driven: nothing here
+ * assumes mode none's layouts.                                            */
+#include <stdlib.h>
+#include <string.h>
+
+#include "deso/runtime/runtime.h"
+#include "deso/runtime/log.h"
+
+static blas_local local_of(const deso_ctx *ctx, const deso__view *w)
+{
+    blas_local l = {.data = w->data, .rows = w->rows, .cols = w->cols,
+                    .lay = w->lay, .r = ctx->coord[0], .c = ctx->coord[1]};
+    return l;
+}
+
+/* Reductions produce their result reduced to coordinate 0 along the grid
+ * dimension they sum over; replicating it there is a separate broadcast
+ * step.  When the result's placement is replicated along that dimension
+ * (mode none: always) the two steps run fused as one all-reduce; otherwise
+ * it stays a plain reduce and the optimiser places any broadcast on an
+ * edge.                                                                    */
+static deso_err reduce_step(deso_ctx *ctx, const blas_op_info *info, int rd,
+                            const blas_layout *res, double *red, int64_t len)
+{
+    if (rd < 0) return DESO_OK;
+    /* (only ranks holding the operand vector get here: see the caller)    */
+    deso__redop op = info->red == BLAS_RED_MAXLOC ? DESO__MAXLOC : DESO__SUM;
+    MPI_Comm comm = ctx->dimcomm[rd];
+    bool broadcast = (res->rep & (1u << rd)) != 0;
+    if (broadcast) return deso__allreduce(ctx, comm, red, len, op);
+    return deso__reduce(ctx, comm, red, len, op, 0);
+}
+
+/* Whether this rank takes part in node nd's work under placement req/rl:
+ * vector reductions run only on the ranks holding the vector (its grid
+ * row or column when it is not replicated: the optimiser's
+ * reduce_holders_only model); other nodes wherever the result lives or a
+ * reduction needs a contribution.                                          */
+static bool takes_part(const deso_ctx *ctx, const blas_op_info *info,
+                       const blas_desc *d, const blas_layout *req,
+                       const blas_layout *rl)
+{
+    int r = ctx->coord[0], c = ctx->coord[1];
+    if (info->distributed) return true;
+    if (info->red == BLAS_RED_NONE) return blas_layout_holds(rl, r, c);
+    if (d->op == BLAS_OP_GEMV) return true;   /* A lives everywhere         */
+    return blas_layout_holds(&req[0], r, c);
+}
+
+deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl)
+{
+    const blas_op_info *info = blas_op_get(nd->d.op);
+    int nops = nd->d.nops;
+    blas_layout cur[BLAS_MAXOPS], req[BLAS_MAXOPS], rl;
+    for (int k = 0; k < nops; k++) {
+        DESO_CHECK(nd->ops[k]->ready && nd->ops[k]->views != NULL,
+                   DESO_EINTERNAL, "%s: operand %d not computed", info->name,
+                   k);
+        cur[k] = nd->ops[k]->views->lay;
+    }
+    double t0 = deso__now();
+    deso_err err = DESO_OK;
+    if (pl != NULL) {           /* the optimised plan's placements          */
+        rl = pl->res;
+        for (int k = 0; k < nops; k++) req[k] = pl->req[k];
+    } else {
+        err = opt_place_node(&ctx->df, &nd->d, cur, &rl, req);
+        deso__stats_time(DESO_T_OPTIMISE, deso__now() - t0);
+    }
+    DESO_TRY(err);
+
+    deso__view *v[BLAS_MAXOPS];
+    for (int k = 0; k < nops; k++)
+        DESO_TRY(deso__value_view(ctx, nd->ops[k], &req[k], &v[k]));
+
+    /* The result: take over the updated operand's buffer when this node is
+     * its last reader (y <- a x + y in place), else start from a copy.    */
+    t0 = deso__now();
+    int io = info->inout < nops ? info->inout : -1;
+    deso__view *rv = NULL;
+    if (io >= 0 && nd->ops[io]->refs == 1 &&
+        blas_layout_equal(&v[io]->lay, &rl)) {
+        deso__view **pp = &nd->ops[io]->views;
+        while (*pp != v[io]) pp = &(*pp)->next;
+        *pp = v[io]->next;
+        rv = v[io];
+        rv->next = NULL;
+    } else {
+        DESO_TRY(deso__view_alloc(ctx, &rl, &rv));
+        if (io >= 0 && rv->rows * rv->cols > 0)
+            memcpy(rv->data, v[io]->data,
+                   (size_t)(rv->rows * rv->cols) * sizeof(double));
+    }
+    deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
+
+    blas_local L[BLAS_MAXOPS];
+    for (int k = 0; k < nops; k++) L[k] = local_of(ctx, v[k]);
+    blas_local R = local_of(ctx, rv);
+
+    deso__fz *fz = ctx->defer;
+    if (fz != NULL) {           /* a fused group's member: kernel only      */
+        if (info->distributed || blas_red_len(&nd->d, L) != 1) {
+            deso__view_free(rv);
+            return deso__fail(DESO_EINTERNAL, "%s: cannot fuse its reduction",
+                              info->name);
+        }
+        fz->nd = nd;
+        fz->rv = rv;
+        fz->rl = rl;
+        fz->rd = blas_red_dim(&nd->d, req);
+        fz->red = 0.0;
+        fz->part = takes_part(ctx, info, &nd->d, req, &rl);
+        if (fz->part) {
+            t0 = deso__now();
+            info->kernel(&nd->d, L, &R, &fz->red);
+            deso__stats_time(DESO_T_COMPUTE, deso__now() - t0);
+            deso__log_op(nd->d.op, deso__now() - t0);
+        }
+        return DESO_OK;
+    }
+    if (info->distributed) {
+        err = deso__exec_trsv(ctx, &nd->d, v[0], v[1], rv);
+    } else if (takes_part(ctx, info, &nd->d, req, &rl)) {
+        int64_t len = blas_red_len(&nd->d, L);
+        double small[2], *red = small;
+        if (len > 2) red = malloc((size_t)len * sizeof(double));
+        if (red == NULL) err = deso__fail(DESO_ENOMEM, "out of memory");
+        if (err == DESO_OK) {
+            t0 = deso__now();
+            info->kernel(&nd->d, L, &R, red);
+            deso__stats_time(DESO_T_COMPUTE, deso__now() - t0);
+            deso__log_op(nd->d.op, deso__now() - t0);
+            if (info->red != BLAS_RED_NONE)
+                err = reduce_step(ctx, info, blas_red_dim(&nd->d, req), &rl,
+                                  red, len);
+        }
+        if (err == DESO_OK && info->finish != NULL &&
+            blas_layout_holds(&rl, ctx->coord[0], ctx->coord[1])) {
+            t0 = deso__now();
+            info->finish(&nd->d, L, &R, red);
+            deso__stats_time(DESO_T_COMPUTE, deso__now() - t0);
+        }
+        if (red != small) free(red);
+    }
+    if (err != DESO_OK) {
+        deso__view_free(rv);
+        return err;
+    }
+    rv->next = nd->res->views;
+    nd->res->views = rv;
+    nd->res->ready = true;
+    return DESO_OK;
+}
+
+deso_err deso__exec_fused(deso_ctx *ctx, deso__fz *const *m, int k)
+{
+    DESO_CHECK(k > 0, DESO_EINTERNAL, "fused reduction: empty group");
+    /* every member shares rd and the ranks taking part (opt_fuse_groups'
+     * key), so member 0 speaks for the group; an all-reduce when any
+     * member's result is replicated along rd                              */
+    deso_err err = DESO_OK;
+    if (m[0]->part) {
+        double small[8], *buf = small;
+        if (k > 8) buf = malloc((size_t)k * sizeof(double));
+        if (buf == NULL) return deso__fail(DESO_ENOMEM, "out of memory");
+        for (int j = 0; j < k; j++) buf[j] = m[j]->red;
+        if (m[0]->rd >= 0) {
+            MPI_Comm comm = ctx->dimcomm[m[0]->rd];
+            bool broadcast = false;
+            for (int j = 0; j < k; j++)
+                broadcast = broadcast ||
+                            (m[j]->rl.rep & (1u << m[0]->rd)) != 0;
+            err = broadcast ? deso__allreduce(ctx, comm, buf, k, DESO__SUM)
+                            : deso__reduce(ctx, comm, buf, k, DESO__SUM, 0);
+        }
+        for (int j = 0; j < k; j++) m[j]->red = buf[j];
+        if (buf != small) free(buf);
+    }
+    for (int j = 0; err == DESO_OK && j < k; j++) {
+        deso__fz *f = m[j];
+        deso__node *nd = f->nd;
+        const blas_op_info *info = blas_op_get(nd->d.op);
+        if (f->part && info->finish != NULL &&
+            blas_layout_holds(&f->rl, ctx->coord[0], ctx->coord[1])) {
+            blas_local R = local_of(ctx, f->rv);
+            double t0 = deso__now();
+            info->finish(&nd->d, NULL, &R, &f->red);
+            deso__stats_time(DESO_T_COMPUTE, deso__now() - t0);
+        }
+    }
+    if (err != DESO_OK) return err;
+    for (int j = 0; j < k; j++) {
+        deso__fz *f = m[j];
+        f->rv->next = f->nd->res->views;
+        f->nd->res->views = f->rv;
+        f->nd->res->ready = true;
+        f->rv = NULL;
+    }
+    return DESO_OK;
+}

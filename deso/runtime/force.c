@@ -1,0 +1,323 @@
+/* Force points: check that every rank recorded the same calls, find the
+ * plan for the pending DAG, then run the DAG in recording order (a
+ * topological order: SSA values are only read after they are produced) in
+ * the plan's placements.  Executed nodes are freed at once; values nobody
+ * references any more go with them.
+ *
+ * The plan (DESIGN.md's data flow):
+ *   1. the optimiser's graph of the pending nodes: live-in values with the
+ *      layouts their views have now, live-out values = those a handle
+ *      still references;
+ *   2. its structural key (optimizer/opt_cache.h) finds a plan in the
+ *      context's cache: a hit replays it (plans_replayed), and while the
+ *      entry is not settled spends a bounded greedy effort improving it;
+ *   3. else a plan of an imported wisdom file with that key, rebuilt and
+ *      checked against the mode's candidates (also a replay);
+ *   4. else (modes affine, full) a cached plan for the same DAG shape with
+ *      its live-in values placed otherwise: still correct (the executor
+ *      redistributes what differs), adapted by the same bounded greedy
+ *      improvement; counted as a replay (the optimiser did not run from
+ *      scratch).  This is what lets a solver's first iteration (inputs in
+ *      default placements) and its steady state (inputs where the previous
+ *      iteration left them) share one optimisation;
+ *   5. else the search in the context's mode (plans_optimised).
+ * Every rank does the same pure computation on the same inputs, so every
+ * rank runs the same plan.  All of it is timed as DESO_T_OPTIMISE.       */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deso/runtime/runtime.h"
+#include "deso/runtime/log.h"
+
+static deso_err build_graph(deso_ctx *ctx, opt_graph *g)
+{
+    opt_graph_init(g, &ctx->df);
+    uint64_t stamp = ++ctx->stamp;
+    for (deso__node *nd = ctx->head; nd != NULL; nd = nd->next) {
+        int ops[BLAS_MAXOPS];
+        for (int k = 0; k < nd->d.nops; k++) {
+            deso__value *v = nd->ops[k];
+            if (v->mark != stamp) {          /* not produced here: live-in */
+                DESO_CHECK(v->ready && v->views != NULL, DESO_EINTERNAL,
+                           "force: operand %d of a %s not computed", k,
+                           blas_op_get(nd->d.op)->name);
+                DESO_TRY(opt_graph_livein(g, &v->views->lay, &v->gid));
+                for (deso__view *w = v->views->next; w != NULL; w = w->next)
+                    DESO_TRY(opt_graph_livein_view(g, v->gid, &w->lay));
+                v->mark = stamp;
+                v->nread = 0;
+            }
+            ops[k] = v->gid;
+            v->nread++;
+        }
+        deso__value *r = nd->res;
+        DESO_TRY(opt_graph_node(g, nd->d.op, nd->d.flags, ops, r->m, r->n,
+                                &r->gid));
+        r->mark = stamp;
+        r->nread = 0;
+    }
+    /* refs = the handle (if any) + pending readers + the producing node   */
+    for (deso__node *nd = ctx->head; nd != NULL; nd = nd->next)
+        if (nd->res->refs > nd->res->nread + 1)
+            DESO_TRY(opt_graph_live_out(g, nd->res->gid, NULL));
+    return DESO_OK;
+}
+
+static opt_search_opts search_opts(const deso_ctx *ctx)
+{
+    opt_search_opts o = opt_search_default(ctx->df.mode);
+    o.cost = ctx->params;
+    return o;
+}
+
+/* A plan imported from a wisdom file, rebuilt on this graph.              */
+static bool from_wisdom(deso_ctx *ctx, const opt_graph *g, uint64_t key,
+                        opt_plan *out)
+{
+    const opt_wisdom_plan *wp = opt_wisdom_find(&ctx->wis, key);
+    if (wp == NULL || wp->nnodes != g->nnodes) return false;
+    size_t n = g->nnodes > 0 ? (size_t)g->nnodes : 1;
+    blas_layout *res = malloc(n * sizeof *res);
+    int *var = malloc(n * sizeof *var);
+    bool ok = res != NULL && var != NULL;
+    for (int i = 0; ok && i < g->nnodes; i++) {
+        res[i] = wp->nodes[i].lay;
+        var[i] = wp->nodes[i].variant;
+    }
+    opt_search_opts o = search_opts(ctx);
+    ok = ok && opt_plan_rebuild(g, ctx->df.mode, g->nnodes, res, var,
+                                &o.cost, out) == DESO_OK;
+    free(res);
+    free(var);
+    return ok;
+}
+
+static void keep_last(deso_ctx *ctx, opt_graph *g, const opt_plan *p)
+{
+    opt_plan cp;
+    if (opt_plan_copy(p, &cp) != DESO_OK) return;
+    opt_graph_free(&ctx->last_g);
+    opt_plan_free(&ctx->last_p);
+    ctx->last_g = *g;                 /* takes the graph over               */
+    memset(g, 0, sizeof *g);
+    ctx->last_p = cp;
+    if (ctx->rank != 0) return;
+    if (ctx->trace != NULL) {
+        FILE *f = fopen(ctx->trace, "w");
+        if (f != NULL) {
+            opt_plan_dot(f, &ctx->last_g, &ctx->last_p, &ctx->params);
+            fclose(f);
+        }
+    }
+    if (ctx->verbose)
+        opt_plan_explain(stderr, &ctx->last_g, &ctx->last_p, &ctx->params);
+}
+
+/* The plan for the pending DAG (see the top of the file).                 */
+static deso_err choose_plan(deso_ctx *ctx, opt_graph *g, opt_plan *out)
+{
+    double t0 = deso__now();
+    memset(out, 0, sizeof *out);
+    deso_err err = build_graph(ctx, g);
+    opt_mode mode = ctx->df.mode;
+    uint64_t check = 0, key = 0, shape = 0;
+    if (err == DESO_OK) {
+        key = opt_graph_key(g, mode, &check);
+        shape = opt_graph_shape_key(g, mode);
+    }
+    opt_cache_entry *e = err == DESO_OK
+                             ? opt_cache_find(ctx->cache, key, check)
+                             : NULL;
+    opt_search_opts o = search_opts(ctx);
+    bool optimised = false, fresh = false;
+    if (err == DESO_OK && e != NULL && e->plan.nnodes == g->nnodes) {
+        /* a hit: replay, and while the entry is not settled spend a
+         * bounded effort improving it                                      */
+        e->hits++;
+        if (!e->settled && mode != OPT_NONE) {
+            bool better = false;
+            err = opt_search_improve(g, &o, DESO__IMPROVE_ITERS, &e->plan,
+                                     &better);
+            if (err == DESO_OK && better && e->variant != NULL)
+                err = opt_plan_variants(g, &e->plan, mode, e->variant);
+            if (err == DESO_OK && better && e->variant != NULL)
+                for (int i = 0; i < g->nnodes; i++)
+                    if (e->variant[i] < 0) {
+                        free(e->variant);
+                        e->variant = NULL;
+                        break;
+                    }
+            e->settled = !better;
+            fresh = better;
+        }
+        if (err == DESO_OK) err = opt_plan_copy(&e->plan, out);
+    } else if (err == DESO_OK) {
+        opt_cache_entry *near = NULL;
+        if (from_wisdom(ctx, g, key, out)) {
+            /* replayed from the wisdom file                                */
+        } else if (mode != OPT_NONE &&
+                   (near = opt_cache_find_shape(ctx->cache, shape)) != NULL &&
+                   near->plan.nnodes == g->nnodes) {
+            /* the same DAG with its inputs placed otherwise: the plan is
+             * still correct; a bounded improvement adapts it              */
+            bool better = false;
+            err = opt_plan_copy(&near->plan, out);
+            if (err == DESO_OK)
+                err = opt_search_improve(g, &o, DESO__IMPROVE_ITERS, out,
+                                         &better);
+            if (err == DESO_OK && !better)   /* its model: on this graph   */
+                err = opt_plan_cost(g, out, &o.cost, NULL, NULL, &out->model);
+            fresh = better;
+        } else {
+            err = opt_search(g, &o, out);
+            optimised = fresh = true;
+        }
+        int *var = NULL;
+        if (err == DESO_OK) {
+            var = malloc((size_t)(g->nnodes > 0 ? g->nnodes : 1) *
+                         sizeof *var);
+            if (var == NULL)
+                err = deso__fail(DESO_ENOMEM, "plan cache: out of memory");
+        }
+        if (err == DESO_OK) err = opt_plan_variants(g, out, mode, var);
+        for (int i = 0; err == DESO_OK && i < g->nnodes; i++)
+            if (var[i] < 0) {           /* not storable: no wisdom for it */
+                free(var);
+                var = NULL;
+                break;
+            }
+        if (err == DESO_OK)
+            err = opt_cache_put(ctx->cache, key, check, shape, out, var, &e);
+        free(var);
+    }
+    /* the fusion of independent reductions: from the graph and the
+     * plan's placements only, the same on every rank                      */
+    if (err == DESO_OK) err = opt_fuse_groups(g, out, out->fuse);
+    if (err == DESO_OK) {
+        deso__stats_plan(optimised ? 1 : 0);
+        if (fresh) keep_last(ctx, g, out);
+    }
+    deso__stats_time(DESO_T_OPTIMISE, deso__now() - t0);
+    if (err != DESO_OK) opt_plan_free(out);
+    return err;
+}
+
+deso_err deso__force(deso_ctx *ctx)
+{
+    if (ctx->forcing) return DESO_OK;   /* a force inside a force: no-op   */
+    ctx->forcing = true;
+    bool same = true;
+    /* Always agree, even with an empty DAG: a rank with nothing pending
+     * must not return while another starts communicating.                 */
+    deso_err err = deso__hash_agree(ctx, ctx->hash, &same);
+    if (err == DESO_OK && !same)
+        err = deso__fail(DESO_EMISMATCH,
+                         "force point: ranks recorded different call "
+                         "sequences (%lld calls pending here)",
+                         (long long)ctx->nnodes);
+    if (err != DESO_OK) {
+        deso__dag_drop(ctx, err);
+        ctx->hash = 0;    /* every rank restarts from the same state       */
+        ctx->forcing = false;
+        return err;
+    }
+    opt_graph g;
+    opt_plan plan;
+    memset(&g, 0, sizeof g);
+    memset(&plan, 0, sizeof plan);
+    if (ctx->head != NULL) {
+        ctx->flushes++;
+        err = choose_plan(ctx, &g, &plan);
+        if (err == DESO_OK) ctx->ran_model = plan.model;
+    }
+    /* fused reductions: a member's local kernel runs where it stands; its
+     * node waits (in fz, detached from the list) for the group's last
+     * member, which runs the one collective and every member's finish     */
+    deso__fz *fz = NULL;
+    deso__fz **grp = NULL;
+    int *glast = NULL;
+    if (err == DESO_OK && plan.nnodes > 0) {
+        bool any = false;
+        for (int j = 0; j < plan.nnodes; j++) any = any || plan.fuse[j] >= 0;
+        if (any) {
+            size_t n = (size_t)plan.nnodes;
+            fz = calloc(n, sizeof *fz);
+            grp = malloc(n * sizeof *grp);
+            glast = malloc(n * sizeof *glast);
+            if (fz == NULL || grp == NULL || glast == NULL)
+                err = deso__fail(DESO_ENOMEM, "force: out of memory");
+            for (int j = 0; err == DESO_OK && j < plan.nnodes; j++)
+                if (plan.fuse[j] >= 0) glast[plan.fuse[j]] = j;
+        }
+    }
+    int i = 0;
+    while (err == DESO_OK && ctx->head != NULL) {
+        deso__node *nd = ctx->head;
+        bool inplan = i < plan.nnodes;
+        int f = inplan && fz != NULL ? plan.fuse[i] : -1;
+        ctx->defer = f >= 0 ? &fz[i] : NULL;
+        err = deso__log_exec_node(ctx, nd, inplan ? &plan.node[i] : NULL);
+        ctx->defer = NULL;
+        if (err != DESO_OK) break;
+        ctx->head = nd->next;
+        if (ctx->head == NULL) ctx->tail = NULL;
+        ctx->nnodes--;
+        if (f >= 0) {            /* kept in fz[i] until the group is done */
+            if (glast[f] == i) {
+                int k = 0;
+                for (int j = f; j <= i; j++)
+                    if (plan.fuse[j] == f) grp[k++] = &fz[j];
+                err = deso__exec_fused(ctx, grp, k);
+                for (int j = 0; err == DESO_OK && j < k; j++) {
+                    deso__node *m = grp[j]->nd;
+                    grp[j]->nd = NULL;
+                    for (int o = 0; o < m->d.nops; o++)
+                        deso__value_unref(m->ops[o]);
+                    deso__value_unref(m->res);
+                    free(m);
+                }
+            }
+            i++;
+            continue;
+        }
+        i++;
+        for (int k = 0; k < nd->d.nops; k++) deso__value_unref(nd->ops[k]);
+        deso__value_unref(nd->res);
+        free(nd);
+    }
+    /* after an error: members still waiting for their group's collective */
+    for (int j = 0; fz != NULL && j < plan.nnodes; j++) {
+        deso__node *m = fz[j].nd;
+        if (fz[j].rv != NULL) deso__view_free(fz[j].rv);
+        if (m == NULL) continue;
+        if (err == DESO_OK)
+            err = deso__fail(DESO_EINTERNAL, "force: a fused group did not "
+                                             "complete");
+        m->res->poison = err;          /* as deso__dag_drop does           */
+        for (int o = 0; o < m->d.nops; o++) deso__value_unref(m->ops[o]);
+        deso__value_unref(m->res);
+        free(m);
+    }
+    free(fz);
+    free(grp);
+    free(glast);
+    opt_plan_free(&plan);
+    opt_graph_free(&g);
+    if (err != DESO_OK) deso__dag_drop(ctx, err);
+    ctx->forcing = false;
+    return err;
+}
+
+deso_err deso_plan_explain(const deso_ctx *ctx, FILE *f)
+{
+    DESO_CHECK(ctx != NULL && f != NULL, DESO_ENULL,
+               "deso_plan_explain: NULL argument");
+    DESO_CHECK(ctx->magic == DESO__MAGIC_CTX, DESO_ESTALE,
+               "deso_plan_explain: not a live context");
+    if (ctx->last_g.nodes == NULL && ctx->last_g.nnodes == 0) {
+        fprintf(f, "deso: no plan optimised yet\n");
+        return DESO_OK;
+    }
+    return opt_plan_explain(f, &ctx->last_g, &ctx->last_p, &ctx->params);
+}

@@ -1,0 +1,194 @@
+/* Handles, values and views.
+ *
+ * A destroyed handle keeps its shell (magic DEAD) in the context's list
+ * until deso_finalize, so a stale pointer reads a valid struct and gets
+ * DESO_ESTALE.  Shells are never reused: a recycled shell would make a
+ * stale pointer look live again (ABA).  Cost: one small struct per handle
+ * ever created in the context.                                            */
+#include <stdlib.h>
+#include <string.h>
+
+#include "placement/alloc.h"
+#include "deso/runtime/runtime.h"
+
+deso__value *deso__value_new(blas_kind kind, int64_t m, int64_t n)
+{
+    deso__value *v = deso__calloc(1, sizeof *v);
+    if (v == NULL) return NULL;
+    v->kind = kind;
+    v->m = m;
+    v->n = n;
+    return v;
+}
+
+void deso__value_ref(deso__value *v) { v->refs++; }
+
+void deso__view_free(deso__view *w)
+{
+    if (w == NULL) return;
+    if (!w->borrowed) free(w->data);
+    free(w);
+}
+
+void deso__value_unref(deso__value *v)
+{
+    if (v == NULL || --v->refs > 0) return;
+    deso__view *w = v->views;
+    while (w != NULL) {
+        deso__view *next = w->next;
+        deso__view_free(w);
+        w = next;
+    }
+    free(v);
+}
+
+deso_err deso__view_alloc(deso_ctx *ctx, const blas_layout *lay,
+                          deso__view **out)
+{
+    deso__view *w = deso__calloc(1, sizeof *w);
+    DESO_CHECK(w != NULL, DESO_ENOMEM, "out of memory (view)");
+    w->lay = *lay;
+    deso_err err = blas_placement_of(lay, &w->pl);
+    if (err != DESO_OK) {
+        free(w);
+        return err;
+    }
+    blas_layout_local(lay, ctx->coord[0], ctx->coord[1], &w->rows, &w->cols);
+    int64_t len = w->rows * w->cols;
+    /* allocated even when empty: the calls made (and so an injected
+     * failure) must not depend on this rank's share                        */
+    w->data = deso__calloc((size_t)len, sizeof(double));
+    if (w->data == NULL) {
+        free(w);
+        return deso__fail(DESO_ENOMEM, "out of memory (%lld local elements)",
+                          (long long)len);
+    }
+    *out = w;
+    return DESO_OK;
+}
+
+deso__view *deso__value_find(deso__value *v, const blas_layout *lay)
+{
+    for (deso__view *w = v->views; w != NULL; w = w->next)
+        if (blas_layout_equal(&w->lay, lay)) return w;
+    return NULL;
+}
+
+deso_err deso__value_const(deso_ctx *ctx, double x, deso__value **out)
+{
+    deso__value *v = deso__value_new(BLAS_SCA, 1, 1);
+    DESO_CHECK(v != NULL, DESO_ENOMEM, "out of memory (scalar)");
+    blas_layout lay = opt_default_sca(&ctx->df);
+    deso_err err = deso__view_alloc(ctx, &lay, &v->views);
+    if (err != DESO_OK) {
+        free(v);
+        return err;
+    }
+    if (v->views->rows > 0) v->views->data[0] = x;
+    v->ready = true;
+    *out = v;
+    return DESO_OK;
+}
+
+deso_err deso__handle_new(deso_ctx *ctx, blas_kind kind, deso__value *v,
+                          deso__handle **out)
+{
+    /* the largest of the three public structs: they all wrap one handle   */
+    deso__handle *h = deso__calloc(1, sizeof(struct deso_vec));
+    DESO_CHECK(h != NULL, DESO_ENOMEM, "out of memory (handle)");
+    h->magic = DESO__MAGIC_LIVE;
+    h->kind = kind;
+    h->ctx = ctx;
+    h->val = v;
+    deso__value_ref(v);
+    h->id = ctx->next_id++;
+    h->next = ctx->handles;
+    ctx->handles = h;
+    deso__hash_mix(ctx, 0x6e6577u ^ ((uint64_t)kind << 32));
+    deso__hash_mix(ctx, (uint64_t)v->m);
+    deso__hash_mix(ctx, (uint64_t)v->n);
+    *out = h;
+    return DESO_OK;
+}
+
+static const char *kind_name(blas_kind k)
+{
+    return k == BLAS_VEC ? "vector" : k == BLAS_MAT ? "matrix" : "scalar";
+}
+
+deso_err deso__handle_check(const deso__handle *h, blas_kind kind,
+                            deso_ctx **ctx, const char *fn, const char *arg)
+{
+    DESO_CHECK(h != NULL, DESO_ENULL, "%s: %s is NULL", fn, arg);
+    DESO_CHECK(h->magic != DESO__MAGIC_DEAD, DESO_ESTALE,
+               "%s: %s was destroyed", fn, arg);
+    DESO_CHECK(h->magic == DESO__MAGIC_LIVE, DESO_ESTALE,
+               "%s: %s is not a deso handle", fn, arg);
+    DESO_CHECK(h->kind == kind, DESO_EINVAL, "%s: %s is a %s, not a %s", fn,
+               arg, kind_name(h->kind), kind_name(kind));
+    DESO_CHECK(h->ctx != NULL && h->ctx->magic == DESO__MAGIC_CTX,
+               DESO_ESTALE, "%s: %s belongs to a finalized context", fn, arg);
+    if (*ctx != NULL)
+        DESO_CHECK(h->ctx == *ctx, DESO_ECONTEXT,
+                   "%s: %s belongs to another context", fn, arg);
+    *ctx = h->ctx;
+    return DESO_OK;
+}
+
+deso_err deso__handle_destroy(deso__handle *h, const char *fn)
+{
+    DESO_CHECK(h->magic != DESO__MAGIC_DEAD, DESO_ESTALE,
+               "%s: handle already destroyed", fn);
+    DESO_CHECK(h->magic == DESO__MAGIC_LIVE, DESO_ESTALE,
+               "%s: not a deso handle", fn);
+    h->magic = DESO__MAGIC_DEAD;
+    deso__value_unref(h->val);
+    h->val = NULL;
+    return DESO_OK;
+}
+
+deso_err deso__value_usable(const deso__value *v, const char *fn)
+{
+    if (v->poison != DESO_OK)
+        return deso__fail(v->poison,
+                          "%s: the value was lost when an earlier flush "
+                          "failed (%s)",
+                          fn, deso_errname(v->poison));
+    return DESO_OK;
+}
+
+/* ---- public destroy / shape ----------------------------------------------- */
+
+#define DESTROY(fn, type)                                                    \
+    deso_err fn(type **p)                                                    \
+    {                                                                        \
+        if (p == NULL || *p == NULL) return DESO_OK;                         \
+        deso_err err = deso__handle_destroy(&(*p)->h, #fn);                  \
+        *p = NULL;                                                           \
+        return err;                                                          \
+    }
+DESTROY(deso_vec_destroy, deso_vec)
+DESTROY(deso_mat_destroy, deso_mat)
+DESTROY(deso_scalar_destroy, deso_scalar)
+
+deso_err deso_vec_length(const deso_vec *x, int64_t *n)
+{
+    deso_ctx *ctx = NULL;
+    DESO_TRY(deso__handle_check(x ? &x->h : NULL, BLAS_VEC, &ctx,
+                                "deso_vec_length", "x"));
+    DESO_CHECK(n != NULL, DESO_ENULL, "deso_vec_length: n is NULL");
+    *n = x->h.val->n;
+    return DESO_OK;
+}
+
+deso_err deso_mat_shape(const deso_mat *a, int64_t *m, int64_t *n)
+{
+    deso_ctx *ctx = NULL;
+    DESO_TRY(deso__handle_check(a ? &a->h : NULL, BLAS_MAT, &ctx,
+                                "deso_mat_shape", "a"));
+    DESO_CHECK(m != NULL && n != NULL, DESO_ENULL,
+               "deso_mat_shape: NULL out-parameter");
+    *m = a->h.val->m;
+    *n = a->h.val->n;
+    return DESO_OK;
+}

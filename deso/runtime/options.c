@@ -1,0 +1,145 @@
+/* Options: code first, then the environment, then defaults.  A field the
+ * caller set (non-zero) wins over DESO_* variables, which win over the
+ * defaults (mode none, the most square grid, nb 64, 4096 nodes, no wisdom,
+ * trace or log, quiet).  This is one rank's view: options_agree.c makes
+ * it the same on every rank.                                               */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deso/runtime/runtime.h"
+
+static deso_err parse_i64(const char *name, const char *s, int64_t lo,
+                          int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    DESO_CHECK(errno == 0 && end != s && *end == '\0' && v >= lo,
+               DESO_EINVAL, "%s='%s': expected an integer >= %lld", name, s,
+               (long long)lo);
+    *out = (int64_t)v;
+    return DESO_OK;
+}
+
+static deso_err parse_grid(const char *s, int *r, int *c)
+{
+    char buf[64];
+    DESO_CHECK(strlen(s) < sizeof buf, DESO_EINVAL, "DESO_GRID too long");
+    strcpy(buf, s);
+    char *x = strchr(buf, 'x');
+    if (x == NULL) x = strchr(buf, 'X');
+    DESO_CHECK(x != NULL, DESO_EINVAL,
+               "DESO_GRID='%s': expected RxC, e.g. 2x3", s);
+    *x = '\0';
+    int64_t a, b;
+    DESO_TRY(parse_i64("DESO_GRID rows", buf, 1, &a));
+    DESO_TRY(parse_i64("DESO_GRID columns", x + 1, 1, &b));
+    DESO_CHECK(a <= 1 << 20 && b <= 1 << 20, DESO_EINVAL,
+               "DESO_GRID='%s': too large", s);
+    *r = (int)a;
+    *c = (int)b;
+    return DESO_OK;
+}
+
+static deso_err parse_mode(const char *s, deso_mode *m)
+{
+    opt_mode om;
+    if (opt_mode_parse(s, &om) != DESO_OK)
+        return deso__fail(DESO_EINVAL, "DESO_OPT='%s': expected none, "
+                          "affine or full", s);
+    *m = om == OPT_NONE ? DESO_MODE_NONE
+                        : om == OPT_AFFINE ? DESO_MODE_AFFINE : DESO_MODE_FULL;
+    return DESO_OK;
+}
+
+/* A file name from the caller or the environment: NULL or empty is unset;
+ * longer than DESO__PATH_MAX - 1 is refused (it travels between ranks in
+ * a fixed buffer).                                                         */
+static deso_err take_path(const char *given, const char *var,
+                          const char **out)
+{
+    const char *e = given;
+    if (e == NULL) e = getenv(var);
+    if (e != NULL && *e == '\0') e = NULL;
+    DESO_CHECK(e == NULL || strlen(e) < DESO__PATH_MAX, DESO_EINVAL,
+               "%s: a name of %zu characters (at most %d)", var, strlen(e),
+               DESO__PATH_MAX - 1);
+    *out = e;
+    return DESO_OK;
+}
+
+/* DESO_VERBOSE: unset, empty or 0 is quiet, anything else explains.      */
+static int env_verbose(void)
+{
+    const char *e = getenv("DESO_VERBOSE");
+    return e != NULL && *e != '\0' && strcmp(e, "0") != 0 ? 1 : -1;
+}
+
+deso_err deso__options_resolve(const deso_options *in, int P,
+                               deso_options *out, pl_grid *grid)
+{
+    deso_options o;
+    if (in != NULL) o = *in;
+    else deso_options_default(&o);
+    const char *e;
+    if (o.mode == DESO_MODE_DEFAULT && (e = getenv("DESO_OPT")) && *e)
+        DESO_TRY(parse_mode(e, &o.mode));
+    if (o.mode == DESO_MODE_DEFAULT) o.mode = DESO_MODE_NONE;
+    DESO_CHECK(o.mode >= DESO_MODE_NONE && o.mode <= DESO_MODE_FULL,
+               DESO_EINVAL, "deso_options.mode: unknown mode %d",
+               (int)o.mode);
+    const char *grid_from = "deso_options.grid_rows, grid_cols";
+    if (o.grid_rows == 0 && o.grid_cols == 0 && (e = getenv("DESO_GRID")) &&
+        *e) {
+        DESO_TRY(parse_grid(e, &o.grid_rows, &o.grid_cols));
+        grid_from = "DESO_GRID";
+    }
+    DESO_CHECK(o.grid_rows >= 0 && o.grid_cols >= 0, DESO_EINVAL,
+               "%s: negative grid extent %d x %d", grid_from, o.grid_rows,
+               o.grid_cols);
+    if (o.nb == 0 && (e = getenv("DESO_NB")) && *e) {
+        if (strcmp(e, "block") == 0) o.nb = DESO_NB_BLOCK;
+        else DESO_TRY(parse_i64("DESO_NB", e, 1, &o.nb));
+    }
+    if (o.nb == 0) o.nb = 64;
+    DESO_CHECK(o.nb > 0 || o.nb == DESO_NB_BLOCK, DESO_EINVAL,
+               "deso_options.nb = %lld (expected > 0 or DESO_NB_BLOCK)",
+               (long long)o.nb);
+    DESO_TRY(take_path(o.wisdom, "DESO_WISDOM", &o.wisdom));
+    DESO_TRY(take_path(o.trace, "DESO_TRACE", &o.trace));
+    DESO_TRY(take_path(o.log, "DESO_LOG", &o.log));
+    if (o.log != NULL && strcmp(o.log, "0") == 0) o.log = NULL;
+    if (o.verbose == 0) o.verbose = env_verbose();
+    o.verbose = o.verbose > 0 ? 1 : -1;
+    if (o.max_nodes == 0 && (e = getenv("DESO_MAX_NODES")) && *e)
+        DESO_TRY(parse_i64("DESO_MAX_NODES", e, 1, &o.max_nodes));
+    if (o.max_nodes == 0) o.max_nodes = 4096;
+    DESO_CHECK(o.max_nodes > 0, DESO_EINVAL,
+               "deso_options.max_nodes = %lld (expected > 0)",
+               (long long)o.max_nodes);
+    deso_err e2 = pl_grid_2d(P, o.grid_rows, o.grid_cols, grid);
+    if (e2 != DESO_OK)
+        return deso__fail(e2, "%s: grid %dx%d does not fit %d ranks",
+                          grid_from, o.grid_rows, o.grid_cols, P);
+    o.grid_rows = grid->dims[0];
+    o.grid_cols = grid->dims[1];
+    *out = o;
+    return DESO_OK;
+}
+
+void deso_options_default(deso_options *opt)
+{
+    if (opt != NULL) memset(opt, 0, sizeof *opt);
+}
+
+const char *deso_mode_name(deso_mode mode)
+{
+    switch (mode) {
+    case DESO_MODE_DEFAULT: return "default";
+    case DESO_MODE_NONE: return "none";
+    case DESO_MODE_AFFINE: return "affine";
+    case DESO_MODE_FULL: return "full";
+    }
+    return "?";
+}

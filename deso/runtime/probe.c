@@ -1,0 +1,69 @@
+/* The alpha-beta probe: a few ping-pongs between ranks 0 and 1 (short and
+ * long messages) and a small broadcast, a few milliseconds in all.  The
+ * figures are MAX-allreduced, so every rank feeds the same numbers to the
+ * (deterministic) optimiser.  Not counted in the statistics: it is the
+ * library measuring the machine, not the user's work.                     */
+#include "deso/runtime/runtime.h"
+
+#define PROBE_TAG 0x5052
+#define PROBE_REPS 4
+#define PROBE_LONG 4096           /* doubles: 32 KiB                        */
+
+static double pingpong(MPI_Comm comm, int me, double *buf, int len, int *rc)
+{
+    double best = 1e30;
+    for (int rep = 0; rep <= PROBE_REPS && *rc == MPI_SUCCESS; rep++) {
+        double t0 = MPI_Wtime();
+        if (me == 0) {
+            *rc = MPI_Send(buf, len, MPI_DOUBLE, 1, PROBE_TAG, comm);
+            if (*rc == MPI_SUCCESS)
+                *rc = MPI_Recv(buf, len, MPI_DOUBLE, 1, PROBE_TAG, comm,
+                               MPI_STATUS_IGNORE);
+        } else {
+            *rc = MPI_Recv(buf, len, MPI_DOUBLE, 0, PROBE_TAG, comm,
+                           MPI_STATUS_IGNORE);
+            if (*rc == MPI_SUCCESS)
+                *rc = MPI_Send(buf, len, MPI_DOUBLE, 0, PROBE_TAG, comm);
+        }
+        double t = (MPI_Wtime() - t0) / 2.0;
+        if (rep > 0 && t < best) best = t;   /* rep 0 warms up             */
+    }
+    return best;
+}
+
+deso_err deso__probe(deso_ctx *ctx, opt_params *out)
+{
+    *out = opt_params_default();
+    out->reduce_holders_only = true;
+    if (ctx->size == 1) return DESO_OK;
+    static double buf[PROBE_LONG];
+    int rc = MPI_SUCCESS;
+    double v[2] = {0.0, 0.0};
+    if (ctx->rank <= 1) {
+        double ts = pingpong(ctx->comm, ctx->rank, buf, 1, &rc);
+        double tl = pingpong(ctx->comm, ctx->rank, buf, PROBE_LONG, &rc);
+        v[0] = ts;
+        double bytes = (double)(PROBE_LONG - 1) * sizeof(double);
+        v[1] = tl > ts ? (tl - ts) / bytes : 0.0;
+    }
+    if (rc == MPI_SUCCESS) {
+        double t0 = MPI_Wtime();
+        rc = MPI_Bcast(buf, 1, MPI_DOUBLE, 0, ctx->comm);
+        int lg = 0;
+        while ((1 << lg) < ctx->size) lg++;
+        double tb = (MPI_Wtime() - t0) / (lg > 0 ? lg : 1);
+        /* a broadcast round is a message: alpha covers both              */
+        if (tb > v[0] && ctx->rank <= 1) v[0] = 0.5 * (v[0] + tb);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, ctx->comm);
+    DESO_TRY(deso__mpi(rc, "alpha-beta probe"));
+    /* clamp to sane ranges (a timer glitch must not make messages free)   */
+    if (!(v[0] >= 1e-8)) v[0] = 1e-8;
+    if (v[0] > 1e-2) v[0] = 1e-2;
+    if (!(v[1] >= 1e-12)) v[1] = 1e-12;
+    if (v[1] > 1e-6) v[1] = 1e-6;
+    out->alpha = v[0];
+    out->beta = v[1];
+    return DESO_OK;
+}

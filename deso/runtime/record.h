@@ -1,0 +1,63 @@
+/* Internal to the recording front ends (record_*.c): argument checks in
+ * CBLAS argument order, reporting the first bad argument's position.      */
+#ifndef DESO_RECORD_H
+#define DESO_RECORD_H
+
+#include <stddef.h>
+
+#include "deso/runtime/runtime.h"
+
+/* x must be a live vector of this context with length n, increment 1.    */
+static inline deso_err deso__vec_arg(const deso_vec *x, int64_t n,
+                                     int64_t inc, deso_ctx **ctx,
+                                     const char *fn, const char *name,
+                                     int pos)
+{
+    DESO_TRY(deso__handle_check(x ? &x->h : NULL, BLAS_VEC, ctx, fn, name));
+    DESO_TRY(deso__value_usable(x->h.val, fn));
+    DESO_CHECK(x->h.val->n == n, DESO_ESIZE,
+               "%s: n = %lld but %s (arg %d) has length %lld", fn,
+               (long long)n, name, pos, (long long)x->h.val->n);
+    DESO_CHECK(inc == 1, DESO_ENOTSUP,
+               "%s: increment %lld for %s (arg %d) not supported (only 1)",
+               fn, (long long)inc, name, pos + 1);
+    return DESO_OK;
+}
+
+static inline deso_err deso__sca_out(const deso_scalar *s, deso_ctx **ctx,
+                                     const char *fn, int pos)
+{
+    (void)pos;
+    DESO_TRY(deso__handle_check(s ? &s->h : NULL, BLAS_SCA, ctx, fn,
+                                "result"));
+    return DESO_OK;
+}
+
+/* A lazy scalar argument must be live, of this context and usable.        */
+static inline deso_err deso__sarg_check(deso_sarg a, deso_ctx **ctx,
+                                        const char *fn, const char *name)
+{
+    if (!a.lazy) return DESO_OK;
+    DESO_CHECK(a.s != NULL, DESO_ENULL, "%s: %s is NULL", fn, name);
+    DESO_TRY(deso__handle_check(&a.s->h, BLAS_SCA, ctx, fn, name));
+    return deso__value_usable(a.s->h.val, fn);
+}
+
+/* Frees v if nothing references it: a constant made for an argument of a
+ * call that then failed (deso__record does this for its operands).      */
+void deso__value_sink(deso__value *v);
+
+/* Undoes the last deso__record, whose result is out's value: out points at
+ * old again and the running hash is restored.  False (nothing done) when
+ * that node is gone already (the DAG's size bound forced it).          */
+bool deso__record_undo(deso_ctx *ctx, deso__handle *out, deso__value *old,
+                       uint64_t hash);
+
+static inline deso_err deso__n_arg(int64_t n, const char *fn, int pos)
+{
+    DESO_CHECK(n >= 0, DESO_ESIZE, "%s: n = %lld < 0 (arg %d)", fn,
+               (long long)n, pos);
+    return DESO_OK;
+}
+
+#endif

@@ -1,0 +1,147 @@
+/* Level 1 front ends: validate (first bad argument named), canonicalise,
+ * record.  Nothing executes here.                                         */
+#include "deso/runtime/record.h"
+
+static const int64_t VSHAPE_SCALAR[2] = {1, 1};
+
+deso_err deso_dcopy(int64_t n, const deso_vec *x, int64_t incx, deso_vec *y,
+                    int64_t incy)
+{
+    const char *fn = "deso_dcopy";
+    deso_ctx *ctx = NULL;
+    DESO_TRY(deso__n_arg(n, fn, 1));
+    DESO_TRY(deso__vec_arg(x, n, incx, &ctx, fn, "x", 2));
+    DESO_TRY(deso__vec_arg(y, n, incy, &ctx, fn, "y", 4));
+    deso__value *ops[1] = {x->h.val};
+    uint64_t ids[1] = {x->h.id};
+    int64_t shape[2] = {1, n};
+    return deso__record(ctx, BLAS_OP_COPY, 0, ops, ids, &y->h, shape);
+}
+
+/* A swap is two copies of the old versions: in SSA nothing is swapped.   */
+deso_err deso_dswap(int64_t n, deso_vec *x, int64_t incx, deso_vec *y,
+                    int64_t incy)
+{
+    const char *fn = "deso_dswap";
+    deso_ctx *ctx = NULL;
+    DESO_TRY(deso__n_arg(n, fn, 1));
+    DESO_TRY(deso__vec_arg(x, n, incx, &ctx, fn, "x", 2));
+    DESO_TRY(deso__vec_arg(y, n, incy, &ctx, fn, "y", 4));
+    deso__value *xo = x->h.val, *yo = y->h.val;
+    deso__value_ref(xo);
+    deso__value_ref(yo);
+    int64_t shape[2] = {1, n};
+    uint64_t idy[1] = {y->h.id}, idx[1] = {x->h.id};
+    deso__value *o1[1] = {yo}, *o2[1] = {xo};
+    uint64_t hash0 = ctx->hash;
+    deso_err err = deso__record(ctx, BLAS_OP_COPY, 0, o1, idy, &x->h, shape);
+    if (err == DESO_OK) {
+        err = deso__record(ctx, BLAS_OP_COPY, 0, o2, idx, &y->h, shape);
+        /* all or nothing: a half-recorded swap would leave x == y         */
+        if (err != DESO_OK) deso__record_undo(ctx, &x->h, xo, hash0);
+    }
+    deso__value_unref(xo);
+    deso__value_unref(yo);
+    return err;
+}
+
+deso_err deso_dscal_arg(int64_t n, deso_sarg alpha, deso_vec *x, int64_t incx)
+{
+    const char *fn = "deso_dscal";
+    deso_ctx *ctx = NULL;
+    DESO_TRY(deso__n_arg(n, fn, 1));
+    DESO_TRY(deso__vec_arg(x, n, incx, &ctx, fn, "x", 3));
+    DESO_TRY(deso__sarg_check(alpha, &ctx, fn, "alpha"));
+    deso__value *ops[2];
+    uint64_t ids[2];
+    DESO_TRY(deso__sarg_value(&ctx, alpha, &ops[0], &ids[0], fn, "alpha"));
+    ops[1] = x->h.val;
+    ids[1] = x->h.id;
+    int64_t shape[2] = {1, n};
+    return deso__record(ctx, BLAS_OP_SCAL, 0, ops, ids, &x->h, shape);
+}
+
+deso_err deso_daxpy_arg(int64_t n, deso_sarg alpha, const deso_vec *x,
+                        int64_t incx, deso_vec *y, int64_t incy)
+{
+    const char *fn = "deso_daxpy";
+    deso_ctx *ctx = NULL;
+    DESO_TRY(deso__n_arg(n, fn, 1));
+    DESO_TRY(deso__vec_arg(x, n, incx, &ctx, fn, "x", 3));
+    DESO_TRY(deso__vec_arg(y, n, incy, &ctx, fn, "y", 5));
+    DESO_TRY(deso__sarg_check(alpha, &ctx, fn, "alpha"));
+    deso__value *ops[3];
+    uint64_t ids[3];
+    DESO_TRY(deso__sarg_value(&ctx, alpha, &ops[0], &ids[0], fn, "alpha"));
+    ops[1] = x->h.val;
+    ids[1] = x->h.id;
+    ops[2] = y->h.val;
+    ids[2] = y->h.id;
+    int64_t shape[2] = {1, n};
+    return deso__record(ctx, BLAS_OP_AXPY, 0, ops, ids, &y->h, shape);
+}
+
+deso_err deso_daxpby_arg(int64_t n, deso_sarg alpha, const deso_vec *x,
+                         int64_t incx, deso_sarg beta, deso_vec *y,
+                         int64_t incy)
+{
+    const char *fn = "deso_daxpby";
+    deso_ctx *ctx = NULL;
+    DESO_TRY(deso__n_arg(n, fn, 1));
+    DESO_TRY(deso__vec_arg(x, n, incx, &ctx, fn, "x", 3));
+    DESO_TRY(deso__vec_arg(y, n, incy, &ctx, fn, "y", 6));
+    DESO_TRY(deso__sarg_check(alpha, &ctx, fn, "alpha"));
+    DESO_TRY(deso__sarg_check(beta, &ctx, fn, "beta"));
+    deso__value *ops[4];
+    uint64_t ids[4];
+    DESO_TRY(deso__sarg_value(&ctx, alpha, &ops[0], &ids[0], fn, "alpha"));
+    deso_err err = deso__sarg_value(&ctx, beta, &ops[2], &ids[2], fn, "beta");
+    if (err != DESO_OK) {
+        deso__value_sink(ops[0]);
+        return err;
+    }
+    ops[1] = x->h.val;
+    ids[1] = x->h.id;
+    ops[3] = y->h.val;
+    ids[3] = y->h.id;
+    int64_t shape[2] = {1, n};
+    return deso__record(ctx, BLAS_OP_AXPBY, 0, ops, ids, &y->h, shape);
+}
+
+static deso_err reduce1(blas_op op, const char *fn, int64_t n,
+                        const deso_vec *x, int64_t incx, const deso_vec *y,
+                        int64_t incy, deso_scalar *result)
+{
+    deso_ctx *ctx = NULL;
+    DESO_TRY(deso__n_arg(n, fn, 1));
+    DESO_TRY(deso__vec_arg(x, n, incx, &ctx, fn, "x", 2));
+    if (op == BLAS_OP_DOT) DESO_TRY(deso__vec_arg(y, n, incy, &ctx, fn, "y", 4));
+    DESO_TRY(deso__sca_out(result, &ctx, fn, op == BLAS_OP_DOT ? 6 : 4));
+    deso__value *ops[2] = {x->h.val, op == BLAS_OP_DOT ? y->h.val : NULL};
+    uint64_t ids[2] = {x->h.id, op == BLAS_OP_DOT ? y->h.id : 0};
+    return deso__record(ctx, op, 0, ops, ids, &result->h, VSHAPE_SCALAR);
+}
+
+deso_err deso_ddot(int64_t n, const deso_vec *x, int64_t incx,
+                   const deso_vec *y, int64_t incy, deso_scalar *result)
+{
+    return reduce1(BLAS_OP_DOT, "deso_ddot", n, x, incx, y, incy, result);
+}
+
+deso_err deso_dnrm2(int64_t n, const deso_vec *x, int64_t incx,
+                    deso_scalar *result)
+{
+    return reduce1(BLAS_OP_NRM2, "deso_dnrm2", n, x, incx, NULL, 1, result);
+}
+
+deso_err deso_dasum(int64_t n, const deso_vec *x, int64_t incx,
+                    deso_scalar *result)
+{
+    return reduce1(BLAS_OP_ASUM, "deso_dasum", n, x, incx, NULL, 1, result);
+}
+
+deso_err deso_idamax(int64_t n, const deso_vec *x, int64_t incx,
+                     deso_scalar *result)
+{
+    return reduce1(BLAS_OP_IAMAX, "deso_idamax", n, x, incx, NULL, 1, result);
+}

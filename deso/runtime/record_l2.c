@@ -1,0 +1,170 @@
+/* Level 2 front ends.  Matrix handles are logical objects: the CBLAS order
+ * argument does not change what A means, and lda is only checked >= 1.   */
+#include "deso/runtime/record.h"
+
+static deso_err enum_args(const char *fn, deso_order order, int pos)
+{
+    DESO_CHECK(order == DESO_ROW_MAJOR || order == DESO_COL_MAJOR,
+               DESO_EINVAL, "%s: bad order %d (arg %d)", fn, (int)order, pos);
+    return DESO_OK;
+}
+
+static deso_err mat_arg(const deso_mat *a, int64_t m, int64_t n, int64_t lda,
+                        deso_ctx **ctx, const char *fn, int pos)
+{
+    DESO_TRY(deso__handle_check(a ? &a->h : NULL, BLAS_MAT, ctx, fn, "A"));
+    DESO_TRY(deso__value_usable(a->h.val, fn));
+    DESO_CHECK(a->h.val->m == m && a->h.val->n == n, DESO_ESIZE,
+               "%s: A (arg %d) is %lld x %lld, expected %lld x %lld", fn, pos,
+               (long long)a->h.val->m, (long long)a->h.val->n, (long long)m,
+               (long long)n);
+    DESO_CHECK(lda >= 1, DESO_EINVAL, "%s: lda = %lld < 1 (arg %d)", fn,
+               (long long)lda, pos + 1);
+    return DESO_OK;
+}
+
+static bool is_zero_const(deso_sarg b) { return !b.lazy && b.v == 0.0; }
+
+/* One gemv node (masked for dsymv's halves).                               */
+static deso_err gemv_node(deso_ctx *ctx, unsigned flags, int64_t m, int64_t n,
+                          deso_sarg alpha, const deso_mat *a,
+                          const deso_vec *x, deso_sarg beta, deso_vec *y,
+                          const char *fn)
+{
+    (void)m;
+    (void)n;
+    deso__value *ops[5];
+    uint64_t ids[5] = {0};
+    /* canonical form: a known beta of 0 means y is not read, so the node
+     * has no y operand (a lazy beta is never inspected)                    */
+    if (!is_zero_const(beta)) flags |= BLAS_F_BETA;
+    DESO_TRY(deso__sarg_value(&ctx, alpha, &ops[0], &ids[0], fn, "alpha"));
+    ops[1] = a->h.val;
+    ids[1] = a->h.id;
+    ops[2] = x->h.val;
+    ids[2] = x->h.id;
+    if (flags & BLAS_F_BETA) {
+        deso_err err =
+            deso__sarg_value(&ctx, beta, &ops[3], &ids[3], fn, "beta");
+        if (err != DESO_OK) {
+            deso__value_sink(ops[0]);
+            return err;
+        }
+        ops[4] = y->h.val;
+        ids[4] = y->h.id;
+    }
+    int64_t shape[2] = {1, y->h.val->n};
+    return deso__record(ctx, BLAS_OP_GEMV, flags, ops, ids, &y->h, shape);
+}
+
+deso_err deso_dgemv_arg(deso_order order, deso_trans trans, int64_t m,
+                        int64_t n, deso_sarg alpha, const deso_mat *a,
+                        int64_t lda, const deso_vec *x, int64_t incx,
+                        deso_sarg beta, deso_vec *y, int64_t incy)
+{
+    const char *fn = "deso_dgemv";
+    deso_ctx *ctx = NULL;
+    DESO_TRY(enum_args(fn, order, 1));
+    /* 113 is CblasConjTrans: the same as a transpose for real data         */
+    DESO_CHECK(trans == DESO_NO_TRANS || trans == DESO_TRANS ||
+                   (int)trans == 113,
+               DESO_EINVAL, "%s: bad trans %d (arg 2)", fn, (int)trans);
+    DESO_CHECK(m >= 0, DESO_ESIZE, "%s: m = %lld < 0 (arg 3)", fn,
+               (long long)m);
+    DESO_CHECK(n >= 0, DESO_ESIZE, "%s: n = %lld < 0 (arg 4)", fn,
+               (long long)n);
+    bool t = trans != DESO_NO_TRANS;
+    DESO_TRY(mat_arg(a, m, n, lda, &ctx, fn, 6));
+    DESO_TRY(deso__vec_arg(x, t ? m : n, incx, &ctx, fn, "x", 8));
+    DESO_TRY(deso__vec_arg(y, t ? n : m, incy, &ctx, fn, "y", 11));
+    DESO_TRY(deso__sarg_check(alpha, &ctx, fn, "alpha"));
+    DESO_TRY(deso__sarg_check(beta, &ctx, fn, "beta"));
+    return gemv_node(ctx, t ? BLAS_F_TRANS : 0, m, n, alpha, a, x, beta, y,
+                     fn);
+}
+
+deso_err deso_dger_arg(deso_order order, int64_t m, int64_t n, deso_sarg alpha,
+                       const deso_vec *x, int64_t incx, const deso_vec *y,
+                       int64_t incy, deso_mat *a, int64_t lda)
+{
+    const char *fn = "deso_dger";
+    deso_ctx *ctx = NULL;
+    DESO_TRY(enum_args(fn, order, 1));
+    DESO_CHECK(m >= 0 && n >= 0, DESO_ESIZE, "%s: negative m or n (arg 2)",
+               fn);
+    DESO_TRY(deso__vec_arg(x, m, incx, &ctx, fn, "x", 5));
+    DESO_TRY(deso__vec_arg(y, n, incy, &ctx, fn, "y", 7));
+    DESO_TRY(mat_arg(a, m, n, lda, &ctx, fn, 9));
+    DESO_TRY(deso__sarg_check(alpha, &ctx, fn, "alpha"));
+    deso__value *ops[4];
+    uint64_t ids[4];
+    DESO_TRY(deso__sarg_value(&ctx, alpha, &ops[0], &ids[0], fn, "alpha"));
+    ops[1] = x->h.val;
+    ids[1] = x->h.id;
+    ops[2] = y->h.val;
+    ids[2] = y->h.id;
+    ops[3] = a->h.val;
+    ids[3] = a->h.id;
+    int64_t shape[2] = {m, n};
+    return deso__record(ctx, BLAS_OP_GER, 0, ops, ids, &a->h, shape);
+}
+
+/* dsymv as two masked gemvs on the stored triangle:
+ *   y <- alpha tri(A) x + beta y;   y <- alpha stri(A)^T x + y,
+ * tri including the diagonal, stri excluding it (A_sym = tri + stri^T).  */
+deso_err deso_dsymv_arg(deso_order order, deso_uplo uplo, int64_t n,
+                        deso_sarg alpha, const deso_mat *a, int64_t lda,
+                        const deso_vec *x, int64_t incx, deso_sarg beta,
+                        deso_vec *y, int64_t incy)
+{
+    const char *fn = "deso_dsymv";
+    deso_ctx *ctx = NULL;
+    DESO_TRY(enum_args(fn, order, 1));
+    DESO_CHECK(uplo == DESO_UPPER || uplo == DESO_LOWER, DESO_EINVAL,
+               "%s: bad uplo %d (arg 2)", fn, (int)uplo);
+    DESO_TRY(deso__n_arg(n, fn, 3));
+    DESO_TRY(mat_arg(a, n, n, lda, &ctx, fn, 5));
+    DESO_TRY(deso__vec_arg(x, n, incx, &ctx, fn, "x", 7));
+    DESO_TRY(deso__vec_arg(y, n, incy, &ctx, fn, "y", 10));
+    DESO_TRY(deso__sarg_check(alpha, &ctx, fn, "alpha"));
+    DESO_TRY(deso__sarg_check(beta, &ctx, fn, "beta"));
+    unsigned tri = BLAS_F_MASK | (uplo == DESO_LOWER ? BLAS_F_LOWER : 0);
+    deso__value *old = y->h.val;
+    uint64_t hash0 = ctx->hash;
+    deso__value_ref(old);
+    deso_err err = gemv_node(ctx, tri, n, n, alpha, a, x, beta, y, fn);
+    if (err == DESO_OK) {
+        err = gemv_node(ctx, tri | BLAS_F_STRICT | BLAS_F_TRANS, n, n, alpha,
+                        a, x, deso_sarg_double(1.0), y, fn);
+        /* all or nothing: y must not keep half a product                  */
+        if (err != DESO_OK) deso__record_undo(ctx, &y->h, old, hash0);
+    }
+    deso__value_unref(old);
+    return err;
+}
+
+deso_err deso_dtrsv(deso_order order, deso_uplo uplo, deso_trans trans,
+                    deso_diag diag, int64_t n, const deso_mat *a, int64_t lda,
+                    deso_vec *x, int64_t incx)
+{
+    const char *fn = "deso_dtrsv";
+    deso_ctx *ctx = NULL;
+    DESO_TRY(enum_args(fn, order, 1));
+    DESO_CHECK(uplo == DESO_UPPER || uplo == DESO_LOWER, DESO_EINVAL,
+               "%s: bad uplo %d (arg 2)", fn, (int)uplo);
+    DESO_CHECK(trans == DESO_NO_TRANS || trans == DESO_TRANS ||
+                   (int)trans == 113,
+               DESO_EINVAL, "%s: bad trans %d (arg 3)", fn, (int)trans);
+    DESO_CHECK(diag == DESO_UNIT || diag == DESO_NON_UNIT, DESO_EINVAL,
+               "%s: bad diag %d (arg 4)", fn, (int)diag);
+    DESO_TRY(deso__n_arg(n, fn, 5));
+    DESO_TRY(mat_arg(a, n, n, lda, &ctx, fn, 6));
+    DESO_TRY(deso__vec_arg(x, n, incx, &ctx, fn, "x", 8));
+    unsigned flags = (uplo == DESO_LOWER ? BLAS_F_LOWER : 0) |
+                     (trans != DESO_NO_TRANS ? BLAS_F_TRANS : 0) |
+                     (diag == DESO_UNIT ? BLAS_F_UNIT : 0);
+    deso__value *ops[2] = {a->h.val, x->h.val};
+    uint64_t ids[2] = {a->h.id, x->h.id};
+    int64_t shape[2] = {1, n};
+    return deso__record(ctx, BLAS_OP_TRSV, flags, ops, ids, &x->h, shape);
+}

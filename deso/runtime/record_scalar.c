@@ -1,0 +1,74 @@
+/* Scalar arithmetic on lazy scalars: recorded like any operation, so CG's
+ * alpha = rho / (p . q) and beta never force.                             */
+#include "deso/runtime/record.h"
+
+static deso_err binop(blas_op op, const char *fn, deso_scalar *out,
+                      deso_sarg a, deso_sarg b, int nargs)
+{
+    deso_ctx *ctx = NULL;
+    DESO_TRY(deso__sca_out(out, &ctx, fn, 1));
+    DESO_TRY(deso__sarg_check(a, &ctx, fn, "a"));
+    if (nargs > 1) DESO_TRY(deso__sarg_check(b, &ctx, fn, "b"));
+    deso__value *ops[2] = {NULL, NULL};
+    uint64_t ids[2] = {0, 0};
+    DESO_TRY(deso__sarg_value(&ctx, a, &ops[0], &ids[0], fn, "a"));
+    if (nargs > 1) {
+        deso_err err = deso__sarg_value(&ctx, b, &ops[1], &ids[1], fn, "b");
+        if (err != DESO_OK) {
+            deso__value_sink(ops[0]);
+            return err;
+        }
+    }
+    static const int64_t shape[2] = {1, 1};
+    return deso__record(ctx, op, 0, ops, ids, &out->h, shape);
+}
+
+deso_err deso_sadd_arg(deso_scalar *out, deso_sarg a, deso_sarg b)
+{
+    return binop(BLAS_OP_SADD, "deso_sadd", out, a, b, 2);
+}
+
+deso_err deso_ssub_arg(deso_scalar *out, deso_sarg a, deso_sarg b)
+{
+    return binop(BLAS_OP_SSUB, "deso_ssub", out, a, b, 2);
+}
+
+deso_err deso_smul_arg(deso_scalar *out, deso_sarg a, deso_sarg b)
+{
+    return binop(BLAS_OP_SMUL, "deso_smul", out, a, b, 2);
+}
+
+deso_err deso_sdiv_arg(deso_scalar *out, deso_sarg a, deso_sarg b)
+{
+    return binop(BLAS_OP_SDIV, "deso_sdiv", out, a, b, 2);
+}
+
+deso_err deso_ssqrt_arg(deso_scalar *out, deso_sarg a)
+{
+    return binop(BLAS_OP_SSQRT, "deso_ssqrt", out, a, a, 1);
+}
+
+deso_err deso_sneg_arg(deso_scalar *out, deso_sarg a)
+{
+    return binop(BLAS_OP_SNEG, "deso_sneg", out, a, a, 1);
+}
+
+/* out <- a needs no node: values are immutable, so out's handle simply
+ * points at a's value (or at a new constant).                             */
+deso_err deso_sset_arg(deso_scalar *out, deso_sarg a)
+{
+    const char *fn = "deso_sset";
+    deso_ctx *ctx = NULL;
+    DESO_TRY(deso__sca_out(out, &ctx, fn, 1));
+    DESO_TRY(deso__sarg_check(a, &ctx, fn, "a"));
+    deso__value *v;
+    uint64_t id;
+    DESO_TRY(deso__sarg_value(&ctx, a, &v, &id, fn, "a"));
+    deso__value_ref(v);
+    deso__value_unref(out->h.val);
+    out->h.val = v;
+    deso__hash_mix(ctx, 0x736574u);
+    deso__hash_mix(ctx, id);
+    deso__hash_mix(ctx, out->h.id);
+    return DESO_OK;
+}

@@ -1,0 +1,60 @@
+/* Matrix refolding (e.g. block -> cyclic(b) for trsv): a block-cyclic
+ * remap planned by placement/remap.h and run by deso__remap_* (redist.c),
+ * cached per layout pair.                                                  */
+#include <stdlib.h>
+
+#include "deso/runtime/runtime.h"
+
+struct deso__mremap {
+    blas_layout src, dst;
+    deso__remap r;
+    struct deso__mremap *next;
+};
+
+void deso__mremaps_free(deso_ctx *ctx)
+{
+    while (ctx->mremaps != NULL) {
+        deso__mremap *next = ctx->mremaps->next;
+        deso__remap_free(&ctx->mremaps->r);
+        free(ctx->mremaps);
+        ctx->mremaps = next;
+    }
+}
+
+static pl_bc_layout bc_of(const blas_layout *l)
+{
+    pl_bc_layout b = {.m = l->m, .n = l->n, .mb = l->b, .nb = l->nb,
+                      .pr = l->pr, .pc = l->pc, .ranks = NULL,
+                      .replicated = false};
+    return b;
+}
+
+deso_err deso__mat_remap(deso_ctx *ctx, const deso__view *src,
+                         deso__view *dst)
+{
+    deso__mremap *p = ctx->mremaps;
+    while (p != NULL && !(blas_layout_equal(&p->src, &src->lay) &&
+                          blas_layout_equal(&p->dst, &dst->lay)))
+        p = p->next;
+    if (p == NULL) {
+        double t0 = deso__now();
+        p = calloc(1, sizeof *p);
+        DESO_CHECK(p != NULL, DESO_ENOMEM, "matrix remap: out of memory");
+        p->src = src->lay;
+        p->dst = dst->lay;
+        pl_bc_layout a = bc_of(&src->lay), b = bc_of(&dst->lay);
+        deso_err err = deso__remap_init(ctx->comm, &a, &b, PL_SCHED_STEPWISE,
+                                        &p->r);
+        deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
+        if (err != DESO_OK) {
+            deso__remap_free(&p->r);
+            free(p);
+            return err;
+        }
+        p->next = ctx->mremaps;
+        ctx->mremaps = p;
+    }
+    int64_t sld = src->rows > 1 ? src->rows : 1;
+    int64_t dld = dst->rows > 1 ? dst->rows : 1;
+    return deso__remap_exec(&p->r, src->data, sld, dst->data, dld);
+}

