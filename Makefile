@@ -62,15 +62,20 @@ PROG_BIN := $(foreach s,$(PROG_SRC),$(BUILD)/bin/deso-$(subst _,-,$(basename $(n
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 
-STATIC := $(BUILD)/lib/libdeso.a
-SHARED := $(BUILD)/lib/libdeso.so
+# ABI version: the shared library's SONAME is libdeso.so.$(ABI).
+ABI     := 0
+STATIC  := $(BUILD)/lib/libdeso.a
+SHARED  := $(BUILD)/lib/libdeso.so
+SONAME  := libdeso.so.$(ABI)
+# Every object, every name visible: what the tests link, to reach inside.
+INTERNAL := $(BUILD)/lib/internal/libdeso.a
 
 .PHONY: all lib programs tests check check-unit check-mpi check-asan \
         check-fuzz check-install check-mpi-alias check-cli check-layers demo setup clean bench bench-remap benches install
 
 all: lib programs tests benches
 
-lib: $(STATIC) $(SHARED)
+lib: $(STATIC) $(SHARED) $(INTERNAL)
 programs: $(PROG_BIN)
 tests: $(UNIT_BIN) $(MPI_BIN)
 benches: $(BENCH_BIN)
@@ -82,18 +87,34 @@ $(BUILD)/obj/%.o: %.c
 # Examples include deso.h by its bare name, as installed programs do.
 $(BUILD)/obj/examples/%.o: CFLAGS += -Ideso
 
-$(STATIC): $(LIB_OBJ)
+# The library's own names are hidden (the public headers mark the API):
+# libdeso.so exports only the API, and libdeso.a is one relocatable object
+# in which every other name is made local, so nothing of it can collide
+# with a user's or another library's names (blas_* would meet OpenBLAS's).
+$(LIB_OBJ): CFLAGS += -fvisibility=hidden
+
+$(INTERNAL): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	ar rcs $@ $^
 
+$(STATIC): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ $(BUILD)/lib/deso.o
+	ld -r -o $(BUILD)/lib/deso.o $^
+	objcopy --localize-hidden $(BUILD)/lib/deso.o
+	ar rcs $@ $(BUILD)/lib/deso.o
+	rm -f $(BUILD)/lib/deso.o
+
 $(SHARED): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) -shared $(LDFLAGS) -Wl,-soname,$(SONAME) -o $@.$(VERSION) $^ $(LIBS)
+	ln -sf libdeso.so.$(VERSION) $(BUILD)/lib/$(SONAME)
+	ln -sf $(SONAME) $@
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_COMMON_OBJ) $(STATIC)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_COMMON_OBJ) $(INTERNAL)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(STATIC) $(LIBS) $(CMOCKA_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(INTERNAL) $(LIBS) $(CMOCKA_LIBS)
 
 $(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(STATIC)
 	@mkdir -p $(dir $@)
@@ -170,7 +191,9 @@ PUBLIC_H := deso/deso.h deso/deso_redist.h deso/deso_stats.h placement/deso_erro
 install: lib programs
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/deso \
 	           $(DESTDIR)$(PREFIX)/bin
-	install -m 644 $(STATIC) $(SHARED) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(STATIC) $(SHARED).$(VERSION) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libdeso.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libdeso.so
 	install -m 644 $(PUBLIC_H) $(DESTDIR)$(PREFIX)/include/deso/
 	install -m 755 $(PROG_BIN) $(DESTDIR)$(PREFIX)/bin/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' deso.pc.in \

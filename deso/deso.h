@@ -41,6 +41,12 @@
 #include "deso_redist.h"
 #include "deso_stats.h"
 
+/* The library is built with hidden visibility: what is declared here is
+ * its interface, and the only names it exports.                          */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -538,6 +544,10 @@ deso_err deso_dtrsv(deso_order order, deso_uplo uplo, deso_trans trans,
 
 #ifdef __cplusplus
 }
+#endif
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
 #endif
 
 #endif

@@ -29,6 +29,12 @@
 
 #include "deso_errors.h"
 
+/* The library is built with hidden visibility: what is declared here is
+ * its interface, and the only names it exports.                          */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -185,6 +191,10 @@ void deso_slice_plan_free(deso_slice_plan *p);   /* NULL-safe             */
 
 #ifdef __cplusplus
 }
+#endif
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
 #endif
 
 #endif

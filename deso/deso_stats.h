@@ -17,6 +17,12 @@
 
 #include "deso_errors.h"
 
+/* The library is built with hidden visibility: what is declared here is
+ * its interface, and the only names it exports.                          */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 typedef struct deso_stats {
     double time_total;        /* from deso_init (or the last reset)          */
     double time_compute;      /* local kernels                               */
@@ -34,5 +40,9 @@ deso_err deso_stats_get(deso_stats *out);
 
 /* Zeroes this rank's counters and restarts time_total.  Local.            */
 void deso_stats_reset(void);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #endif

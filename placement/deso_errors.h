@@ -6,6 +6,12 @@
 #ifndef DESO_ERRORS_H
 #define DESO_ERRORS_H
 
+/* The library is built with hidden visibility: what is declared here is
+ * its interface, and the only names it exports.                          */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 /* X(name, value, message): one row per error, generating the enum, the
  * names and the messages from a single table.                              */
 #define DESO_ERROR_MAP(X)                                                    \
@@ -42,5 +48,9 @@ const char *deso_errname(deso_err err);
 /* The detailed message of the most recent error raised on this rank, e.g.
  * "deso_daxpy: x has length 5 but y has length 7"; "" when none.  Local.  */
 const char *deso_last_error(void);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #endif

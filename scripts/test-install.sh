@@ -8,7 +8,10 @@
 #            mpicc.mpich cg.c $(pkg-config --cflags --libs deso)
 #      and runs at P = 2 with a small n, printing a residual;
 #   4. README.md's "first program" builds the same way and prints x.Ax = 2;
-#   5. the installed deso-solve-pdgesv runs at P = 2.
+#   5. the installed deso-solve-pdgesv runs at P = 2;
+#   6. libdeso.so exports the API only (deso_*, no deso__) under a SONAME,
+#      and libdeso.a defines no other global name;
+#   7. the first program links statically (pkg-config --static) and runs.
 # Prints "install: N passed, N failed"; exits non-zero on any failure.
 set -u
 build=${1:-build}
@@ -87,6 +90,33 @@ sed -n '/<!-- first:begin -->/,/<!-- first:end -->/p' "$root/README.md" |
 step "user build of README's first program" user_build "$tmp/src/first.c" first
 step "first program at P = 2 prints x.Ax = 2" run_first
 step "installed deso-solve-pdgesv at P = 2" run_solve
+
+# Only the API is visible: the shared library exports deso_* names and no
+# deso__ (internal) one, and the static library defines no other global.
+exports_api_only() {
+    names=$(nm -D --defined-only "$prefix/lib/libdeso.so" | awk '{print $3}')
+    [ -n "$names" ] || return 1
+    other=$(echo "$names" | grep -v '^deso_[a-z]') && {
+        echo "libdeso.so exports: $other"; return 1; }
+    n=$(nm -g --defined-only "$prefix/lib/libdeso.a" | awk 'NF == 3 {print $3}' |
+        grep -c -v '^deso_[a-z]')
+    [ "$n" -eq 0 ] || { echo "libdeso.a defines $n other globals"; return 1; }
+    readelf -d "$prefix/lib/libdeso.so" | grep -q 'SONAME.*libdeso\.so\.[0-9]'
+}
+step "libraries expose the API only, with a SONAME" exports_api_only
+
+# A static link of the first program with pkg-config --static.
+static_build() {
+    (cd "$tmp/src" &&
+     PKG_CONFIG_PATH=$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} &&
+     export PKG_CONFIG_PATH &&
+     flags=$(pkg-config --static --cflags --libs deso |
+             sed "s|-ldeso|$prefix/lib/libdeso.a|") &&
+     echo "mpicc.mpich first.c $flags -o first" &&
+     mpicc.mpich first.c $flags -o first)
+}
+step "static build of README's first program" static_build
+step "statically linked first program at P = 2" run_first
 
 echo "install: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
