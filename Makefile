@@ -50,7 +50,7 @@ TEST_COMMON_SRC := $(wildcard tests/common/*.c)
 TEST_COMMON_OBJ := $(TEST_COMMON_SRC:%.c=$(BUILD)/obj/%.o)
 
 # Serial tests (one process, no MPI launch) and MPI tests (tests/deso/).
-UNIT_SRC := $(foreach d,placement blas optimizer,$(wildcard tests/$(d)/test_*.c))
+UNIT_SRC := $(foreach d,placement blas optimizer remap io,$(wildcard tests/$(d)/test_*.c))
 MPI_SRC  := $(wildcard tests/deso/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/%.c=$(BUILD)/tests/%)
 MPI_BIN  := $(MPI_SRC:tests/%.c=$(BUILD)/tests/%)
@@ -148,7 +148,7 @@ check-mpi: $(MPI_BIN)
 # The unit tests, and the MPI tests at P = 2, under ASan + UBSan.  In the
 # MPI pass LeakSanitizer is off: MPICH's transport leaves ~1 KB allocated by
 # a module it unloads before exit, which no suppression can name.  Leaks on
-# MPI paths are checked with valgrind instead (scripts/valgrind-redist.sh,
+# MPI paths are checked with valgrind instead (scripts/valgrind-remap.sh,
 # scripts/soak.sh).
 check-asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=1 check-unit

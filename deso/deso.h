@@ -141,7 +141,7 @@ const char *deso_mode_name(deso_mode mode);
 
 /* Performance log in the style of PETSc's -log_view, printed on rank 0 to
  * f (f is only used there and may be NULL elsewhere): per operation kind
- * (dgemv, dot, ...) the number of nodes executed, their time (redistributing
+ * (dgemv, dot, ...) the number of nodes executed, their time (exchanging
  * operands, kernel, reduction), the local kernel time alone, and the bytes
  * and messages they caused; per kind of communication (broadcast,
  * point-to-point exchange, matrix remap, reduce, all-reduce, and the SPMD
@@ -163,7 +163,7 @@ deso_err deso_log_view(deso_ctx *ctx, FILE *f);
 
 /* Writes the last plan the optimiser made (or improved) for this context
  * to f: every node with its result's and operands' placements, every edge's
- * redistribution and its modelled cost, and the totals ("no plan optimised
+ * exchange and its modelled cost, and the totals ("no plan optimised
  * yet" before the first).  DESO_VERBOSE=1 prints the same on rank 0's
  * stderr for every new plan; DESO_TRACE=FILE.dot writes its Graphviz DOT
  * (rank 0).  Local.  Not a force point.  Errors: DESO_ENULL, DESO_ESTALE. */

@@ -28,7 +28,7 @@ uint64_t opt_graph_key(const opt_graph *g, opt_mode mode, uint64_t *check);
 
 /* The same key without the live-in layouts (only their kinds and shapes):
  * the DAG's shape.  A plan made for one placement of the live-in values is
- * still correct for any other (the executor redistributes what differs),
+ * still correct for any other (the executor exchanges what differs),
  * so a shape match is a sound starting point for a bounded improvement.  */
 uint64_t opt_graph_shape_key(const opt_graph *g, opt_mode mode);
 

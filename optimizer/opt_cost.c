@@ -1,8 +1,8 @@
 /* The cost model: what the executor moves for a plan, exactly.
  *
- * deso/exec.c runs the nodes in recording order; for node i it asks, for
+ * deso/runtime/exec.c runs the nodes in recording order; for node i it asks, for
  * operand k = 0, 1, ..., for the view of the operand's value in layout
- * req[k] (deso/redistribute.c):
+ * req[k] (deso/runtime/exchange.c):
  *   - a view of that layout exists: free (views are kept: an earlier edge
  *     may have paid for it);
  *   - else a view S with the same folding and fewer copies exists (the
@@ -16,7 +16,7 @@
  * The node's reduction then runs over grid dimension rd on every rank
  * (one communicator per coordinate of the other dimension), as an
  * all-reduce when the result is replicated along rd, else a reduce.
- * Counting follows DESIGN.md (and deso/comm.c): p2p bytes and messages
+ * Counting follows DESIGN.md (and deso/runtime/comm.c): p2p bytes and messages
  * summed over ranks; collectives one per communicator, bytes m (p - 1),
  * doubled for all-reduce.  The time is alpha + beta * bytes per message:
  * an exchange costs its busiest rank, a collective over p ranks
@@ -64,7 +64,7 @@ static int owner(const blas_layout *l, int64_t i)
     return blas_layout_owner(l, i);
 }
 
-/* deso/redistribute.c's choose_src: the rank (row-major) that sends
+/* deso/runtime/exchange.c's choose_src: the rank (row-major) that sends
  * element i to the rank at (r, c).                                         */
 static int choose_src(const blas_layout *S, int r, int c, int64_t i)
 {
@@ -184,7 +184,7 @@ static bool replication_only(const blas_layout *S, const blas_layout *D)
            S->b == D->b && (S->rep & ~D->rep) == 0;
 }
 
-/* deso/redistribute.c's replicate(): broadcasts along k = 0, then 1.      */
+/* deso/runtime/exchange.c's replicate(): broadcasts along k = 0, then 1.      */
 static void bcast_cost(const blas_layout *S, const blas_layout *D,
                        const opt_params *pp, opt_counts *c)
 {
@@ -279,7 +279,7 @@ static void node_cost(const opt_graph *g, const opt_node *nd,
 /* ---- fusion of independent reductions ---------------------------------- */
 
 /* A fusable reduction's key: members of a group share the grid dimension
- * reduced over and which communicators take part (deso/exec.c's
+ * reduced over and which communicators take part (deso/runtime/exec.c's
  * takes_part: the ranks holding operand 0); -1: not fusable.  A group is
  * one all-reduce when any member's result is replicated along that
  * dimension (a member that only needed a reduce gets its result at

@@ -1,5 +1,5 @@
 /* The plan explains itself: every value's placement, every edge's
- * redistribution with its modelled cost, as text or as Graphviz DOT.     */
+ * exchange with its modelled cost, as text or as Graphviz DOT.     */
 #include "optimizer/opt_impl.h"
 
 #include <string.h>

@@ -11,7 +11,7 @@
  *   opt_cands.c the optimiser's constraint notion: for each node, the list
  *               of (result, operands) layout tuples a mode allows.
  *   opt_cost.c  the cost model: an exact emulation of what the executor
- *               (deso/exec.c, deso/redistribute.c, deso/comm.c) moves for a
+ *               (deso/runtime/exec.c, deso/runtime/exchange.c, deso/runtime/comm.c) moves for a
  *               plan, counted with DESIGN.md's rules, and its modelled time
  *               (alpha + beta * bytes per message; log2 p rounds for
  *               collectives).
@@ -111,7 +111,7 @@ typedef struct opt_params {
     double beta;             /* seconds per byte                             */
     opt_volume volume;
     bool reduce_holders_only;/* reductions run only on the rows/columns that
-                              * hold the operands (else, as deso/exec.c
+                              * hold the operands (else, as deso/runtime/exec.c
                               * does today, on every rank)                 */
 } opt_params;
 

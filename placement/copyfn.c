@@ -61,13 +61,13 @@ bool pl_copyfn_equal(pl_copyfn a, pl_copyfn b)
     return x.d == y.d && x.d1 == y.d1 && x.d2 == y.d2;
 }
 
-deso_err pl_copyfn_redistribution(pl_copyfn src, pl_copyfn sink,
+deso_err pl_copyfn_exchange(pl_copyfn src, pl_copyfn sink,
                                   pl_copyfn *out)
 {
     pl_copyfn r;
     deso_err e = pl_copyfn_compose(sink, pl_copyfn_inverse(src), &r);
     if (e != DESO_OK)
-        return deso__fail(e, "pl_copyfn_redistribution: source d = %d, "
+        return deso__fail(e, "pl_copyfn_exchange: source d = %d, "
                              "sink d = %d (each must be 1..%d and equal)",
                           src.d, sink.d, PL_MAXD);
     *out = r;

@@ -62,7 +62,7 @@ typedef struct pl_copyfn {
     unsigned d1, d2;
 } pl_copyfn;
 
-/* What a redistribution r = (D1, D2) does along one dimension (DESIGN.md's
+/* What an exchange r = (D1, D2) does along one dimension (DESIGN.md's
  * truth table, after cancellation).                                         */
 typedef enum pl_repl_step {
     PL_STEP_NONE = 0,      /* equal states: nothing moves                   */
@@ -78,7 +78,7 @@ pl_copyfn pl_copyfn_replicated(int d, unsigned replicated);
  * operands are cancelled first too).  Both must have the same d, 1..PL_MAXD.
  * This is the per-dimension state algebra of deso-notes A.10.4: it is
  * associative on placement copy functions (I, diag(s)) and on chains of
- * redistributions ((c3 o c2^-1) o (c2 o c1^-1) = c3 o c1^-1), but not in
+ * exchanges ((c3 o c2^-1) o (c2 o c1^-1) = c3 o c1^-1), but not in
  * general: with R = (1,0), C = (0,1) on one dimension, (R o R) o C = I
  * while R o (R o C) = R.                                                   */
 deso_err pl_copyfn_compose(pl_copyfn a, pl_copyfn b, pl_copyfn *out);
@@ -86,10 +86,10 @@ pl_copyfn pl_copyfn_inverse(pl_copyfn a);                 /* (D2, D1)       */
 /* Proposition 3: equal diagonal entries (even zeros) become 1 in both.     */
 pl_copyfn pl_copyfn_cancel(pl_copyfn a);
 bool pl_copyfn_equal(pl_copyfn a, pl_copyfn b);          /* after cancel    */
-/* The redistribution along an edge: r = c_sink o c_src^-1 (erratum A.10.3). */
-deso_err pl_copyfn_redistribution(pl_copyfn src, pl_copyfn sink,
+/* The exchange along an edge: r = c_sink o c_src^-1.                      */
+deso_err pl_copyfn_exchange(pl_copyfn src, pl_copyfn sink,
                                   pl_copyfn *out);
-/* Per-dimension classification of a redistribution; steps[k] for k < d.   */
+/* Per-dimension classification of an exchange; steps[k] for k < d.   */
 void pl_copyfn_classify(pl_copyfn r, pl_repl_step *steps);
 
 /* ---- affine alignment -------------------------------------------------- */

@@ -1,4 +1,4 @@
-/* placement/remap: planning a redistribution between two block-cyclic
+/* placement/remap: planning a remap between two block-cyclic
  * layouts (papers 001, 000, 002; shared/reference/remap-notes.md).  Pure
  * computation: who sends which runs of which local array to whom, in which
  * contention-free step.  deso/ executes these plans over MPI.

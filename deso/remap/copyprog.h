@@ -1,6 +1,6 @@
 /* deso/copyprog.h: copy programs, the compiled form of a remap's runs
  * (internal).  Pure computation, no MPI: shared by the remap's MPI
- * transport (redist.c) and its shared-memory one (redist_shm.c).         */
+ * transport (remap.c) and its shared-memory one (remap_shm.c).         */
 #ifndef DESO_COPYPROG_H
 #define DESO_COPYPROG_H
 

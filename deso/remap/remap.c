@@ -1,4 +1,4 @@
-/* deso/redist.c: planning a block-cyclic remap's buffers and executing it
+/* deso/remap/remap.c: planning a block-cyclic remap's buffers and executing it
  * over MPI.
  *
  * The plan (placement/remap.h) lists, for this rank, the messages it sends
@@ -13,7 +13,7 @@
  * messages and are made at plan time, so execution allocates nothing.
  *
  * When every rank is on one node the public API switches a plan to the
- * shared-memory transport instead (redist_shm.c: chunked rings, no MPI
+ * shared-memory transport instead (remap_shm.c: chunked rings, no MPI
  * call during an execution); the runtime's own matrix remaps stay here.
  *
  * Measured and rejected (MPICH 4.0 ch4:ucx, shared memory, P = 2): MPI

@@ -1,5 +1,5 @@
 /* Internal: executing a block-cyclic remap planned by placement/remap.h over
- * MPI.  Used by the public deso_redist_* functions (redist_api.c) and by the
+ * MPI.  Used by the public deso_redist_* functions (remap_api.c) and by the
  * runtime's executor for the remaps of a plan.
  *
  * A deso__remap is made once (local planning, no communication) and
@@ -121,7 +121,7 @@ deso_err deso__remap_exec(deso__remap *r, const double *src_local,
  * then collective over the plan's communicator (MPI_Win_free).            */
 void deso__remap_free(deso__remap *r);
 
-/* The shared-memory transport (redist_shm.c), set up in two collective
+/* The shared-memory transport (remap_shm.c), set up in two collective
  * steps around the caller's own agreement.  prepare (collective over comm,
  * the user's communicator: the first time on a communicator it splits it
  * by node and caches the answer on it) sets *ok when every rank is on one

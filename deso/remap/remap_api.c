@@ -1,5 +1,5 @@
-/* deso/redist_api.c: the public deso_redist_* functions (deso_redist.h) on
- * top of the internal engine (redist.c).  Validation with detailed
+/* deso/remap_api.c: the public deso_redist_* functions (deso_redist.h) on
+ * top of the internal engine (remap.c).  Validation with detailed
  * messages, argument agreement across ranks, a private communicator.      */
 #include "deso/deso_redist.h"
 

@@ -1,4 +1,4 @@
-/* deso/redist_pull.c: the programs of single-copy remaps (redist_shm.c),
+/* deso/remap/remap_pull.c: the programs of single-copy remaps (remap_shm.c),
  * built once at plan time, pure computation (index maps, no MPI).
  *
  * When a sender's source lies in shared memory (deso_redist_array_alloc)

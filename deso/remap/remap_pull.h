@@ -1,5 +1,5 @@
-/* deso/redist_pull.h: programs of single-copy remaps (internal; see
- * redist_pull.c).                                                         */
+/* deso/remap/remap_pull.h: programs of single-copy remaps (internal; see
+ * remap_pull.c).                                                         */
 #ifndef DESO_REDIST_PULL_H
 #define DESO_REDIST_PULL_H
 

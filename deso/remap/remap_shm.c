@@ -1,4 +1,4 @@
-/* deso/redist_shm.c: the remap's shared-memory transport.
+/* deso/remap/remap_shm.c: the remap's shared-memory transport.
  *
  * When every rank of a remap's communicator is on one node, messages need
  * not go through MPI: each sender owns, in an MPI-3 shared window, one ring
@@ -27,7 +27,7 @@
  * Single copy: a sender whose source lies in a shared array its receiver
  * has mapped (deso_redist_array_alloc) packs nothing; at the start of each
  * execution it describes its source in the ring's control block, and the
- * receiver copies straight from it (redist_pull.c's programs), then says
+ * receiver copies straight from it (remap_pull.c's programs), then says
  * it is done; the sender returns only then.  A receiver all of whose
  * senders allow it writes its whole target in one ordered pass, whole
  * lines streamed: 72-100% of memcpy where the rings give 46-57% (runs of

@@ -2,7 +2,7 @@
  * statistics are counted in one place (DESIGN.md's counting rules):
  * collectives count once per communicator (its rank 0), bytes = payload x
  * (ranks - 1), doubled for all-reduce; every point-to-point send counts one
- * message and its payload.  (Remaps count themselves in redist.c.)        */
+ * message and its payload.  (Remaps count themselves in remap.c.)        */
 #include <stdlib.h>
 
 #include "deso/runtime/runtime.h"

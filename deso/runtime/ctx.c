@@ -35,8 +35,8 @@ static void ctx_free(deso_ctx *ctx)
         free(h);
         h = next;
     }
-    deso__xplans_free(ctx);
-    deso__mremaps_free(ctx);
+    deso__exchange_plans_free(ctx);
+    deso__matrix_remaps_free(ctx);
     opt_cache_free(ctx->cache);
     opt_wisdom_free(&ctx->wis);
     opt_graph_free(&ctx->last_g);

@@ -15,14 +15,14 @@
  *      row fold r from the ranks of its own grid row: the paper's direct
  *      O(N P) exchange, one message per pair of ranks in a grid row, no
  *      collective.  Plans are made once per layout pair and cached.
- * Matrices: block-cyclic remaps through deso__remap_* (mremap.c).        */
+ * Matrices: block-cyclic remaps through deso__remap_* (remap_matrix.c).        */
 #include <stdlib.h>
 #include <string.h>
 
 #include "deso/runtime/runtime.h"
 #include "deso/runtime/log.h"
 
-struct deso__xplan {
+struct deso__exchange_plan {
     blas_layout src, dst;
     int nsend, nrecv;
     int *speer, *rpeer;
@@ -31,7 +31,7 @@ struct deso__xplan {
     int64_t nself;
     int64_t *self_src, *self_dst;
     double **sbuf, **rbuf;      /* message buffers, kept with the plan      */
-    struct deso__xplan *next;
+    struct deso__exchange_plan *next;
 };
 
 static bool elem_held(const blas_layout *l, int r, int c, int64_t i)
@@ -68,7 +68,7 @@ static int64_t global_of(const blas_layout *l, int r, int c, int64_t li)
     return blas_cyc_global(l->b, dims[l->dist], co[l->dist], li);
 }
 
-static void xplan_free(deso__xplan *p)
+static void exchange_plan_free(deso__exchange_plan *p)
 {
     if (p == NULL) return;
     for (int k = 0; k < p->nsend; k++) {
@@ -92,19 +92,19 @@ static void xplan_free(deso__xplan *p)
     free(p);
 }
 
-void deso__xplans_free(deso_ctx *ctx)
+void deso__exchange_plans_free(deso_ctx *ctx)
 {
-    while (ctx->xplans != NULL) {
-        deso__xplan *next = ctx->xplans->next;
-        xplan_free(ctx->xplans);
-        ctx->xplans = next;
+    while (ctx->exchange_plans != NULL) {
+        deso__exchange_plan *next = ctx->exchange_plans->next;
+        exchange_plan_free(ctx->exchange_plans);
+        ctx->exchange_plans = next;
     }
 }
 
 /* Builds per-peer index lists.  Both sides list the elements of a message
  * in increasing global index, so packing and unpacking agree.            */
-static deso_err xplan_build(deso_ctx *ctx, const blas_layout *S,
-                            const blas_layout *D, deso__xplan **out)
+static deso_err exchange_plan_build(deso_ctx *ctx, const blas_layout *S,
+                            const blas_layout *D, deso__exchange_plan **out)
 {
     int P = ctx->size, me = ctx->rank, r = ctx->coord[0], c = ctx->coord[1];
     int pr = ctx->df.pr, pc = ctx->df.pc;
@@ -114,7 +114,7 @@ static deso_err xplan_build(deso_ctx *ctx, const blas_layout *S,
     int64_t *rfill = calloc((size_t)P, sizeof *rfill);
     int64_t **sl = calloc((size_t)P, sizeof *sl);
     int64_t **rl = calloc((size_t)P, sizeof *rl);
-    deso__xplan *p = calloc(1, sizeof *p);
+    deso__exchange_plan *p = calloc(1, sizeof *p);
     deso_err err = DESO_OK;
     if (!scnt || !rcnt || !sfill || !rfill || !sl || !rl || !p) {
         err = deso__fail(DESO_ENOMEM, "exchange plan: out of memory");
@@ -239,30 +239,30 @@ done:
     free(sl);
     free(rl);
     if (err != DESO_OK) {
-        xplan_free(p);
+        exchange_plan_free(p);
         return err;
     }
     *out = p;
     return DESO_OK;
 }
 
-static deso_err xplan_get(deso_ctx *ctx, const blas_layout *S,
-                          const blas_layout *D, deso__xplan **out)
+static deso_err exchange_plan_get(deso_ctx *ctx, const blas_layout *S,
+                          const blas_layout *D, deso__exchange_plan **out)
 {
-    for (deso__xplan *p = ctx->xplans; p != NULL; p = p->next)
+    for (deso__exchange_plan *p = ctx->exchange_plans; p != NULL; p = p->next)
         if (blas_layout_equal(&p->src, S) && blas_layout_equal(&p->dst, D)) {
             *out = p;
             return DESO_OK;
         }
-    deso__xplan *p;
-    DESO_TRY(xplan_build(ctx, S, D, &p));
-    p->next = ctx->xplans;
-    ctx->xplans = p;
+    deso__exchange_plan *p;
+    DESO_TRY(exchange_plan_build(ctx, S, D, &p));
+    p->next = ctx->exchange_plans;
+    ctx->exchange_plans = p;
     *out = p;
     return DESO_OK;
 }
 
-static deso_err xplan_exec(deso_ctx *ctx, deso__xplan *p, const double *src,
+static deso_err exchange_plan_exec(deso_ctx *ctx, deso__exchange_plan *p, const double *src,
                            double *dst)
 {
     double t0 = deso__now();
@@ -320,7 +320,7 @@ deso_err deso__value_view(deso_ctx *ctx, deso__value *v,
         return DESO_OK;
     }
     deso__view *src = v->views;
-    DESO_CHECK(src != NULL, DESO_EINTERNAL, "redistribute: value has no data");
+    DESO_CHECK(src != NULL, DESO_EINTERNAL, "exchange: value has no data");
     /* prefer a view that needs only broadcasts                             */
     for (deso__view *s = v->views; s != NULL; s = s->next)
         if (v->kind != BLAS_MAT && replication_only(&s->lay, lay)) {
@@ -334,11 +334,11 @@ deso_err deso__value_view(deso_ctx *ctx, deso__value *v,
     } else if (replication_only(&src->lay, lay)) {
         err = replicate(ctx, src, w);
     } else {
-        deso__xplan *p;
+        deso__exchange_plan *p;
         double t0 = deso__now();
-        err = xplan_get(ctx, &src->lay, lay, &p);
+        err = exchange_plan_get(ctx, &src->lay, lay, &p);
         deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
-        if (err == DESO_OK) err = xplan_exec(ctx, p, src->data, w->data);
+        if (err == DESO_OK) err = exchange_plan_exec(ctx, p, src->data, w->data);
     }
     if (err != DESO_OK) {
         deso__view_free(w);

@@ -15,7 +15,7 @@
  *      checked against the mode's candidates (also a replay);
  *   4. else (modes affine, full) a cached plan for the same DAG shape with
  *      its live-in values placed otherwise: still correct (the executor
- *      redistributes what differs), adapted by the same bounded greedy
+ *      exchanges or remaps what differs), adapted by the same bounded greedy
  *      improvement; counted as a replay (the optimiser did not run from
  *      scratch).  This is what lets a solver's first iteration (inputs in
  *      default placements) and its steady state (inputs where the previous

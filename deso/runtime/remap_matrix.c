@@ -1,23 +1,23 @@
 /* Matrix refolding (e.g. block -> cyclic(b) for trsv): a block-cyclic
- * remap planned by placement/remap.h and run by deso__remap_* (redist.c),
+ * remap planned by placement/remap.h and run by deso__remap_* (remap.c),
  * cached per layout pair.                                                  */
 #include <stdlib.h>
 
 #include "deso/runtime/runtime.h"
 
-struct deso__mremap {
+struct deso__matrix_remap {
     blas_layout src, dst;
     deso__remap r;
-    struct deso__mremap *next;
+    struct deso__matrix_remap *next;
 };
 
-void deso__mremaps_free(deso_ctx *ctx)
+void deso__matrix_remaps_free(deso_ctx *ctx)
 {
-    while (ctx->mremaps != NULL) {
-        deso__mremap *next = ctx->mremaps->next;
-        deso__remap_free(&ctx->mremaps->r);
-        free(ctx->mremaps);
-        ctx->mremaps = next;
+    while (ctx->matrix_remaps != NULL) {
+        deso__matrix_remap *next = ctx->matrix_remaps->next;
+        deso__remap_free(&ctx->matrix_remaps->r);
+        free(ctx->matrix_remaps);
+        ctx->matrix_remaps = next;
     }
 }
 
@@ -32,7 +32,7 @@ static pl_bc_layout bc_of(const blas_layout *l)
 deso_err deso__mat_remap(deso_ctx *ctx, const deso__view *src,
                          deso__view *dst)
 {
-    deso__mremap *p = ctx->mremaps;
+    deso__matrix_remap *p = ctx->matrix_remaps;
     while (p != NULL && !(blas_layout_equal(&p->src, &src->lay) &&
                           blas_layout_equal(&p->dst, &dst->lay)))
         p = p->next;
@@ -51,8 +51,8 @@ deso_err deso__mat_remap(deso_ctx *ctx, const deso__view *src,
             free(p);
             return err;
         }
-        p->next = ctx->mremaps;
-        ctx->mremaps = p;
+        p->next = ctx->matrix_remaps;
+        ctx->matrix_remaps = p;
     }
     int64_t sld = src->rows > 1 ? src->rows : 1;
     int64_t dld = dst->rows > 1 ? dst->rows : 1;

@@ -89,8 +89,8 @@ typedef struct deso__fz {
     double red;               /* the local partial result                   */
 } deso__fz;
 
-typedef struct deso__xplan deso__xplan;       /* vector exchange plan       */
-typedef struct deso__mremap deso__mremap;     /* cached matrix remap        */
+typedef struct deso__exchange_plan deso__exchange_plan;       /* vector exchange plan       */
+typedef struct deso__matrix_remap deso__matrix_remap;     /* cached matrix remap        */
 
 struct deso_ctx {
     uint32_t magic;
@@ -111,8 +111,8 @@ struct deso_ctx {
     uint64_t hash;            /* running hash of recorded calls             */
     uint64_t next_id;
     deso__handle *handles;    /* every shell, live or destroyed             */
-    deso__xplan *xplans;
-    deso__mremap *mremaps;
+    deso__exchange_plan *exchange_plans;
+    deso__matrix_remap *matrix_remaps;
     int64_t flushes;
     bool forcing;
     /* the optimiser (force.c), plan cache and wisdom (wisdom_io.c)         */
@@ -208,11 +208,11 @@ deso_err deso__exec_trsv(deso_ctx *ctx, const blas_desc *d,
                          const deso__view *T, const deso__view *x,
                          deso__view *res);
 
-/* ---- redistribution (redistribute.c) ------------------------------------ */
+/* ---- exchanges (exchange.c) --------------------------------------------- */
 /* The view of v in layout `lay`, made (and kept) if needed.  Collective.  */
 deso_err deso__value_view(deso_ctx *ctx, deso__value *v,
                           const blas_layout *lay, deso__view **out);
-void deso__xplans_free(deso_ctx *ctx);
+void deso__exchange_plans_free(deso_ctx *ctx);
 
 /* ---- communication (comm.c): every MPI call that moves data ------------- */
 deso_err deso__mpi(int rc, const char *what);
@@ -232,9 +232,9 @@ deso_err deso__exchange(MPI_Comm comm, int tag, int nsend, const int *speer,
                         int nrecv, const int *rpeer, double *const *rbuf,
                         const int64_t *rcount);
 
-/* ---- matrix remaps (mremap.c) ------------------------------------------- */
+/* ---- matrix remaps (remap_matrix.c) ------------------------------------------- */
 deso_err deso__mat_remap(deso_ctx *ctx, const deso__view *src,
                          deso__view *dst);
-void deso__mremaps_free(deso_ctx *ctx);
+void deso__matrix_remaps_free(deso_ctx *ctx);
 
 #endif

@@ -11,7 +11,7 @@
  * allocates even an empty share), so every rank fails at the same call.
  * Inside a force the counts differ between ranks (the executor's buffers
  * follow the local shares) and a failure on one rank only would leave the
- * others in a collective: the executor (deso/exec.c) does not agree on
+ * others in a collective: the executor (deso/runtime/exec.c) does not agree on
  * errors before communicating.  At P = 1 the forces are injected too.
  * deso-np: 1 2 3                                                          */
 #include <stdlib.h>

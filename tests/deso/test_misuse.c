@@ -547,7 +547,7 @@ static void test_handles(void **state)
 
 /* ---- deso_redist.h ------------------------------------------------------ */
 
-static void test_redist(void **state)
+static void test_remap(void **state)
 {
     (void)state;
     deso_layout a = {12, 1, 2, 1, 1, np, NULL, 0};
@@ -758,7 +758,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_context),
         cmocka_unit_test(test_create),
         cmocka_unit_test(test_handles),
-        cmocka_unit_test(test_redist),
+        cmocka_unit_test(test_remap),
         cmocka_unit_test(test_scalapack_args),
         cmocka_unit_test(test_mpi_errors),
     };

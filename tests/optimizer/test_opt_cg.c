@@ -168,7 +168,7 @@ static void test_dot(void **state)
 }
 
 /* The exchange count against a per-element emulation of deso/
- * redistribute.c's rule, on many layout pairs (cyclic blocks, odd n).    */
+ * exchange.c's rule, on many layout pairs (cyclic blocks, odd n).    */
 static int naive_src(const blas_layout *S, int r, int c, int64_t i)
 {
     int d[2] = {r, c}, s[2];

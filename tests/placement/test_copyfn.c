@@ -117,7 +117,7 @@ static void test_cancel_inverse_equal(void **state)
 }
 
 /* Associativity holds in the state algebra: on placement copy functions
- * (I, diag(s)) and along chains of redistributions, for every pattern.   */
+ * (I, diag(s)) and along chains of exchanges, for every pattern.   */
 static void test_associativity_state_algebra(void **state)
 {
     (void)state;
@@ -134,9 +134,9 @@ static void test_associativity_state_algebra(void **state)
                     assert_true(same(comp(a, b),
                                      pl_copyfn_replicated(d, sa | sb)));
                     pl_copyfn rab, rbc, rac;
-                    EXPECT_OK(pl_copyfn_redistribution(a, b, &rab));
-                    EXPECT_OK(pl_copyfn_redistribution(b, c, &rbc));
-                    EXPECT_OK(pl_copyfn_redistribution(a, c, &rac));
+                    EXPECT_OK(pl_copyfn_exchange(a, b, &rab));
+                    EXPECT_OK(pl_copyfn_exchange(b, c, &rbc));
+                    EXPECT_OK(pl_copyfn_exchange(a, c, &rac));
                     /* r moves the source state to the sink state         */
                     assert_true(same(comp(rab, a), b));
                     assert_true(same(comp(comp(rbc, rab), a),
@@ -160,7 +160,7 @@ static void test_truth_table(void **state)
             for (unsigned sink = 0; sink < n; sink++) {
                 pl_copyfn r;
                 pl_repl_step st[PL_MAXD];
-                EXPECT_OK(pl_copyfn_redistribution(
+                EXPECT_OK(pl_copyfn_exchange(
                     pl_copyfn_replicated(d, src),
                     pl_copyfn_replicated(d, sink), &r));
                 pl_copyfn_classify(r, st);
@@ -189,7 +189,7 @@ static void test_paper_examples(void **state)
     assert_true(same(col0, cf(2, diag2(1, 1), diag2(0, 1))));
     assert_true(same(row0, cf(2, diag2(1, 1), diag2(1, 0))));
     pl_copyfn r;
-    EXPECT_OK(pl_copyfn_redistribution(col0, row0, &r));
+    EXPECT_OK(pl_copyfn_exchange(col0, row0, &r));
     assert_true(same(r, cf(2, diag2(0, 1), diag2(1, 0))));
     assert_true(same(comp(r, col0), row0));
     pl_repl_step st[2];
@@ -233,9 +233,9 @@ static void test_errors(void **state)
     EXPECT_FAIL(pl_copyfn_compose(pl_copyfn_identity(2), pl_copyfn_identity(2),
                                   NULL),
                 DESO_ENULL, "pl_copyfn_compose");
-    EXPECT_FAIL(pl_copyfn_redistribution(pl_copyfn_identity(1),
+    EXPECT_FAIL(pl_copyfn_exchange(pl_copyfn_identity(1),
                                          pl_copyfn_identity(2), &r),
-                DESO_EINVAL, "pl_copyfn_redistribution");
+                DESO_EINVAL, "pl_copyfn_exchange");
 }
 
 int main(void)

@@ -1,4 +1,4 @@
-/* tests/deso/test_redist.c: block-cyclic remaps over MPI (deso_redist.h).
+/* tests/deso/test_remap.c: block-cyclic remaps over MPI (deso_redist.h).
  *
  * Oracle: every target element must equal a function of its global index,
  * computed here from ScaLAPACK's block-cyclic formulas independently of

@@ -1,5 +1,5 @@
 #!/bin/sh
-# valgrind-redist.sh [BUILD]: one remap plan executed 10^4 times at P = 2
+# valgrind-remap.sh [BUILD]: one remap plan executed 10^4 times at P = 2
 # under valgrind (memcheck, full leak check); fails on any memory error or
 # definite leak in deso.  Leaks that MPICH, UCX and hwloc make inside
 # MPI_Init/MPI_Finalize are suppressed (not ours to fix), and so is the
@@ -68,4 +68,4 @@ for mode in rings single mpi; do
         "$B/bin/deso-remap" --m 37 --n 29 --grid 2x1 --grid2 1x2 \
         --mb 3 --nb 2 --mb2 5 --nb2 3 --run --reps "$REPS" $arrays
 done
-echo "valgrind-redist: clean ($REPS executions of one plan at P = 2, each transport)"
+echo "valgrind-remap: clean ($REPS executions of one plan at P = 2, each transport)"
