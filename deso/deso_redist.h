@@ -89,9 +89,9 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
  * argument errors, so a bad argument on one rank fails every rank (skipped
  * when the remap sends no message at all, e.g. identical layouts: then
  * the call is in effect local).
- * Errors: DESO_ENULL (r NULL, or src/dst NULL where data is held),
- * DESO_EINVAL (an lld < max(1, local rows)), DESO_EMPI; DESO_EMISMATCH on
- * ranks whose own arguments were fine when another rank's were not.      */
+ * Errors (the same on every rank, with the failing rank's message):
+ * DESO_ENULL (r NULL, or src/dst NULL where data is held), DESO_EINVAL
+ * (an lld < max(1, local rows)), DESO_EMPI.                              */
 deso_err deso_redist_execute(deso_redist *r, const double *src,
                              int64_t src_lld, double *dst, int64_t dst_lld);
 
@@ -127,9 +127,10 @@ void deso_redist_destroy(deso_redist **r);
  * ring and unpacking it.  Use it as any local array (ScaLAPACK's too); on
  * several nodes it is ordinary memory.  Collective over comm (an MPI-3
  * shared window); free with deso_redist_array_free.
- * Errors: DESO_ENULL (array NULL), DESO_EINVAL (comm MPI_COMM_NULL, count
- * < 0 or too large), DESO_EMISMATCH (bad arguments on another rank),
- * DESO_ENOMEM, DESO_EMPI.  On error *array is NULL.                       */
+ * Errors (an error on any rank is every rank's, with a message naming
+ * that rank): DESO_ENULL (array NULL), DESO_EINVAL (comm MPI_COMM_NULL,
+ * count < 0 or too large), DESO_ENOMEM, DESO_EMPI.  On error *array is
+ * NULL.                                                                   */
 deso_err deso_redist_array_alloc(MPI_Comm comm, int64_t count,
                                  double **array);
 

@@ -14,7 +14,7 @@ typedef struct verdict {
 } verdict;
 
 deso_err deso__agree(MPI_Comm comm, const char *fn, deso_err local,
-                     int *flags, int nflags)
+                     int64_t *flags, int nflags)
 {
     if (nflags < 0 || nflags > DESO__AGREE_MAX_FLAGS)
         return deso__fail(DESO_EINTERNAL, "%s: %d flags to agree (at most "
@@ -23,17 +23,17 @@ deso_err deso__agree(MPI_Comm comm, const char *fn, deso_err local,
     MPI_Comm_size(comm, &size);
     MPI_Comm_rank(comm, &me);
     /* v[0] = size - rank on a failing rank: the maximum names the lowest */
-    int v[1 + DESO__AGREE_MAX_FLAGS];
+    int64_t v[1 + DESO__AGREE_MAX_FLAGS];
     v[0] = local != DESO_OK ? size - me : 0;
     for (int k = 0; k < nflags; k++) v[1 + k] = flags[k];
-    int rc = MPI_Allreduce(MPI_IN_PLACE, v, 1 + nflags, MPI_INT, MPI_MAX,
+    int rc = MPI_Allreduce(MPI_IN_PLACE, v, 1 + nflags, MPI_INT64_T, MPI_MAX,
                            comm);
     if (rc != MPI_SUCCESS)
         return deso__fail(DESO_EMPI, "%s: MPI_Allreduce failed (code %d)",
                           fn, rc);
     for (int k = 0; k < nflags; k++) flags[k] = v[1 + k];
     if (v[0] == 0) return DESO_OK;
-    int root = size - v[0];
+    int root = size - (int)v[0];
     verdict vd;
     memset(&vd, 0, sizeof vd);
     if (me == root) {

@@ -4,6 +4,8 @@
 #ifndef DESO_AGREE_H
 #define DESO_AGREE_H
 
+#include <stdint.h>
+
 #include <mpi.h>
 
 #include "placement/deso_errors.h"
@@ -14,11 +16,12 @@
 /* Returns DESO_OK on every rank when every rank passed local == DESO_OK;
  * else, on every rank, the code of the lowest failing rank with its
  * message (deso_last_error() there), as "fn: rank R: message".  flags[k]
- * (0 or 1, k < nflags <= DESO__AGREE_MAX_FLAGS) come back as their
- * maximum over the ranks, in the same call.  One MPI_Allreduce, plus one
+ * (k < nflags <= DESO__AGREE_MAX_FLAGS) come back as their maximum over
+ * the ranks, in the same call: yes/no questions as 0 or 1, or a value v
+ * beside ~v, which are the same everywhere iff max(v) == ~max(~v).  One MPI_Allreduce, plus one
  * MPI_Bcast only when some rank failed.  Not counted in the statistics:
  * callers that do the user's work count it themselves.  Collective.      */
 deso_err deso__agree(MPI_Comm comm, const char *fn, deso_err local,
-                     int *flags, int nflags);
+                     int64_t *flags, int nflags);
 
 #endif

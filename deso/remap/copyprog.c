@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "placement/errors.h"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -72,7 +74,7 @@ deso_err deso__cp_clone(const deso__copy *c, deso__copy *out)
     out->eb = c->nelem ? malloc((size_t)c->nelem * sizeof *out->eb) : NULL;
     if (!out->g || !out->it || (c->nelem && (!out->ea || !out->eb))) {
         deso__cp_free(out);
-        return DESO_ENOMEM;
+        return deso__fail(DESO_ENOMEM, "copy program: out of memory");
     }
     memcpy(out->g, c->g, (size_t)c->ngroups * sizeof *out->g);
     memcpy(out->it, c->it, (size_t)c->nitems * sizeof *out->it);
@@ -175,7 +177,8 @@ static deso_err compile(deso__cp_item *it, int64_t n, bool tables,
     }
     n = m;
     deso__cp_group *g = malloc((size_t)(n ? n : 1) * sizeof *g);
-    if (g == NULL) return DESO_ENOMEM;
+    if (g == NULL)
+        return deso__fail(DESO_ENOMEM, "copy program: out of memory");
     int64_t ng = 0, ni = 0, i = 0;
     bool literal = false;             /* last group is open for literals */
     while (i < n) {
@@ -218,7 +221,7 @@ static deso_err compile(deso__cp_item *it, int64_t n, bool tables,
     if (out->it == NULL) {
         free(out->g);
         out->g = NULL;
-        return DESO_ENOMEM;
+        return deso__fail(DESO_ENOMEM, "copy program: out of memory");
     }
     memcpy(out->it, it, (size_t)ni * sizeof *it);
 
@@ -240,7 +243,7 @@ static deso_err compile(deso__cp_item *it, int64_t n, bool tables,
         out->eb = malloc((size_t)ne * sizeof *out->eb);
         if (out->ea == NULL || out->eb == NULL) {
             deso__cp_free(out);
-            return DESO_ENOMEM;
+            return deso__fail(DESO_ENOMEM, "copy program: out of memory");
         }
         out->nelem = ne;
         for (int64_t gi = 0; gi < ng; gi++) {
@@ -611,7 +614,7 @@ deso_err deso__cp_split(deso__copy *c, int64_t span)
     if (G == NULL || I == NULL) {
         free(G);
         free(I);
-        return DESO_ENOMEM;
+        return deso__fail(DESO_ENOMEM, "copy program: out of memory");
     }
     int64_t gn = 0, in = 0;
     bool open = false;                 /* last group is a literal one    */
@@ -703,7 +706,9 @@ deso_err deso__cp_pieces(const deso__copy *c, int pside, int64_t span,
 {
     *out = NULL;
     *npieces = 0;
-    if (span < 1) return DESO_EINVAL;
+    if (span < 1)
+        return deso__fail(DESO_EINVAL, "copy program: pieces of %lld "
+                          "elements", (long long)span);
     int64_t total = (c->elems + span - 1) / span;
     deso__copy *P = calloc((size_t)(total ? total : 1), sizeof *P);
     deso__cp_item *tmp = malloc((size_t)span * sizeof *tmp);

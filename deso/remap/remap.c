@@ -108,7 +108,8 @@ static deso_err seg_push(deso__remap *r, int64_t *cap, int prog, int64_t g,
     if (r->nsegs == *cap) {
         int64_t nc = *cap ? 2 * *cap : 64;
         deso__seg *ns = realloc(r->segs, (size_t)nc * sizeof *ns);
-        if (ns == NULL) return DESO_ENOMEM;
+        if (ns == NULL)
+            return deso__fail(DESO_ENOMEM, "remap plan: out of memory");
         r->segs = ns;
         *cap = nc;
     }
@@ -193,15 +194,13 @@ static deso_err plan_fusion(deso__remap *r)
             nunpack++;
             last = j;
         }
-    if (deso__cp_split(&r->self, FUSE_CHUNK) != DESO_OK) return DESO_ENOMEM;
+    DESO_TRY(deso__cp_split(&r->self, FUSE_CHUNK));
     for (int i = st->send0; i < st->send0 + st->nsend; i++)
-        if (r->send[i].run_len < 0 &&
-            deso__cp_split(&r->send[i].prog, FUSE_CHUNK) != DESO_OK)
-            return DESO_ENOMEM;
+        if (r->send[i].run_len < 0)
+            DESO_TRY(deso__cp_split(&r->send[i].prog, FUSE_CHUNK));
     for (int j = st->recv0; j < st->recv0 + st->nrecv; j++)
-        if (r->recv[j].run_len < 0 &&
-            deso__cp_split(&r->recv[j].prog, FUSE_CHUNK) != DESO_OK)
-            return DESO_ENOMEM;
+        if (r->recv[j].run_len < 0)
+            DESO_TRY(deso__cp_split(&r->recv[j].prog, FUSE_CHUNK));
     /* Fusing with the packs measured as good as or better than with the
      * unpack (P = 2: 5-20% faster than no fusion, either way), and keeps
      * the self copy ahead of the first receive.                           */
@@ -215,7 +214,8 @@ static deso_err plan_fusion(deso__remap *r)
         return DESO_OK;
     }
     r->fuse_msg = xcalloc((size_t)r->nfuse, sizeof *r->fuse_msg);
-    if (r->fuse_msg == NULL) return DESO_ENOMEM;
+    if (r->fuse_msg == NULL)
+        return deso__fail(DESO_ENOMEM, "remap plan: out of memory");
     if (r->fuse == DESO__FUSE_UNPACK) {
         r->fuse_msg[0] = last;
     } else {

@@ -2,6 +2,7 @@
  * top of the internal engine (remap.c).  Validation with detailed
  * messages, argument agreement across ranks, a private communicator.      */
 #include "deso/deso_redist.h"
+#include "deso/core/agree.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -260,18 +261,9 @@ deso_err deso_redist_execute(deso_redist *r, const double *src,
         if (e != DESO_OK) return e;
         return deso__remap_exec(&r->r, src, src_lld, dst, dst_lld);
     }
-    int bad = -(int)e;
-    int rc = MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, r->comm);
-    deso__stats_collective((int64_t)sizeof(int), r->size, r->me, 2);
-    if (rc != MPI_SUCCESS)
-        return deso__fail(DESO_EMPI, "%s: MPI_Allreduce failed (code %d)",
-                          fn, rc);
-    if (bad != 0) {
-        if (e != DESO_OK) return e;
-        return deso__fail(DESO_EMISMATCH, "%s: arguments were rejected on "
-                          "another rank (%s)", fn,
-                          deso_errname((deso_err)(-bad)));
-    }
+    e = deso__agree(r->comm, fn, e, NULL, 0);
+    deso__stats_collective((int64_t)sizeof(int64_t), r->size, r->me, 2);
+    if (e != DESO_OK) return e;
     return deso__remap_exec(&r->r, src, src_lld, dst, dst_lld);
 }
 

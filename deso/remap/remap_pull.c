@@ -101,14 +101,19 @@ static deso_err map_runs(const pl_msg *t, const bc_side *D, const bc_side *S,
             if (!S->rep) {
                 if (gi / S->mb % S->pr != S->prow ||
                     gj / S->nb % S->pc != S->pcol)
-                    return DESO_EINTERNAL;
+                    return deso__fail(DESO_EINTERNAL, "single-copy "
+                                      "program: element (%lld, %lld) is not "
+                                      "on its source rank", (long long)gi,
+                                      (long long)gj);
                 li = g2l(gi, S->mb, S->pr);
                 lj = g2l(gj, S->nb, S->pc);
                 seg = min64(seg, S->mb - gi % S->mb);
             }
             deso__cp_item x = { (w << DESO__CP_WBIT) + li + lj * S->lrows,
                                 off, seg, 1, 1 };
-            if (!push(it, n, cap, x)) return DESO_ENOMEM;
+            if (!push(it, n, cap, x))
+                return deso__fail(DESO_ENOMEM, "single-copy program: out "
+                                  "of memory");
             off += seg;
             len -= seg;
         }

@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deso/core/agree.h"
 #include "deso/core/node.h"
 #include "placement/errors.h"
 #include "deso/remap/shared_array.h"
@@ -305,10 +306,9 @@ deso_err deso__remap_shm_finish(deso__remap *r, bool use)
     }
     /* Every rank must agree that its rings are mapped, or none uses them
      * (the window is then freed everywhere: MPI_Win_free is collective). */
-    int ok = map_rings(r, r->shm) == DESO_OK, all = 0;
-    if (MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, r->comm) != MPI_SUCCESS)
-        all = 0;
-    if (!all) {
+    deso_err mapped = map_rings(r, r->shm);
+    if (deso__agree(r->comm, "deso remap (shared memory)", mapped, NULL,
+                    0) != DESO_OK) {
         deso__remap_shm_free(r);
         return DESO_OK;                  /* the plan stays on MPI         */
     }

@@ -9,6 +9,7 @@
  * ordinary transports.  The registry is a list, searched by address: a
  * program holds a few such arrays.                                       */
 #include "deso/deso_redist.h"
+#include "deso/core/agree.h"
 #include "deso/core/node.h"
 #include "deso/remap/shared_array.h"
 
@@ -55,16 +56,11 @@ static deso_err share(MPI_Comm comm, seg *s)
     s->map = malloc((size_t)n * sizeof *s->map);
     int64_t *mine = malloc(3 * sizeof *mine), *all =
         malloc((size_t)n * 3 * sizeof *all);
-    int ok = s->world && s->addr && s->len && s->map && mine && all;
-    int all_ok = 0;
-    int rc = MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
     deso_err e = DESO_OK;
-    if (rc != MPI_SUCCESS)
-        e = deso__fail(DESO_EMPI, "deso_redist_array_alloc: MPI_Allreduce "
-                       "failed (MPI error %d)", rc);
-    else if (!all_ok)
-        e = deso__fail(DESO_ENOMEM, "deso_redist_array_alloc: out of "
-                       "memory (on this rank or another)");
+    if (!(s->world && s->addr && s->len && s->map && mine && all))
+        e = deso__fail(DESO_ENOMEM, "out of memory");
+    e = deso__agree(comm, "deso_redist_array_alloc", e, NULL, 0);
+    int rc = MPI_SUCCESS;
     if (e == DESO_OK) {
         int wr = 0;
         MPI_Comm_rank(MPI_COMM_WORLD, &wr);
@@ -113,25 +109,18 @@ deso_err deso_redist_array_alloc(MPI_Comm comm, int64_t count,
         count > (int64_t)pages / 8 * (int64_t)psize)
         e = deso__fail(DESO_ENOMEM, "%s: %lld doubles are more than this "
                        "machine's memory", fn, (long long)count);
-    /* Agree on the arguments before the collective allocation.           */
-    int bad = e != DESO_OK, anybad = 1;
-    int rc = MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
-    if (rc != MPI_SUCCESS)
-        return deso__fail(DESO_EMPI, "%s: MPI_Allreduce failed (MPI error "
-                          "%d)", fn, rc);
-    if (e != DESO_OK) return e;
-    if (anybad)
-        return deso__fail(DESO_EMISMATCH, "%s: bad arguments on another "
-                          "rank", fn);
-    seg *s = calloc(1, sizeof *s);
-    int one = deso__one_node(comm);
-    int alive = s != NULL, all_alive = 0;
-    MPI_Allreduce(&alive, &all_alive, 1, MPI_INT, MPI_MIN, comm);
-    if (!all_alive) {
+    /* Agree on the arguments and this rank's record before the
+     * collective allocation.                                            */
+    seg *s = e == DESO_OK ? calloc(1, sizeof *s) : NULL;
+    if (e == DESO_OK && s == NULL)
+        e = deso__fail(DESO_ENOMEM, "%s: out of memory", fn);
+    e = deso__agree(comm, fn, e, NULL, 0);
+    if (e != DESO_OK) {
         free(s);
-        return deso__fail(DESO_ENOMEM, "%s: out of memory (on this rank or "
-                          "another)", fn);
+        return e;
     }
+    int one = deso__one_node(comm);
+    int rc = MPI_SUCCESS;
     s->win = MPI_WIN_NULL;
     s->count = count;
     size_t bytes = (size_t)(count > 0 ? count : 1) * sizeof(double);
@@ -165,12 +154,10 @@ deso_err deso_redist_array_alloc(MPI_Comm comm, int64_t count,
     }
     /* Every rank agrees, or all free what they made (MPI_Win_free is
      * collective).                                                       */
-    int good = e == DESO_OK, all_good = 0;
-    rc = MPI_Allreduce(&good, &all_good, 1, MPI_INT, MPI_MIN, comm);
-    if (rc != MPI_SUCCESS || !all_good) {
+    e = deso__agree(comm, fn, e, NULL, 0);
+    if (e != DESO_OK) {
         seg_free(s);
-        return e != DESO_OK ? e : deso__fail(DESO_EMPI, "%s: failed on "
-                                             "another rank", fn);
+        return e;
     }
     memset(s->mine, 0, bytes);
     s->next = segs;

@@ -82,7 +82,7 @@ static int same_name(const char *a, const char *b)
 
 /* Which fields of mine differ from rank 0's.                             */
 static void compare(const deso_options *mine, const deso_options *zero,
-                    int *diff)
+                    int64_t *diff)
 {
     diff[F_MODE] = mine->mode != zero->mode;
     diff[F_GRID] = mine->grid_rows != zero->grid_rows ||
@@ -95,7 +95,7 @@ static void compare(const deso_options *mine, const deso_options *zero,
     diff[F_LOG] = !same_name(mine->log, zero->log);
 }
 
-static void warn(const int *diff, const deso_options *zero)
+static void warn(const int64_t *diff, const deso_options *zero)
 {
     for (int k = 0; k < NFIELDS; k++) {
         if (!diff[k]) continue;
@@ -143,7 +143,7 @@ deso_err deso__options_agree(MPI_Comm comm, deso_err local, deso_options *o,
     deso_options zero;
     memset(&zero, 0, sizeof zero);
     unpack(num, names, &zero);
-    int diff[NFIELDS] = { 0 };
+    int64_t diff[NFIELDS] = { 0 };
     if (local == DESO_OK) compare(o, &zero, diff);
     DESO_TRY(deso__agree(comm, fn, local, diff, NFIELDS));
     if (me == 0) warn(diff, &zero);
