@@ -1,6 +1,7 @@
 /* One agreement: an all-reduce of "the lowest failing rank" and the
  * callers' flags, then that rank's code and message by broadcast.        */
 #include "deso/core/agree.h"
+#include "deso/core/mpi.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -29,8 +30,7 @@ deso_err deso__agree(MPI_Comm comm, const char *fn, deso_err local,
     int rc = MPI_Allreduce(MPI_IN_PLACE, v, 1 + nflags, MPI_INT64_T, MPI_MAX,
                            comm);
     if (rc != MPI_SUCCESS)
-        return deso__fail(DESO_EMPI, "%s: MPI_Allreduce failed (code %d)",
-                          fn, rc);
+        return deso__mpi_at(rc, fn, "MPI_Allreduce");
     for (int k = 0; k < nflags; k++) flags[k] = v[1 + k];
     if (v[0] == 0) return DESO_OK;
     int root = size - (int)v[0];
@@ -42,8 +42,7 @@ deso_err deso__agree(MPI_Comm comm, const char *fn, deso_err local,
     }
     rc = MPI_Bcast(&vd, (int)sizeof vd, MPI_BYTE, root, comm);
     if (rc != MPI_SUCCESS)
-        return deso__fail(DESO_EMPI, "%s: MPI_Bcast failed (code %d)", fn,
-                          rc);
+        return deso__mpi_at(rc, fn, "MPI_Bcast");
     vd.msg[sizeof vd.msg - 1] = '\0';
     return deso__fail((deso_err)vd.code, "%s: rank %d: %s", fn, root,
                       vd.msg);

@@ -18,9 +18,10 @@
  * message (deso_last_error() there), as "fn: rank R: message".  flags[k]
  * (k < nflags <= DESO__AGREE_MAX_FLAGS) come back as their maximum over
  * the ranks, in the same call: yes/no questions as 0 or 1, or a value v
- * beside ~v, which are the same everywhere iff max(v) == ~max(~v).  One MPI_Allreduce, plus one
- * MPI_Bcast only when some rank failed.  Not counted in the statistics:
- * callers that do the user's work count it themselves.  Collective.      */
+ * beside ~v, which are the same everywhere iff max(v) == ~max(~v).
+ * One MPI_Allreduce, plus one MPI_Bcast only when some rank failed.  Not
+ * counted in the statistics: callers that do the user's work count it
+ * themselves.  Collective.                                                */
 deso_err deso__agree(MPI_Comm comm, const char *fn, deso_err local,
                      int64_t *flags, int nflags);
 

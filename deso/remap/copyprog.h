@@ -22,6 +22,10 @@
  * deso__cp_resolve can turn such a program into one over a single base. */
 #define DESO__CP_WBIT 40
 
+/* Longest period (in elements) that compile turns into an element table
+ * and a run copies element by element through it.                        */
+#define DESO__CP_EMAX 512
+
 typedef struct deso__cp_item {
     int64_t a, b, len;     /* len elements: a + x sa -> b + x sb           */
     int64_t sa, sb;        /* 1, 1 for a contiguous run                    */

@@ -27,34 +27,8 @@
 #include <string.h>
 
 #include "placement/errors.h"
+#include "deso/core/mpi.h"
 #include "deso/core/stats.h"
-
-deso_err deso__to_int(int64_t v, const char *what, int *out)
-{
-    if (v < INT_MIN || v > INT_MAX)
-        return deso__fail(DESO_EOVERFLOW,
-                          "%s = %lld does not fit in an MPI int", what,
-                          (long long)v);
-    *out = (int)v;
-    return DESO_OK;
-}
-
-static deso_err mpi_fail(int rc, const char *what)
-{
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS) {
-        len = 0;
-    }
-    msg[len < MPI_MAX_ERROR_STRING ? len : MPI_MAX_ERROR_STRING - 1] = '\0';
-    return deso__fail(DESO_EMPI, "deso remap: %s failed: %s", what, msg);
-}
-
-#define MPI_TRY(call, what)                                                  \
-    do {                                                                     \
-        int deso__rc = (call);                                               \
-        if (deso__rc != MPI_SUCCESS) return mpi_fail(deso__rc, (what));      \
-    } while (0)
 
 /* A message with one run that stays contiguous under the caller's ld can
  * be sent from, or received into, the user's array directly.              */
@@ -359,8 +333,10 @@ static deso_err remap_init(MPI_Comm comm, const pl_bc_layout *src,
                "deso__remap_init: a layout is NULL");
     DESO_CHECK(comm != MPI_COMM_NULL, DESO_EINVAL,
                "deso__remap_init: comm is MPI_COMM_NULL");
-    MPI_TRY(MPI_Comm_rank(comm, &out->me), "MPI_Comm_rank");
-    MPI_TRY(MPI_Comm_size(comm, &out->size), "MPI_Comm_size");
+    DESO_MPI_TRY(MPI_Comm_rank(comm, &out->me),
+                 "deso remap: MPI_Comm_rank");
+    DESO_MPI_TRY(MPI_Comm_size(comm, &out->size),
+                 "deso remap: MPI_Comm_size");
 
     pl_remap_rank plan;
     memset(&plan, 0, sizeof plan);
@@ -538,9 +514,9 @@ deso_err deso__remap_exec(deso__remap *r, const double *src_local,
             double *buf = direct(m, drows, dst_lld)
                 ? dst_local + run_pos(drows, dst_lld, m->run_off)
                 : r->recvbuf + m->buf_off;
-            MPI_TRY(MPI_Irecv(buf, (int)m->count, MPI_DOUBLE, m->peer,
-                              DESO__TAG_REMAP, r->comm, &r->reqs[nreq]),
-                    "MPI_Irecv");
+            DESO_MPI_TRY(MPI_Irecv(buf, (int)m->count, MPI_DOUBLE, m->peer,
+                                   DESO__TAG_REMAP, r->comm, &r->reqs[nreq]),
+                         "deso remap: MPI_Irecv");
             r->req_msg[nreq++] = j;
         }
         /* Direct sends first, then the packed ones (packed in one pass
@@ -570,9 +546,10 @@ deso_err deso__remap_exec(deso__remap *r, const double *src_local,
                     }
                     buf = b;
                 }
-                MPI_TRY(MPI_Isend(buf, (int)m->count, MPI_DOUBLE, m->peer,
-                                  DESO__TAG_REMAP, r->comm, &r->reqs[nreq]),
-                        "MPI_Isend");
+                DESO_MPI_TRY(MPI_Isend(buf, (int)m->count, MPI_DOUBLE,
+                                       m->peer, DESO__TAG_REMAP, r->comm,
+                                       &r->reqs[nreq]),
+                             "deso remap: MPI_Isend");
                 deso__stats_p2p(m->count * (int64_t)sizeof(double));
                 r->req_msg[nreq++] = -1 - i;
             }
@@ -587,8 +564,8 @@ deso_err deso__remap_exec(deso__remap *r, const double *src_local,
         }
         for (int left = nreq; left > 0; left--) {
             int idx;
-            MPI_TRY(MPI_Waitany(nreq, r->reqs, &idx, MPI_STATUS_IGNORE),
-                    "MPI_Waitany");
+            DESO_MPI_TRY(MPI_Waitany(nreq, r->reqs, &idx, MPI_STATUS_IGNORE),
+                         "deso remap: MPI_Waitany");
             if (idx == MPI_UNDEFINED) break;
             int j = r->req_msg[idx];
             if (j < 0) continue;

@@ -125,8 +125,9 @@ void deso__remap_free(deso__remap *r);
  * steps around the caller's own agreement.  prepare (collective over comm,
  * the user's communicator: the first time on a communicator it splits it
  * by node and caches the answer on it) sets *ok when every rank is on one
- * node, rank 0's DESO_REMAP_SHM is not "0" (node.h) and r (planned on a duplicate of comm
- * from src and dst by deso__remap_init_keep, or NULL when planning
+ * node, rank 0's DESO_REMAP_SHM is not "0" (deso/core/node.h) and r
+ * (planned on a duplicate of comm from src and dst by
+ * deso__remap_init_keep, or NULL when planning
  * failed) was cut into ring chunks and its single-copy programs were
  * built; it frees r's kept runs.  Once all ranks know whether every rank
  * is ok and some rank sends, finish(r, use) maps
@@ -152,9 +153,5 @@ deso_err deso__remap_shm_exec(deso__remap *r, const double *src,
 
 /* Frees the transport (collective: MPI_Win_free); NULL-safe.             */
 void deso__remap_shm_free(deso__remap *r);
-
-/* Checked int64 -> int conversion at the MPI boundary: DESO_EOVERFLOW
- * (with `what` in the message) when v does not fit.                        */
-deso_err deso__to_int(int64_t v, const char *what, int *out);
 
 #endif

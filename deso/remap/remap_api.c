@@ -3,6 +3,7 @@
  * messages, argument agreement across ranks, a private communicator.      */
 #include "deso/deso_redist.h"
 #include "deso/core/agree.h"
+#include "deso/core/mpi.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -135,8 +136,7 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
     int rc = MPI_Comm_dup(comm, &dup);
     if (rc != MPI_SUCCESS) {
         free(h);
-        return deso__fail(DESO_EMPI, "%s: MPI_Comm_dup failed (code %d)",
-                          fn, rc);
+        return deso__mpi_at(rc, fn, "MPI_Comm_dup");
     }
     int rc_eh = MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
     int me = 0, size = 1;
@@ -147,8 +147,7 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
      * early, so that no rank is left alone in the Allreduce.             */
     deso_err e = DESO_OK;
     if (rc_eh != MPI_SUCCESS)
-        e = deso__fail(DESO_EMPI, "%s: MPI_Comm_set_errhandler failed "
-                       "(code %d)", fn, rc_eh);
+        e = deso__mpi_at(rc_eh, fn, "MPI_Comm_set_errhandler");
     if (e == DESO_OK && out == NULL)
         e = deso__fail(DESO_ENULL, "%s: out is NULL", fn);
     if (e == DESO_OK) e = check_layout(fn, "src", src, size);
@@ -201,8 +200,7 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
     if (rc != MPI_SUCCESS) {
         if (h == NULL) MPI_Comm_free(&dup);
         free_handle(h);
-        return deso__fail(DESO_EMPI, "%s: MPI_Allreduce failed (code %d)",
-                          fn, rc);
+        return deso__mpi_at(rc, fn, "MPI_Allreduce");
     }
     deso_err verdict = DESO_OK;
     if (v[0] != ~v[1]) {

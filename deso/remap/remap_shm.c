@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "deso/core/agree.h"
+#include "deso/core/mpi.h"
 #include "deso/core/node.h"
 #include "placement/errors.h"
 #include "deso/remap/shared_array.h"
@@ -173,11 +174,8 @@ static bool prepare(deso__remap *r, struct deso__shm *s)
                            &s->nself) == DESO_OK;
 }
 
-static deso_err mpi_err(int rc, const char *what)
-{
-    return deso__fail(DESO_EMPI, "deso remap (shared memory): %s failed "
-                      "(MPI error %d)", what, rc);
-}
+/* Where an MPI failure of this transport happened, for its message.     */
+#define SHM "deso remap (shared memory): "
 
 /* Allocates the rings and finds the peers' ones (collective).            */
 static deso_err map_rings(deso__remap *r, struct deso__shm *s)
@@ -185,14 +183,14 @@ static deso_err map_rings(deso__remap *r, struct deso__shm *s)
     MPI_Aint bytes = (MPI_Aint)r->nsend * RING_BYTES;
     MPI_Info info;
     int rc = MPI_Info_create(&info);
-    if (rc != MPI_SUCCESS) return mpi_err(rc, "MPI_Info_create");
+    if (rc != MPI_SUCCESS) return deso__mpi(rc, SHM "MPI_Info_create");
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
     char *base = NULL;
     rc = MPI_Win_allocate_shared(bytes, 1, info, r->comm, &base, &s->win);
     MPI_Info_free(&info);
     if (rc != MPI_SUCCESS) {
         s->win = MPI_WIN_NULL;
-        return mpi_err(rc, "MPI_Win_allocate_shared");
+        return deso__mpi(rc, SHM "MPI_Win_allocate_shared");
     }
     /* Per peer: where my ring for it starts and how long the message is;
      * the all-to-all gives each rank its senders' rings and a check.     */
@@ -218,7 +216,7 @@ static deso_err map_rings(deso__remap *r, struct deso__shm *s)
     atomic_thread_fence(memory_order_seq_cst);
     deso_err e = DESO_OK;
     rc = MPI_Alltoall(out, 2, MPI_LONG_LONG, in, 2, MPI_LONG_LONG, r->comm);
-    if (rc != MPI_SUCCESS) e = mpi_err(rc, "MPI_Alltoall");
+    if (rc != MPI_SUCCESS) e = deso__mpi(rc, SHM "MPI_Alltoall");
     for (int j = 0; j < r->nrecv && e == DESO_OK; j++) {
         int q = r->recv[j].peer;
         if (in[2 * q] < 0 || in[2 * q + 1] != r->recv[j].count) {
@@ -233,7 +231,7 @@ static deso_err map_rings(deso__remap *r, struct deso__shm *s)
         char *qb = NULL;
         rc = MPI_Win_shared_query(s->win, q, &sz, &du, &qb);
         if (rc != MPI_SUCCESS) {
-            e = mpi_err(rc, "MPI_Win_shared_query");
+            e = deso__mpi(rc, SHM "MPI_Win_shared_query");
             break;
         }
         char *ring = qb + in[2 * q];

@@ -10,6 +10,7 @@
  * program holds a few such arrays.                                       */
 #include "deso/deso_redist.h"
 #include "deso/core/agree.h"
+#include "deso/core/mpi.h"
 #include "deso/core/node.h"
 #include "deso/remap/shared_array.h"
 
@@ -69,8 +70,7 @@ static deso_err share(MPI_Comm comm, seg *s)
         mine[2] = s->count;
         rc = MPI_Allgather(mine, 3, MPI_INT64_T, all, 3, MPI_INT64_T, comm);
         if (rc != MPI_SUCCESS)
-            e = deso__fail(DESO_EMPI, "deso_redist_array_alloc: "
-                           "MPI_Allgather failed (MPI error %d)", rc);
+            e = deso__mpi_at(rc, "deso_redist_array_alloc", "MPI_Allgather");
     }
     for (int q = 0; q < n && e == DESO_OK; q++) {
         s->world[q] = (int)all[3 * q];
@@ -81,8 +81,8 @@ static deso_err share(MPI_Comm comm, seg *s)
         double *qb = NULL;
         rc = MPI_Win_shared_query(s->win, q, &sz, &du, &qb);
         if (rc != MPI_SUCCESS)
-            e = deso__fail(DESO_EMPI, "deso_redist_array_alloc: "
-                           "MPI_Win_shared_query failed (MPI error %d)", rc);
+            e = deso__mpi_at(rc, "deso_redist_array_alloc",
+                             "MPI_Win_shared_query");
         s->map[q] = qb;
     }
     free(mine);
@@ -144,8 +144,7 @@ deso_err deso_redist_array_alloc(MPI_Comm comm, int64_t count,
         if (rc != MPI_SUCCESS) {  /* assumed collective: MPICH sizes the
                                    * segment together before mapping it  */
             free(s);
-            return deso__fail(DESO_EMPI, "%s: MPI_Win_allocate_shared "
-                              "failed (MPI error %d)", fn, rc);
+            return deso__mpi_at(rc, fn, "MPI_Win_allocate_shared");
         }
     } else {
         s->mine = malloc(bytes);

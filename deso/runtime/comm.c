@@ -8,15 +8,6 @@
 #include "deso/runtime/runtime.h"
 #include "deso/runtime/log.h"
 
-deso_err deso__mpi(int rc, const char *what)
-{
-    if (rc == MPI_SUCCESS) return DESO_OK;
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    MPI_Error_string(rc, msg, &len);
-    return deso__fail(DESO_EMPI, "%s: %s", what, msg);
-}
-
 static void comm_shape(MPI_Comm comm, int *size, int *rank)
 {
     MPI_Comm_size(comm, size);

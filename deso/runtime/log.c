@@ -90,7 +90,8 @@ deso_err deso__log_remap(deso_ctx *ctx, const deso__view *src,
 void deso__log_pack(double *t, long long *c)
 {
     for (int k = 0; k < DESO__LOG_NROWS; k++) {
-        const log_row *r = k < BLAS_OP_COUNT ? &ops[k] : &comms[k - BLAS_OP_COUNT];
+        const log_row *r =
+            k < BLAS_OP_COUNT ? &ops[k] : &comms[k - BLAS_OP_COUNT];
         t[2 * k] = r->time;
         t[2 * k + 1] = r->kernel;
         c[3 * k] = r->calls;

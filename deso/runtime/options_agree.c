@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "deso/core/agree.h"
+#include "deso/core/mpi.h"
 #include "deso/runtime/runtime.h"
 
 enum { F_MODE, F_GRID, F_NB, F_MAX_NODES, F_VERBOSE, F_WISDOM, F_TRACE,
@@ -138,8 +139,7 @@ deso_err deso__options_agree(MPI_Comm comm, deso_err local, deso_options *o,
     if (rc == MPI_SUCCESS && total > 0)
         rc = MPI_Bcast(names, (int)total, MPI_CHAR, 0, comm);
     if (rc != MPI_SUCCESS)
-        return deso__fail(DESO_EMPI, "%s: broadcast of rank 0's options "
-                          "failed (code %d)", fn, rc);
+        return deso__mpi_at(rc, fn, "MPI_Bcast of rank 0's options");
     deso_options zero;
     memset(&zero, 0, sizeof zero);
     unpack(num, names, &zero);

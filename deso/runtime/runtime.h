@@ -24,6 +24,7 @@
 #include "optimizer/wisdom.h"
 #include "placement/errors.h"
 #include "deso/remap/remap.h"
+#include "deso/core/mpi.h"
 #include "deso/core/stats.h"
 
 #define DESO__MAGIC_CTX 0x4443534fu
@@ -215,7 +216,6 @@ deso_err deso__value_view(deso_ctx *ctx, deso__value *v,
 void deso__exchange_plans_free(deso_ctx *ctx);
 
 /* ---- communication (comm.c): every MPI call that moves data ------------- */
-deso_err deso__mpi(int rc, const char *what);
 typedef enum { DESO__SUM, DESO__MAXLOC } deso__redop;
 deso_err deso__allreduce(deso_ctx *ctx, MPI_Comm comm, double *buf,
                          int64_t len, deso__redop op);
