@@ -189,38 +189,26 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
     deso__remap_shm_prepare(comm, e == DESO_OK ? &h->r : NULL, &ps, &pd,
                             &shm_ok);
 
-    /* One reduction: max(h) and max(~h) agree iff h is the same
-     * everywhere; then the worst error code, whether anyone sends, and
-     * whether anyone cannot use shared memory.                          */
-    uint64_t talks = e == DESO_OK && h != NULL && h->r.nsend > 0;
-    uint64_t v[5] = { hash, ~hash, (uint64_t)(-(int64_t)e), talks,
-                      (uint64_t)!shm_ok };
-    rc = MPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_UINT64_T, MPI_MAX, dup);
-    deso__stats_collective(5 * (int64_t)sizeof(uint64_t), size, me, 2);
-    if (rc != MPI_SUCCESS) {
-        if (h == NULL) MPI_Comm_free(&dup);
-        free_handle(h);
-        return deso__mpi_at(rc, fn, "MPI_Allreduce");
-    }
-    deso_err verdict = DESO_OK;
-    if (v[0] != ~v[1]) {
+    /* One agreement: the lowest failing rank's error, max(h) and max(~h)
+     * (the same everywhere iff h is), whether anyone sends, and whether
+     * anyone cannot use shared memory.                                   */
+    int64_t v[4] = { (int64_t)hash, (int64_t)~hash,
+                     e == DESO_OK && h != NULL && h->r.nsend > 0,
+                     !shm_ok };
+    deso_err verdict = deso__agree(dup, fn, e, v, 4);
+    deso__stats_collective(5 * (int64_t)sizeof(int64_t), size, me, 2);
+    if (verdict == DESO_OK && v[0] != ~v[1])
         verdict = deso__fail(DESO_EMISMATCH, "%s: the layouts or schedule "
                              "differ between ranks (rank %d: hash %016llx)",
                              fn, me, (unsigned long long)hash);
-    } else if (v[2] != 0) {
-        verdict = e != DESO_OK ? e
-            : deso__fail((deso_err)(-(int64_t)v[2]), "%s: failed on "
-                         "another rank (%s)", fn,
-                         deso_errname((deso_err)(-(int64_t)v[2])));
-    }
     if (verdict != DESO_OK) {
         if (h == NULL) MPI_Comm_free(&dup);
         free_handle(h);
         return verdict;
     }
-    h->talks = v[3] != 0;
+    h->talks = v[2] != 0;
     /* Every rank reaches this point together (the verdict is shared).    */
-    verdict = deso__remap_shm_finish(&h->r, h->talks && v[4] == 0);
+    verdict = deso__remap_shm_finish(&h->r, h->talks && v[3] == 0);
     if (verdict != DESO_OK) {
         free_handle(h);
         return verdict;
