@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "deso/deso.h"
+#include "tests/serial_util.h"   /* tu_rng, tu_rand, tu_below, tu_fill */
 
 /* Every rank asserts the same thing: one rank failing alone would leave
  * the others waiting in a collective.                                     */
@@ -41,23 +42,6 @@ static inline int tu_all(int ok)
                         deso_errname(code));                                 \
         assert_true(tu_all(e_ == (code)));                                   \
     } while (0)
-
-/* A reproducible generator, identical on every rank.                      */
-typedef struct { uint64_t s; } tu_rng;
-static inline double tu_rand(tu_rng *r)   /* uniform in [-1, 1)           */
-{
-    r->s = r->s * 6364136223846793005ull + 1442695040888963407ull;
-    return (double)(r->s >> 11) / 4503599627370496.0 - 1.0;
-}
-static inline int64_t tu_below(tu_rng *r, int64_t n)   /* in [0, n)     */
-{
-    r->s = r->s * 6364136223846793005ull + 1442695040888963407ull;
-    return (int64_t)((r->s >> 33) % (uint64_t)n);
-}
-static inline void tu_fill(tu_rng *r, double *a, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++) a[i] = tu_rand(r);
-}
 
 /* max |a - b| / max(max |b|, tiny)                                         */
 static inline double tu_relerr(const double *a, const double *b, int64_t n)

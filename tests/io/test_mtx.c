@@ -1,6 +1,6 @@
 /* The Matrix Market reader against hand-made files: every format it takes,
- * and malformed input it must refuse with DESO_EIO and a message.
- * deso-np: 1                                                               */
+ * and malformed input it must refuse with DESO_EIO and a message.  The
+ * parser is pure computation, so this runs serially, without MPI.         */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

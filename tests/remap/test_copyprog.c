@@ -1,15 +1,22 @@
-/* Copy programs (deso/copyprog.c) against brute force, in one process:
+/* Copy programs (deso/remap/copyprog.c) against brute force, serially:
  * random periodic item lists (short and long runs, strides, gaps, literal
  * tails), compiled plainly and with element tables, run into ordinary and
  * streamed targets at every alignment of the target, with and without the
  * AVX-512 gathers; side a numbering several arrays, resolved over one
  * base.  Every element of the target is checked, the untouched ones too.
- * deso-np: 1                                                              */
+ * The copy programs are pure computation, so this runs without MPI.      */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "deso/remap/copyprog.h"
-#include "test_util.h"
+#include "tests/serial_util.h"
 
 #define SENT (-3.5)
 #define NARR 3
@@ -175,5 +182,11 @@ static void test_arrays_stay_apart(void **state)
     deso__cp_free(&r);
 }
 
-TU_MAIN(cmocka_unit_test(test_random_programs),
-        cmocka_unit_test(test_arrays_stay_apart))
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_programs),
+        cmocka_unit_test(test_arrays_stay_apart),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
