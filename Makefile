@@ -128,7 +128,7 @@ $(BUILD)/bin/deso-%: $$(BUILD)/obj/examples/$$(subst -,_,$$*).o $(STATIC)
 setup:
 	@sh scripts/setup.sh
 
-# Includes may only point down the layers (DESIGN.md's folder table).
+# Includes may only point down the layers (doc/DESIGN.md, "Layers").
 check-layers:
 	@sh scripts/check-layers.sh
 

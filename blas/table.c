@@ -1,5 +1,6 @@
 /* The operation table: one row per operation, with its placement
- * constraints (deso-notes A.11; paper 003 eq. 8 for daxpy).               */
+ * constraints (doc/DESIGN.md, "Operator constraints"; paper 003 eq. 8 for
+ * daxpy).                                                                 */
 #include <stddef.h>
 
 #include "blas/kernels.h"

@@ -1,4 +1,4 @@
-/* deso redistribution: moving a dense array between two block-cyclic
+/* deso remaps: moving a dense array between two block-cyclic
  * layouts (ScaLAPACK's) over MPI, with a communication schedule planned
  * once and replayed (papers 001, 000, 002).  Part of the public API
  * (included by deso.h); usable on its own, without deso_init.

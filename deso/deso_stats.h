@@ -1,14 +1,16 @@
 /* deso statistics: time, bytes and messages per category, counted where the
- * library calls MPI.  Part of the public API (included by deso.h).
+ * library communicates.  Part of the public API (included by deso.h).
  *
  * Counting is fixed so that figures compare across modes and machines
- * (shared/DESIGN.md, "What the programs print"):
+ * (doc/DESIGN.md, "Counting bytes and messages"):
  *   p2p         every message this rank sends and its payload bytes;
  *   collective  msgs: one per communicator that runs the operation (counted
  *               by that communicator's rank 0); bytes: payload m times
  *               (ranks in the communicator - 1) for reduce, bcast, gather,
  *               scatter, twice that for allreduce and allgather.
- * Sum the counters over ranks for the totals (deso_stats_sum does).
+ * Set-up and measurement (the options agreement at deso_init, the
+ * alpha-beta probe, wisdom files, deso_log_view) are not counted.  Sum the
+ * counters over ranks for the totals (deso-cg does, with one MPI_Reduce).
  * time_* are this rank's seconds in each category.                         */
 #ifndef DESO_STATS_H
 #define DESO_STATS_H
@@ -26,10 +28,10 @@
 typedef struct deso_stats {
     double time_total;        /* from deso_init (or the last reset)          */
     double time_compute;      /* local kernels                               */
-    double time_overhead;     /* recording, plan look-up, packing            */
+    double time_overhead;     /* recording, exchange plans, packing          */
     double time_p2p;          /* point-to-point communication                */
     double time_collective;   /* collectives                                 */
-    double time_optimise;     /* the optimiser                               */
+    double time_optimise;     /* choosing plans (cache, wisdom, search)      */
     int64_t bytes_p2p, msgs_p2p;
     int64_t bytes_collective, msgs_collective;
     int64_t plans_optimised, plans_replayed;

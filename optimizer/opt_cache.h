@@ -1,4 +1,4 @@
-/* optimizer/: the plan cache (issue 6).  Pure, no MPI.
+/* optimizer/: the plan cache.  Pure, no MPI.
  *
  *   opt_graph_key  a structural key of a DAG: operation kinds and flags,
  *                  operand edges in topological (value id) numbering,

@@ -3,10 +3,10 @@
  * give the operands from the result where the result decides them; where
  * it does not (a reduction's vectors may run in either orientation, its
  * result may stay reduced to one place or be replicated) the candidates
- * below enumerate the choices (deso-notes A.11, "reduce" variant first
- * class; an all-reduce is the reduce variant plus an edge broadcast or the
- * fused all-reduce the executor runs when the result is replicated along
- * the reduced dimension).
+ * below enumerate the choices (doc/DESIGN.md, "Operator constraints":
+ * the "reduce" variant first class; an all-reduce is the reduce variant
+ * plus an edge broadcast or the fused all-reduce the executor runs when
+ * the result is replicated along the reduced dimension).
  *
  *   vectors  affine: row oriented (dist 1) replicated over grid rows, or
  *            column oriented (dist 0) replicated over grid columns (the

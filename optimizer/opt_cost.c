@@ -1,8 +1,8 @@
 /* The cost model: what the executor moves for a plan, exactly.
  *
- * deso/runtime/exec.c runs the nodes in recording order; for node i it asks, for
- * operand k = 0, 1, ..., for the view of the operand's value in layout
- * req[k] (deso/runtime/exchange.c):
+ * deso/runtime/exec.c runs the nodes in recording order; for node i it
+ * asks, for operand k = 0, 1, ..., for the view of the operand's value in
+ * layout req[k] (deso/runtime/exchange.c):
  *   - a view of that layout exists: free (views are kept: an earlier edge
  *     may have paid for it);
  *   - else a view S with the same folding and fewer copies exists (the
@@ -13,17 +13,19 @@
  *     receiver takes each element from the nearest source copy (itself,
  *     else the copy in its own grid row or column, else coordinate 0);
  *     with no message at all that is a free collapse.
- * The node's reduction then runs over grid dimension rd on every rank
- * (one communicator per coordinate of the other dimension), as an
- * all-reduce when the result is replicated along rd, else a reduce.
- * Counting follows DESIGN.md (and deso/runtime/comm.c): p2p bytes and messages
- * summed over ranks; collectives one per communicator, bytes m (p - 1),
- * doubled for all-reduce.  The time is alpha + beta * bytes per message:
+ * The node's reduction then runs over grid dimension rd, one communicator
+ * per coordinate of the other dimension (with reduce_holders_only, as the
+ * runtime sets it, a vector reduction only on the communicators holding
+ * the vector), as an all-reduce when the result is replicated along rd,
+ * else a reduce.  Counting follows doc/DESIGN.md, "Counting bytes and
+ * messages" (deso/runtime/comm.c): p2p bytes and messages summed over
+ * ranks; collectives one per communicator, bytes m (p - 1), doubled for
+ * all-reduce.  The time is alpha + beta * bytes per message:
  * an exchange costs its busiest rank, a collective over p ranks
  * ceil(log2 p) (alpha + beta m), an all-reduce twice that; communicators
- * of one collective run side by side.  Volume variant (paper eq. 9 and the
- * errata): m is the largest per-communicator payload (OPT_VOL_RANK) or
- * the whole array (OPT_VOL_ARRAY).                                        */
+ * of one collective run side by side.  Volume variant (paper 003's eq. 9
+ * and its errata, doc/DESIGN.md): m is the largest per-communicator
+ * payload (OPT_VOL_RANK) or the whole array (OPT_VOL_ARRAY).              */
 #include "optimizer/opt_impl.h"
 
 #include <stdlib.h>
@@ -184,7 +186,7 @@ static bool replication_only(const blas_layout *S, const blas_layout *D)
            S->b == D->b && (S->rep & ~D->rep) == 0;
 }
 
-/* deso/runtime/exchange.c's replicate(): broadcasts along k = 0, then 1.      */
+/* deso/runtime/exchange.c's replicate(): broadcasts along k = 0, then 1. */
 static void bcast_cost(const blas_layout *S, const blas_layout *D,
                        const opt_params *pp, opt_counts *c)
 {

@@ -1,5 +1,6 @@
 /* optimizer/: the placement optimiser's view of a DAG, its plans, its cost
- * model and its search (paper 003 section 3 with deso-notes A.10's errata).
+ * model and its search (paper 003 section 3, with the errata of
+ * doc/DESIGN.md, "Reference: paper 003 (placements)").
  * Pure, no MPI: the same graph and parameters give the same plan on every
  * rank (no timing-dependent choice anywhere).
  *
@@ -11,10 +12,10 @@
  *   opt_cands.c the optimiser's constraint notion: for each node, the list
  *               of (result, operands) layout tuples a mode allows.
  *   opt_cost.c  the cost model: an exact emulation of what the executor
- *               (deso/runtime/exec.c, deso/runtime/exchange.c, deso/runtime/comm.c) moves for a
- *               plan, counted with DESIGN.md's rules, and its modelled time
- *               (alpha + beta * bytes per message; log2 p rounds for
- *               collectives).
+ *               (deso/runtime/exec.c, exchange.c, comm.c) moves for a
+ *               plan, counted with the rules of doc/DESIGN.md, "Counting
+ *               bytes and messages", and its modelled time (alpha + beta *
+ *               bytes per message; log2 p rounds for collectives).
  *   opt_search.c mode none (the executor's per-node defaults), the greedy
  *               edge elimination for modes affine and full.
  *   opt_explain.c the plan explains itself: text and Graphviz DOT.        */
@@ -81,7 +82,7 @@ typedef struct opt_place {
 
 typedef struct opt_counts {
     int64_t bytes_p2p, msgs_p2p;     /* summed over ranks                   */
-    int64_t bytes_coll, msgs_coll;   /* DESIGN.md's collective counting     */
+    int64_t bytes_coll, msgs_coll;   /* counted as deso_stats counts them   */
     double time;                     /* modelled seconds                    */
 } opt_counts;
 
@@ -111,8 +112,9 @@ typedef struct opt_params {
     double beta;             /* seconds per byte                             */
     opt_volume volume;
     bool reduce_holders_only;/* reductions run only on the rows/columns that
-                              * hold the operands (else, as deso/runtime/exec.c
-                              * does today, on every rank)                 */
+                              * hold the operands, as deso/runtime/exec.c
+                              * runs them (the runtime sets it); else on
+                              * every rank                                 */
 } opt_params;
 
 /* Defaults for tests only: the runtime measures alpha and beta.           */
@@ -161,7 +163,7 @@ deso_err opt_exchange_cost(const blas_layout *S, const blas_layout *D,
                            const opt_params *pp, opt_memo *memo,
                            opt_counts *out);
 
-/* Fusion of independent reductions (issue 5): ddot, dnrm2 and dasum nodes
+/* Fusion of independent reductions: ddot, dnrm2 and dasum nodes
  * that reduce over the same grid dimension on the same communicators are
  * grouped when none depends on another and no node between the group's
  * first and last member reads a member's result.  The executor runs every

@@ -1,5 +1,6 @@
 /* The search: mode none's plan, and paper 003's greedy edge elimination
- * (section 3.4) with deso-notes A.10's errata, for modes affine and full.
+ * (section 3.4) for modes affine and full, with the errata of
+ * doc/DESIGN.md, "The greedy search and its errata".
  *
  * Start: every node at the first candidate its mode allows (mode none's
  * choice where it is valid), then, in mode full, every reduction reduced

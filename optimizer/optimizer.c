@@ -1,5 +1,7 @@
-/* Mode none: default placements, then the operation's constraints.  Modes
- * affine and full currently fall back to none (a later issue).            */
+/* Default layouts of new values, and mode none's placement of one node:
+ * default placements, then the operation's constraints.  Independent of
+ * the mode: modes affine and full choose among other candidates in
+ * opt_cands.c and opt_search.c, starting from this one.                   */
 #include "optimizer/optimizer.h"
 
 #include <string.h>

@@ -1,12 +1,16 @@
 /* optimizer/: chooses the placement of every value in a DAG.  Pure, no MPI:
  * the same inputs give the same placements on every rank.
  *
- * This issue provides mode none only, paper 003's unoptimised layout: a
- * 2-D grid; matrices cyclic(nb) x cyclic(nb); vectors folded over grid
- * columns with the matrix's column folding and replicated over grid rows,
- * except a gemv N result, folded over rows and replicated over columns;
- * scalars replicated everywhere.  Modes affine and full (a later issue) will
- * hand the executor other placements through the same two functions.      */
+ * This header holds the modes, the default layouts of values the user
+ * creates, and mode none's placement of one node: paper 003's unoptimised
+ * layout on a 2-D grid (matrices cyclic(nb) x cyclic(nb); vectors cyclic(nb)
+ * over grid columns and replicated over grid rows, except a gemv N result,
+ * folded over rows with A's row blocks and replicated over columns; scalars
+ * replicated everywhere), then the operation's constraints.  The executor
+ * uses opt_place_node for a node no plan covers; opt_plan_none and the
+ * candidates of modes affine and full (opt_cands.c) start from it.  The
+ * plans themselves, in every mode, come from opt_search (opt_graph.h); see
+ * doc/DESIGN.md, "Optimiser modes".                                       */
 #ifndef DESO_OPTIMIZER_H
 #define DESO_OPTIMIZER_H
 

@@ -1,6 +1,6 @@
 /* optimizer/: the wisdom format.  Optimised plans, keyed by the structural
  * key of their DAG, plus the calibrated cost model, as versioned,
- * check-summed, line-oriented text (STYLE.md 1 and 13; FFTW's wisdom).
+ * check-summed, line-oriented text, after FFTW's wisdom.
  * Pure, no MPI and no files: deso/ reads the file on rank 0, broadcasts the
  * bytes, parses them here on every rank, and has rank 0 write what
  * opt_wisdom_write returns through a temporary file and rename.

@@ -1,6 +1,6 @@
 /* Diagonal copy functions (paper 003, section 2.2) as per-dimension bit
- * pairs.  The algebra is the per-dimension state algebra of deso-notes
- * A.10.4, not literal set composition.                                     */
+ * pairs.  The algebra is a per-dimension state algebra, not literal set
+ * composition (doc/DESIGN.md, "Copy-function algebra and its errata").    */
 #include "placement/errors.h"
 #include "placement/placement.h"
 

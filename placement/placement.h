@@ -1,6 +1,7 @@
 /* placement/: the placement algebra of paper 003 (with the errata of
- * shared/DESIGN.md) and process-grid geometry.  Pure computation, no MPI:
- * every function here can be tested in one process for any P.
+ * doc/DESIGN.md, "Reference: paper 003 (placements)") and process-grid
+ * geometry.  Pure computation, no MPI: every function here can be tested
+ * in one process for any P.
  *
  * Vocabulary
  *   d         augmented dimensionality, 1 <= d <= PL_MAXD.  New dimensions go
@@ -62,8 +63,9 @@ typedef struct pl_copyfn {
     unsigned d1, d2;
 } pl_copyfn;
 
-/* What an exchange r = (D1, D2) does along one dimension (DESIGN.md's
- * truth table, after cancellation).                                         */
+/* What an exchange r = (D1, D2) does along one dimension (the truth table
+ * of doc/DESIGN.md, "Copy-function algebra and its errata", after
+ * cancellation).                                                           */
 typedef enum pl_repl_step {
     PL_STEP_NONE = 0,      /* equal states: nothing moves                   */
     PL_STEP_BROADCAST,     /* D1 = 1, D2 = 0: broadcast over that dimension */
@@ -76,7 +78,8 @@ pl_copyfn pl_copyfn_identity(int d);                      /* (I, I)         */
 pl_copyfn pl_copyfn_replicated(int d, unsigned replicated);
 /* Proposition 1: (D1,D2) o (E1,E2) = (D1 E1, E2 D2), then cancelled (the
  * operands are cancelled first too).  Both must have the same d, 1..PL_MAXD.
- * This is the per-dimension state algebra of deso-notes A.10.4: it is
+ * This is a per-dimension state algebra (doc/DESIGN.md, "Copy-function
+ * algebra and its errata"), not composition of relations: it is
  * associative on placement copy functions (I, diag(s)) and on chains of
  * exchanges ((c3 o c2^-1) o (c2 o c1^-1) = c3 o c1^-1), but not in
  * general: with R = (1,0), C = (0,1) on one dimension, (R o R) o C = I

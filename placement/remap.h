@@ -1,7 +1,7 @@
-/* placement/remap: planning a remap between two block-cyclic
- * layouts (papers 001, 000, 002; shared/reference/remap-notes.md).  Pure
+/* placement/remap: planning a remap between two block-cyclic layouts
+ * (papers 001, 000, 002; doc/DESIGN.md, "Remap engine").  Pure
  * computation: who sends which runs of which local array to whom, in which
- * contention-free step.  deso/ executes these plans over MPI.
+ * contention-free step.  deso/remap/ executes these plans over MPI.
  *
  * One dimension: CYCLIC(r) on P ranks -> CYCLIC(s) on Q ranks.  Element i
  * lives on rank (i / r) mod P.  Per slice of L = lcm(P r, Q s) elements the
@@ -31,7 +31,7 @@ deso_err pl_remap_slice(int P, int64_t r, int Q, int64_t s, int64_t *len,
                         int64_t *slice);
 
 typedef enum pl_sched_kind {
-    PL_SCHED_CATERPILLAR = 0,  /* baseline: step k pairs p with (p + k) mod */
+    PL_SCHED_CATERPILLAR = 0,  /* baseline: max(P, Q) shifted steps        */
     PL_SCHED_STEPWISE,         /* fewest steps (max messages per rank)      */
     PL_SCHED_GREEDY            /* least total cost (sum of longest message) */
 } pl_sched_kind;

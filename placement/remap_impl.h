@@ -11,10 +11,11 @@
 int64_t pl__gcd64(int64_t a, int64_t b);
 
 /* Elements of one slice that source rank p sends to target rank q, given
- * g = gcd(P r, Q s) (remap-notes.md 1.5), in O(1): the sum of vol(z) over
- * the z = k (mod g) in [1-r, s-1] is summed piece by piece (rising,
- * plateau, falling), never term by term, since r and s may be ~2^33.
- * Requires r + s to fit in int64.                                          */
+ * g = gcd(P r, Q s) (doc/DESIGN.md, "One dimension: period and message
+ * matrix"), in O(1): the sum of vol(z) over the z = k (mod g) in
+ * [1-r, s-1] is summed piece by piece (rising, plateau, falling), never
+ * term by term, since r and s may be ~2^33.  Requires r + s to fit in
+ * int64.                                                                   */
 int64_t pl__slice_len(int64_t r, int64_t s, int64_t g, int p, int q);
 
 /* Exact message lengths of CYCLIC(r) on P -> CYCLIC(s) on Q for an extent

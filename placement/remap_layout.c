@@ -1,7 +1,8 @@
 /* One dimension of a block-cyclic remap for an arbitrary extent M: exact
  * message lengths and the pieces one position shares with each peer
- * (remap-notes.md 6.1: walk the blocks, split at the other side's block
- * boundaries; never materialise a slice of lcm(P r, Q s) elements).        */
+ * (doc/DESIGN.md, "Any extent, two dimensions, replicated sources": walk
+ * the blocks, split at the other side's block boundaries; never
+ * materialise a slice of lcm(P r, Q s) elements).                          */
 #include <stdlib.h>
 
 #include "placement/errors.h"

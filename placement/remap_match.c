@@ -1,7 +1,8 @@
 /* Bipartite building blocks of the remap schedules: the Hungarian method
- * (maximum-weight matchings, remap-notes.md 1.9) and Konig's alternating
- * path edge colouring (exactly max-degree colours, Theorem 1).  Both are
- * integer and deterministic, so every rank computes the same schedule.    */
+ * (maximum-weight matchings; doc/DESIGN.md, "Schedules") and Konig's
+ * alternating-path edge colouring (exactly max-degree colours, paper 001's
+ * Theorem 1).  Both are integer and deterministic, so every rank computes
+ * the same schedule.                                                      */
 #include <stdlib.h>
 
 #include "placement/errors.h"

@@ -1,9 +1,10 @@
 /* One rank's part of a remap between two 2-D block-cyclic layouts (papers
- * 001 and 000; remap-notes.md 5.8, 6 and 14): the message matrix between
- * the actual endpoints (grid positions, or the holders of a replicated
- * array), its schedule, and this rank's messages as runs of its local
- * arrays, in increasing global column-major order on both sides so that
- * packing and unpacking need no index lists.                               */
+ * 001 and 000; doc/DESIGN.md, "Any extent, two dimensions, replicated
+ * sources"): the message matrix between the actual endpoints (grid
+ * positions, or the holders of a replicated array), its schedule, and
+ * this rank's messages as runs of its local arrays, in increasing global
+ * column-major order on both sides so that packing and unpacking need no
+ * index lists.                                                             */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,9 +1,11 @@
-/* Schedules of a P x Q message-length matrix (remap-notes.md 1.6, 1.9, 4):
+/* Schedules of a P x Q message-length matrix (doc/DESIGN.md, "Schedules",
+ * "Caterpillar model" and "Stepwise: the B-trick"):
  *   caterpillar  the baseline: N = max(P, Q) steps, step k pairs p with
- *                q = (p - k) mod N (the shift model that reproduces [D]);
+ *                q = (p - k) mod N (the shift model that reproduces paper
+ *                001's figures);
  *   stepwise     exactly max-degree steps (Konig): each step is a
  *                maximum-weight matching covering every vertex of current
- *                maximum degree (Hungarian + the B-trick of the notes);
+ *                maximum degree (Hungarian + the B-trick);
  *   greedy       least total cost we can find: the cheapest of several
  *                schedules (maximum-weight matchings by length; classes of
  *                equal length coloured apart; stepwise; caterpillar), so it
@@ -371,7 +373,8 @@ static deso_err build_colouring(const edges *E, int *step_of, int *nsteps)
 
 /* Classes of equal length, longest first, each coloured with its own
  * maximum degree: every step then pays exactly its class's length (the
- * grouping of remap-notes.md; optimal for Ex.5).                           */
+ * grouping that reaches the optimum of paper 001's Example 5:
+ * doc/DESIGN.md, "Worked examples (paper 001)").                           */
 static deso_err build_classes(const edges *E, int *step_of, int *nsteps)
 {
     size_t c = E->n > 0 ? (size_t)E->n : 1;

@@ -1,5 +1,6 @@
 /* The message-length matrix of one slice of CYCLIC(r) on P -> CYCLIC(s) on
- * Q (remap-notes.md 1.3 and 1.5): g = gcd(P r, Q s), k = (p r - q s) mod g,
+ * Q (doc/DESIGN.md, "One dimension: period and message matrix"):
+ * g = gcd(P r, Q s), k = (p r - q s) mod g,
  * length = sum over z in [1-r, s-1], z = k (mod g), of min(r, s, r+z, s-z). */
 #include <stddef.h>
 

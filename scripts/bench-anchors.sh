@@ -4,7 +4,8 @@
 #   read_bw   memory read bandwidth and one dgemv's bandwidth, P = 1 and 2
 #   cg_seq    sequential CBLAS CG, P = 1
 #   cg_pblas  hand-written ScaLAPACK/PBLAS CG, P = 1 and 2
-# All with OPENBLAS_NUM_THREADS=1 (DESIGN.md, "Measuring on this kind of machine").
+# All with OPENBLAS_NUM_THREADS=1 (doc/DESIGN.md, "Measuring on this kind of
+# machine").
 #
 #   scripts/bench-anchors.sh [BUILD]      BUILD defaults to build
 # Environment: NS (matrix sizes, default "3600 8000"), ITERS (default 50),

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench.sh: the deso benchmark, one run, everything side by side (issue "make bench").
+# bench.sh: the deso benchmark (make bench), one run, everything side by side.
 #
 #   scripts/bench.sh [BUILD]          BUILD defaults to build
 #   BENCH_QUICK=1 scripts/bench.sh    ~2-minute smoke version (small n, few iterations)
@@ -8,9 +8,10 @@
 # mpiexec.mpich inside `timeout`:
 #   1. calibration: pingpong at P = 2 (alpha, beta of the cost model) and
 #      read_bw at P = 1, 2 for each n (read bandwidth, one dgemv's bandwidth);
-#   2. timed runs at P = 1, 2 (DESIGN.md: wall clock only at P <= 2): cg_seq,
-#      cg_pblas, deso-cg --mode none|affine|full, ITERS iterations, tol 0 so
-#      every implementation does the same work;
+#   2. timed runs at P = 1, 2 (wall clock only at P <= 2: doc/DESIGN.md,
+#      "Measuring on this kind of machine"): cg_seq, cg_pblas, deso-cg
+#      --mode none|affine|full, ITERS iterations, tol 0 so every
+#      implementation does the same work;
 #   3. counted runs of deso-cg at P = 2, 4, 9, 16 (bytes and messages are exact
 #      at any P; the time is not), each at two small iteration counts, so the
 #      per-iteration counts are the exact difference quotient (set-up and the

@@ -406,7 +406,7 @@ def section(d, plots):
               f" {m.get('pairs', '?')} pairs per n; the median of the pair ratios (and their"
               " range) is quoted because the shared machine drifts by several percent"
               " between rounds. deso's large arrays ask for transparent huge pages"
-              " (deso/alloc.c), which made a 256 MiB dgemv 3-5% faster here; the anchors"
+              " (placement/alloc.c), which made a 256 MiB dgemv 3-5% faster here; the anchors"
               " allocate with plain malloc, as code written directly on PBLAS or CBLAS does.",
               "",
               "### Time per iteration, measured (P = "
@@ -425,7 +425,7 @@ def section(d, plots):
             f"Counted at n = {', '.join(str(n) for n in d.count_ns)}"
             + ("" if set(d.count_ns) >= set(d.ns) else " only") + "."
             f" Counts per iteration are {how}; `~` marks a figure from one run only"
-            " (whole run / iterations). Bytes and messages are the DESIGN.md totals over all"
+            " (whole run / iterations). Bytes and messages are the doc/DESIGN.md totals over all"
             " ranks.", "",
             "Cost model, per iteration: **time_model(P) = (msgs_p2p + msgs_collective) · α"
             " + (bytes_p2p + bytes_collective) · β + t_compute(P=1) / P**, with"

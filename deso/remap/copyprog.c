@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "placement/alloc.h"
 #include "placement/errors.h"
 
 
@@ -16,10 +17,10 @@ deso_err deso__cp_clone(const deso__copy *c, deso__copy *out)
 {
     memset(out, 0, sizeof *out);
     *out = *c;
-    out->g = malloc((size_t)(c->ngroups ? c->ngroups : 1) * sizeof *out->g);
-    out->it = malloc((size_t)(c->nitems ? c->nitems : 1) * sizeof *out->it);
-    out->ea = c->nelem ? malloc((size_t)c->nelem * sizeof *out->ea) : NULL;
-    out->eb = c->nelem ? malloc((size_t)c->nelem * sizeof *out->eb) : NULL;
+    out->g = deso__malloc((size_t)(c->ngroups ? c->ngroups : 1) * sizeof *out->g);
+    out->it = deso__malloc((size_t)(c->nitems ? c->nitems : 1) * sizeof *out->it);
+    out->ea = c->nelem ? deso__malloc((size_t)c->nelem * sizeof *out->ea) : NULL;
+    out->eb = c->nelem ? deso__malloc((size_t)c->nelem * sizeof *out->eb) : NULL;
     if (!out->g || !out->it || (c->nelem && (!out->ea || !out->eb))) {
         deso__cp_free(out);
         return deso__fail(DESO_ENOMEM, "copy program: out of memory");
@@ -123,7 +124,7 @@ static deso_err compile(deso__cp_item *it, int64_t n, bool tables,
         }
     }
     n = m;
-    deso__cp_group *g = malloc((size_t)(n ? n : 1) * sizeof *g);
+    deso__cp_group *g = deso__malloc((size_t)(n ? n : 1) * sizeof *g);
     if (g == NULL)
         return deso__fail(DESO_ENOMEM, "copy program: out of memory");
     int64_t ng = 0, ni = 0, i = 0;
@@ -162,9 +163,9 @@ static deso_err compile(deso__cp_item *it, int64_t n, bool tables,
     }
     out->ngroups = ng;
     out->nitems = ni;
-    out->g = realloc(g, (size_t)(ng ? ng : 1) * sizeof *g);
+    out->g = deso__realloc(g, (size_t)(ng ? ng : 1) * sizeof *g);
     if (out->g == NULL) out->g = g;
-    out->it = malloc((size_t)(ni ? ni : 1) * sizeof *out->it);
+    out->it = deso__malloc((size_t)(ni ? ni : 1) * sizeof *out->it);
     if (out->it == NULL) {
         free(out->g);
         out->g = NULL;
@@ -186,8 +187,8 @@ static deso_err compile(deso__cp_item *it, int64_t n, bool tables,
         }
     }
     if (ne > 0) {
-        out->ea = malloc((size_t)ne * sizeof *out->ea);
-        out->eb = malloc((size_t)ne * sizeof *out->eb);
+        out->ea = deso__malloc((size_t)ne * sizeof *out->ea);
+        out->eb = deso__malloc((size_t)ne * sizeof *out->eb);
         if (out->ea == NULL || out->eb == NULL) {
             deso__cp_free(out);
             return deso__fail(DESO_ENOMEM, "copy program: out of memory");
@@ -243,8 +244,8 @@ deso_err deso__cp_split(deso__copy *c, int64_t span)
                 ni += 1;
             }
     }
-    deso__cp_group *G = malloc((size_t)(ng ? ng : 1) * sizeof *G);
-    deso__cp_item *I = malloc((size_t)(ni ? ni : 1) * sizeof *I);
+    deso__cp_group *G = deso__malloc((size_t)(ng ? ng : 1) * sizeof *G);
+    deso__cp_item *I = deso__malloc((size_t)(ni ? ni : 1) * sizeof *I);
     if (G == NULL || I == NULL) {
         free(G);
         free(I);
@@ -331,8 +332,8 @@ deso_err deso__cp_pieces(const deso__copy *c, int pside, int64_t span,
         return deso__fail(DESO_EINVAL, "copy program: pieces of %lld "
                           "elements", (long long)span);
     int64_t total = (c->elems + span - 1) / span;
-    deso__copy *P = calloc((size_t)(total ? total : 1), sizeof *P);
-    deso__cp_item *tmp = malloc((size_t)span * sizeof *tmp);
+    deso__copy *P = deso__calloc((size_t)(total ? total : 1), sizeof *P);
+    deso__cp_item *tmp = deso__malloc((size_t)span * sizeof *tmp);
     deso_err e = P && tmp ? DESO_OK : DESO_ENOMEM;
     int64_t np = 0, nt = 0, fill = 0, pos = 0;   /* pos: elements so far */
     for (int64_t gi = 0; gi < c->ngroups && e == DESO_OK; gi++) {

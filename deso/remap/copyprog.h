@@ -1,4 +1,4 @@
-/* deso/copyprog.h: copy programs, the compiled form of a remap's runs
+/* deso/remap/copyprog.h: copy programs, the compiled form of a remap's runs
  * (internal).  Pure computation, no MPI: shared by the remap's MPI
  * transport (remap.c) and its shared-memory one (remap_shm.c).         */
 #ifndef DESO_COPYPROG_H

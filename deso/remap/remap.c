@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "placement/alloc.h"
 #include "placement/errors.h"
 #include "deso/core/mpi.h"
 #include "deso/core/stats.h"
@@ -42,11 +43,6 @@ static bool direct(const deso__msg *m, int64_t rows, int64_t lld)
 static int64_t run_pos(int64_t rows, int64_t lld, int64_t off)
 {
     return (off / rows) * lld + off % rows;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-    return calloc(n ? n : 1, size);
 }
 
 /* ---- fusion ------------------------------------------------------------- */
@@ -81,7 +77,7 @@ static deso_err seg_push(deso__remap *r, int64_t *cap, int prog, int64_t g,
     }
     if (r->nsegs == *cap) {
         int64_t nc = *cap ? 2 * *cap : 64;
-        deso__seg *ns = realloc(r->segs, (size_t)nc * sizeof *ns);
+        deso__seg *ns = deso__realloc(r->segs, (size_t)nc * sizeof *ns);
         if (ns == NULL)
             return deso__fail(DESO_ENOMEM, "remap plan: out of memory");
         r->segs = ns;
@@ -98,8 +94,8 @@ static deso_err plan_segments(deso__remap *r)
 {
     int np = 1 + r->nfuse;
     bool side_b = r->fuse == DESO__FUSE_UNPACK;
-    const deso__copy **prog = malloc((size_t)np * sizeof *prog);
-    cursor *cur = malloc((size_t)np * sizeof *cur);
+    const deso__copy **prog = deso__malloc((size_t)np * sizeof *prog);
+    cursor *cur = deso__malloc((size_t)np * sizeof *cur);
     deso_err e = prog && cur ? DESO_OK : DESO_ENOMEM;
     if (e != DESO_OK) goto done;
     prog[0] = &r->self;
@@ -187,7 +183,7 @@ static deso_err plan_fusion(deso__remap *r)
     } else {
         return DESO_OK;
     }
-    r->fuse_msg = xcalloc((size_t)r->nfuse, sizeof *r->fuse_msg);
+    r->fuse_msg = deso__calloc((size_t)r->nfuse, sizeof *r->fuse_msg);
     if (r->fuse_msg == NULL)
         return deso__fail(DESO_ENOMEM, "remap plan: out of memory");
     if (r->fuse == DESO__FUSE_UNPACK) {
@@ -281,9 +277,9 @@ static deso_err build(deso__remap *out, const pl_remap_rank *p)
         if (p->send[i].nruns > maxruns) maxruns = p->send[i].nruns;
     for (int i = 0; i < p->nrecv; i++)
         if (p->recv[i].nruns > maxruns) maxruns = p->recv[i].nruns;
-    deso__cp_item *tmp = xcalloc((size_t)maxruns, sizeof *tmp);
-    out->send = xcalloc((size_t)p->nsend, sizeof *out->send);
-    out->recv = xcalloc((size_t)p->nrecv, sizeof *out->recv);
+    deso__cp_item *tmp = deso__calloc((size_t)maxruns, sizeof *tmp);
+    out->send = deso__calloc((size_t)p->nsend, sizeof *out->send);
+    out->recv = deso__calloc((size_t)p->nrecv, sizeof *out->recv);
     if (!tmp || !out->send || !out->recv) {
         free(tmp);
         return deso__fail(DESO_ENOMEM, "deso__remap_init: out of memory");
@@ -352,7 +348,7 @@ static deso_err remap_init(MPI_Comm comm, const pl_bc_layout *src,
     out->active = plan.nsend > 0 || plan.nrecv > 0 || plan.nself > 0;
     deso_err e = build(out, &plan);
     if (e == DESO_OK && keep) {  /* for deso__remap_shm_prepare          */
-        out->plan = malloc(sizeof *out->plan);
+        out->plan = deso__malloc(sizeof *out->plan);
         if (out->plan == NULL) e = DESO_ENOMEM;
         else *out->plan = plan;
     }
@@ -395,7 +391,7 @@ static deso_err remap_init(MPI_Comm comm, const pl_bc_layout *src,
         }
         if (pass == 0) {
             nsteps = s;
-            out->steps = xcalloc((size_t)nsteps, sizeof *out->steps);
+            out->steps = deso__calloc((size_t)nsteps, sizeof *out->steps);
             if (out->steps == NULL) goto nomem;
         } else {
             out->nsteps = nsteps;
@@ -404,10 +400,10 @@ static deso_err remap_init(MPI_Comm comm, const pl_bc_layout *src,
             out->max_reqs = maxreq;
         }
     }
-    out->sendbuf = xcalloc((size_t)out->sendbuf_len, sizeof(double));
-    out->recvbuf = xcalloc((size_t)out->recvbuf_len, sizeof(double));
-    out->reqs = xcalloc((size_t)out->max_reqs, sizeof *out->reqs);
-    out->req_msg = xcalloc((size_t)out->max_reqs, sizeof *out->req_msg);
+    out->sendbuf = deso__calloc((size_t)out->sendbuf_len, sizeof(double));
+    out->recvbuf = deso__calloc((size_t)out->recvbuf_len, sizeof(double));
+    out->reqs = deso__calloc((size_t)out->max_reqs, sizeof *out->reqs);
+    out->req_msg = deso__calloc((size_t)out->max_reqs, sizeof *out->req_msg);
     if (!out->sendbuf || !out->recvbuf || !out->reqs || !out->req_msg)
         goto nomem;
     if (plan_fusion(out) != DESO_OK) goto nomem;

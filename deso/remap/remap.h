@@ -9,8 +9,8 @@
  * Local arrays are column-major with a caller-chosen leading dimension.  The
  * planner's runs use ld = local rows; when a caller's ld differs, runs are
  * split at column boundaries (slower but exact).                           */
-#ifndef DESO_REDIST_IMPL_H
-#define DESO_REDIST_IMPL_H
+#ifndef DESO_REMAP_REMAP_H
+#define DESO_REMAP_REMAP_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -124,18 +124,18 @@ void deso__remap_free(deso__remap *r);
 /* The shared-memory transport (remap_shm.c), set up in two collective
  * steps around the caller's own agreement.  prepare (collective over comm,
  * the user's communicator: the first time on a communicator it splits it
- * by node and caches the answer on it) sets *ok when every rank is on one
- * node, rank 0's DESO_REMAP_SHM is not "0" (deso/core/node.h) and r
- * (planned on a duplicate of comm from src and dst by
- * deso__remap_init_keep, or NULL when planning
- * failed) was cut into ring chunks and its single-copy programs were
- * built; it frees r's kept runs.  Once all ranks know whether every rank
- * is ok and some rank sends, finish(r, use) maps
- * the rings (collective when use: a shared window, an all-to-all and an
- * all-reduce) or drops what prepare made (local).  If mapping fails on any
- * rank (the plans of two ranks disagree, MPI fails), every rank frees the
- * rings and the plan stays on MPI; deso_last_error says why.  Both return
- * DESO_OK.  The transport is freed by deso__remap_free.                  */
+ * by node and caches the answer on it; then one all-reduce agrees on rank
+ * 0's DESO_REMAP_SHM, deso/core/node.h) sets *ok when every rank is on one
+ * node, that value is not "0" and r (planned on a duplicate of comm from
+ * src and dst by deso__remap_init_keep, or NULL when planning failed) was
+ * cut into ring chunks and its single-copy programs were built; it frees
+ * r's kept runs.  Once all ranks know whether every rank is ok and some
+ * rank sends, finish(r, use) maps the rings (collective when use: a shared
+ * window, an all-to-all and an agreement) or drops what prepare made
+ * (local).  If mapping fails on any rank (the plans of two ranks disagree,
+ * MPI fails), every rank frees the rings and the plan stays on MPI;
+ * deso_last_error says why.  Both return DESO_OK.  The transport is freed
+ * by deso__remap_free.                                                   */
 deso_err deso__remap_shm_prepare(MPI_Comm comm, deso__remap *r,
                                  const pl_bc_layout *src,
                                  const pl_bc_layout *dst, int *ok);

@@ -1,4 +1,4 @@
-/* deso/remap_api.c: the public deso_redist_* functions (deso_redist.h) on
+/* deso/remap/remap_api.c: the public deso_redist_* functions (deso_redist.h) on
  * top of the internal engine (remap.c).  Validation with detailed
  * messages, argument agreement across ranks, a private communicator.      */
 #include "deso/deso_redist.h"
@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "placement/alloc.h"
 #include "placement/errors.h"
 #include "deso/remap/remap.h"
 #include "deso/core/stats.h"
@@ -72,7 +73,7 @@ static deso_err to_pl(const deso_layout *l, int **ranks, pl_bc_layout *out)
     *ranks = NULL;
     if (l->ranks != NULL) {
         size_t n = (size_t)l->pr * (size_t)l->pc;
-        *ranks = malloc(n * sizeof **ranks);
+        *ranks = deso__malloc(n * sizeof **ranks);
         if (*ranks == NULL)
             return deso__fail(DESO_ENOMEM, "deso_redist_create: out of "
                               "memory");
@@ -131,7 +132,7 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
     DESO_CHECK(comm != MPI_COMM_NULL, DESO_EINVAL,
                "%s: comm is MPI_COMM_NULL", fn);
 
-    deso_redist *h = calloc(1, sizeof *h);
+    deso_redist *h = deso__calloc(1, sizeof *h);
     MPI_Comm dup = MPI_COMM_NULL;
     int rc = MPI_Comm_dup(comm, &dup);
     if (rc != MPI_SUCCESS) {
@@ -308,7 +309,7 @@ deso_err deso_layout_from_scalapack(const int desc[9], deso_layout *out)
     out->pr = pr;
     out->pc = pc;
     size_t n = (size_t)pr * (size_t)pc;
-    int *ranks = malloc(n * sizeof *ranks);
+    int *ranks = deso__malloc(n * sizeof *ranks);
     DESO_CHECK(ranks != NULL, DESO_ENOMEM, "%s: out of memory", fn);
     /* Cblacs_pnum numbers the context's own processes row-major; these are
      * MPI_COMM_WORLD ranks only for a "Row" grid made by Cblacs_gridinit
@@ -393,7 +394,7 @@ deso_err deso_redist_slice_plan(int P, int64_t r, int Q, int64_t s,
     out->r = r;
     out->s = s;
     out->sched = sched;
-    out->grid = calloc((size_t)P * (size_t)Q, sizeof *out->grid);
+    out->grid = deso__calloc((size_t)P * (size_t)Q, sizeof *out->grid);
     DESO_CHECK(out->grid != NULL, DESO_ENOMEM, "%s: out of memory", fn);
     deso_err e = pl_remap_slice(P, r, Q, s, out->grid, &out->slice);
     if (e != DESO_OK) {

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "placement/alloc.h"
 #include "placement/errors.h"
 
 /* The message to or from `peer` in list m (a list's messages have
@@ -72,7 +73,7 @@ static bool push(deso__cp_item **it, int64_t *n, int64_t *cap,
     }
     if (*n == *cap) {
         int64_t c = *cap > 0 ? 2 * *cap : 1024;
-        deso__cp_item *g = realloc(*it, (size_t)c * sizeof *g);
+        deso__cp_item *g = deso__realloc(*it, (size_t)c * sizeof *g);
         if (g == NULL) return false;
         *it = g;
         *cap = c;
@@ -147,8 +148,8 @@ static bool order_by_target(deso__cp_item **all, int64_t nall,
         qsort(*all, (size_t)nall, sizeof **all, by_target);
         return true;
     }
-    deso__cp_item *out = malloc((size_t)(nall ? nall : 1) * sizeof *out);
-    int64_t *at = malloc((size_t)nl * sizeof *at);
+    deso__cp_item *out = deso__malloc((size_t)(nall ? nall : 1) * sizeof *out);
+    int64_t *at = deso__malloc((size_t)nl * sizeof *at);
     if (out == NULL || at == NULL) {
         free(out);
         free(at);
@@ -185,9 +186,9 @@ deso_err deso__pull_build(const deso__remap *r, const pl_bc_layout *src,
 {
     memset(out, 0, sizeof *out);
     int nr = r->nrecv;
-    out->direct = calloc((size_t)(nr ? nr : 1), sizeof *out->direct);
-    out->peer_rows = calloc((size_t)(nr ? nr : 1), sizeof *out->peer_rows);
-    int64_t *cut = malloc(((size_t)nr + 2) * sizeof *cut);
+    out->direct = deso__calloc((size_t)(nr ? nr : 1), sizeof *out->direct);
+    out->peer_rows = deso__calloc((size_t)(nr ? nr : 1), sizeof *out->peer_rows);
+    int64_t *cut = deso__malloc(((size_t)nr + 2) * sizeof *cut);
     const pl_remap_rank *mp = r->plan;
     deso__cp_item *all = NULL, *tmp = NULL;
     int64_t nall = 0, cap = 0;
@@ -217,7 +218,7 @@ deso_err deso__pull_build(const deso__remap *r, const pl_bc_layout *src,
         /* The direct program: the same items, array numbers cleared.    */
         int64_t n = nall - cut[j + 1];
         free(tmp);
-        tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
+        tmp = deso__malloc((size_t)(n ? n : 1) * sizeof *tmp);
         if (tmp == NULL) {
             e = DESO_ENOMEM;
             break;

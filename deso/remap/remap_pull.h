@@ -1,7 +1,7 @@
 /* deso/remap/remap_pull.h: programs of single-copy remaps (internal; see
  * remap_pull.c).                                                         */
-#ifndef DESO_REDIST_PULL_H
-#define DESO_REDIST_PULL_H
+#ifndef DESO_REMAP_PULL_H
+#define DESO_REMAP_PULL_H
 
 #include "deso/remap/remap.h"
 

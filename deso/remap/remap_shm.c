@@ -46,6 +46,7 @@
 #include "deso/core/agree.h"
 #include "deso/core/mpi.h"
 #include "deso/core/node.h"
+#include "placement/alloc.h"
 #include "placement/errors.h"
 #include "deso/remap/shared_array.h"
 #include "deso/core/stats.h"
@@ -151,10 +152,10 @@ void deso__remap_shm_free(deso__remap *r)
  * out.                                                                     */
 static bool prepare(deso__remap *r, struct deso__shm *s)
 {
-    s->send = calloc((size_t)(r->nsend ? r->nsend : 1), sizeof *s->send);
-    s->recv = calloc((size_t)(r->nrecv ? r->nrecv : 1), sizeof *s->recv);
-    s->xout = malloc((size_t)r->size * 2 * sizeof *s->xout);
-    s->xin = malloc((size_t)r->size * 2 * sizeof *s->xin);
+    s->send = deso__calloc((size_t)(r->nsend ? r->nsend : 1), sizeof *s->send);
+    s->recv = deso__calloc((size_t)(r->nrecv ? r->nrecv : 1), sizeof *s->recv);
+    s->xout = deso__malloc((size_t)r->size * 2 * sizeof *s->xout);
+    s->xin = deso__malloc((size_t)r->size * 2 * sizeof *s->xin);
     if (!s->send || !s->recv || !s->xout || !s->xin) return false;
     for (int i = 0; i < r->nsend; i++)
         for (int i2 = 0; i2 < i; i2++)
@@ -246,8 +247,8 @@ static deso_err map_rings(deso__remap *r, struct deso__shm *s)
 /* Each plan rank's world rank (how shared arrays name their ranks).     */
 static bool world_ranks(deso__remap *r, struct deso__shm *s)
 {
-    s->world = malloc((size_t)r->size * sizeof *s->world);
-    int *mine = malloc((size_t)r->size * sizeof *mine);
+    s->world = deso__malloc((size_t)r->size * sizeof *s->world);
+    int *mine = deso__malloc((size_t)r->size * sizeof *mine);
     MPI_Group g = MPI_GROUP_NULL, w = MPI_GROUP_NULL;
     bool ok = s->world && mine &&
               MPI_Comm_group(r->comm, &g) == MPI_SUCCESS &&
@@ -269,11 +270,11 @@ static bool setup(MPI_Comm comm, deso__remap *r, const pl_bc_layout *src,
     if (!deso__shm_allowed(comm) || r == NULL ||
         r->comm == MPI_COMM_NULL)
         return false;
-    struct deso__shm *s = calloc(1, sizeof *s);
+    struct deso__shm *s = deso__calloc(1, sizeof *s);
     if (s == NULL) return false;
     s->win = MPI_WIN_NULL;
-    s->bases = calloc((size_t)r->nrecv + 1, sizeof *s->bases);
-    s->delta = calloc((size_t)r->nrecv + 1, sizeof *s->delta);
+    s->bases = deso__calloc((size_t)r->nrecv + 1, sizeof *s->bases);
+    s->delta = deso__calloc((size_t)r->nrecv + 1, sizeof *s->delta);
     if (!prepare(r, s) || !s->bases || !s->delta || !world_ranks(r, s) ||
         deso__pull_build(r, src, dst, &s->pull) != DESO_OK) {
         shm_free_local(r, s);

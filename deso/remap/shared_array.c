@@ -1,4 +1,4 @@
-/* deso/shared_array.c: deso_redist_array_alloc / _free and the registry
+/* deso/remap/shared_array.c: deso_redist_array_alloc / _free and the registry
  * behind single-copy remaps (shared_array.h).
  *
  * A remap whose source arrays come from here can skip the ring: each
@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "placement/alloc.h"
 #include "placement/errors.h"
 
 typedef struct seg {
@@ -51,12 +52,12 @@ static void seg_free(seg *s)
 static deso_err share(MPI_Comm comm, seg *s)
 {
     int n = s->n;
-    s->world = malloc((size_t)n * sizeof *s->world);
-    s->addr = malloc((size_t)n * sizeof *s->addr);
-    s->len = malloc((size_t)n * sizeof *s->len);
-    s->map = malloc((size_t)n * sizeof *s->map);
-    int64_t *mine = malloc(3 * sizeof *mine), *all =
-        malloc((size_t)n * 3 * sizeof *all);
+    s->world = deso__malloc((size_t)n * sizeof *s->world);
+    s->addr = deso__malloc((size_t)n * sizeof *s->addr);
+    s->len = deso__malloc((size_t)n * sizeof *s->len);
+    s->map = deso__malloc((size_t)n * sizeof *s->map);
+    int64_t *mine = deso__malloc(3 * sizeof *mine), *all =
+        deso__malloc((size_t)n * 3 * sizeof *all);
     deso_err e = DESO_OK;
     if (!(s->world && s->addr && s->len && s->map && mine && all))
         e = deso__fail(DESO_ENOMEM, "out of memory");
@@ -111,7 +112,7 @@ deso_err deso_redist_array_alloc(MPI_Comm comm, int64_t count,
                        "machine's memory", fn, (long long)count);
     /* Agree on the arguments and this rank's record before the
      * collective allocation.                                            */
-    seg *s = e == DESO_OK ? calloc(1, sizeof *s) : NULL;
+    seg *s = e == DESO_OK ? deso__calloc(1, sizeof *s) : NULL;
     if (e == DESO_OK && s == NULL)
         e = deso__fail(DESO_ENOMEM, "%s: out of memory", fn);
     e = deso__agree(comm, fn, e, NULL, 0);
@@ -147,7 +148,7 @@ deso_err deso_redist_array_alloc(MPI_Comm comm, int64_t count,
             return deso__mpi_at(rc, fn, "MPI_Win_allocate_shared");
         }
     } else {
-        s->mine = malloc(bytes);
+        s->mine = deso__malloc(bytes);
         if (s->mine == NULL)
             e = deso__fail(DESO_ENOMEM, "%s: out of memory", fn);
     }

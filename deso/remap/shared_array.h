@@ -1,4 +1,4 @@
-/* deso/shared_array.h: the arrays of deso_redist_array_alloc (internal).
+/* deso/remap/shared_array.h: the arrays of deso_redist_array_alloc (internal).
  *
  * Each is one MPI-3 shared window over the allocating communicator: every
  * rank holds its own part and has every other rank's part mapped.  The

@@ -1,8 +1,16 @@
-/* Every MPI call of the runtime that moves data goes through here, so the
- * statistics are counted in one place (DESIGN.md's counting rules):
- * collectives count once per communicator (its rank 0), bytes = payload x
- * (ranks - 1), doubled for all-reduce; every point-to-point send counts one
- * message and its payload.  (Remaps count themselves in remap.c.)        */
+/* The runtime's counted communication: the reductions, broadcasts and
+ * point-to-point exchanges of the executor, data.c and the I/O layer, the
+ * SPMD check and the error agreement go through here, and are counted in
+ * deso_stats and the performance log by the rules of doc/DESIGN.md,
+ * "Counting bytes and messages": collectives count once per communicator
+ * (its rank 0), bytes = payload x (ranks - 1), doubled for all-reduce;
+ * every point-to-point send counts one message and its payload.
+ * Not everything calls MPI here.  The remap engine (deso/remap/) sends its
+ * own messages and counts them itself (matrix remaps included).  Set-up
+ * and measurement call MPI directly and are not counted: the options
+ * agreement (options_agree.c, deso/core/agree.c), the alpha-beta probe
+ * (probe.c), wisdom files (deso/io/wisdom_io.c), the Matrix Market error
+ * message (deso/io/mtx_load.c) and the log's table (deso/io/log_view.c). */
 #include <stdlib.h>
 
 #include "deso/runtime/runtime.h"

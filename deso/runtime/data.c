@@ -1,5 +1,6 @@
 /* Creating values from user data (global arrays, generators; ScaLAPACK
- * arrays are in scalapack.c) and reading them back (gather, one element, a scalar).
+ * arrays are in deso/io/scalapack.c) and reading them back (gather, one
+ * element, a scalar).
  * Generators and arrays are read only where the data lives: a matrix is
  * never assembled whole on one rank.                                       */
 #include <stdlib.h>

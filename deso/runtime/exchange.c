@@ -1,21 +1,22 @@
-/* Redistribution: the view of a value in another placement.
+/* Exchanges: the view of a value in another placement (doc/DESIGN.md,
+ * "The executor").
  *
- * Vectors and scalars (choice documented for the optimiser issue):
- *   1. pure replication changes go through collectives: dropping copies is
- *      a free local copy (collapse), adding copies along a grid dimension
- *      where the source sits at coordinate 0 is a broadcast over that
- *      dimension's communicator;
+ * Vectors and scalars:
+ *   1. adding copies (same folding) goes through collectives: along a grid
+ *      dimension where the source sits at coordinate 0 it is a broadcast
+ *      over that dimension's communicator (replicate());
  *   2. everything else (a transpose between grid rows and columns, a change
  *      of block size, a gather) is a direct point-to-point exchange planned
  *      from owner computations: the receiver of element i takes it from the
  *      source copy nearest to it (itself, else the copy in its own grid row
- *      or column).  For mode none's transpose of a replicated vector (row
+ *      or column, else coordinate 0).  Dropping copies comes out of it as a
+ *      free local copy (collapse): no message.  For mode none's transpose of a replicated vector (row
  *      oriented, replicated over grid rows -> column oriented, replicated
  *      over columns) every rank (r, c) then receives the elements of grid
  *      row fold r from the ranks of its own grid row: the paper's direct
  *      O(N P) exchange, one message per pair of ranks in a grid row, no
  *      collective.  Plans are made once per layout pair and cached.
- * Matrices: block-cyclic remaps through deso__remap_* (remap_matrix.c).        */
+ * Matrices: block-cyclic remaps through deso__remap_* (remap_matrix.c).   */
 #include <stdlib.h>
 #include <string.h>
 

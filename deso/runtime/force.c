@@ -4,7 +4,7 @@
  * the plan's placements.  Executed nodes are freed at once; values nobody
  * references any more go with them.
  *
- * The plan (DESIGN.md's data flow):
+ * The plan (doc/DESIGN.md, "Choosing a plan"):
  *   1. the optimiser's graph of the pending nodes: live-in values with the
  *      layouts their views have now, live-out values = those a handle
  *      still references;

@@ -90,8 +90,10 @@ typedef struct deso__fz {
     double red;               /* the local partial result                   */
 } deso__fz;
 
-typedef struct deso__exchange_plan deso__exchange_plan;       /* vector exchange plan       */
-typedef struct deso__matrix_remap deso__matrix_remap;     /* cached matrix remap        */
+/* A cached vector exchange plan (exchange.c), a cached matrix remap
+ * (remap_matrix.c).                                                        */
+typedef struct deso__exchange_plan deso__exchange_plan;
+typedef struct deso__matrix_remap deso__matrix_remap;
 
 struct deso_ctx {
     uint32_t magic;
@@ -215,7 +217,7 @@ deso_err deso__value_view(deso_ctx *ctx, deso__value *v,
                           const blas_layout *lay, deso__view **out);
 void deso__exchange_plans_free(deso_ctx *ctx);
 
-/* ---- communication (comm.c): every MPI call that moves data ------------- */
+/* ---- communication (comm.c): the runtime's counted MPI calls ------------ */
 typedef enum { DESO__SUM, DESO__MAXLOC } deso__redop;
 deso_err deso__allreduce(deso_ctx *ctx, MPI_Comm comm, double *buf,
                          int64_t len, deso__redop op);

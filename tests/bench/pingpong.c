@@ -1,4 +1,5 @@
-/* pingpong: calibrates the alpha-beta cost model (DESIGN.md, "Cost model").
+/* pingpong: calibrates the alpha-beta cost model (doc/DESIGN.md, "Cost
+ * model").
  * Ranks 0 and 1 bounce a message back and forth for a few sizes; the one-way
  * time of a message of m bytes is modelled as t(m) = alpha + beta * m and
  * (alpha, beta) are fitted by least squares over the sizes (each size's time

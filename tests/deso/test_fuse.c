@@ -1,5 +1,5 @@
-/* Fusion of independent reductions (issue 5): k independent ddot / dnrm2 /
- * dasum nodes forced together run as ONE collective per communicator (the
+/* Fusion of independent reductions: k independent ddot / dnrm2 / dasum
+ * nodes forced together run as ONE collective per communicator (the
  * concatenated partial results), give the sequential values, and a
  * reduction that depends on another is not fused.  Modes none, affine and
  * full, every grid tu_grids gives.

@@ -1,8 +1,8 @@
-/* The optimiser wired into the runtime (issues 5 and 6): random DAGs give
- * the same values in modes none, affine and full; the executor moves
- * exactly the bytes the cost model predicts for CG's iteration; the plan
- * cache replays; wisdom files round-trip, and a corrupted, truncated or
- * foreign file is ignored without changing any result.
+/* The optimiser wired into the runtime: random DAGs give the same values
+ * in modes none, affine and full; the executor moves exactly the bytes the
+ * cost model predicts for CG's iteration; the plan cache replays; wisdom
+ * files round-trip, and a corrupted, truncated or foreign file is ignored
+ * without changing any result.
  * deso-np: 1 2 3 4                                                          */
 #include "test_util.h"
 

@@ -695,7 +695,6 @@ static void test_bad_input(void **state)
     assert_all_true(deso_schedule_parse("zigzag", &k) != DESO_OK);
 }
 
-/* The examples of the papers (remap-notes.md, summary oracle table).     */
 /* deso_redist_array_alloc / _free: bad arguments fail every rank with a
  * message; a good array is zeroed, writable, and freed.                  */
 static void test_shared_array_api(void **state)
@@ -729,6 +728,8 @@ static void test_shared_array_api(void **state)
     assert_int_equal(deso_redist_array_free(a), DESO_OK);
 }
 
+/* Slice plans of paper 001's examples 1 and 4 (doc/DESIGN.md, "Worked
+ * examples (paper 001)").                                                 */
 static void test_slice_plan(void **state)
 {
     (void)state;

@@ -1,6 +1,8 @@
 /* Copy functions: algebraic laws over every bit pattern for d = 1..3, the
- * worked examples of paper 003 (deso-notes A.4, A.5) and DESIGN.md's truth
- * table.  The oracle multiplies explicit 0/1 diagonal matrices.           */
+ * worked examples and eq. 8 of paper 003, and the truth table
+ * (doc/DESIGN.md, "Worked examples (paper 003)" and "Copy-function algebra
+ * and its errata").  The oracle multiplies explicit 0/1 diagonal
+ * matrices.                                                               */
 #include "pl_test.h"
 
 static pl_copyfn cf(int d, unsigned d1, unsigned d2)
@@ -144,7 +146,8 @@ static void test_associativity_state_algebra(void **state)
                     assert_true(same(comp(rbc, rab), rac));
                 }
     }
-    /* Outside it, the cancelling algebra is not associative (A.10.4):
+    /* Outside it, the cancelling algebra is not associative (doc/DESIGN.md,
+     * "Copy-function algebra and its errata"):
      * R = (1,0), C = (0,1); (R o R) o C = I but R o (R o C) = R.          */
     pl_copyfn R = cf(1, 1, 0), C = cf(1, 0, 1);
     assert_true(same(comp(comp(R, R), C), pl_copyfn_identity(1)));
@@ -180,7 +183,8 @@ static void test_truth_table(void **state)
     assert_int_equal(st[1], PL_STEP_BROADCAST);
 }
 
-/* deso-notes A.4, examples 1-3.                                           */
+/* Paper 003's examples 1-3 (doc/DESIGN.md, "Worked examples (paper
+ * 003)").                                                                 */
 static void test_paper_examples(void **state)
 {
     (void)state;
@@ -196,7 +200,8 @@ static void test_paper_examples(void **state)
     pl_copyfn_classify(r, st);
     assert_int_equal(st[0], PL_STEP_COLLAPSE);
     assert_int_equal(st[1], PL_STEP_BROADCAST);
-    /* Sec. 3.2's convention c_src o c_sink^-1 is the inverse (A.10.3).   */
+    /* Sec. 3.2's convention c_src o c_sink^-1 is the inverse (the
+     * direction erratum of doc/DESIGN.md).                                */
     pl_copyfn r32;
     EXPECT_OK(pl_copyfn_compose(col0, pl_copyfn_inverse(row0), &r32));
     assert_true(same(r32, cf(2, diag2(1, 0), diag2(0, 1))));

@@ -113,7 +113,8 @@ static void test_defaults_brute(void **state)
         }
 }
 
-/* deso-notes A.4, examples 1 and 2 on a 3 x 4 mesh.                      */
+/* Paper 003's examples 1 and 2 on a 3 x 4 mesh (doc/DESIGN.md, "Worked
+ * examples (paper 003)").                                                */
 static void test_paper_scalar_examples(void **state)
 {
     (void)state;

@@ -1,7 +1,7 @@
 /* Schedules: validity for exhaustive small and random cases, stepwise
  * reaches the minimum number of steps, the caterpillar has max(P, Q)
  * steps, greedy never costs more than either, and the worked examples of
- * remap-notes.md (section 6, item 13).                                      */
+ * paper 001 (doc/DESIGN.md, "Worked examples (paper 001)").                 */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

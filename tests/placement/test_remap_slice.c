@@ -1,5 +1,6 @@
 /* pl_remap_slice against brute force (walk the L elements of a slice) and
- * the worked examples of remap-notes.md section 2.                         */
+ * the worked examples of paper 001 (doc/DESIGN.md, "Worked examples (paper
+ * 001)").                                                                  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -94,7 +95,7 @@ static void test_random_to_64(void **state)
     free(ref);
 }
 
-/* A grid printed in remap-notes.md, '-' = 0, one string per row.          */
+/* A grid as paper 001 prints it, '-' = 0, one string per row.            */
 static void check_table(int P, int64_t r, int Q, int64_t s, int64_t Lexp,
                         const char *const *rows, int64_t scale)
 {
