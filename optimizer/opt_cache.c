@@ -6,6 +6,7 @@
 
 #include "optimizer/opt_impl.h"
 #include "placement/errors.h"
+#include "placement/alloc.h"
 
 /* ---- keys ----------------------------------------------------------------- */
 
@@ -100,7 +101,7 @@ deso_err opt_plan_variants(const opt_graph *g, const opt_plan *p,
 {
     DESO_CHECK(p->nnodes == g->nnodes, DESO_EINVAL,
                "opt_plan_variants: plan and graph differ in size");
-    opt_place *c = malloc(OPT_MAXCANDS * sizeof *c);
+    opt_place *c = deso__malloc(OPT_MAXCANDS * sizeof *c);
     DESO_CHECK(c != NULL, DESO_ENOMEM, "optimizer: out of memory");
     deso_err err = DESO_OK;
     for (int i = 0; i < g->nnodes && err == DESO_OK; i++) {
@@ -127,7 +128,7 @@ deso_err opt_plan_rebuild(const opt_graph *g, opt_mode mode, int nnodes,
                "plan: %d nodes, the DAG has %d", nnodes, g->nnodes);
     DESO_TRY(opt__plan_alloc(out, g->nnodes));
     out->mode = mode;
-    opt_place *c = malloc(OPT_MAXCANDS * sizeof *c);
+    opt_place *c = deso__malloc(OPT_MAXCANDS * sizeof *c);
     deso_err err = c ? DESO_OK
                      : deso__fail(DESO_ENOMEM, "optimizer: out of memory");
     for (int i = 0; i < g->nnodes && err == DESO_OK; i++) {
@@ -162,9 +163,9 @@ struct opt_cache {
 opt_cache *opt_cache_new(int cap)
 {
     if (cap < 1) cap = 1;
-    opt_cache *c = calloc(1, sizeof *c);
+    opt_cache *c = deso__calloc(1, sizeof *c);
     if (c == NULL) return NULL;
-    c->e = calloc((size_t)cap, sizeof *c->e);
+    c->e = deso__calloc((size_t)cap, sizeof *c->e);
     if (c->e == NULL) {
         free(c);
         return NULL;
@@ -231,7 +232,7 @@ deso_err opt_cache_put(opt_cache *c, uint64_t key, uint64_t check,
     DESO_TRY(opt_plan_copy(p, &ne.plan));
     if (variant != NULL) {
         size_t n = p->nnodes > 0 ? (size_t)p->nnodes : 1;
-        ne.variant = malloc(n * sizeof *ne.variant);
+        ne.variant = deso__malloc(n * sizeof *ne.variant);
         if (ne.variant == NULL) {
             opt_plan_free(&ne.plan);
             return deso__fail(DESO_ENOMEM, "plan cache: out of memory");

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "placement/errors.h"
+#include "placement/alloc.h"
 
 #define MEMO_CAP 64
 #define EVAL_MAXVIEWS 16
@@ -58,7 +59,7 @@ struct opt_memo {
     opt_counts c[MEMO_CAP];
 };
 
-opt_memo *opt_memo_new(void) { return calloc(1, sizeof(opt_memo)); }
+opt_memo *opt_memo_new(void) { return deso__calloc(1, sizeof(opt_memo)); }
 void opt_memo_free(opt_memo *m) { free(m); }
 
 static int owner(const blas_layout *l, int64_t i)
@@ -125,8 +126,8 @@ deso_err opt_exchange_cost(const blas_layout *S, const blas_layout *D,
     DESO_CHECK(S->pr == D->pr && S->pc == D->pc && S->n == D->n,
                DESO_EINTERNAL, "opt_exchange_cost: layouts do not match");
     int P = D->pr * D->pc;
-    int64_t *cnt = calloc((size_t)P * (size_t)P, sizeof *cnt);
-    int64_t *ns = calloc((size_t)P * 4, sizeof *ns);
+    int64_t *cnt = deso__calloc((size_t)P * (size_t)P, sizeof *cnt);
+    int64_t *ns = deso__calloc((size_t)P * 4, sizeof *ns);
     if (cnt == NULL || ns == NULL) {
         free(cnt);
         free(ns);
@@ -309,8 +310,8 @@ deso_err opt_fuse_groups(const opt_graph *g, const opt_plan *p, int *fuse)
                n);
     for (int i = 0; i < n; i++) fuse[i] = -1;
     if (n < 2) return DESO_OK;
-    int *key = malloc((size_t)n * sizeof *key);
-    int *taint = calloc((size_t)(g->nvals > 0 ? g->nvals : 1), sizeof *taint);
+    int *key = deso__malloc((size_t)n * sizeof *key);
+    int *taint = deso__calloc((size_t)(g->nvals > 0 ? g->nvals : 1), sizeof *taint);
     if (key == NULL || taint == NULL) {
         free(key);
         free(taint);
@@ -404,9 +405,9 @@ deso_err opt_eval_init(opt_eval *ev, const opt_graph *g)
     memset(ev, 0, sizeof *ev);
     ev->nnodes = g->nnodes;
     ev->nedges = g->nnodes * BLAS_MAXOPS + g->nvals;
-    ev->edge = calloc((size_t)(ev->nedges > 0 ? ev->nedges : 1),
+    ev->edge = deso__calloc((size_t)(ev->nedges > 0 ? ev->nedges : 1),
                       sizeof *ev->edge);
-    ev->node_cost = calloc((size_t)(g->nnodes > 0 ? g->nnodes : 1),
+    ev->node_cost = deso__calloc((size_t)(g->nnodes > 0 ? g->nnodes : 1),
                            sizeof *ev->node_cost);
     if (ev->edge == NULL || ev->node_cost == NULL) {
         opt_eval_free(ev);
@@ -429,7 +430,7 @@ deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
     DESO_CHECK(p->nnodes == g->nnodes, DESO_EINTERNAL,
                "opt_plan_cost: plan for %d nodes, graph has %d", p->nnodes,
                g->nnodes);
-    vstate *vs = malloc((size_t)(g->nvals > 0 ? g->nvals : 1) * sizeof *vs);
+    vstate *vs = deso__malloc((size_t)(g->nvals > 0 ? g->nvals : 1) * sizeof *vs);
     DESO_CHECK(vs != NULL, DESO_ENOMEM, "optimizer: out of memory");
     for (int v = 0; v < g->nvals; v++) {
         const opt_value *val = &g->vals[v];
@@ -441,8 +442,8 @@ deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
             vs[v].made[k] = false;
         }
     }
-    int *fuse = malloc((size_t)(g->nnodes > 0 ? g->nnodes : 1) * sizeof *fuse);
-    int *gsize = calloc((size_t)(g->nnodes > 0 ? g->nnodes : 1),
+    int *fuse = deso__malloc((size_t)(g->nnodes > 0 ? g->nnodes : 1) * sizeof *fuse);
+    int *gsize = deso__calloc((size_t)(g->nnodes > 0 ? g->nnodes : 1),
                         sizeof *gsize);
     if (fuse == NULL || gsize == NULL) {
         free(vs);
@@ -458,7 +459,7 @@ deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
         return ferr;
     }
     /* gsize[first]: members; gall[first]: the group is an all-reduce     */
-    bool *gall = calloc((size_t)(g->nnodes > 0 ? g->nnodes : 1), sizeof *gall);
+    bool *gall = deso__calloc((size_t)(g->nnodes > 0 ? g->nnodes : 1), sizeof *gall);
     if (gall == NULL) {
         free(vs);
         free(fuse);

@@ -6,6 +6,7 @@
 
 #include "optimizer/opt_impl.h"
 #include "placement/errors.h"
+#include "placement/alloc.h"
 
 void opt_graph_init(opt_graph *g, const opt_defaults *df)
 {
@@ -26,7 +27,7 @@ static deso_err new_value(opt_graph *g, int *id)
 {
     if (g->nvals == g->cap_vals) {
         int cap = g->cap_vals ? 2 * g->cap_vals : 16;
-        opt_value *v = realloc(g->vals, (size_t)cap * sizeof *v);
+        opt_value *v = deso__realloc(g->vals, (size_t)cap * sizeof *v);
         DESO_CHECK(v != NULL, DESO_ENOMEM, "optimizer: out of memory");
         g->vals = v;
         g->cap_vals = cap;
@@ -87,7 +88,7 @@ deso_err opt_graph_node(opt_graph *g, blas_op op, unsigned flags,
     }
     if (g->nnodes == g->cap_nodes) {
         int cap = g->cap_nodes ? 2 * g->cap_nodes : 16;
-        opt_node *nd = realloc(g->nodes, (size_t)cap * sizeof *nd);
+        opt_node *nd = deso__realloc(g->nodes, (size_t)cap * sizeof *nd);
         DESO_CHECK(nd != NULL, DESO_ENOMEM, "optimizer: out of memory");
         g->nodes = nd;
         g->cap_nodes = cap;
@@ -139,8 +140,8 @@ static deso_err plan_alloc(opt_plan *p, int nnodes)
 {
     memset(p, 0, sizeof *p);
     size_t n = nnodes > 0 ? (size_t)nnodes : 1;
-    p->node = calloc(n, sizeof *p->node);
-    p->fuse = malloc(n * sizeof *p->fuse);
+    p->node = deso__calloc(n, sizeof *p->node);
+    p->fuse = deso__malloc(n * sizeof *p->fuse);
     if (p->node == NULL || p->fuse == NULL) {
         opt_plan_free(p);
         return deso__fail(DESO_ENOMEM, "optimizer: out of memory");

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "placement/errors.h"
+#include "placement/alloc.h"
 
 opt_search_opts opt_search_default(opt_mode mode)
 {
@@ -251,7 +252,7 @@ static deso_err greedy(srch *s)
     DESO_TRY(opt_eval_init(&ev, g));
     opt_plan trial;
     deso_err err = opt_plan_copy(&s->cur, &trial);
-    bool *tried = calloc((size_t)ev.nedges + 1, sizeof *tried);
+    bool *tried = deso__calloc((size_t)ev.nedges + 1, sizeof *tried);
     if (err == DESO_OK && tried == NULL)
         err = deso__fail(DESO_ENOMEM, "optimizer: out of memory");
     int iters = 0, passes = s->o->passes > 0 ? s->o->passes : 3;
@@ -329,16 +330,16 @@ static deso_err greedy(srch *s)
 static deso_err index_consumers(srch *s)
 {
     const opt_graph *g = s->g;
-    s->cstart = calloc((size_t)g->nvals + 1, sizeof *s->cstart);
-    s->cons = malloc(((size_t)g->nnodes * BLAS_MAXOPS + 1) * sizeof *s->cons);
-    s->cands = malloc(OPT_MAXCANDS * sizeof *s->cands);
+    s->cstart = deso__calloc((size_t)g->nvals + 1, sizeof *s->cstart);
+    s->cons = deso__malloc(((size_t)g->nnodes * BLAS_MAXOPS + 1) * sizeof *s->cons);
+    s->cands = deso__malloc(OPT_MAXCANDS * sizeof *s->cands);
     DESO_CHECK(s->cstart && s->cons && s->cands, DESO_ENOMEM,
                "optimizer: out of memory");
     for (int i = 0; i < g->nnodes; i++)
         for (int k = 0; k < g->nodes[i].d.nops; k++)
             s->cstart[g->nodes[i].ops[k] + 1]++;
     for (int v = 0; v < g->nvals; v++) s->cstart[v + 1] += s->cstart[v];
-    int *fill = calloc((size_t)g->nvals + 1, sizeof *fill);
+    int *fill = deso__calloc((size_t)g->nvals + 1, sizeof *fill);
     DESO_CHECK(fill != NULL, DESO_ENOMEM, "optimizer: out of memory");
     for (int i = 0; i < g->nnodes; i++)
         for (int k = 0; k < g->nodes[i].d.nops; k++) {

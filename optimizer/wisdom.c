@@ -8,6 +8,7 @@
 
 #include "placement/errors.h"
 #include "optimizer/wisdom_impl.h"
+#include "placement/alloc.h"
 
 /* ---- CRC-32 -------------------------------------------------------------- */
 
@@ -243,7 +244,7 @@ deso_err opt_wisdom_add(opt_wisdom *w, uint64_t key, uint32_t hits,
                "opt_wisdom_add: more than %d plans", OPT_WISDOM_MAX_PLANS);
     opt_wisdom_node *copy = NULL;
     if (nnodes > 0) {
-        copy = malloc((size_t)nnodes * sizeof *copy);
+        copy = deso__malloc((size_t)nnodes * sizeof *copy);
         DESO_CHECK(copy != NULL, DESO_ENOMEM, "opt_wisdom_add: out of memory");
         memcpy(copy, nodes, (size_t)nnodes * sizeof *copy);
     }
@@ -255,7 +256,7 @@ deso_err opt_wisdom_add(opt_wisdom *w, uint64_t key, uint32_t hits,
         return DESO_OK;
     }
     opt_wisdom_plan *grown =
-        realloc(w->plans, (size_t)(w->nplans + 1) * sizeof *grown);
+        deso__realloc(w->plans, (size_t)(w->nplans + 1) * sizeof *grown);
     if (!grown) {
         free(copy);
         return deso__fail(DESO_ENOMEM, "opt_wisdom_add: out of memory");

@@ -13,6 +13,7 @@
 
 #include "placement/errors.h"
 #include "optimizer/wisdom_impl.h"
+#include "placement/alloc.h"
 
 #define MAXTOK 11                       /* a node line                      */
 
@@ -228,7 +229,7 @@ static deso_err read_plan(reader *r, const opt_wisdom *w, opt_wisdom_plan *pl)
     DESO_TRY(field(r, 3, "hits", 0, UINT32_MAX, &v));
     pl->hits = (uint32_t)v;
     if (nnodes > 0) {
-        pl->nodes = calloc((size_t)nnodes, sizeof *pl->nodes);
+        pl->nodes = deso__calloc((size_t)nnodes, sizeof *pl->nodes);
         if (!pl->nodes)
             return deso__fail(DESO_ENOMEM, "opt_wisdom_parse: out of memory");
     }
@@ -283,7 +284,7 @@ static deso_err read_all(reader *r, opt_wisdom *w, bool *other_format)
         if (w->nplans == cap) {
             int ncap = cap ? 2 * cap : 8;
             if (ncap > OPT_WISDOM_MAX_PLANS) ncap = OPT_WISDOM_MAX_PLANS;
-            opt_wisdom_plan *g = realloc(w->plans, (size_t)ncap * sizeof *g);
+            opt_wisdom_plan *g = deso__realloc(w->plans, (size_t)ncap * sizeof *g);
             if (!g)
                 return deso__fail(DESO_ENOMEM,
                                   "opt_wisdom_parse: out of memory");
@@ -333,7 +334,7 @@ deso_err opt_wisdom_parse(const char *text, size_t len,
     }
     if (w.nplans > 0 && w.nplans < OPT_WISDOM_MAX_PLANS) {
         /* Give back the doubling slack; failure to shrink is harmless.    */
-        opt_wisdom_plan *g = realloc(w.plans, (size_t)w.nplans * sizeof *g);
+        opt_wisdom_plan *g = deso__realloc(w.plans, (size_t)w.nplans * sizeof *g);
         if (g) w.plans = g;
     }
     *out = w;

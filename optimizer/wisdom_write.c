@@ -10,6 +10,7 @@
 
 #include "placement/errors.h"
 #include "optimizer/wisdom_impl.h"
+#include "placement/alloc.h"
 
 /* buf == NULL: count only.  Integers only go through printf ("%d" and
  * PRId64 do not depend on the locale); doubles are formatted by hand.    */
@@ -105,7 +106,7 @@ deso_err opt_wisdom_write(const opt_wisdom *w, char **text, size_t *len)
 
     const opt_wisdom_plan **order = NULL;
     if (w->nplans > 0) {
-        order = malloc((size_t)w->nplans * sizeof *order);
+        order = deso__malloc((size_t)w->nplans * sizeof *order);
         DESO_CHECK(order != NULL, DESO_ENOMEM,
                    "opt_wisdom_write: out of memory");
         for (int i = 0; i < w->nplans; i++) order[i] = &w->plans[i];
@@ -123,7 +124,7 @@ deso_err opt_wisdom_write(const opt_wisdom *w, char **text, size_t *len)
     printer p = {0};
     emit(w, order, &p);
     size_t n = p.n;
-    p.buf = malloc(n + 1);
+    p.buf = deso__malloc(n + 1);
     if (!p.buf) {
         free(order);
         return deso__fail(DESO_ENOMEM, "opt_wisdom_write: out of memory");

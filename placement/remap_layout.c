@@ -10,6 +10,7 @@
 #include "placement/placement.h"
 #include "placement/remap.h"
 #include "placement/remap_impl.h"
+#include "placement/alloc.h"
 
 
 /* The end of the block of size b containing x, clipped to M (no overflow). */
@@ -89,7 +90,7 @@ deso_err pl__dim_segments(int64_t M, int P, int64_t r, int a, int Q,
         }
         if (pass == 0) {
             cap = cnt;
-            *out = malloc((size_t)cap * sizeof **out);
+            *out = deso__malloc((size_t)cap * sizeof **out);
             if (!*out)
                 return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no "
                                   "memory for %lld segments", (long long)cap);

@@ -8,6 +8,7 @@
 #include "placement/errors.h"
 #include "placement/remap.h"
 #include "placement/remap_impl.h"
+#include "placement/alloc.h"
 
 deso_err pl__max_assignment(int n, const int64_t *w, int *match)
 {
@@ -16,10 +17,10 @@ deso_err pl__max_assignment(int n, const int64_t *w, int *match)
     int64_t wmax = 0;
     for (int64_t i = 0; i < (int64_t)n * n; i++)
         if (w[i] > wmax) wmax = w[i];
-    int64_t *u = calloc(N, sizeof *u), *v = calloc(N, sizeof *v);
-    int64_t *minv = malloc(N * sizeof *minv);
-    int *p = calloc(N, sizeof *p), *way = calloc(N, sizeof *way);
-    char *used = malloc(N);
+    int64_t *u = deso__calloc(N, sizeof *u), *v = deso__calloc(N, sizeof *v);
+    int64_t *minv = deso__malloc(N * sizeof *minv);
+    int *p = deso__calloc(N, sizeof *p), *way = deso__calloc(N, sizeof *way);
+    char *used = deso__malloc(N);
     if (!u || !v || !minv || !p || !way || !used) {
         free(u); free(v); free(minv); free(p); free(way); free(used);
         return deso__fail(DESO_ENOMEM, "pl_schedule_build: no memory for "
@@ -76,7 +77,7 @@ deso_err pl__max_assignment(int n, const int64_t *w, int *match)
 deso_err pl__edge_colour(int P, int Q, int64_t nedges, const int *ep,
                          const int *eq, int *colour, int *ncolours)
 {
-    int *dp = calloc((size_t)P, sizeof *dp), *dq = calloc((size_t)Q, sizeof *dq);
+    int *dp = deso__calloc((size_t)P, sizeof *dp), *dq = deso__calloc((size_t)Q, sizeof *dq);
     if (!dp || !dq) {
         free(dp); free(dq);
         return deso__fail(DESO_ENOMEM, "pl_schedule_build: no memory");
@@ -90,9 +91,9 @@ deso_err pl__edge_colour(int P, int Q, int64_t nedges, const int *ep,
     *ncolours = D;
     if (nedges == 0) return DESO_OK;
     /* atp[p * D + c]: the edge of colour c at sender p, or -1.            */
-    int64_t *atp = malloc((size_t)P * D * sizeof *atp);
-    int64_t *atq = malloc((size_t)Q * D * sizeof *atq);
-    int64_t *path = malloc((size_t)nedges * sizeof *path);
+    int64_t *atp = deso__malloc((size_t)P * D * sizeof *atp);
+    int64_t *atq = deso__malloc((size_t)Q * D * sizeof *atq);
+    int64_t *path = deso__malloc((size_t)nedges * sizeof *path);
     if (!atp || !atq || !path) {
         free(atp); free(atq); free(path);
         return deso__fail(DESO_ENOMEM, "pl_schedule_build: no memory");

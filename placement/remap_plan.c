@@ -13,6 +13,7 @@
 #include "placement/remap.h"
 #include "placement/placement.h"
 #include "placement/remap_impl.h"
+#include "placement/alloc.h"
 
 /* One side of the remap.  A replicated array is, per holder, a 1 x 1 grid
  * whose single block is the whole array.                                  */
@@ -55,7 +56,7 @@ static deso_err side_make(const pl_bc_layout *l, const char *what,
                "pl_remap_plan_rank: %s extents %lld x %lld are negative",
                what, (long long)l->m, (long long)l->n);
     S->nend = l->pr * l->pc;
-    S->end_of = malloc((size_t)comm_size * sizeof *S->end_of);
+    S->end_of = deso__malloc((size_t)comm_size * sizeof *S->end_of);
     if (!S->end_of)
         return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no memory");
     for (int i = 0; i < comm_size; i++) S->end_of[i] = -1;
@@ -142,11 +143,11 @@ static deso_err buckets_make(int64_t M, int P, int64_t r, int a, int Q,
     pl__seg *raw;
     int64_t n;
     b->seg = NULL;
-    b->start = calloc((size_t)Q + 1, sizeof *b->start);
+    b->start = deso__calloc((size_t)Q + 1, sizeof *b->start);
     if (!b->start) return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no memory");
     DESO_TRY(pl__dim_segments(M, P, r, a, Q, s, &raw, &n));
-    b->seg = malloc((n > 0 ? (size_t)n : 1) * sizeof *b->seg);
-    int64_t *fill = calloc((size_t)Q + 1, sizeof *fill);
+    b->seg = deso__malloc((n > 0 ? (size_t)n : 1) * sizeof *b->seg);
+    int64_t *fill = deso__calloc((size_t)Q + 1, sizeof *fill);
     if (!b->seg || !fill) {
         free(raw);
         free(fill);
@@ -201,11 +202,11 @@ static bool runs_push(runs *R, int64_t off, int64_t off2, int64_t len, bool pair
     }
     if (R->n == R->cap) {
         int64_t nc = R->cap ? 2 * R->cap : 8;
-        pl_run *a = realloc(R->r, (size_t)nc * sizeof *a);
+        pl_run *a = deso__realloc(R->r, (size_t)nc * sizeof *a);
         if (!a) return false;
         R->r = a;
         if (pair) {
-            pl_run *b = realloc(R->r2, (size_t)nc * sizeof *b);
+            pl_run *b = deso__realloc(R->r2, (size_t)nc * sizeof *b);
             if (!b) return false;
             R->r2 = b;
         }
@@ -283,11 +284,11 @@ static deso_err message_matrix(work *w)
 {
     side *S = &w->S, *T = &w->T;
     int NS = S->nend, NR = T->nend;
-    w->lens = calloc((size_t)NS * NR, sizeof *w->lens);
+    w->lens = deso__calloc((size_t)NS * NR, sizeof *w->lens);
     if (!w->lens) return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no memory");
     if (!S->l->replicated) {
-        w->Lr = malloc((size_t)S->np[0] * T->np[0] * sizeof *w->Lr);
-        w->Lc = malloc((size_t)S->np[1] * T->np[1] * sizeof *w->Lc);
+        w->Lr = deso__malloc((size_t)S->np[0] * T->np[0] * sizeof *w->Lr);
+        w->Lc = deso__malloc((size_t)S->np[1] * T->np[1] * sizeof *w->Lc);
         if (!w->Lr || !w->Lc)
             return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no memory");
         DESO_TRY(pl__dim_lengths(S->l->m, S->np[0], S->blk[0], T->np[0],
@@ -301,7 +302,7 @@ static deso_err message_matrix(work *w)
                     w->Lc[(int64_t)side_pos(S, i, 1) * T->np[1] + side_pos(T, j, 1)];
         return DESO_OK;
     }
-    w->load = calloc((size_t)NS, sizeof *w->load);
+    w->load = deso__calloc((size_t)NS, sizeof *w->load);
     if (!w->load) return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no memory");
     for (int j = 0; j < NR; j++) {
         int64_t ext[2], size = side_size(T, j, ext);
@@ -322,7 +323,7 @@ static deso_err message_matrix(work *w)
 static deso_err new_msg(pl_msg **arr, int *n, int peer, int step,
                         int64_t count, runs *R)
 {
-    pl_msg *a = realloc(*arr, ((size_t)*n + 1) * sizeof *a);
+    pl_msg *a = deso__realloc(*arr, ((size_t)*n + 1) * sizeof *a);
     if (!a) return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no memory");
     *arr = a;
     a[*n] = (pl_msg){peer, step, count, R->n, R->r};
@@ -363,8 +364,8 @@ static deso_err plan(const pl_bc_layout *src, const pl_bc_layout *dst,
          * and leading dimension on both sides).                            */
         int64_t all = out->src_lrows * out->src_lcols;
         if (all > 0) {
-            out->self_src = malloc(sizeof *out->self_src);
-            out->self_dst = malloc(sizeof *out->self_dst);
+            out->self_src = deso__malloc(sizeof *out->self_src);
+            out->self_dst = deso__malloc(sizeof *out->self_dst);
             if (!out->self_src || !out->self_dst)
                 return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no memory");
             out->self_src[0] = out->self_dst[0] = (pl_run){0, all};
@@ -377,7 +378,7 @@ static deso_err plan(const pl_bc_layout *src, const pl_bc_layout *dst,
     int NS = S->nend, NR = T->nend;
     /* The schedule sees only real messages: a pair on one rank is a local
      * copy and takes no step.                                              */
-    w->slen = malloc((size_t)NS * NR * sizeof *w->slen);
+    w->slen = deso__malloc((size_t)NS * NR * sizeof *w->slen);
     if (!w->slen) return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no memory");
     for (int i = 0; i < NS; i++)
         for (int j = 0; j < NR; j++)

@@ -19,6 +19,7 @@
 #include "placement/pl_arith.h"
 #include "placement/remap.h"
 #include "placement/remap_impl.h"
+#include "placement/alloc.h"
 
 /* Above this many vertices per side the O(n^3)-per-step Hungarian method is
  * too slow to run at plan time; edge colouring takes over.                 */
@@ -90,9 +91,9 @@ static deso_err edges_make(int P, int Q, const int64_t *len, edges *E)
     int64_t n = 0;
     for (int64_t i = 0; i < (int64_t)P * Q; i++) n += len[i] > 0;
     size_t c = n > 0 ? (size_t)n : 1;
-    E->p = malloc(c * sizeof *E->p);
-    E->q = malloc(c * sizeof *E->q);
-    E->w = malloc(c * sizeof *E->w);
+    E->p = deso__malloc(c * sizeof *E->p);
+    E->q = deso__malloc(c * sizeof *E->q);
+    E->w = deso__malloc(c * sizeof *E->w);
     if (!E->p || !E->q || !E->w) {
         edges_free(E);
         return deso__fail(DESO_ENOMEM, "pl_schedule_build: no memory for "
@@ -124,8 +125,8 @@ static deso_err to_schedule(const edges *E, const int *step_of, int nsteps,
     out->Q = E->Q;
     out->nsteps = nsteps;
     size_t ns = nsteps > 0 ? (size_t)nsteps : 1;
-    out->recv_of = malloc(ns * (size_t)E->P * sizeof *out->recv_of);
-    out->step_cost = calloc(ns, sizeof *out->step_cost);
+    out->recv_of = deso__malloc(ns * (size_t)E->P * sizeof *out->recv_of);
+    out->step_cost = deso__calloc(ns, sizeof *out->step_cost);
     if (!out->recv_of || !out->step_cost) {
         pl_schedule_free(out);
         return nomem();
@@ -149,11 +150,11 @@ static deso_err compact(const edges *E, int *step_of, int *nsteps)
 {
     int S = *nsteps, P = E->P, Q = E->Q;
     if (S == 0) return DESO_OK;
-    int64_t *cost = calloc((size_t)S, sizeof *cost);
-    int64_t *atp = malloc((size_t)S * P * sizeof *atp);
-    int64_t *atq = malloc((size_t)S * Q * sizeof *atq);
-    int *order = malloc((size_t)S * sizeof *order);
-    int *newid = malloc((size_t)S * sizeof *newid);
+    int64_t *cost = deso__calloc((size_t)S, sizeof *cost);
+    int64_t *atp = deso__malloc((size_t)S * P * sizeof *atp);
+    int64_t *atq = deso__malloc((size_t)S * Q * sizeof *atq);
+    int *order = deso__malloc((size_t)S * sizeof *order);
+    int *newid = deso__malloc((size_t)S * sizeof *newid);
     if (!cost || !atp || !atq || !order || !newid) {
         free(cost); free(atp); free(atq); free(order); free(newid);
         return nomem();
@@ -223,7 +224,7 @@ static deso_err build_caterpillar(const edges *E, const int64_t *len,
                                   pl_schedule *out)
 {
     int P = E->P, Q = E->Q, N = P > Q ? P : Q;
-    int *step_of = malloc((E->n > 0 ? (size_t)E->n : 1) * sizeof *step_of);
+    int *step_of = deso__malloc((E->n > 0 ? (size_t)E->n : 1) * sizeof *step_of);
     if (!step_of) return nomem();
     /* Edges are in row-major order, so edge e of row p is found by a scan. */
     int64_t e = 0;
@@ -255,8 +256,8 @@ static deso_err weights_make(const edges *E, bool cover, weights *W)
     int n = E->P > E->Q ? E->P : E->Q, mn = E->P < E->Q ? E->P : E->Q;
     int64_t limit = INT64_MAX / (4 * ((int64_t)n + 1));
     size_t c = E->n > 0 ? (size_t)E->n : 1;
-    W->v = malloc(c * sizeof *W->v);
-    int64_t *sorted = malloc(c * sizeof *sorted);
+    W->v = deso__malloc(c * sizeof *W->v);
+    int64_t *sorted = deso__malloc(c * sizeof *sorted);
     if (!W->v || !sorted) {
         free(W->v); free(sorted);
         W->v = NULL;
@@ -306,10 +307,10 @@ static deso_err build_matchings(const edges *E, bool cover, int *step_of,
     int P = E->P, Q = E->Q, n = P > Q ? P : Q;
     weights W = {0};
     DESO_TRY(weights_make(E, cover, &W));
-    int64_t *wm = malloc((size_t)n * n * sizeof *wm);
-    int64_t *eid = malloc((size_t)n * n * sizeof *eid);
-    int *dp = malloc((size_t)P * sizeof *dp), *dq = malloc((size_t)Q * sizeof *dq);
-    int *match = malloc((size_t)n * sizeof *match);
+    int64_t *wm = deso__malloc((size_t)n * n * sizeof *wm);
+    int64_t *eid = deso__malloc((size_t)n * n * sizeof *eid);
+    int *dp = deso__malloc((size_t)P * sizeof *dp), *dq = deso__malloc((size_t)Q * sizeof *dq);
+    int *match = deso__malloc((size_t)n * sizeof *match);
     deso_err err = DESO_OK;
     if (!wm || !eid || !dp || !dq || !match) {
         err = nomem();
@@ -378,10 +379,10 @@ static deso_err build_colouring(const edges *E, int *step_of, int *nsteps)
 static deso_err build_classes(const edges *E, int *step_of, int *nsteps)
 {
     size_t c = E->n > 0 ? (size_t)E->n : 1;
-    int64_t *idx = malloc(c * sizeof *idx);
-    int *cp = malloc(c * sizeof *cp), *cq = malloc(c * sizeof *cq);
-    int *col = malloc(c * sizeof *col);
-    char *done = calloc(c, 1);
+    int64_t *idx = deso__malloc(c * sizeof *idx);
+    int *cp = deso__malloc(c * sizeof *cp), *cq = deso__malloc(c * sizeof *cq);
+    int *col = deso__malloc(c * sizeof *col);
+    char *done = deso__calloc(c, 1);
     deso_err err = DESO_OK;
     if (!idx || !cp || !cq || !col || !done) {
         err = nomem();
@@ -429,7 +430,7 @@ static deso_err build_matchings_plain(const edges *E, int *so, int *ns)
 /* Runs one builder, compacts, and converts.                               */
 static deso_err run_builder(builder b, const edges *E, pl_schedule *out)
 {
-    int *step_of = malloc((E->n > 0 ? (size_t)E->n : 1) * sizeof *step_of);
+    int *step_of = deso__malloc((E->n > 0 ? (size_t)E->n : 1) * sizeof *step_of);
     if (!step_of) return nomem();
     int ns = 0;
     deso_err err = b(E, step_of, &ns);

@@ -44,6 +44,9 @@ deso_err deso__agree(MPI_Comm comm, const char *fn, deso_err local,
     if (rc != MPI_SUCCESS)
         return deso__mpi_at(rc, fn, "MPI_Bcast");
     vd.msg[sizeof vd.msg - 1] = '\0';
-    return deso__fail((deso_err)vd.code, "%s: rank %d: %s", fn, root,
-                      vd.msg);
+    /* the message usually names fn already: say it once                  */
+    const char *m = vd.msg;
+    size_t n = strlen(fn);
+    if (strncmp(m, fn, n) == 0 && m[n] == ':' && m[n + 1] == ' ') m += n + 2;
+    return deso__fail((deso_err)vd.code, "%s: rank %d: %s", fn, root, m);
 }

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "placement/errors.h"
+#include "placement/alloc.h"
 
 #define MAX_LINE 1024
 #define MAX_DIM ((int64_t)1 << 31)
@@ -121,9 +122,9 @@ static deso_err parse_header(cursor *c, header *h)
 static deso_err alloc_entries(deso__mtx *x, int64_t cap)
 {
     size_t n = (size_t)(cap > 0 ? cap : 1);
-    x->row = malloc(n * sizeof *x->row);
-    x->col = malloc(n * sizeof *x->col);
-    x->val = malloc(n * sizeof *x->val);
+    x->row = deso__malloc(n * sizeof *x->row);
+    x->col = deso__malloc(n * sizeof *x->col);
+    x->val = deso__malloc(n * sizeof *x->val);
     if (!x->row || !x->col || !x->val)
         return deso__fail(DESO_ENOMEM, "Matrix Market: cannot allocate %lld "
                           "entries", (long long)cap);
@@ -250,7 +251,7 @@ deso_err deso__mtx_parse(const char *text, size_t len, deso__mtx *out)
     memset(out, 0, sizeof *out);
     DESO_CHECK(text != NULL || len == 0, DESO_ENULL,
                "deso__mtx_parse: text is NULL");
-    cursor *c = malloc(sizeof *c);
+    cursor *c = deso__malloc(sizeof *c);
     if (!c) return deso__fail(DESO_ENOMEM, "deso__mtx_parse: out of memory");
     c->p = text ? text : "";
     c->end = c->p + len;
@@ -274,7 +275,7 @@ deso_err deso__mtx_read(const char *path, deso__mtx *out)
     for (;;) {
         if (len == cap) {
             size_t ncap = cap ? 2 * cap : 1 << 16;
-            char *nb = realloc(buf, ncap);
+            char *nb = deso__realloc(buf, ncap);
             if (!nb) { e = deso__fail(DESO_ENOMEM, "reading '%s': out of memory", path); break; }
             buf = nb;
             cap = ncap;

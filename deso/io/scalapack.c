@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "deso/runtime/runtime.h"
+#include "placement/alloc.h"
 
 int Csys2blacs_handle(MPI_Comm comm);
 void Cfree_blacs_system_handle(int handle);
@@ -213,7 +214,7 @@ static deso_err to_scalapack(deso_ctx *ctx, deso__value *v,
     double *buf = w->data;
     if (mode == DESO_COPY) {
         int64_t len = w->rows * w->cols;
-        buf = malloc((size_t)(len > 0 ? len : 1) * sizeof(double));
+        buf = deso__malloc((size_t)(len > 0 ? len : 1) * sizeof(double));
         DESO_CHECK(buf != NULL, DESO_ENOMEM, "%s: out of memory", fn);
         if (len > 0) memcpy(buf, w->data, (size_t)len * sizeof(double));
     }

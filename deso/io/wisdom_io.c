@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "deso/runtime/runtime.h"
+#include "placement/alloc.h"
 
 #define WISDOM_MAX_BYTES ((int64_t)64 << 20)
 
@@ -45,7 +46,7 @@ static char *read_file(const char *path, int64_t *len)
         return NULL;
     }
     size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
+    char *buf = deso__malloc(cap);
     while (buf != NULL) {
         if (n == cap) {
             if ((int64_t)cap >= WISDOM_MAX_BYTES) {
@@ -53,7 +54,7 @@ static char *read_file(const char *path, int64_t *len)
                 buf = NULL;
                 break;
             }
-            char *nb = realloc(buf, cap * 2);
+            char *nb = deso__realloc(buf, cap * 2);
             if (nb == NULL) {
                 free(buf);
                 buf = NULL;
@@ -84,7 +85,7 @@ deso_err deso__wisdom_load(deso_ctx *ctx, const char *path, bool quiet)
     double t0 = deso__now();
     int rc = MPI_Bcast(&len, 1, MPI_INT64_T, 0, ctx->comm);
     if (rc == MPI_SUCCESS && len > 0) {
-        if (ctx->rank != 0) buf = malloc((size_t)len);
+        if (ctx->rank != 0) buf = deso__malloc((size_t)len);
         int ok = buf != NULL, all = 0;
         rc = MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, ctx->comm);
         if (rc == MPI_SUCCESS && !all) {
@@ -159,7 +160,7 @@ static deso_err collect(deso_ctx *ctx, opt_wisdom *w)
         if (e->variant == NULL) continue;
         int n = e->plan.nnodes;
         opt_wisdom_node *nodes =
-            malloc((size_t)(n > 0 ? n : 1) * sizeof *nodes);
+            deso__malloc((size_t)(n > 0 ? n : 1) * sizeof *nodes);
         DESO_CHECK(nodes != NULL, DESO_ENOMEM, "wisdom: out of memory");
         for (int i = 0; i < n; i++) {
             nodes[i].lay = e->plan.node[i].res;
@@ -184,7 +185,7 @@ deso_err deso__wisdom_save(deso_ctx *ctx, const char *path)
     int code = (int)err;
     if (ctx->rank == 0 && err == DESO_OK) {
         size_t plen = strlen(path) + 32;
-        char *tmp = malloc(plen);
+        char *tmp = deso__malloc(plen);
         if (tmp == NULL) {
             code = (int)DESO_ENOMEM;
         } else {

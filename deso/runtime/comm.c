@@ -15,6 +15,7 @@
 
 #include "deso/runtime/runtime.h"
 #include "deso/runtime/log.h"
+#include "placement/alloc.h"
 
 static void comm_shape(MPI_Comm comm, int *size, int *rank)
 {
@@ -101,16 +102,9 @@ deso_err deso__hash_agree(deso_ctx *ctx, uint64_t hash, bool *same)
 deso_err deso__exchange(MPI_Comm comm, int tag, int nsend, const int *speer,
                         double *const *sbuf, const int64_t *scount,
                         int nrecv, const int *rpeer, double *const *rbuf,
-                        const int64_t *rcount)
+                        const int64_t *rcount, MPI_Request *req)
 {
     if (nsend + nrecv == 0) return DESO_OK;
-    MPI_Request *req = malloc((size_t)(nsend + nrecv) * sizeof *req);
-    MPI_Status *st = malloc((size_t)(nsend + nrecv) * sizeof *st);
-    if (req == NULL || st == NULL) {
-        free(req);
-        free(st);
-        return deso__fail(DESO_ENOMEM, "exchange: out of memory");
-    }
     deso_err err = DESO_OK;
     int nreq = 0, rc = MPI_SUCCESS;
     double t0 = deso__now();
@@ -129,11 +123,18 @@ deso_err deso__exchange(MPI_Comm comm, int tag, int nsend, const int *speer,
                        &req[nreq++]);
         deso__stats_p2p(scount[k] * (int64_t)sizeof(double));
     }
-    int rc2 = MPI_Waitall(nreq, req, st);
+    /* MPICH's MPI_STATUSES_IGNORE is a sentinel pointer, which GCC takes
+     * for an array of no room                                            */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#endif
+    int rc2 = MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
     deso__stats_time(DESO_T_P2P, deso__now() - t0);
     deso__log_exchange(nsend, scount, t0);
-    free(req);
-    free(st);
     if (err != DESO_OK) return err;
     DESO_TRY(deso__mpi(rc, "MPI_Isend/Irecv"));
     return deso__mpi(rc2, "MPI_Waitall");

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "deso/runtime/runtime.h"
+#include "placement/alloc.h"
 
 /* (|value|, index) pairs: the larger value wins, the smaller index on a tie
  * (cblas_idamax's first maximum).                                          */
@@ -118,7 +119,7 @@ deso_err deso__ctx_create(MPI_Comm comm, const deso_options *opt,
     *out = NULL;
     DESO_CHECK(comm != MPI_COMM_NULL, DESO_EINVAL,
                "deso_init: comm is MPI_COMM_NULL (arg 1)");
-    deso_ctx *ctx = calloc(1, sizeof *ctx);
+    deso_ctx *ctx = deso__calloc(1, sizeof *ctx);
     DESO_CHECK(ctx != NULL, DESO_ENOMEM, "deso_init: out of memory");
     ctx->magic = DESO__MAGIC_CTX;
     ctx->comm = ctx->dimcomm[0] = ctx->dimcomm[1] = MPI_COMM_NULL;

@@ -277,12 +277,13 @@ deso_err deso_mat_from_array(deso_ctx *ctx, int64_t m, int64_t n,
             if (cnt == 0) continue;
             pack_local(&lay, q / ctx->df.pc, q % ctx->df.pc, a, lda, buf);
             err = deso__exchange(ctx->comm, DESO__TAG_DATA, 1, &q, &buf, &cnt,
-                                 0, NULL, NULL, NULL);
+                                 0, NULL, NULL, NULL, &(MPI_Request){0});
         }
     } else if (err == DESO_OK && talk && w->rows * w->cols > 0) {
         int64_t cnt = w->rows * w->cols;
         err = deso__exchange(ctx->comm, DESO__TAG_DATA, 0, NULL, NULL, NULL,
-                             1, &root, &w->data, &cnt);
+                             1, &root, &w->data, &cnt,
+                             &(MPI_Request){0});
     }
     free(buf);
     if (err != DESO_OK) {
@@ -411,10 +412,12 @@ deso_err deso_vec_gather(const deso_vec *x, double *buf, int root)
         int64_t cnt = v->n;
         if (ctx->rank == 0 && cnt > 0)
             DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 1, &root,
-                                    &w->data, &cnt, 0, NULL, NULL, NULL));
+                                    &w->data, &cnt, 0, NULL, NULL, NULL,
+                                    &(MPI_Request){0}));
         if (ctx->rank == root && cnt > 0)
             DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 0, NULL, NULL,
-                                    NULL, 1, (int[]){0}, &buf, &cnt));
+                                    NULL, 1, (int[]){0}, &buf, &cnt,
+                                    &(MPI_Request){0}));
         return DESO_OK;
     }
     if (mine && v->n > 0)
@@ -482,14 +485,15 @@ static deso_err mat_gather_run(deso_ctx *ctx, const deso__value *v,
             int64_t cnt = rows * cols;
             if (cnt == 0) continue;
             DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 0, NULL, NULL,
-                                    NULL, 1, &q, &tmp, &cnt));
+                                    NULL, 1, &q, &tmp, &cnt,
+                                    &(MPI_Request){0}));
             unpack_local(&w->lay, qr, qc, tmp, buf, ld);
         }
     } else if (w->rows * w->cols > 0) {
         int64_t cnt = w->rows * w->cols;
         double *d = w->data;
         DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 1, &r0, &d, &cnt,
-                                0, NULL, NULL, NULL));
+                                0, NULL, NULL, NULL, &(MPI_Request){0}));
     }
     if (root == DESO_ALL_RANKS && v->m * v->n > 0) {
         /* one broadcast of the packed matrix                               */

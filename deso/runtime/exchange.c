@@ -22,6 +22,7 @@
 
 #include "deso/runtime/runtime.h"
 #include "deso/runtime/log.h"
+#include "placement/alloc.h"
 
 struct deso__exchange_plan {
     blas_layout src, dst;
@@ -32,6 +33,7 @@ struct deso__exchange_plan {
     int64_t nself;
     int64_t *self_src, *self_dst;
     double **sbuf, **rbuf;      /* message buffers, kept with the plan      */
+    MPI_Request *req;           /* nsend + nrecv, likewise                  */
     struct deso__exchange_plan *next;
 };
 
@@ -90,6 +92,7 @@ static void exchange_plan_free(deso__exchange_plan *p)
     free(p->rbuf);
     free(p->self_src);
     free(p->self_dst);
+    free(p->req);
     free(p);
 }
 
@@ -109,13 +112,13 @@ static deso_err exchange_plan_build(deso_ctx *ctx, const blas_layout *S,
 {
     int P = ctx->size, me = ctx->rank, r = ctx->coord[0], c = ctx->coord[1];
     int pr = ctx->df.pr, pc = ctx->df.pc;
-    int64_t *scnt = calloc((size_t)P, sizeof *scnt);
-    int64_t *rcnt = calloc((size_t)P, sizeof *rcnt);
-    int64_t *sfill = calloc((size_t)P, sizeof *sfill);
-    int64_t *rfill = calloc((size_t)P, sizeof *rfill);
-    int64_t **sl = calloc((size_t)P, sizeof *sl);
-    int64_t **rl = calloc((size_t)P, sizeof *rl);
-    deso__exchange_plan *p = calloc(1, sizeof *p);
+    int64_t *scnt = deso__calloc((size_t)P, sizeof *scnt);
+    int64_t *rcnt = deso__calloc((size_t)P, sizeof *rcnt);
+    int64_t *sfill = deso__calloc((size_t)P, sizeof *sfill);
+    int64_t *rfill = deso__calloc((size_t)P, sizeof *rfill);
+    int64_t **sl = deso__calloc((size_t)P, sizeof *sl);
+    int64_t **rl = deso__calloc((size_t)P, sizeof *rl);
+    deso__exchange_plan *p = deso__calloc(1, sizeof *p);
     deso_err err = DESO_OK;
     if (!scnt || !rcnt || !sfill || !rfill || !sl || !rl || !p) {
         err = deso__fail(DESO_ENOMEM, "exchange plan: out of memory");
@@ -168,18 +171,18 @@ static deso_err exchange_plan_build(deso_ctx *ctx, const blas_layout *S,
             for (int q = 0; q < P; q++) {
                 if (scnt[q] > 0) {
                     p->nsend++;
-                    sl[q] = malloc((size_t)scnt[q] * sizeof(int64_t));
+                    sl[q] = deso__malloc((size_t)scnt[q] * sizeof(int64_t));
                     if (!sl[q]) err = DESO_ENOMEM;
                 }
                 if (rcnt[q] > 0) {
                     p->nrecv++;
-                    rl[q] = malloc((size_t)rcnt[q] * sizeof(int64_t));
+                    rl[q] = deso__malloc((size_t)rcnt[q] * sizeof(int64_t));
                     if (!rl[q]) err = DESO_ENOMEM;
                 }
             }
             int64_t ns = p->nself > 0 ? p->nself : 1;
-            p->self_src = malloc((size_t)ns * sizeof(int64_t));
-            p->self_dst = malloc((size_t)ns * sizeof(int64_t));
+            p->self_src = deso__malloc((size_t)ns * sizeof(int64_t));
+            p->self_dst = deso__malloc((size_t)ns * sizeof(int64_t));
             if (!p->self_src || !p->self_dst) err = DESO_ENOMEM;
             if (err != DESO_OK) {
                 err = deso__fail(DESO_ENOMEM, "exchange plan: out of memory");
@@ -189,16 +192,17 @@ static deso_err exchange_plan_build(deso_ctx *ctx, const blas_layout *S,
         }
     }
     int ns = p->nsend > 0 ? p->nsend : 1, nr = p->nrecv > 0 ? p->nrecv : 1;
-    p->speer = calloc((size_t)ns, sizeof(int));
-    p->rpeer = calloc((size_t)nr, sizeof(int));
-    p->scount = calloc((size_t)ns, sizeof(int64_t));
-    p->rcount = calloc((size_t)nr, sizeof(int64_t));
-    p->sidx = calloc((size_t)ns, sizeof(int64_t *));
-    p->ridx = calloc((size_t)nr, sizeof(int64_t *));
-    p->sbuf = calloc((size_t)ns, sizeof(double *));
-    p->rbuf = calloc((size_t)nr, sizeof(double *));
+    p->speer = deso__calloc((size_t)ns, sizeof(int));
+    p->rpeer = deso__calloc((size_t)nr, sizeof(int));
+    p->scount = deso__calloc((size_t)ns, sizeof(int64_t));
+    p->rcount = deso__calloc((size_t)nr, sizeof(int64_t));
+    p->sidx = deso__calloc((size_t)ns, sizeof(int64_t *));
+    p->ridx = deso__calloc((size_t)nr, sizeof(int64_t *));
+    p->sbuf = deso__calloc((size_t)ns, sizeof(double *));
+    p->rbuf = deso__calloc((size_t)nr, sizeof(double *));
+    p->req = deso__calloc((size_t)(ns + nr), sizeof(MPI_Request));
     if (!p->speer || !p->rpeer || !p->scount || !p->rcount || !p->sidx ||
-        !p->ridx || !p->sbuf || !p->rbuf) {
+        !p->ridx || !p->sbuf || !p->rbuf || !p->req) {
         err = deso__fail(DESO_ENOMEM, "exchange plan: out of memory");
         goto done;
     }
@@ -209,7 +213,7 @@ static deso_err exchange_plan_build(deso_ctx *ctx, const blas_layout *S,
             p->scount[ks] = scnt[q];
             p->sidx[ks] = sl[q];
             sl[q] = NULL;
-            p->sbuf[ks] = malloc((size_t)scnt[q] * sizeof(double));
+            p->sbuf[ks] = deso__malloc((size_t)scnt[q] * sizeof(double));
             if (!p->sbuf[ks]) err = DESO_ENOMEM;
             ks++;
         }
@@ -218,7 +222,7 @@ static deso_err exchange_plan_build(deso_ctx *ctx, const blas_layout *S,
             p->rcount[kr] = rcnt[q];
             p->ridx[kr] = rl[q];
             rl[q] = NULL;
-            p->rbuf[kr] = malloc((size_t)rcnt[q] * sizeof(double));
+            p->rbuf[kr] = deso__malloc((size_t)rcnt[q] * sizeof(double));
             if (!p->rbuf[kr]) err = DESO_ENOMEM;
             kr++;
         }
@@ -275,7 +279,7 @@ static deso_err exchange_plan_exec(deso_ctx *ctx, deso__exchange_plan *p, const 
     deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
     DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_EXCHANGE, p->nsend, p->speer,
                             p->sbuf, p->scount, p->nrecv, p->rpeer, p->rbuf,
-                            p->rcount));
+                            p->rcount, p->req));
     t0 = deso__now();
     for (int k = 0; k < p->nrecv; k++)
         for (int64_t e = 0; e < p->rcount[k]; e++)

@@ -7,6 +7,7 @@
 
 #include "deso/runtime/runtime.h"
 #include "deso/runtime/log.h"
+#include "placement/alloc.h"
 
 static blas_local local_of(const deso_ctx *ctx, const deso__view *w)
 {
@@ -125,7 +126,7 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl)
     } else if (takes_part(ctx, info, &nd->d, req, &rl)) {
         int64_t len = blas_red_len(&nd->d, L);
         double small[2], *red = small;
-        if (len > 2) red = malloc((size_t)len * sizeof(double));
+        if (len > 2) red = deso__malloc((size_t)len * sizeof(double));
         if (red == NULL) err = deso__fail(DESO_ENOMEM, "out of memory");
         if (err == DESO_OK) {
             t0 = deso__now();
@@ -163,7 +164,7 @@ deso_err deso__exec_fused(deso_ctx *ctx, deso__fz *const *m, int k)
     deso_err err = DESO_OK;
     if (m[0]->part) {
         double small[8], *buf = small;
-        if (k > 8) buf = malloc((size_t)k * sizeof(double));
+        if (k > 8) buf = deso__malloc((size_t)k * sizeof(double));
         if (buf == NULL) return deso__fail(DESO_ENOMEM, "out of memory");
         for (int j = 0; j < k; j++) buf[j] = m[j]->red;
         if (m[0]->rd >= 0) {

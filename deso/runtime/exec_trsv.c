@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "deso/runtime/runtime.h"
+#include "placement/alloc.h"
 
 /* Local block indices lJ (global block lJ * p + coord) on the solved side
  * of K: [*lo, *hi) in local blocks.                                        */
@@ -45,9 +46,9 @@ deso_err deso__exec_trsv(deso_ctx *ctx, const blas_desc *d,
     int64_t nblk = (n + b - 1) / b;
     int64_t lrows = T->rows, lcols = T->cols, ld = lrows > 1 ? lrows : 1;
     double *xv = res->data;
-    double *s = malloc((size_t)b * sizeof(double));
+    double *s = deso__malloc((size_t)b * sizeof(double));
     int64_t lmax = lrows > lcols ? lrows : lcols;
-    double *xl = malloc((size_t)(lmax > 0 ? lmax : 1) * sizeof(double));
+    double *xl = deso__malloc((size_t)(lmax > 0 ? lmax : 1) * sizeof(double));
     deso_err err = DESO_OK;
     if (s == NULL || xl == NULL) {
         err = deso__fail(DESO_ENOMEM, "trsv: out of memory");

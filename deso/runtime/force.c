@@ -29,6 +29,7 @@
 
 #include "deso/runtime/runtime.h"
 #include "deso/runtime/log.h"
+#include "placement/alloc.h"
 
 static deso_err build_graph(deso_ctx *ctx, opt_graph *g)
 {
@@ -78,8 +79,8 @@ static bool from_wisdom(deso_ctx *ctx, const opt_graph *g, uint64_t key,
     const opt_wisdom_plan *wp = opt_wisdom_find(&ctx->wis, key);
     if (wp == NULL || wp->nnodes != g->nnodes) return false;
     size_t n = g->nnodes > 0 ? (size_t)g->nnodes : 1;
-    blas_layout *res = malloc(n * sizeof *res);
-    int *var = malloc(n * sizeof *var);
+    blas_layout *res = deso__malloc(n * sizeof *res);
+    int *var = deso__malloc(n * sizeof *var);
     bool ok = res != NULL && var != NULL;
     for (int i = 0; ok && i < g->nnodes; i++) {
         res[i] = wp->nodes[i].lay;
@@ -175,7 +176,7 @@ static deso_err choose_plan(deso_ctx *ctx, opt_graph *g, opt_plan *out)
         }
         int *var = NULL;
         if (err == DESO_OK) {
-            var = malloc((size_t)(g->nnodes > 0 ? g->nnodes : 1) *
+            var = deso__malloc((size_t)(g->nnodes > 0 ? g->nnodes : 1) *
                          sizeof *var);
             if (var == NULL)
                 err = deso__fail(DESO_ENOMEM, "plan cache: out of memory");
@@ -242,9 +243,9 @@ deso_err deso__force(deso_ctx *ctx)
         for (int j = 0; j < plan.nnodes; j++) any = any || plan.fuse[j] >= 0;
         if (any) {
             size_t n = (size_t)plan.nnodes;
-            fz = calloc(n, sizeof *fz);
-            grp = malloc(n * sizeof *grp);
-            glast = malloc(n * sizeof *glast);
+            fz = deso__calloc(n, sizeof *fz);
+            grp = deso__malloc(n * sizeof *grp);
+            glast = deso__malloc(n * sizeof *glast);
             if (fz == NULL || grp == NULL || glast == NULL)
                 err = deso__fail(DESO_ENOMEM, "force: out of memory");
             for (int j = 0; err == DESO_OK && j < plan.nnodes; j++)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "deso/runtime/runtime.h"
+#include "placement/alloc.h"
 
 struct deso__matrix_remap {
     blas_layout src, dst;
@@ -38,7 +39,7 @@ deso_err deso__mat_remap(deso_ctx *ctx, const deso__view *src,
         p = p->next;
     if (p == NULL) {
         double t0 = deso__now();
-        p = calloc(1, sizeof *p);
+        p = deso__calloc(1, sizeof *p);
         DESO_CHECK(p != NULL, DESO_ENOMEM, "matrix remap: out of memory");
         p->src = src->lay;
         p->dst = dst->lay;

@@ -228,11 +228,14 @@ deso_err deso__bcast(MPI_Comm comm, double *buf, int64_t len, int root);
 deso_err deso__agree_err(deso_ctx *ctx, deso_err err);
 /* The SPMD check: true on every rank iff all ranks passed the same hash.  */
 deso_err deso__hash_agree(deso_ctx *ctx, uint64_t hash, bool *same);
-/* Point-to-point exchange: nrecv receives into rbufs, nsend sends.        */
+/* Point-to-point exchange: nrecv receives into rbufs, nsend sends.  req
+ * has room for nsend + nrecv requests: the caller's, so that nothing is
+ * allocated once data moves (an allocation failing on one rank there
+ * would leave its partners waiting).                                      */
 deso_err deso__exchange(MPI_Comm comm, int tag, int nsend, const int *speer,
                         double *const *sbuf, const int64_t *scount,
                         int nrecv, const int *rpeer, double *const *rbuf,
-                        const int64_t *rcount);
+                        const int64_t *rcount, MPI_Request *req);
 
 /* ---- matrix remaps (remap_matrix.c) ------------------------------------------- */
 deso_err deso__mat_remap(deso_ctx *ctx, const deso__view *src,

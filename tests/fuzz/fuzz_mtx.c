@@ -1,6 +1,6 @@
 /* libFuzzer target: the Matrix Market reader must never crash, leak or read
  * out of bounds, and whatever it accepts must be a consistent matrix.
- * deso-fuzz-sources: deso/io/mtx.c placement/errors.c                        */
+ * deso-fuzz-sources: deso/io/mtx.c placement/errors.c placement/alloc.c                        */
 #include <stdint.h>
 #include <stdlib.h>
 

@@ -2,7 +2,7 @@
  * of bounds; whatever it rejects must leave its output empty, and whatever
  * it accepts must re-serialise to the same bytes (the format has one
  * spelling per wisdom) and parse again to the same wisdom.
- * deso-fuzz-sources: optimizer/wisdom.c optimizer/wisdom_read.c optimizer/wisdom_write.c placement/errors.c */
+ * deso-fuzz-sources: optimizer/wisdom.c optimizer/wisdom_read.c optimizer/wisdom_write.c placement/errors.c placement/alloc.c */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
