@@ -189,6 +189,13 @@ void opt_cache_free(opt_cache *c)
     free(c);
 }
 
+void opt_cache_clear(opt_cache *c)
+{
+    if (c == NULL) return;
+    for (int k = 0; k < c->n; k++) entry_clear(&c->e[k]);
+    c->n = 0;
+}
+
 int opt_cache_count(const opt_cache *c) { return c ? c->n : 0; }
 int opt_cache_capacity(const opt_cache *c) { return c ? c->cap : 0; }
 

@@ -60,6 +60,8 @@ typedef struct opt_cache opt_cache;
 /* A cache of at most cap plans (cap >= 1).  NULL on out of memory.        */
 opt_cache *opt_cache_new(int cap);
 void opt_cache_free(opt_cache *c);
+/* Empties the cache (frees every entry, allocates nothing).              */
+void opt_cache_clear(opt_cache *c);
 int opt_cache_count(const opt_cache *c);
 int opt_cache_capacity(const opt_cache *c);
 /* Entry k (0 <= k < count), in no particular order; NULL out of range.    */

@@ -499,8 +499,11 @@ deso_err opt_search(const opt_graph *g, const opt_search_opts *o,
         s.cur.iters = iters;
     }
     opt_plan_free(&best);
-    /* never worse than mode none                                          */
-    if (err == DESO_OK && opt_plan_none(g, &none) == DESO_OK) {
+    /* never worse than mode none (where it has a plan; running out of
+     * memory is an error: every rank must end with the same plan)       */
+    deso_err en = err == DESO_OK ? opt_plan_none(g, &none) : DESO_EINTERNAL;
+    if (en == DESO_ENOMEM) err = en;
+    if (err == DESO_OK && en == DESO_OK) {
         double tn;
         bool ok;
         err = cost_of(&s, &none, &tn);

@@ -13,6 +13,7 @@
  * message (deso/io/mtx_load.c) and the log's table (deso/io/log_view.c). */
 #include <stdlib.h>
 
+#include "deso/core/agree.h"
 #include "deso/runtime/runtime.h"
 #include "deso/runtime/log.h"
 #include "placement/alloc.h"
@@ -81,22 +82,33 @@ deso_err deso__bcast(MPI_Comm comm, double *buf, int64_t len, int root)
     return deso__mpi(rc, "MPI_Bcast");
 }
 
-deso_err deso__hash_agree(deso_ctx *ctx, uint64_t hash, bool *same)
+deso_err deso__force_agree(deso_ctx *ctx, uint64_t hash, deso_err local)
 {
-    /* max(h) and max(~h) = ~min(h) in one call: equal iff all agree.      */
+    if (ctx->size == 1) return local;
+    /* max(h) and max(~h) = ~min(h) in one call: equal iff every rank
+     * passed the same hash.  A rank that failed passes all ones twice,
+     * which no agreeing set of hashes gives (~max = 0 != max).           */
     uint64_t v[2] = {hash, ~hash};
+    if (local != DESO_OK) v[0] = v[1] = UINT64_MAX;
     int size = ctx->size, rank = ctx->rank;
-    *same = true;
-    if (size == 1) return DESO_OK;
     double t0 = deso__now();
     int rc = MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_MAX,
                            ctx->comm);
     deso__stats_time(DESO_T_COLLECTIVE, deso__now() - t0);
     deso__stats_collective((int64_t)sizeof v, size, rank, 2);
     deso__log_coll(DESO__LOG_CHECK, sizeof v, size, rank, 2, t0);
-    DESO_TRY(deso__mpi(rc, "MPI_Allreduce (SPMD check)"));
-    *same = v[0] == ~v[1];
-    return DESO_OK;
+    DESO_TRY(deso__mpi(rc, "force: MPI_Allreduce (SPMD check)"));
+    if (v[0] == ~v[1]) return DESO_OK;
+    /* Rare: a failure or different calls.  Which one, and whose.         */
+    int64_t h[2] = {(int64_t)hash, (int64_t)~hash};
+    t0 = deso__now();
+    deso_err err = deso__agree(ctx->comm, "force", local, h, 2);
+    deso__stats_time(DESO_T_COLLECTIVE, deso__now() - t0);
+    deso__stats_collective(3 * (int64_t)sizeof(int64_t), size, rank, 2);
+    deso__log_coll(DESO__LOG_CHECK, 3 * sizeof(int64_t), size, rank, 2, t0);
+    if (err != DESO_OK) return err;
+    return deso__fail(DESO_EMISMATCH, "force point: ranks recorded "
+                      "different call sequences");
 }
 
 deso_err deso__exchange(MPI_Comm comm, int tag, int nsend, const int *speer,

@@ -47,6 +47,7 @@ static void ctx_free(deso_ctx *ctx)
     if (ctx->comm != MPI_COMM_NULL) MPI_Comm_free(&ctx->comm);
     if (ctx->maxloc != MPI_OP_NULL) MPI_Op_free(&ctx->maxloc);
     if (ctx->pairtype != MPI_DATATYPE_NULL) MPI_Type_free(&ctx->pairtype);
+    free(ctx->scratch);
     ctx->magic = 0;
     free(ctx);
 }
@@ -80,11 +81,8 @@ static deso_err ctx_configure(deso_ctx *ctx, const deso_options *o)
     return DESO_OK;
 }
 
-static deso_err ctx_setup(deso_ctx *ctx, MPI_Comm comm, const deso_options *o)
+static deso_err ctx_setup(deso_ctx *ctx, const deso_options *o)
 {
-    DESO_TRY(deso__mpi(MPI_Comm_dup(comm, &ctx->comm), "MPI_Comm_dup"));
-    DESO_TRY(deso__mpi(MPI_Comm_set_errhandler(ctx->comm, MPI_ERRORS_RETURN),
-                       "MPI_Comm_set_errhandler"));
     MPI_Comm_rank(ctx->comm, &ctx->rank);
     MPI_Comm_size(ctx->comm, &ctx->size);
     DESO_TRY(ctx_configure(ctx, o));
@@ -119,16 +117,31 @@ deso_err deso__ctx_create(MPI_Comm comm, const deso_options *opt,
     *out = NULL;
     DESO_CHECK(comm != MPI_COMM_NULL, DESO_EINVAL,
                "deso_init: comm is MPI_COMM_NULL (arg 1)");
+    /* The duplicate first: errors before the options are agreed are
+     * MPI's own; from there on every rank fails together, so a rank
+     * without memory for its context still takes part in the agreement. */
+    MPI_Comm dup = MPI_COMM_NULL;
+    DESO_TRY(deso__mpi(MPI_Comm_dup(comm, &dup), "deso_init: MPI_Comm_dup"));
+    int rc = MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
     deso_ctx *ctx = deso__calloc(1, sizeof *ctx);
-    DESO_CHECK(ctx != NULL, DESO_ENOMEM, "deso_init: out of memory");
+    if (ctx == NULL || rc != MPI_SUCCESS) {
+        static char names[3 * DESO__PATH_MAX];   /* the context's, else  */
+        deso_options res;
+        deso_err e = ctx == NULL
+            ? deso__fail(DESO_ENOMEM, "out of memory")
+            : deso__mpi(rc, "MPI_Comm_set_errhandler");
+        e = deso__options_agree(dup, e, &res, names);
+        free(ctx);
+        MPI_Comm_free(&dup);
+        return e;
+    }
     ctx->magic = DESO__MAGIC_CTX;
-    ctx->comm = ctx->dimcomm[0] = ctx->dimcomm[1] = MPI_COMM_NULL;
+    ctx->comm = dup;
+    ctx->dimcomm[0] = ctx->dimcomm[1] = MPI_COMM_NULL;
     ctx->maxloc = MPI_OP_NULL;
     ctx->pairtype = MPI_DATATYPE_NULL;
     ctx->next_id = 1;
-    /* Errors before the options are agreed are MPI's own (the duplicate
-     * is collective); from there on every rank fails together.            */
-    deso_err err = ctx_setup(ctx, comm, opt);
+    deso_err err = ctx_setup(ctx, opt);
     if (err != DESO_OK) {
         ctx_free(ctx);
         return err;

@@ -339,11 +339,19 @@ static deso_err read_begin(const deso__handle *h, blas_kind kind,
 
 deso_err deso_scalar_get(const deso_scalar *s, double *value)
 {
-    deso_ctx *ctx;
-    deso__value *v;
-    DESO_TRY(read_begin(s ? &s->h : NULL, BLAS_SCA, "deso_scalar_get", &ctx,
-                        &v));
+    static const char *fn = "deso_scalar_get";
+    deso_ctx *ctx = NULL;
+    DESO_TRY(deso__handle_check(s ? &s->h : NULL, BLAS_SCA, &ctx, fn,
+                                "handle"));
+    /* the replicated view the value is read from is made before the
+     * force, whose agreement covers its allocation: a scalar reduced to
+     * some ranks only is then broadcast without allocating               */
     blas_layout all = blas_layout_sca(3u, ctx->df.pr, ctx->df.pc);
+    deso__value *v = s->h.val;
+    DESO_TRY(deso__force_with(ctx, deso__value_reserve(ctx, v, &all)));
+    DESO_TRY(deso__value_usable(v, fn));
+    DESO_CHECK(v->ready && v->views, DESO_EINTERNAL,
+               "%s: value not computed after a force", fn);
     deso__view *w;
     DESO_TRY(deso__value_view(ctx, v, &all, &w));
     /* checked after the collective part: a NULL on one rank only must not

@@ -316,6 +316,64 @@ static deso_err replicate(deso_ctx *ctx, const deso__view *s, deso__view *d)
     return DESO_OK;
 }
 
+/* The source of a new view in layout `to`: the first view, unless one
+ * needs only broadcasts.                                                 */
+static int pick_source(blas_kind kind, const blas_layout *const *have, int n,
+                       const blas_layout *to)
+{
+    for (int k = 0; kind != BLAS_MAT && k < n; k++)
+        if (replication_only(have[k], to)) return k;
+    return 0;
+}
+
+deso_err deso__exchange_prepare(deso_ctx *ctx, blas_kind kind,
+                                const blas_layout *have, int n,
+                                const blas_layout *to)
+{
+    const blas_layout *h[8];
+    int m = n < 8 ? n : 8;
+    for (int k = 0; k < m; k++) h[k] = &have[k];
+    const blas_layout *src = &have[pick_source(kind, h, m, to)];
+    if (kind == BLAS_MAT) {
+        deso__remap *r;
+        return deso__mat_remap_plan(ctx, src, to, &r);
+    }
+    if (replication_only(src, to)) return DESO_OK;
+    deso__exchange_plan *p;
+    double t0 = deso__now();
+    deso_err err = exchange_plan_get(ctx, src, to, &p);
+    deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
+    return err;
+}
+
+/* A view of layout lay from v's spares (made by the force's preparation),
+ * else a new one.                                                        */
+static deso_err take_view(deso_ctx *ctx, deso__value *v,
+                          const blas_layout *lay, deso__view **out)
+{
+    for (deso__view **pp = &v->spare; *pp != NULL; pp = &(*pp)->next)
+        if (blas_layout_equal(&(*pp)->lay, lay)) {
+            *out = *pp;
+            *pp = (*pp)->next;
+            (*out)->next = NULL;
+            return DESO_OK;
+        }
+    return deso__view_alloc(ctx, lay, out);
+}
+
+deso_err deso__value_reserve(deso_ctx *ctx, deso__value *v,
+                             const blas_layout *lay)
+{
+    if (deso__value_find(v, lay) != NULL) return DESO_OK;
+    for (deso__view *w = v->spare; w != NULL; w = w->next)
+        if (blas_layout_equal(&w->lay, lay)) return DESO_OK;
+    deso__view *w;
+    DESO_TRY(deso__view_alloc(ctx, lay, &w));
+    w->next = v->spare;
+    v->spare = w;
+    return DESO_OK;
+}
+
 deso_err deso__value_view(deso_ctx *ctx, deso__value *v,
                           const blas_layout *lay, deso__view **out)
 {
@@ -324,15 +382,17 @@ deso_err deso__value_view(deso_ctx *ctx, deso__value *v,
         *out = w;
         return DESO_OK;
     }
-    deso__view *src = v->views;
-    DESO_CHECK(src != NULL, DESO_EINTERNAL, "exchange: value has no data");
-    /* prefer a view that needs only broadcasts                             */
-    for (deso__view *s = v->views; s != NULL; s = s->next)
-        if (v->kind != BLAS_MAT && replication_only(&s->lay, lay)) {
-            src = s;
-            break;
-        }
-    DESO_TRY(deso__view_alloc(ctx, lay, &w));
+    DESO_CHECK(v->views != NULL, DESO_EINTERNAL,
+               "exchange: value has no data");
+    const blas_layout *h[8];
+    deso__view *byk[8];
+    int n = 0;
+    for (deso__view *s = v->views; s != NULL && n < 8; s = s->next) {
+        byk[n] = s;
+        h[n++] = &s->lay;
+    }
+    deso__view *src = byk[pick_source(v->kind, h, n, lay)];
+    DESO_TRY(take_view(ctx, v, lay, &w));
     deso_err err;
     if (v->kind == BLAS_MAT) {
         err = deso__log_remap(ctx, src, w);

@@ -50,7 +50,8 @@ static bool takes_part(const deso_ctx *ctx, const blas_op_info *info,
     return blas_layout_holds(&req[0], r, c);
 }
 
-deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl)
+deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
+                         deso__view *rv)
 {
     const blas_op_info *info = blas_op_get(nd->d.op);
     int nops = nd->d.nops;
@@ -77,11 +78,11 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl)
         DESO_TRY(deso__value_view(ctx, nd->ops[k], &req[k], &v[k]));
 
     /* The result: take over the updated operand's buffer when this node is
-     * its last reader (y <- a x + y in place), else start from a copy.    */
+     * its last reader (y <- a x + y in place; the preparation then made no
+     * result view), else start from a copy.                               */
     t0 = deso__now();
     int io = info->inout < nops ? info->inout : -1;
-    deso__view *rv = NULL;
-    if (io >= 0 && nd->ops[io]->refs == 1 &&
+    if (rv == NULL && io >= 0 && nd->ops[io]->refs == 1 &&
         blas_layout_equal(&v[io]->lay, &rl)) {
         deso__view **pp = &nd->ops[io]->views;
         while (*pp != v[io]) pp = &(*pp)->next;
@@ -89,7 +90,7 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl)
         rv = v[io];
         rv->next = NULL;
     } else {
-        DESO_TRY(deso__view_alloc(ctx, &rl, &rv));
+        if (rv == NULL) DESO_TRY(deso__view_alloc(ctx, &rl, &rv));
         if (io >= 0 && rv->rows * rv->cols > 0)
             memcpy(rv->data, v[io]->data,
                    (size_t)(rv->rows * rv->cols) * sizeof(double));
@@ -126,8 +127,11 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl)
     } else if (takes_part(ctx, info, &nd->d, req, &rl)) {
         int64_t len = blas_red_len(&nd->d, L);
         double small[2], *red = small;
-        if (len > 2) red = deso__malloc((size_t)len * sizeof(double));
-        if (red == NULL) err = deso__fail(DESO_ENOMEM, "out of memory");
+        if (len > 2) red = ctx->scratch;    /* sized by the preparation    */
+        if (len > ctx->scratch_len && len > 2)
+            err = deso__fail(DESO_EINTERNAL, "%s: a reduction of %lld "
+                             "elements was not prepared", info->name,
+                             (long long)len);
         if (err == DESO_OK) {
             t0 = deso__now();
             info->kernel(&nd->d, L, &R, red);
@@ -143,7 +147,6 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl)
             info->finish(&nd->d, L, &R, red);
             deso__stats_time(DESO_T_COMPUTE, deso__now() - t0);
         }
-        if (red != small) free(red);
     }
     if (err != DESO_OK) {
         deso__view_free(rv);
@@ -164,8 +167,9 @@ deso_err deso__exec_fused(deso_ctx *ctx, deso__fz *const *m, int k)
     deso_err err = DESO_OK;
     if (m[0]->part) {
         double small[8], *buf = small;
-        if (k > 8) buf = deso__malloc((size_t)k * sizeof(double));
-        if (buf == NULL) return deso__fail(DESO_ENOMEM, "out of memory");
+        if (k > 8) buf = ctx->scratch;      /* sized by the preparation    */
+        DESO_CHECK(k <= 8 || k <= ctx->scratch_len, DESO_EINTERNAL,
+                   "fused reduction: %d members were not prepared", k);
         for (int j = 0; j < k; j++) buf[j] = m[j]->red;
         if (m[0]->rd >= 0) {
             MPI_Comm comm = ctx->dimcomm[m[0]->rd];
@@ -177,7 +181,6 @@ deso_err deso__exec_fused(deso_ctx *ctx, deso__fz *const *m, int k)
                             : deso__reduce(ctx, comm, buf, k, DESO__SUM, 0);
         }
         for (int j = 0; j < k; j++) m[j]->red = buf[j];
-        if (buf != small) free(buf);
     }
     for (int j = 0; err == DESO_OK && j < k; j++) {
         deso__fz *f = m[j];

@@ -30,6 +30,14 @@ static void solved_range(bool forward, int64_t K, int coord, int p,
     if (*lo > *hi) *lo = *hi;
 }
 
+int64_t deso__trsv_scratch(const deso_ctx *ctx, const blas_layout *lay)
+{
+    int64_t rows, cols;
+    blas_layout_local(lay, ctx->coord[0], ctx->coord[1], &rows, &cols);
+    int64_t b = blas_trsv_block_of(lay), lmax = rows > cols ? rows : cols;
+    return (b > 0 ? b : 0) + (lmax > 0 ? lmax : 1);
+}
+
 deso_err deso__exec_trsv(deso_ctx *ctx, const blas_desc *d,
                          const deso__view *T, const deso__view *x,
                          deso__view *res)
@@ -46,14 +54,11 @@ deso_err deso__exec_trsv(deso_ctx *ctx, const blas_desc *d,
     int64_t nblk = (n + b - 1) / b;
     int64_t lrows = T->rows, lcols = T->cols, ld = lrows > 1 ? lrows : 1;
     double *xv = res->data;
-    double *s = deso__malloc((size_t)b * sizeof(double));
-    int64_t lmax = lrows > lcols ? lrows : lcols;
-    double *xl = deso__malloc((size_t)(lmax > 0 ? lmax : 1) * sizeof(double));
+    /* workspace: b partial sums, then a local piece of x (prepared)     */
+    DESO_CHECK(deso__trsv_scratch(ctx, &T->lay) <= ctx->scratch_len,
+               DESO_EINTERNAL, "trsv: workspace was not prepared");
+    double *s = ctx->scratch, *xl = ctx->scratch + b;
     deso_err err = DESO_OK;
-    if (s == NULL || xl == NULL) {
-        err = deso__fail(DESO_ENOMEM, "trsv: out of memory");
-        goto done;
-    }
     for (int64_t step = 0; step < nblk && err == DESO_OK; step++) {
         int64_t K = forward ? step : nblk - 1 - step;
         int64_t g0 = K * b, bk = n - g0 < b ? n - g0 : b;
@@ -93,8 +98,5 @@ deso_err deso__exec_trsv(deso_ctx *ctx, const blas_desc *d,
         }
         err = deso__bcast(ctx->comm, xv + g0, bk, rK * pc + cK);
     }
-done:
-    free(s);
-    free(xl);
     return err;
 }

@@ -94,15 +94,17 @@ static bool from_wisdom(deso_ctx *ctx, const opt_graph *g, uint64_t key,
     return ok;
 }
 
-static void keep_last(deso_ctx *ctx, opt_graph *g, const opt_plan *p)
+/* Keeps the graph and cp (a copy of the plan made before the force's
+ * agreement, so that nothing here can fail) for deso_plan_explain, and
+ * writes the trace and the explanation (rank 0).                        */
+static void keep_last(deso_ctx *ctx, opt_graph *g, opt_plan *cp)
 {
-    opt_plan cp;
-    if (opt_plan_copy(p, &cp) != DESO_OK) return;
     opt_graph_free(&ctx->last_g);
     opt_plan_free(&ctx->last_p);
     ctx->last_g = *g;                 /* takes the graph over               */
     memset(g, 0, sizeof *g);
-    ctx->last_p = cp;
+    ctx->last_p = *cp;                /* and the copy                       */
+    memset(cp, 0, sizeof *cp);
     if (ctx->rank != 0) return;
     if (ctx->trace != NULL) {
         FILE *f = fopen(ctx->trace, "w");
@@ -115,8 +117,11 @@ static void keep_last(deso_ctx *ctx, opt_graph *g, const opt_plan *p)
         opt_plan_explain(stderr, &ctx->last_g, &ctx->last_p, &ctx->params);
 }
 
-/* The plan for the pending DAG (see the top of the file).                 */
-static deso_err choose_plan(deso_ctx *ctx, opt_graph *g, opt_plan *out)
+/* The plan for the pending DAG (see the top of the file).  *optimised:
+ * made from scratch; *fresh: new or changed (the trace shows it).  Local:
+ * its statistics and trace wait for the force's agreement.              */
+static deso_err choose_plan(deso_ctx *ctx, opt_graph *g, opt_plan *out,
+                            bool *optimised, bool *fresh)
 {
     double t0 = deso__now();
     memset(out, 0, sizeof *out);
@@ -131,7 +136,7 @@ static deso_err choose_plan(deso_ctx *ctx, opt_graph *g, opt_plan *out)
                              ? opt_cache_find(ctx->cache, key, check)
                              : NULL;
     opt_search_opts o = search_opts(ctx);
-    bool optimised = false, fresh = false;
+    *optimised = *fresh = false;
     if (err == DESO_OK && e != NULL && e->plan.nnodes == g->nnodes) {
         /* a hit: replay, and while the entry is not settled spend a
          * bounded effort improving it                                      */
@@ -150,7 +155,7 @@ static deso_err choose_plan(deso_ctx *ctx, opt_graph *g, opt_plan *out)
                         break;
                     }
             e->settled = !better;
-            fresh = better;
+            *fresh = better;
         }
         if (err == DESO_OK) err = opt_plan_copy(&e->plan, out);
     } else if (err == DESO_OK) {
@@ -169,10 +174,10 @@ static deso_err choose_plan(deso_ctx *ctx, opt_graph *g, opt_plan *out)
                                          &better);
             if (err == DESO_OK && !better)   /* its model: on this graph   */
                 err = opt_plan_cost(g, out, &o.cost, NULL, NULL, &out->model);
-            fresh = better;
+            *fresh = better;
         } else {
             err = opt_search(g, &o, out);
-            optimised = fresh = true;
+            *optimised = *fresh = true;
         }
         int *var = NULL;
         if (err == DESO_OK) {
@@ -195,119 +200,151 @@ static deso_err choose_plan(deso_ctx *ctx, opt_graph *g, opt_plan *out)
     /* the fusion of independent reductions: from the graph and the
      * plan's placements only, the same on every rank                      */
     if (err == DESO_OK) err = opt_fuse_groups(g, out, out->fuse);
-    if (err == DESO_OK) {
-        deso__stats_plan(optimised ? 1 : 0);
-        if (fresh) keep_last(ctx, g, out);
-    }
     deso__stats_time(DESO_T_OPTIMISE, deso__now() - t0);
     if (err != DESO_OK) opt_plan_free(out);
     return err;
 }
 
-deso_err deso__force(deso_ctx *ctx)
-{
-    if (ctx->forcing) return DESO_OK;   /* a force inside a force: no-op   */
-    ctx->forcing = true;
-    bool same = true;
-    /* Always agree, even with an empty DAG: a rank with nothing pending
-     * must not return while another starts communicating.                 */
-    deso_err err = deso__hash_agree(ctx, ctx->hash, &same);
-    if (err == DESO_OK && !same)
-        err = deso__fail(DESO_EMISMATCH,
-                         "force point: ranks recorded different call "
-                         "sequences (%lld calls pending here)",
-                         (long long)ctx->nnodes);
-    if (err != DESO_OK) {
-        deso__dag_drop(ctx, err);
-        ctx->hash = 0;    /* every rank restarts from the same state       */
-        ctx->forcing = false;
-        return err;
-    }
+/* What one force holds between its preparation and its end.            */
+typedef struct force_run {
     opt_graph g;
     opt_plan plan;
-    memset(&g, 0, sizeof g);
-    memset(&plan, 0, sizeof plan);
-    if (ctx->head != NULL) {
-        ctx->flushes++;
-        err = choose_plan(ctx, &g, &plan);
-        if (err == DESO_OK) ctx->ran_model = plan.model;
+    opt_plan kept;           /* a copy of a fresh plan, for keep_last        */
+    bool optimised, fresh;
+    deso__view **rv;         /* per planned node: its prepared result view  */
+    deso__fz *fz;            /* fused reductions' members, by node          */
+    deso__fz **grp;
+    int *glast;              /* per group: its last member                  */
+} force_run;
+
+/* Every local step of a force, before its agreement: the plan, the fused
+ * groups' bookkeeping, and (deso__force_prepare) everything the execution
+ * will allocate.                                                         */
+static deso_err plan_and_prepare(deso_ctx *ctx, force_run *fr)
+{
+    if (ctx->head == NULL) return DESO_OK;
+    ctx->flushes++;
+    DESO_TRY(choose_plan(ctx, &fr->g, &fr->plan, &fr->optimised,
+                         &fr->fresh));
+    if (fr->fresh) DESO_TRY(opt_plan_copy(&fr->plan, &fr->kept));
+    size_t n = (size_t)(fr->plan.nnodes > 0 ? fr->plan.nnodes : 1);
+    fr->rv = deso__calloc(n, sizeof *fr->rv);
+    DESO_CHECK(fr->rv != NULL, DESO_ENOMEM, "force: out of memory");
+    bool any = false;
+    for (int j = 0; j < fr->plan.nnodes; j++)
+        any = any || fr->plan.fuse[j] >= 0;
+    if (any) {
+        fr->fz = deso__calloc(n, sizeof *fr->fz);
+        fr->grp = deso__malloc(n * sizeof *fr->grp);
+        fr->glast = deso__malloc(n * sizeof *fr->glast);
+        DESO_CHECK(fr->fz && fr->grp && fr->glast, DESO_ENOMEM,
+                   "force: out of memory");
+        for (int j = 0; j < fr->plan.nnodes; j++)
+            if (fr->plan.fuse[j] >= 0) fr->glast[fr->plan.fuse[j]] = j;
     }
-    /* fused reductions: a member's local kernel runs where it stands; its
-     * node waits (in fz, detached from the list) for the group's last
-     * member, which runs the one collective and every member's finish     */
-    deso__fz *fz = NULL;
-    deso__fz **grp = NULL;
-    int *glast = NULL;
-    if (err == DESO_OK && plan.nnodes > 0) {
-        bool any = false;
-        for (int j = 0; j < plan.nnodes; j++) any = any || plan.fuse[j] >= 0;
-        if (any) {
-            size_t n = (size_t)plan.nnodes;
-            fz = deso__calloc(n, sizeof *fz);
-            grp = deso__malloc(n * sizeof *grp);
-            glast = deso__malloc(n * sizeof *glast);
-            if (fz == NULL || grp == NULL || glast == NULL)
-                err = deso__fail(DESO_ENOMEM, "force: out of memory");
-            for (int j = 0; err == DESO_OK && j < plan.nnodes; j++)
-                if (plan.fuse[j] >= 0) glast[plan.fuse[j]] = j;
-        }
-    }
-    int i = 0;
-    while (err == DESO_OK && ctx->head != NULL) {
+    return deso__force_prepare(ctx, &fr->g, &fr->plan, fr->rv);
+}
+
+static void node_free(deso__node *nd)
+{
+    for (int o = 0; o < nd->d.nops; o++) deso__value_unref(nd->ops[o]);
+    deso__value_unref(nd->res);
+    free(nd);
+}
+
+/* Runs the prepared nodes in order.  Fused reductions: a member's local
+ * kernel runs where it stands; its node waits (in fz, detached from the
+ * list) for the group's last member, which runs the one collective and
+ * every member's finish.                                                 */
+static deso_err run_nodes(deso_ctx *ctx, force_run *fr)
+{
+    deso_err err = DESO_OK;
+    const opt_plan *plan = &fr->plan;
+    for (int i = 0; err == DESO_OK && ctx->head != NULL; i++) {
         deso__node *nd = ctx->head;
-        bool inplan = i < plan.nnodes;
-        int f = inplan && fz != NULL ? plan.fuse[i] : -1;
-        ctx->defer = f >= 0 ? &fz[i] : NULL;
-        err = deso__log_exec_node(ctx, nd, inplan ? &plan.node[i] : NULL);
+        bool inplan = i < plan->nnodes;
+        int f = inplan && fr->fz != NULL ? plan->fuse[i] : -1;
+        ctx->defer = f >= 0 ? &fr->fz[i] : NULL;
+        deso__view *rv = inplan ? fr->rv[i] : NULL;
+        if (inplan) fr->rv[i] = NULL;           /* the node owns it now  */
+        err = deso__log_exec_node(ctx, nd, inplan ? &plan->node[i] : NULL,
+                                  rv);
         ctx->defer = NULL;
         if (err != DESO_OK) break;
         ctx->head = nd->next;
         if (ctx->head == NULL) ctx->tail = NULL;
         ctx->nnodes--;
-        if (f >= 0) {            /* kept in fz[i] until the group is done */
-            if (glast[f] == i) {
-                int k = 0;
-                for (int j = f; j <= i; j++)
-                    if (plan.fuse[j] == f) grp[k++] = &fz[j];
-                err = deso__exec_fused(ctx, grp, k);
-                for (int j = 0; err == DESO_OK && j < k; j++) {
-                    deso__node *m = grp[j]->nd;
-                    grp[j]->nd = NULL;
-                    for (int o = 0; o < m->d.nops; o++)
-                        deso__value_unref(m->ops[o]);
-                    deso__value_unref(m->res);
-                    free(m);
-                }
-            }
-            i++;
+        if (f < 0) {
+            node_free(nd);
             continue;
         }
-        i++;
-        for (int k = 0; k < nd->d.nops; k++) deso__value_unref(nd->ops[k]);
-        deso__value_unref(nd->res);
-        free(nd);
+        if (fr->glast[f] != i) continue;  /* kept in fz[i] until then    */
+        int k = 0;
+        for (int j = f; j <= i; j++)
+            if (plan->fuse[j] == f) fr->grp[k++] = &fr->fz[j];
+        err = deso__exec_fused(ctx, fr->grp, k);
+        for (int j = 0; err == DESO_OK && j < k; j++) {
+            node_free(fr->grp[j]->nd);
+            fr->grp[j]->nd = NULL;
+        }
     }
-    /* after an error: members still waiting for their group's collective */
-    for (int j = 0; fz != NULL && j < plan.nnodes; j++) {
-        deso__node *m = fz[j].nd;
-        if (fz[j].rv != NULL) deso__view_free(fz[j].rv);
+    return err;
+}
+
+/* Frees what a force holds; after an error, poisons the results of the
+ * fused members still waiting for their group's collective.             */
+static deso_err force_end(deso_ctx *ctx, force_run *fr, deso_err err)
+{
+    for (int j = 0; fr->fz != NULL && j < fr->plan.nnodes; j++) {
+        deso__node *m = fr->fz[j].nd;
+        if (fr->fz[j].rv != NULL) deso__view_free(fr->fz[j].rv);
         if (m == NULL) continue;
         if (err == DESO_OK)
             err = deso__fail(DESO_EINTERNAL, "force: a fused group did not "
                                              "complete");
         m->res->poison = err;          /* as deso__dag_drop does           */
-        for (int o = 0; o < m->d.nops; o++) deso__value_unref(m->ops[o]);
-        deso__value_unref(m->res);
-        free(m);
+        node_free(m);
     }
-    free(fz);
-    free(grp);
-    free(glast);
-    opt_plan_free(&plan);
-    opt_graph_free(&g);
+    for (int j = 0; fr->rv != NULL && j < fr->plan.nnodes; j++)
+        if (fr->rv[j] != NULL) deso__view_free(fr->rv[j]);
+    free(fr->rv);
+    free(fr->fz);
+    free(fr->grp);
+    free(fr->glast);
+    opt_plan_free(&fr->plan);
+    opt_plan_free(&fr->kept);
+    opt_graph_free(&fr->g);
     if (err != DESO_OK) deso__dag_drop(ctx, err);
     ctx->forcing = false;
     return err;
+}
+
+deso_err deso__force(deso_ctx *ctx) { return deso__force_with(ctx, DESO_OK); }
+
+deso_err deso__force_with(deso_ctx *ctx, deso_err before)
+{
+    if (ctx->forcing) return before;    /* a force inside a force: no-op   */
+    ctx->forcing = true;
+    force_run fr;
+    memset(&fr, 0, sizeof fr);
+    deso_err local = before != DESO_OK ? before : plan_and_prepare(ctx, &fr);
+    /* One agreement, even with an empty DAG (a rank with nothing pending
+     * must not return while another starts communicating): the same
+     * calls were recorded everywhere and nothing failed anywhere.        */
+    deso_err err = deso__force_agree(ctx, ctx->hash, local);
+    if (err != DESO_OK) {
+        /* the plan caches may have changed on some ranks only: empty them
+         * everywhere, so that every rank keeps choosing the same plans    */
+        opt_cache_clear(ctx->cache);
+        ctx->hash = 0;    /* every rank restarts from the same state       */
+        return force_end(ctx, &fr, err);
+    }
+    if (fr.plan.nnodes > 0) {
+        ctx->ran_model = fr.plan.model;
+        deso__stats_plan(fr.optimised ? 1 : 0);
+        if (fr.fresh) keep_last(ctx, &fr.g, &fr.kept);
+    }
+    return force_end(ctx, &fr, run_nodes(ctx, &fr));
 }
 
 deso_err deso_plan_explain(const deso_ctx *ctx, FILE *f)

@@ -33,11 +33,14 @@ void deso__view_free(deso__view *w)
 void deso__value_unref(deso__value *v)
 {
     if (v == NULL || --v->refs > 0) return;
-    deso__view *w = v->views;
-    while (w != NULL) {
-        deso__view *next = w->next;
-        deso__view_free(w);
-        w = next;
+    deso__view *lists[2] = {v->views, v->spare};
+    for (int k = 0; k < 2; k++) {
+        deso__view *w = lists[k];
+        while (w != NULL) {
+            deso__view *next = w->next;
+            deso__view_free(w);
+            w = next;
+        }
     }
     free(v);
 }

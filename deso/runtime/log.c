@@ -56,12 +56,12 @@ static void snapshot(int64_t *bytes, int64_t *msgs)
 }
 
 deso_err deso__log_exec_node(deso_ctx *ctx, deso__node *nd,
-                             const opt_place *pl)
+                             const opt_place *pl, deso__view *rv)
 {
     int64_t b0, m0, b1, m1;
     snapshot(&b0, &m0);
     double t0 = deso__now();
-    deso_err err = deso__exec_node(ctx, nd, pl);
+    deso_err err = deso__exec_node(ctx, nd, pl, rv);
     double dt = deso__now() - t0;
     snapshot(&b1, &m1);
     int op = (int)nd->d.op;

@@ -30,20 +30,20 @@ static pl_bc_layout bc_of(const blas_layout *l)
     return b;
 }
 
-deso_err deso__mat_remap(deso_ctx *ctx, const deso__view *src,
-                         deso__view *dst)
+deso_err deso__mat_remap_plan(deso_ctx *ctx, const blas_layout *src,
+                              const blas_layout *dst, deso__remap **out)
 {
     deso__matrix_remap *p = ctx->matrix_remaps;
-    while (p != NULL && !(blas_layout_equal(&p->src, &src->lay) &&
-                          blas_layout_equal(&p->dst, &dst->lay)))
+    while (p != NULL && !(blas_layout_equal(&p->src, src) &&
+                          blas_layout_equal(&p->dst, dst)))
         p = p->next;
     if (p == NULL) {
         double t0 = deso__now();
         p = deso__calloc(1, sizeof *p);
         DESO_CHECK(p != NULL, DESO_ENOMEM, "matrix remap: out of memory");
-        p->src = src->lay;
-        p->dst = dst->lay;
-        pl_bc_layout a = bc_of(&src->lay), b = bc_of(&dst->lay);
+        p->src = *src;
+        p->dst = *dst;
+        pl_bc_layout a = bc_of(src), b = bc_of(dst);
         deso_err err = deso__remap_init(ctx->comm, &a, &b, PL_SCHED_STEPWISE,
                                         &p->r);
         deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
@@ -55,7 +55,16 @@ deso_err deso__mat_remap(deso_ctx *ctx, const deso__view *src,
         p->next = ctx->matrix_remaps;
         ctx->matrix_remaps = p;
     }
+    *out = &p->r;
+    return DESO_OK;
+}
+
+deso_err deso__mat_remap(deso_ctx *ctx, const deso__view *src,
+                         deso__view *dst)
+{
+    deso__remap *r;
+    DESO_TRY(deso__mat_remap_plan(ctx, &src->lay, &dst->lay, &r));
     int64_t sld = src->rows > 1 ? src->rows : 1;
     int64_t dld = dst->rows > 1 ? dst->rows : 1;
-    return deso__remap_exec(&p->r, src->data, sld, dst->data, dld);
+    return deso__remap_exec(r, src->data, sld, dst->data, dld);
 }

@@ -53,6 +53,8 @@ typedef struct deso__value {
     bool ready;               /* computed: views hold its data              */
     deso_err poison;          /* != OK: the flush that owed it failed       */
     deso__view *views;
+    deso__view *spare;        /* made by a force's preparation, not filled
+                               * yet: the executor fills and attaches them */
     /* force.c's scratch while it builds the optimiser's graph              */
     uint64_t mark;            /* == ctx->stamp: seen in this force         */
     int gid;                  /* its value id in the graph                 */
@@ -128,6 +130,8 @@ struct deso_ctx {
     opt_plan last_p;          /*   DESO_TRACE (last_g.nodes NULL: none)     */
     bool verbose;             /* DESO_VERBOSE: explain every new plan       */
     opt_counts ran_model;     /* the model of the plan the last flush ran   */
+    double *scratch;          /* reductions' and trsv's workspace, sized by */
+    int64_t scratch_len;      /*   deso__force_prepare                      */
     deso__fz *defer;          /* != NULL: exec_node defers the node's       */
                               /*   reduction and finish into it (force.c)   */
 };
@@ -201,12 +205,38 @@ deso_err deso__probe(deso_ctx *ctx, opt_params *out);
 
 /* ---- force and execution (force.c, exec.c, exec_trsv.c) ----------------- */
 deso_err deso__force(deso_ctx *ctx);
-/* Runs one node in placement pl (NULL: mode none's per-node defaults).   */
-deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl);
+/* The same, with the caller's local outcome so far (`before`: what it
+ * allocated for reading the result) folded into the force's agreement.   */
+deso_err deso__force_with(deso_ctx *ctx, deso_err before);
+/* Makes a spare view of v in layout lay unless v has (or will have, from
+ * an earlier call) one, so that reading v afterwards allocates nothing.
+ * Local.                                                                  */
+deso_err deso__value_reserve(deso_ctx *ctx, deso__value *v,
+                             const blas_layout *lay);
+/* Allocates, before any communication, what running the pending nodes in
+ * `plan` needs: rv[i] receives node i's result view (NULL when the node
+ * takes over its operand's buffer), operands' missing views go on their
+ * values' spare lists, exchange and remap plans are made, the scratch is
+ * sized.  Local.                                                         */
+deso_err deso__force_prepare(deso_ctx *ctx, const opt_graph *g,
+                             const opt_plan *plan, deso__view **rv);
+/* The force's one agreement: every rank passes the hash of its recorded
+ * calls and its outcome so far.  DESO_OK when all succeeded with the same
+ * hash; else the failing rank's error, or DESO_EMISMATCH, on every rank.
+ * One 16-byte all-reduce (a second agreement only when that one fails).
+ * Collective.                                                            */
+deso_err deso__force_agree(deso_ctx *ctx, uint64_t hash, deso_err local);
+/* Runs one node in placement pl (NULL: mode none's per-node defaults),
+ * into the result view rv its preparation made (NULL: take over the
+ * updated operand's buffer).                                             */
+deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
+                         deso__view *rv);
 /* A fused group's members (deferred by exec_node, in recording order): one
  * collective on their concatenated partial results, then every finish;
  * the results become ready (m[j]->rv = NULL once attached).  Collective. */
 deso_err deso__exec_fused(deso_ctx *ctx, deso__fz *const *m, int k);
+/* Scratch doubles the triangular solve needs with T in layout lay.     */
+int64_t deso__trsv_scratch(const deso_ctx *ctx, const blas_layout *lay);
 deso_err deso__exec_trsv(deso_ctx *ctx, const blas_desc *d,
                          const deso__view *T, const deso__view *x,
                          deso__view *res);
@@ -216,6 +246,12 @@ deso_err deso__exec_trsv(deso_ctx *ctx, const blas_desc *d,
 deso_err deso__value_view(deso_ctx *ctx, deso__value *v,
                           const blas_layout *lay, deso__view **out);
 void deso__exchange_plans_free(deso_ctx *ctx);
+/* Readies the plan that will make a view in layout `to` of a value of
+ * `kind` whose views have layouts have[0..n) (in list order): the same
+ * source deso__value_view picks.  Local.                                 */
+deso_err deso__exchange_prepare(deso_ctx *ctx, blas_kind kind,
+                                const blas_layout *have, int n,
+                                const blas_layout *to);
 
 /* ---- communication (comm.c): the runtime's counted MPI calls ------------ */
 typedef enum { DESO__SUM, DESO__MAXLOC } deso__redop;
@@ -226,8 +262,6 @@ deso_err deso__reduce(deso_ctx *ctx, MPI_Comm comm, double *buf,
 deso_err deso__bcast(MPI_Comm comm, double *buf, int64_t len, int root);
 /* Every rank returns an error when any rank had one.  Collective.         */
 deso_err deso__agree_err(deso_ctx *ctx, deso_err err);
-/* The SPMD check: true on every rank iff all ranks passed the same hash.  */
-deso_err deso__hash_agree(deso_ctx *ctx, uint64_t hash, bool *same);
 /* Point-to-point exchange: nrecv receives into rbufs, nsend sends.  req
  * has room for nsend + nrecv requests: the caller's, so that nothing is
  * allocated once data moves (an allocation failing on one rank there
@@ -237,7 +271,12 @@ deso_err deso__exchange(MPI_Comm comm, int tag, int nsend, const int *speer,
                         int nrecv, const int *rpeer, double *const *rbuf,
                         const int64_t *rcount, MPI_Request *req);
 
-/* ---- matrix remaps (remap_matrix.c) ------------------------------------------- */
+/* ---- matrix remaps (remap_matrix.c) ------------------------------------ */
+/* The cached remap plan between two matrix layouts, made if needed.
+ * Local.                                                                  */
+deso_err deso__mat_remap_plan(deso_ctx *ctx, const blas_layout *src,
+                              const blas_layout *dst, deso__remap **out);
+/* Remaps src's data into dst.  Collective.                                */
 deso_err deso__mat_remap(deso_ctx *ctx, const deso__view *src,
                          deso__view *dst);
 void deso__matrix_remaps_free(deso_ctx *ctx);

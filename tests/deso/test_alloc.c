@@ -6,13 +6,11 @@
  * made before the sequence still computes; once the sequence succeeds its
  * results are checked against a plain C computation.
  *
- * At P > 1 failures are injected in the create and record paths only:
- * allocation counts there are the same on every rank (deso__view_alloc
- * allocates even an empty share), so every rank fails at the same call.
- * Inside a force the counts differ between ranks (the executor's buffers
- * follow the local shares) and a failure on one rank only would leave the
- * others in a collective: the executor (deso/runtime/exec.c) does not agree on
- * errors before communicating.  At P = 1 the forces are injected too.
+ * At P > 1 failures are injected on every rank at once, in the create
+ * and record paths only, where allocation counts are the same on every
+ * rank (deso__view_alloc allocates even an empty share).  Failures on one
+ * rank only, forces included, are test_alloc_rank's.  At P = 1 the forces
+ * are injected here too.
  * deso-np: 1 2 3                                                          */
 #include <stdlib.h>
 

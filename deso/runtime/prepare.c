@@ -1,0 +1,193 @@
+/* Preparing a force: everything its execution will allocate, allocated
+ * before the force's first collective, so that running out of memory (or
+ * any local failure) on one rank is agreed there and no rank is left
+ * waiting in a collective the others skipped.
+ *
+ * The pending nodes are walked in execution order without data, tracking
+ * per value of the force's graph the layouts its views will have (in the
+ * order the executor keeps them) and the references left on it:
+ *   - an operand that will lack a view in the layout its node asks for
+ *     gets one now, unfilled, on its value's spare list, and the exchange
+ *     or remap plan that will fill it is made (and cached);
+ *   - a result gets its view now, unless the node will take over its
+ *     updated operand's buffer (the last reader of it);
+ *   - the context's scratch grows to the largest reduction, fused group
+ *     or triangular-solve workspace.
+ * The executor then uses what is here and allocates nothing.             */
+#include <stdlib.h>
+#include <string.h>
+
+#include "deso/runtime/runtime.h"
+#include "placement/alloc.h"
+
+/* A value of the graph, as the executor will find it.                    */
+typedef struct sim_value {
+    blas_layout *lay;          /* lay[0]: its first view                    */
+    int n, cap;
+    int refs;                  /* references left                           */
+    deso__value *v;
+} sim_value;
+
+static bool sim_has(const sim_value *s, const blas_layout *l)
+{
+    for (int k = 0; k < s->n; k++)
+        if (blas_layout_equal(&s->lay[k], l)) return true;
+    return false;
+}
+
+/* Appends at `at` (the executor keeps new exchange views right after the
+ * first one).                                                            */
+static deso_err sim_add(sim_value *s, int at, const blas_layout *l)
+{
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 4;
+        blas_layout *nl = deso__realloc(s->lay, (size_t)cap * sizeof *nl);
+        DESO_CHECK(nl != NULL, DESO_ENOMEM, "force: out of memory");
+        s->lay = nl;
+        s->cap = cap;
+    }
+    if (at > s->n) at = s->n;
+    memmove(&s->lay[at + 1], &s->lay[at],
+            (size_t)(s->n - at) * sizeof *s->lay);
+    s->lay[at] = *l;
+    s->n++;
+    return DESO_OK;
+}
+
+static void sim_free(sim_value *sv, int n)
+{
+    for (int k = 0; sv != NULL && k < n; k++) free(sv[k].lay);
+    free(sv);
+}
+
+/* The values of the graph with the views they hold now.                  */
+static deso_err sim_init(deso_ctx *ctx, int nvals, sim_value **out)
+{
+    sim_value *sv = deso__calloc((size_t)nvals, sizeof *sv);
+    DESO_CHECK(sv != NULL, DESO_ENOMEM, "force: out of memory");
+    *out = sv;
+    for (deso__node *nd = ctx->head; nd != NULL; nd = nd->next) {
+        for (int k = 0; k <= nd->d.nops; k++) {
+            deso__value *v = k < nd->d.nops ? nd->ops[k] : nd->res;
+            sim_value *s = &sv[v->gid];
+            if (s->v != NULL) continue;
+            s->v = v;
+            s->refs = v->refs;
+            for (deso__view *w = v->views; w != NULL; w = w->next)
+                DESO_TRY(sim_add(s, s->n, &w->lay));
+        }
+    }
+    return DESO_OK;
+}
+
+/* Operand k of a node will need a view of s in layout l: make it (spare)
+ * and ready the plan that fills it from the source the executor picks.   */
+static deso_err need_view(deso_ctx *ctx, sim_value *s, const blas_layout *l)
+{
+    if (sim_has(s, l)) return DESO_OK;
+    DESO_CHECK(s->n > 0, DESO_EINTERNAL, "force: operand without data");
+    deso__view *w;
+    DESO_TRY(deso__view_alloc(ctx, l, &w));
+    w->next = s->v->spare;
+    s->v->spare = w;
+    DESO_TRY(deso__exchange_prepare(ctx, s->v->kind, s->lay, s->n, l));
+    return sim_add(s, 1, l);
+}
+
+/* Scratch doubles node nd needs in placement (req, rl).                  */
+static int64_t scratch_of(const deso_ctx *ctx, const deso__node *nd,
+                          const blas_layout *req)
+{
+    const blas_op_info *info = blas_op_get(nd->d.op);
+    if (info->distributed) return deso__trsv_scratch(ctx, &req[0]);
+    blas_local L[BLAS_MAXOPS];
+    memset(L, 0, sizeof L);
+    for (int k = 0; k < nd->d.nops; k++)
+        blas_layout_local(&req[k], ctx->coord[0], ctx->coord[1], &L[k].rows,
+                          &L[k].cols);
+    return blas_red_len(&nd->d, L);
+}
+
+/* References the executor drops once node nd is done.                    */
+static void drop_refs(sim_value *sv, const deso__node *nd)
+{
+    for (int k = 0; k < nd->d.nops; k++) sv[nd->ops[k]->gid].refs--;
+    sv[nd->res->gid].refs--;
+}
+
+/* One node: placements, operand views, result view, scratch.             */
+static deso_err prepare_node(deso_ctx *ctx, sim_value *sv, deso__node *nd,
+                             const opt_place *pl, deso__view **rv,
+                             int64_t *scratch)
+{
+    const blas_op_info *info = blas_op_get(nd->d.op);
+    int nops = nd->d.nops;
+    blas_layout cur[BLAS_MAXOPS], req[BLAS_MAXOPS], rl;
+    for (int k = 0; k < nops; k++) {
+        sim_value *s = &sv[nd->ops[k]->gid];
+        DESO_CHECK(s->n > 0, DESO_EINTERNAL, "%s: operand %d not computed",
+                   info->name, k);
+        cur[k] = s->lay[0];
+    }
+    if (pl != NULL) {
+        rl = pl->res;
+        for (int k = 0; k < nops; k++) req[k] = pl->req[k];
+    } else {
+        DESO_TRY(opt_place_node(&ctx->df, &nd->d, cur, &rl, req));
+    }
+    for (int k = 0; k < nops; k++)
+        DESO_TRY(need_view(ctx, &sv[nd->ops[k]->gid], &req[k]));
+    int io = info->inout < nops ? info->inout : -1;
+    bool takeover = io >= 0 && sv[nd->ops[io]->gid].refs == 1 &&
+                    blas_layout_equal(&req[io], &rl);
+    *rv = NULL;
+    if (!takeover) DESO_TRY(deso__view_alloc(ctx, &rl, rv));
+    DESO_TRY(sim_add(&sv[nd->res->gid], 0, &rl));
+    int64_t need = scratch_of(ctx, nd, req);
+    if (need > *scratch) *scratch = need;
+    return DESO_OK;
+}
+
+static deso_err grow_scratch(deso_ctx *ctx, int64_t n)
+{
+    if (n <= ctx->scratch_len) return DESO_OK;
+    double *s = deso__realloc(ctx->scratch, (size_t)n * sizeof *s);
+    DESO_CHECK(s != NULL, DESO_ENOMEM, "force: out of memory (%lld "
+               "scratch elements)", (long long)n);
+    ctx->scratch = s;
+    ctx->scratch_len = n;
+    return DESO_OK;
+}
+
+deso_err deso__force_prepare(deso_ctx *ctx, const opt_graph *g,
+                             const opt_plan *plan, deso__view **rv)
+{
+    sim_value *sv = NULL;
+    deso_err err = sim_init(ctx, g->nvals > 0 ? g->nvals : 1, &sv);
+    int64_t scratch = plan->nnodes;           /* a fused group's partials */
+    int i = 0;
+    for (deso__node *nd = ctx->head; err == DESO_OK && nd != NULL;
+         nd = nd->next, i++) {
+        bool inplan = i < plan->nnodes;
+        rv[i] = NULL;
+        err = prepare_node(ctx, sv, nd, inplan ? &plan->node[i] : NULL,
+                           &rv[i], &scratch);
+        /* a fused member keeps its references until its group's last
+         * member has run: then all of them go                             */
+        int f = inplan ? plan->fuse[i] : -1;
+        if (f < 0) {
+            drop_refs(sv, nd);
+            continue;
+        }
+        int last = i;
+        for (int j = i + 1; j < plan->nnodes; j++)
+            if (plan->fuse[j] == f) last = j;
+        if (last != i) continue;
+        int j = 0;
+        for (deso__node *m = ctx->head; m != NULL && j <= i; m = m->next, j++)
+            if (j >= f && plan->fuse[j] == f) drop_refs(sv, m);
+    }
+    if (err == DESO_OK) err = grow_scratch(ctx, scratch);
+    sim_free(sv, g->nvals);
+    return err;
+}

@@ -1,0 +1,249 @@
+/* Allocation failure on one rank only: deso__alloc_fail_after(n) armed on
+ * a single rank (the last one, and rank 0 at P = 2) makes that rank's n-th
+ * allocation fail, for n = 0, 1, 2, ... until the call runs through
+ * without reaching it.  Every rank must return the same code (the failing
+ * rank's DESO_ENOMEM, with a message naming it), nobody may hang (the
+ * runner's timeout), and the context must stay usable (a later force
+ * computes the right value).  Walked through:
+ *   - a CG iteration's force, in every optimiser mode: the optimising
+ *     force of a new DAG, and the force that replays its plan;
+ *   - deso_redist_create (a remap whose ranks all send);
+ *   - deso_init.
+ * The number of failures injected per walk is printed.
+ * deso-np: 2 3                                                            */
+#include <stdlib.h>
+
+#include "placement/alloc.h"
+#include "test_util.h"
+
+#define N 11
+
+static int me, np;
+
+static double fa(int64_t i, int64_t j, void *arg)
+{
+    (void)arg;
+    return 1.0 / (double)(1 + (i > j ? i - j : j - i)) + (i == j ? 4 : 0);
+}
+
+static double fx(int64_t i, void *arg)
+{
+    (void)arg;
+    return (double)(i % 5) - 1.5;
+}
+
+/* Arms the failure on `victim` only; returns whether it was injected.    */
+static void arm(int victim, int n)
+{
+    deso__alloc_fail_after(me == victim ? n : -1);
+}
+
+static int disarm(long before)
+{
+    deso__alloc_fail_after(-1);
+    return deso__alloc_injected() != before;
+}
+
+/* The same code on every rank; DESO_ENOMEM naming the victim when it was
+ * injected anywhere, else DESO_OK; with `optional`, an injected failure
+ * may also have been survived (DESO_OK everywhere): the shared-memory
+ * remap transport falls back to MPI messages on every rank.  `good`: the
+ * caller's own local checks.  One all-reduce; *any: injected anywhere. */
+static int agreed(deso_err e, int injected, int victim, int optional,
+                  int good, int *any)
+{
+    int v[4] = {(int)e, -(int)e, injected, !good};
+    MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    *any = v[2];
+    char want[24];
+    snprintf(want, sizeof want, "rank %d: ", victim);
+    int ok = v[0] == -v[1] && !v[3] &&
+             (v[2] ? (e == DESO_ENOMEM &&
+                      (np == 1 || strstr(deso_last_error(), want))) ||
+                         (optional && e == DESO_OK)
+                   : e == DESO_OK);
+    if (!ok)
+        print_error("rank %d: %s (%s), injected %d/%d at allocation %ld\n",
+                    me, deso_errname(e), deso_last_error(), injected, v[2],
+                    deso__alloc_injected());
+    return tu_all(ok);
+}
+
+/* A local check, reported with the next agreement.                       */
+#define OK_LOCAL(call)                                                       \
+    do {                                                                     \
+        if ((call) != DESO_OK) *good = 0;                                    \
+    } while (0)
+
+/* One CG iteration's calls on fresh vectors: q = A p, alpha = rr / p.q,
+ * x += alpha p, r -= alpha q, rr' = r.r, beta = rr' / rr, p = r + beta p.
+ * Its force runs with the n-th allocation failing on `victim` (n < 0:
+ * none); *injected says whether it did.  Returns the force's code.     */
+static deso_err cg_iteration(deso_ctx *ctx, deso_mat *A, int victim, int n,
+                             int *injected, double *rr_out, int *good)
+{
+    deso_vec *x = NULL, *r = NULL, *p = NULL, *q = NULL;
+    deso_scalar *rr = NULL, *pq = NULL, *al = NULL, *rn = NULL, *be = NULL;
+    OK_LOCAL(deso_vec_create(ctx, N, &x));
+    OK_LOCAL(deso_vec_from_fn(ctx, N, fx, NULL, &r));
+    OK_LOCAL(deso_vec_from_fn(ctx, N, fx, NULL, &p));
+    OK_LOCAL(deso_vec_create(ctx, N, &q));
+    OK_LOCAL(deso_scalar_create(ctx, 0.0, &rr));
+    OK_LOCAL(deso_scalar_create(ctx, 0.0, &pq));
+    OK_LOCAL(deso_scalar_create(ctx, 0.0, &al));
+    OK_LOCAL(deso_scalar_create(ctx, 0.0, &rn));
+    OK_LOCAL(deso_scalar_create(ctx, 0.0, &be));
+    OK_LOCAL(deso_ddot(N, r, 1, r, 1, rr));
+    OK_LOCAL(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, N, N, 1.0, A, N, p,
+                        1, 0.0, q, 1));
+    OK_LOCAL(deso_ddot(N, p, 1, q, 1, pq));
+    OK_LOCAL(deso_sdiv(al, rr, pq));
+    OK_LOCAL(deso_daxpy(N, al, p, 1, x, 1));
+    OK_LOCAL(deso_sneg(al, al));
+    OK_LOCAL(deso_daxpy(N, al, q, 1, r, 1));
+    OK_LOCAL(deso_ddot(N, r, 1, r, 1, rn));
+    OK_LOCAL(deso_sdiv(be, rn, rr));
+    OK_LOCAL(deso_daxpby(N, 1.0, r, 1, be, p, 1));
+    long before = deso__alloc_injected();
+    if (n >= 0) arm(victim, n);
+    deso_err e = deso_scalar_get(rn, rr_out);
+    *injected = disarm(before);
+    deso_vec *v[4] = {x, r, p, q};
+    deso_scalar *s[5] = {rr, pq, al, rn, be};
+    for (int k = 0; k < 4; k++) OK_LOCAL(deso_vec_destroy(&v[k]));
+    for (int k = 0; k < 5; k++) OK_LOCAL(deso_scalar_destroy(&s[k]));
+    return e;
+}
+
+/* Walks one-rank failures through a CG iteration's force; `replay`: a
+ * first iteration (not injected) makes the plan the injected one replays.
+ * Returns the failures injected.                                          */
+static int walk_force(deso_mode mode, int victim, int replay)
+{
+    deso_options o;
+    deso_options_default(&o);
+    o.mode = mode;
+    o.nb = 2;
+    deso_ctx *ctx = NULL;
+    TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
+    deso_mat *A;
+    TU_OK(deso_mat_from_fn(ctx, N, N, fa, NULL, &A));
+    double want = 0.0, got = 0.0;
+    int injected, good = 1, any;
+    deso_err e = cg_iteration(ctx, A, victim, -1, &injected, &want, &good);
+    assert_true(agreed(e, 0, victim, 0, good, &any));
+    int failures = 0, done = 0;
+    for (int n = 0; n < 100000 && !done; n++) {
+        if (replay) {
+            e = cg_iteration(ctx, A, victim, -1, &injected, &got, &good);
+            good &= e == DESO_OK;
+        }
+        got = -1.0;
+        e = cg_iteration(ctx, A, victim, n, &injected, &got, &good);
+        assert_true(agreed(e, injected, victim, 0, good, &any));
+        done = !any;
+        failures += !done;
+        good = !done || tu_srel(got, want) < 1e-12;
+    }
+    e = cg_iteration(ctx, A, victim, -1, &injected, &got, &good);  /* usable */
+    good &= tu_srel(got, want) < 1e-12;
+    assert_true(agreed(e, 0, victim, 0, good, &any) && done);
+    TU_OK(deso_finalize(&ctx));
+    return failures;
+}
+
+/* The victims of a force walk: the last rank and rank 0 at P = 2; the
+ * last rank only above (three ranks on this two-core machine make every
+ * collective slow, and a walk runs thousands of forces).                */
+static int nvictims(void) { return np == 2 ? 2 : 1; }
+
+static void test_force(void **state)
+{
+    (void)state;
+    const deso_mode modes[3] = {DESO_MODE_NONE, DESO_MODE_AFFINE,
+                                DESO_MODE_FULL};
+    for (int m = 0; m < 3; m++)
+        for (int replay = 0; replay < 2; replay++)
+            for (int k = 0; k < nvictims(); k++) {
+                int victim = k == 0 ? np - 1 : 0;
+                int f = walk_force(modes[m], victim, replay);
+                if (me == 0)
+                    print_message("force (%s, %s), failing on rank %d: %d "
+                                  "failures injected\n",
+                                  deso_mode_name(modes[m]),
+                                  replay ? "replayed plan" : "new plan",
+                                  victim, f);
+                assert_true(tu_all(f > 0));
+            }
+}
+
+static void test_remap(void **state)
+{
+    (void)state;
+    deso_layout src = {.m = 40, .n = 1, .mb = 3, .nb = 1, .pr = np, .pc = 1};
+    deso_layout dst = {.m = 40, .n = 1, .mb = 5, .nb = 1, .pr = np, .pc = 1};
+    for (int k = 0; k < (np > 1 ? 2 : 1); k++) {
+        int victim = k == 0 ? np - 1 : 0, failures = 0, done = 0;
+        for (int n = 0; n < 100000 && !done; n++) {
+            deso_redist *r = NULL;
+            long before = deso__alloc_injected();
+            arm(victim, n);
+            deso_err e = deso_redist_create(MPI_COMM_WORLD, &src, &dst,
+                                            DESO_SCHED_STEPWISE, &r);
+            int injected = disarm(before);
+            /* the transport, too, is the same everywhere                  */
+            int mpi = r != NULL && strcmp(deso_redist_transport(r), "mpi") == 0;
+            int any;
+            assert_true(agreed(e, injected, victim, 1,
+                               (e == DESO_OK) == (r != NULL), &any));
+            assert_true(tu_all(mpi) == !tu_all(!mpi));
+            done = !any;
+            failures += !done;
+            deso_redist_destroy(&r);
+        }
+        if (me == 0)
+            print_message("deso_redist_create, failing on rank %d: %d "
+                          "failures injected\n", victim, failures);
+        assert_true(tu_all(done && failures > 0));
+    }
+}
+
+static void test_init(void **state)
+{
+    (void)state;
+    for (int k = 0; k < (np > 1 ? 2 : 1); k++) {
+        int victim = k == 0 ? np - 1 : 0, failures = 0, done = 0;
+        for (int n = 0; n < 100000 && !done; n++) {
+            deso_ctx *ctx = NULL;
+            long before = deso__alloc_injected();
+            arm(victim, n);
+            deso_err e = deso_init(MPI_COMM_WORLD, NULL, &ctx);
+            int injected = disarm(before);
+            int any;
+            assert_true(agreed(e, injected, victim, 0,
+                               (e == DESO_OK) == (ctx != NULL), &any));
+            done = !any;
+            failures += !done;
+            TU_OK(deso_finalize(&ctx));
+        }
+        if (me == 0)
+            print_message("deso_init, failing on rank %d: %d failures "
+                          "injected\n", victim, failures);
+        assert_true(tu_all(done && failures > 0));
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_force),
+        cmocka_unit_test(test_remap),
+        cmocka_unit_test(test_init),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    MPI_Finalize();
+    return rc;
+}
