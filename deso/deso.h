@@ -19,9 +19,15 @@
  *   - Level 1 and 2 calls take CBLAS's argument order with deso handles in
  *     place of pointers.  alpha and beta accept either a double or a lazy
  *     deso_scalar (C11 _Generic).  Increments other than 1 return
- *     DESO_ENOTSUP.  Handles are logical objects: the CBLAS layout argument
- *     does not change what a matrix handle means, and lda is only checked
- *     (lda >= 1).
+ *     DESO_ENOTSUP.  A matrix handle always stores its data column-major;
+ *     a Level 2 call's layout argument says how it reads that storage,
+ *     exactly as CBLAS does for the same memory.  With DESO_ROW_MAJOR a
+ *     row-major m x n operand is an n x m handle (its transpose): a
+ *     row-major dgemv is the column-major one on that handle with the
+ *     transpose flipped, dger swaps x and y, dsymv and dtrsv read the
+ *     handle's other triangle (and dtrsv flips the transpose).  A handle
+ *     whose shape does not fit the layout's reading gives DESO_ESIZE.  lda
+ *     is only checked (lda >= 1).
  *   - Sizes and indices are int64_t; indices are 0-based.
  *   - Handles are updated in place (SSA underneath: an operation producing
  *     y makes a new version of y; the handle points at its latest version).
@@ -512,13 +518,14 @@ typedef enum deso_trans { DESO_NO_TRANS = 111, DESO_TRANS = 112 } deso_trans;
 typedef enum deso_uplo { DESO_UPPER = 121, DESO_LOWER = 122 } deso_uplo;
 typedef enum deso_diag { DESO_NON_UNIT = 131, DESO_UNIT = 132 } deso_diag;
 
-/* y <- alpha op(A) x + beta y, A m x n.  A beta that is the double 0.0
- * means y is not read.                                                     */
+/* y <- alpha op(A) x + beta y, A m x n as `order` reads it (row-major:
+ * an n x m handle).  A beta that is the double 0.0 means y is not read.   */
 deso_err deso_dgemv_arg(deso_order order, deso_trans trans, int64_t m,
                         int64_t n, deso_sarg alpha, const deso_mat *a,
                         int64_t lda, const deso_vec *x, int64_t incx,
                         deso_sarg beta, deso_vec *y, int64_t incy);
-/* A <- alpha x y^T + A                                                     */
+/* A <- alpha x y^T + A, A m x n as `order` reads it (row-major: an n x m
+ * handle).                                                                 */
 deso_err deso_dger_arg(deso_order order, int64_t m, int64_t n, deso_sarg alpha,
                        const deso_vec *x, int64_t incx, const deso_vec *y,
                        int64_t incy, deso_mat *a, int64_t lda);

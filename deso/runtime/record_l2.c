@@ -1,5 +1,9 @@
-/* Level 2 front ends.  Matrix handles are logical objects: the CBLAS order
- * argument does not change what A means, and lda is only checked >= 1.   */
+/* Level 2 front ends.  A matrix handle stores its data column-major; the
+ * order argument says how the call reads that storage, as CBLAS does for
+ * the same memory.  A row-major call is mapped onto the column-major call
+ * on the same handle here, before recording, so that the optimiser and
+ * the executor only ever see column-major calls.  lda is only checked
+ * >= 1.                                                                   */
 #include "deso/runtime/record.h"
 
 static deso_err enum_args(const char *fn, deso_order order, int pos)
@@ -9,15 +13,37 @@ static deso_err enum_args(const char *fn, deso_order order, int pos)
     return DESO_OK;
 }
 
-static deso_err mat_arg(const deso_mat *a, int64_t m, int64_t n, int64_t lda,
-                        deso_ctx **ctx, const char *fn, int pos)
+/* Row-major storage read column-major is the transpose, so a row-major
+ * call is the column-major one with the transpose flipped (and, for a
+ * triangle, the other triangle).                                          */
+static deso_trans flip_trans(deso_trans t)
+{
+    return t == DESO_NO_TRANS ? DESO_TRANS : DESO_NO_TRANS;
+}
+
+static deso_uplo flip_uplo(deso_uplo u)
+{
+    return u == DESO_UPPER ? DESO_LOWER : DESO_UPPER;
+}
+
+/* A must be an m x n handle (m, n already mapped to the column-major
+ * call); a row-major caller thinks of it as n x m, so say so.            */
+static deso_err mat_arg(const deso_mat *a, deso_order order, int64_t m,
+                        int64_t n, int64_t lda, deso_ctx **ctx,
+                        const char *fn, int pos)
 {
     DESO_TRY(deso__handle_check(a ? &a->h : NULL, BLAS_MAT, ctx, fn, "A"));
     DESO_TRY(deso__value_usable(a->h.val, fn));
-    DESO_CHECK(a->h.val->m == m && a->h.val->n == n, DESO_ESIZE,
+    long long hm = (long long)a->h.val->m, hn = (long long)a->h.val->n;
+    DESO_CHECK(order == DESO_COL_MAJOR || (hm == m && hn == n), DESO_ESIZE,
+               "%s: row-major A (arg %d) is %lld x %lld, so it must be a "
+               "%lld x %lld handle (handles store column-major), not "
+               "%lld x %lld",
+               fn, pos, (long long)n, (long long)m, (long long)m,
+               (long long)n, hm, hn);
+    DESO_CHECK(hm == m && hn == n, DESO_ESIZE,
                "%s: A (arg %d) is %lld x %lld, expected %lld x %lld", fn, pos,
-               (long long)a->h.val->m, (long long)a->h.val->n, (long long)m,
-               (long long)n);
+               hm, hn, (long long)m, (long long)n);
     DESO_CHECK(lda >= 1, DESO_EINVAL, "%s: lda = %lld < 1 (arg %d)", fn,
                (long long)lda, pos + 1);
     return DESO_OK;
@@ -73,8 +99,16 @@ deso_err deso_dgemv_arg(deso_order order, deso_trans trans, int64_t m,
                (long long)m);
     DESO_CHECK(n >= 0, DESO_ESIZE, "%s: n = %lld < 0 (arg 4)", fn,
                (long long)n);
+    if (order == DESO_ROW_MAJOR) {
+        /* the row-major m x n A is H^T for the n x m handle H, so op(A)
+         * is H with the other transpose                                    */
+        trans = flip_trans(trans);
+        int64_t k = m;
+        m = n;
+        n = k;
+    }
     bool t = trans != DESO_NO_TRANS;
-    DESO_TRY(mat_arg(a, m, n, lda, &ctx, fn, 6));
+    DESO_TRY(mat_arg(a, order, m, n, lda, &ctx, fn, 6));
     DESO_TRY(deso__vec_arg(x, t ? m : n, incx, &ctx, fn, "x", 8));
     DESO_TRY(deso__vec_arg(y, t ? n : m, incy, &ctx, fn, "y", 11));
     DESO_TRY(deso__sarg_check(alpha, &ctx, fn, "alpha"));
@@ -94,7 +128,17 @@ deso_err deso_dger_arg(deso_order order, int64_t m, int64_t n, deso_sarg alpha,
                fn);
     DESO_TRY(deso__vec_arg(x, m, incx, &ctx, fn, "x", 5));
     DESO_TRY(deso__vec_arg(y, n, incy, &ctx, fn, "y", 7));
-    DESO_TRY(mat_arg(a, m, n, lda, &ctx, fn, 9));
+    if (order == DESO_ROW_MAJOR) {
+        /* A += alpha x y^T on a row-major m x n A is A^T += alpha y x^T
+         * on the n x m handle                                             */
+        const deso_vec *v = x;
+        x = y;
+        y = v;
+        int64_t k = m;
+        m = n;
+        n = k;
+    }
+    DESO_TRY(mat_arg(a, order, m, n, lda, &ctx, fn, 9));
     DESO_TRY(deso__sarg_check(alpha, &ctx, fn, "alpha"));
     deso__value *ops[4];
     uint64_t ids[4];
@@ -123,7 +167,10 @@ deso_err deso_dsymv_arg(deso_order order, deso_uplo uplo, int64_t n,
     DESO_CHECK(uplo == DESO_UPPER || uplo == DESO_LOWER, DESO_EINVAL,
                "%s: bad uplo %d (arg 2)", fn, (int)uplo);
     DESO_TRY(deso__n_arg(n, fn, 3));
-    DESO_TRY(mat_arg(a, n, n, lda, &ctx, fn, 5));
+    /* the row-major reading is A^T = A; only its `uplo` triangle lies on
+     * the other side of the stored diagonal                               */
+    if (order == DESO_ROW_MAJOR) uplo = flip_uplo(uplo);
+    DESO_TRY(mat_arg(a, order, n, n, lda, &ctx, fn, 5));
     DESO_TRY(deso__vec_arg(x, n, incx, &ctx, fn, "x", 7));
     DESO_TRY(deso__vec_arg(y, n, incy, &ctx, fn, "y", 10));
     DESO_TRY(deso__sarg_check(alpha, &ctx, fn, "alpha"));
@@ -158,7 +205,13 @@ deso_err deso_dtrsv(deso_order order, deso_uplo uplo, deso_trans trans,
     DESO_CHECK(diag == DESO_UNIT || diag == DESO_NON_UNIT, DESO_EINVAL,
                "%s: bad diag %d (arg 4)", fn, (int)diag);
     DESO_TRY(deso__n_arg(n, fn, 5));
-    DESO_TRY(mat_arg(a, n, n, lda, &ctx, fn, 6));
+    if (order == DESO_ROW_MAJOR) {
+        /* the row-major T is H^T for the handle H: op(T) is H with the
+         * other transpose, and T's `uplo` triangle is H's other one       */
+        uplo = flip_uplo(uplo);
+        trans = flip_trans(trans);
+    }
+    DESO_TRY(mat_arg(a, order, n, n, lda, &ctx, fn, 6));
     DESO_TRY(deso__vec_arg(x, n, incx, &ctx, fn, "x", 8));
     unsigned flags = (uplo == DESO_LOWER ? BLAS_F_LOWER : 0) |
                      (trans != DESO_NO_TRANS ? BLAS_F_TRANS : 0) |
