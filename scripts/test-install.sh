@@ -22,17 +22,7 @@ prefix=$tmp/prefix
 passed=0
 failed=0
 
-step() { # name command...: runs it, logs, counts
-    name=$1; shift
-    if "$@" >"$tmp/log" 2>&1; then
-        passed=$((passed + 1))
-        echo "ok: $name"
-    else
-        failed=$((failed + 1))
-        echo "FAILED: $name"
-        tail -n 20 "$tmp/log" | sed 's/^/    /'
-    fi
-}
+. "$root/scripts/step.sh"
 
 has_files() {
     for f in include/deso/deso.h include/deso/deso_redist.h \

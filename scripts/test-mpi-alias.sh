@@ -21,17 +21,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 passed=0
 failed=0
 
-step() { # name command...: runs it, logs, counts
-    name=$1; shift
-    if "$@" >"$tmp/log" 2>&1; then
-        passed=$((passed + 1))
-        echo "ok: $name"
-    else
-        failed=$((failed + 1))
-        echo "FAILED: $name"
-        tail -n 20 "$tmp/log" | sed 's/^/    /'
-    fi
-}
+. "$root/scripts/step.sh"
 
 # A stand-in for Open MPI: its mpi.h defines Open MPI's version macro and
 # no MPICH_VERSION; its library does not exist, so linking it fails.

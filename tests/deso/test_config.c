@@ -319,17 +319,6 @@ static void test_log(void **state)
     too_long("DESO_LOG");
 }
 
-static int one_node(void)
-{
-    MPI_Comm node;
-    int n = 0;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
-                        MPI_INFO_NULL, &node);
-    MPI_Comm_size(node, &n);
-    MPI_Comm_free(&node);
-    return n == np;
-}
-
 /* A cyclic(3) -> cyclic(5) remap of 100 elements whose every rank sends:
  * the transport is rank 0's choice on every rank, and the data arrive.  */
 static void remap_with(const char *want)
@@ -360,7 +349,7 @@ static void remap_with(const char *want)
 static void test_remap_transport(void **state)
 {
     (void)state;
-    const char *shm = one_node() ? "shared memory" : "mpi";
+    const char *shm = tu_one_node() ? "shared memory" : "mpi";
     env_on("DESO_REMAP_SHM", 1u, "0");
     remap_with("mpi");
     env_on("DESO_REMAP_SHM", 1u << (np - 1), "0");

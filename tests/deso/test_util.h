@@ -68,6 +68,19 @@ static inline int tu_size(void)
     return p;
 }
 
+/* Whether every rank of MPI_COMM_WORLD is on one node (where the remap
+ * engine's shared-memory transport is used).  Collective.                */
+static inline int tu_one_node(void)
+{
+    MPI_Comm node;
+    int n = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                        MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &n);
+    MPI_Comm_free(&node);
+    return n == tu_size();
+}
+
 /* A context with the given grid (0 x 0: default) and block size.          */
 static inline deso_ctx *tu_ctx(int pr, int pc, int64_t nb)
 {
