@@ -10,7 +10,9 @@
  * Conventions
  *   - Every function returns a deso_err (DESO_OK = 0); results come back
  *     through out-parameters.  deso_strerror(err) explains a code,
- *     deso_last_error() gives this rank's detailed message.
+ *     deso_last_error() gives this rank's detailed message of the last
+ *     call that failed (every failing call sets one; a call that succeeds
+ *     leaves it as it was, as errno).
  *   - "Collective": every rank of the context's communicator makes the same
  *     call in the same order with the same sizes and handles.  Operations
  *     are collective in this sense even though they only record: ranks that

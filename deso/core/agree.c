@@ -8,12 +8,6 @@
 
 #include "placement/errors.h"
 
-/* What the failing rank broadcasts.                                      */
-typedef struct verdict {
-    int code;
-    char msg[448];
-} verdict;
-
 deso_err deso__agree(MPI_Comm comm, const char *fn, deso_err local,
                      int64_t *flags, int nflags)
 {
@@ -34,7 +28,7 @@ deso_err deso__agree(MPI_Comm comm, const char *fn, deso_err local,
     for (int k = 0; k < nflags; k++) flags[k] = v[1 + k];
     if (v[0] == 0) return DESO_OK;
     int root = size - (int)v[0];
-    verdict vd;
+    deso__verdict vd;
     memset(&vd, 0, sizeof vd);
     if (me == root) {
         vd.code = (int)local;

@@ -13,6 +13,12 @@
 /* Most yes/no questions one agreement carries beside the outcome.         */
 #define DESO__AGREE_MAX_FLAGS 16
 
+/* What the lowest failing rank broadcasts: its code and its message.     */
+typedef struct deso__verdict {
+    int code;
+    char msg[448];
+} deso__verdict;
+
 /* Returns DESO_OK on every rank when every rank passed local == DESO_OK;
  * else, on every rank, the code of the lowest failing rank with its
  * message (deso_last_error() there), as "fn: rank R: message".  flags[k]

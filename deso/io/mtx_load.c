@@ -85,7 +85,7 @@ deso_err deso_mat_from_mtx(deso_ctx *ctx, const char *path, deso_mat **out)
     }
     int64_t m = x.m, n = x.n, nnz = x.nnz;
     err = share_outcome(ctx, err, &m, &n, &nnz);
-    if (err == DESO_OK) err = deso__agree_err(ctx, mine);
+    if (err == DESO_OK) err = deso__agree_counted(ctx, fn, mine, NULL, 0);
     if (err != DESO_OK) {
         deso__mtx_free(&x);
         return err;
@@ -99,7 +99,7 @@ deso_err deso_mat_from_mtx(deso_ctx *ctx, const char *path, deso_mat **out)
         buf = deso__malloc((size_t)(3 * chunk) * sizeof(double));
         if (buf == NULL) err = deso__fail(DESO_ENOMEM, "%s: no memory", fn);
     }
-    err = deso__agree_err(ctx, err);
+    err = deso__agree_counted(ctx, fn, err, NULL, 0);
     for (int64_t k0 = 0; k0 < nnz && err == DESO_OK; k0 += chunk) {
         int64_t cnt = nnz - k0 < chunk ? nnz - k0 : chunk;
         if (ctx->rank == 0)
@@ -148,8 +148,9 @@ deso_err deso_mat_diag(const deso_mat *a, deso_vec *d)
     DESO_CHECK(v->ready && v->views != NULL, DESO_EINTERNAL,
                "%s: matrix not computed after a force", fn);
     double *diag = deso__malloc((size_t)(k > 0 ? k : 1) * sizeof(double));
-    deso_err err = deso__agree_err(
-        ctx, diag ? DESO_OK : deso__fail(DESO_ENOMEM, "%s: no memory", fn));
+    deso_err err = deso__agree_counted(
+        ctx, fn, diag ? DESO_OK : deso__fail(DESO_ENOMEM, "%s: no memory", fn),
+        NULL, 0);
     if (err != DESO_OK) {
         free(diag);
         return err;

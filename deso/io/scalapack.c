@@ -56,7 +56,7 @@ deso_err deso_blacs_context(deso_ctx *ctx, int *ctxt)
                          "rank at (%d, %d), expected %dx%d at (%d, %d)", fn,
                          pr, pc, r, col, ctx->df.pr, ctx->df.pc,
                          ctx->coord[0], ctx->coord[1]);
-    err = deso__agree_err(ctx, err);
+    err = deso__agree_counted(ctx, fn, err, NULL, 0);
     if (err != DESO_OK) {
         if (c >= 0 && pr > 0) Cblacs_gridexit(c);
         return err;
@@ -170,7 +170,7 @@ static deso_err from_scalapack(deso_ctx *ctx, double *local, const int desc[9],
     }
     /* a bad descriptor on one rank fails every rank: handle creation is
      * collective (it enters the SPMD hash)                                  */
-    DESO_TRY(deso__agree_err(ctx, err));
+    DESO_TRY(deso__agree_counted(ctx, fn, err, NULL, 0));
     deso__handle *h;
     DESO_TRY(wrap(ctx, vec ? BLAS_VEC : BLAS_MAT, &lay, local, desc[8], mode,
                   &h));
@@ -240,7 +240,7 @@ static deso_err export_begin(const deso__handle *h, blas_kind kind, int *ctxt,
                          "DESO_BORROW", fn, (int)mode);
     else if (*ctxt >= 0)
         err = grid_check(*ctx, *ctxt, fn);
-    DESO_TRY(deso__agree_err(*ctx, err));
+    DESO_TRY(deso__agree_counted(*ctx, fn, err, NULL, 0));
     DESO_TRY(deso__force(*ctx));
     DESO_TRY(deso__value_usable(h->val, fn));
     DESO_CHECK(h->val->ready && h->val->views, DESO_EINTERNAL,
@@ -277,7 +277,7 @@ deso_err deso_mat_to_scalapack(const deso_mat *a, int ctxt, int64_t mb,
         err = to_scalapack(ctx, v, &lay, ctxt, imb, inb, mode, desc, local,
                            fn);
     }
-    err = deso__agree_err(ctx, err);
+    err = deso__agree_counted(ctx, fn, err, NULL, 0);
     if (err != DESO_OK && made) Cblacs_gridexit(ctxt);
     if (err != DESO_OK && mode == DESO_COPY && *local != NULL) {
         free(*local);
@@ -313,7 +313,7 @@ deso_err deso_vec_to_scalapack(const deso_vec *x, int ctxt, int64_t mb,
                                           ctx->df.pc);
         err = to_scalapack(ctx, v, &lay, ctxt, imb, 1, mode, desc, local, fn);
     }
-    err = deso__agree_err(ctx, err);
+    err = deso__agree_counted(ctx, fn, err, NULL, 0);
     if (err != DESO_OK && made) Cblacs_gridexit(ctxt);
     if (err != DESO_OK && mode == DESO_COPY && *local != NULL) {
         free(*local);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "deso/core/agree.h"
 #include "deso/runtime/runtime.h"
 #include "placement/alloc.h"
 
@@ -76,73 +77,109 @@ static char *read_file(const char *path, int64_t *len)
     return buf;
 }
 
-deso_err deso__wisdom_load(deso_ctx *ctx, const char *path, bool quiet)
+/* Rank 0's file on every rank: *len is its length, or -1 (cannot be
+ * opened) or -2 (cannot be read) everywhere; *buf holds the bytes.  The
+ * buffers are agreed before the bytes move.  Collective; timed, not
+ * counted (set-up, not the user's work).                                 */
+static deso_err share_file(deso_ctx *ctx, const char *fn, const char *path,
+                           char **buf, int64_t *len)
 {
-    DESO_CHECK(path != NULL, DESO_ENULL, "deso_wisdom_import: path is NULL");
-    int64_t len = 0;
-    char *buf = NULL;
-    if (ctx->rank == 0) buf = read_file(path, &len);
+    *buf = NULL;
+    *len = 0;
+    if (ctx->rank == 0) *buf = read_file(path, len);
     double t0 = deso__now();
-    int rc = MPI_Bcast(&len, 1, MPI_INT64_T, 0, ctx->comm);
-    if (rc == MPI_SUCCESS && len > 0) {
-        if (ctx->rank != 0) buf = deso__malloc((size_t)len);
-        int ok = buf != NULL, all = 0;
-        rc = MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, ctx->comm);
-        if (rc == MPI_SUCCESS && !all) {
-            free(buf);
-            return deso__fail(DESO_ENOMEM, "wisdom: out of memory");
-        }
-        for (int64_t off = 0; rc == MPI_SUCCESS && off < len;) {
-            int64_t chunk = len - off < (1 << 30) ? len - off : (1 << 30);
-            rc = MPI_Bcast(buf + off, (int)chunk, MPI_CHAR, 0, ctx->comm);
-            off += chunk;
-        }
+    int rc = MPI_Bcast(len, 1, MPI_INT64_T, 0, ctx->comm);
+    deso__stats_time(DESO_T_COLLECTIVE, deso__now() - t0);
+    DESO_TRY(deso__mpi(rc, "wisdom: broadcast of the file's length"));
+    if (*len <= 0) return DESO_OK;
+    if (ctx->rank != 0) *buf = deso__malloc((size_t)*len);
+    deso_err err = *buf != NULL ? DESO_OK : deso__fail(DESO_ENOMEM, "%s: "
+                                                        "out of memory", fn);
+    err = deso__agree(ctx->comm, fn, err, NULL, 0);
+    t0 = deso__now();
+    for (int64_t off = 0; err == DESO_OK && off < *len;) {
+        int64_t chunk = *len - off < (1 << 30) ? *len - off : (1 << 30);
+        rc = MPI_Bcast(*buf + off, (int)chunk, MPI_CHAR, 0, ctx->comm);
+        err = deso__mpi(rc, "wisdom: broadcast of the file");
+        off += chunk;
     }
     deso__stats_time(DESO_T_COLLECTIVE, deso__now() - t0);
-    if (rc != MPI_SUCCESS) {
-        free(buf);
-        return deso__mpi(rc, "wisdom: broadcast of the file");
+    if (err != DESO_OK) {
+        free(*buf);
+        *buf = NULL;
     }
+    return err;
+}
+
+/* ctx's wisdom with w's calibration and plans merged in (they replace
+ * plans with the same keys), or on a failure anywhere ctx's wisdom as it
+ * was on every rank, so that every rank keeps choosing the same plans.
+ * Collective.                                                            */
+static deso_err merge(deso_ctx *ctx, const char *fn, const opt_wisdom *w,
+                      const opt_wisdom_config *run)
+{
+    opt_wisdom all;
+    opt_wisdom_init(&all);
+    deso_err err = DESO_OK;
+    for (int k = 0; k < ctx->wis.nplans && err == DESO_OK; k++) {
+        const opt_wisdom_plan *p = &ctx->wis.plans[k];
+        err = opt_wisdom_add(&all, p->key, p->hits, p->nnodes, p->nodes);
+    }
+    for (int k = 0; k < w->nplans && err == DESO_OK; k++) {
+        const opt_wisdom_plan *p = &w->plans[k];
+        err = opt_wisdom_add(&all, p->key, p->hits, p->nnodes, p->nodes);
+    }
+    err = deso__agree(ctx->comm, fn, err, NULL, 0);
+    if (err != DESO_OK) {
+        opt_wisdom_free(&all);
+        return err;
+    }
+    if (w->config.calibrated) {
+        ctx->params.alpha = w->config.alpha;
+        ctx->params.beta = w->config.beta;
+        ctx->calibrated = true;
+    }
+    opt_wisdom_free(&ctx->wis);
+    ctx->wis = all;
+    ctx->wis.config = *run;
+    return DESO_OK;
+}
+
+deso_err deso__wisdom_load(deso_ctx *ctx, const char *path, bool quiet)
+{
+    static const char *fn = "deso_wisdom_import";
+    /* the same on every rank: the path is checked where it is used      */
+    deso_err err = path != NULL ? DESO_OK : deso__fail(DESO_ENULL, "%s: "
+                                                       "path is NULL", fn);
+    DESO_TRY(deso__agree(ctx->comm, fn, err, NULL, 0));
+    int64_t len;
+    char *buf;
+    DESO_TRY(share_file(ctx, fn, path, &buf, &len));
     if (len < 0) {
-        free(buf);
         if (len == -1 && quiet) return DESO_OK;
         if (ctx->rank == 0)
             fprintf(stderr, "deso: warning: wisdom file '%s' %s; ignored\n",
                     path, len == -1 ? "cannot be opened" : "cannot be read");
-        return len == -1 ? deso__fail(DESO_EIO, "wisdom: cannot open '%s'",
-                                      path)
-                         : deso__fail(DESO_EIO, "wisdom: cannot read '%s'",
-                                      path);
+        return deso__fail(DESO_EIO, "wisdom: cannot %s '%s'",
+                          len == -1 ? "open" : "read", path);
     }
     opt_wisdom_config run = deso__wisdom_config(ctx);
     opt_wisdom w;
     int ignored = 0;
-    deso_err err = opt_wisdom_parse(buf, (size_t)len, &run, &w, &ignored);
+    err = opt_wisdom_parse(buf, (size_t)len, &run, &w, &ignored);
     free(buf);
+    /* the same bytes give the same verdict, unless memory ran out on some
+     * ranks only: agreed, a rejection included                            */
+    err = deso__agree(ctx->comm, fn, err, NULL, 0);
     if (err == DESO_EWISDOM) {
         if (ctx->rank == 0)
             fprintf(stderr, "deso: warning: wisdom file '%s' rejected (%s); "
                             "ignored\n", path, deso_last_error());
         return quiet ? DESO_OK : err;
     }
-    DESO_TRY(err);
-    if (ignored) {               /* another version, P or grid: not ours  */
-        opt_wisdom_free(&w);
-        return DESO_OK;
-    }
-    if (w.config.calibrated) {
-        ctx->params.alpha = w.config.alpha;
-        ctx->params.beta = w.config.beta;
-        ctx->calibrated = true;
-    }
-    /* merge: the file's plans join (and replace) those imported before    */
-    deso_err aerr = DESO_OK;
-    for (int k = 0; k < w.nplans && aerr == DESO_OK; k++)
-        aerr = opt_wisdom_add(&ctx->wis, w.plans[k].key, w.plans[k].hits,
-                              w.plans[k].nnodes, w.plans[k].nodes);
-    ctx->wis.config = run;
-    opt_wisdom_free(&w);
-    return aerr;
+    if (err == DESO_OK && !ignored) err = merge(ctx, fn, &w, &run);
+    opt_wisdom_free(&w);            /* ignored: another version, P or grid */
+    return err;
 }
 
 /* The wisdom to export: the imported plans, then every cached plan.      */

@@ -91,27 +91,61 @@ static deso_err share(MPI_Comm comm, seg *s)
     return e;
 }
 
+/* This rank's view of the arguments (the caller agrees on it).          */
+static deso_err check_args(int64_t count, double **array, const char *fn)
+{
+    DESO_CHECK(array != NULL, DESO_ENULL, "%s: array is NULL", fn);
+    *array = NULL;
+    DESO_CHECK(count >= 0 && count <= INT64_MAX / 16, DESO_EINVAL,
+               "%s: count = %lld is negative or too large", fn,
+               (long long)count);
+    /* More than the machine's memory would only fail (or be killed)
+     * inside the collective: refuse it here, where all ranks agree.     */
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    DESO_CHECK(pages <= 0 || psize <= 0 ||
+                   count <= (int64_t)pages / 8 * (int64_t)psize,
+               DESO_ENOMEM, "%s: %lld doubles are more than this machine's "
+               "memory", fn, (long long)count);
+    return DESO_OK;
+}
+
+/* s's part in a shared-memory window of the node's ranks, mapped on every
+ * rank (share).  Collective.                                             */
+static deso_err alloc_shared(MPI_Comm comm, seg *s, size_t bytes,
+                             const char *fn)
+{
+    /* On a duplicate that returns errors: the window does not need it
+     * afterwards, and the caller's error handler stays out of it.        */
+    MPI_Comm dup = MPI_COMM_NULL;
+    int rc = MPI_Comm_dup(comm, &dup);
+    if (rc == MPI_SUCCESS) MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    MPI_Comm_size(comm, &s->n);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_allocate_shared((MPI_Aint)bytes, sizeof(double), info,
+                                     dup, &s->mine, &s->win);
+    MPI_Info_free(&info);
+    deso_err e = DESO_OK;
+    if (rc == MPI_SUCCESS) e = share(dup, s);
+    if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
+    /* assumed collective: MPICH sizes the segment together before mapping
+     * it                                                                  */
+    if (rc != MPI_SUCCESS)
+        return deso__mpi_at(rc, fn, "MPI_Win_allocate_shared");
+    return e;
+}
+
 deso_err deso_redist_array_alloc(MPI_Comm comm, int64_t count,
                                  double **array)
 {
     static const char *fn = "deso_redist_array_alloc";
     DESO_CHECK(comm != MPI_COMM_NULL, DESO_EINVAL, "%s: comm is "
                "MPI_COMM_NULL", fn);
-    deso_err e = DESO_OK;
-    if (array == NULL) e = deso__fail(DESO_ENULL, "%s: array is NULL", fn);
-    else *array = NULL;
-    if (e == DESO_OK && (count < 0 || count > INT64_MAX / 16))
-        e = deso__fail(DESO_EINVAL, "%s: count = %lld is negative or too "
-                       "large", fn, (long long)count);
-    /* More than the machine's memory would only fail (or be killed)
-     * inside the collective: refuse it here, where all ranks agree.     */
-    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    if (e == DESO_OK && pages > 0 && psize > 0 &&
-        count > (int64_t)pages / 8 * (int64_t)psize)
-        e = deso__fail(DESO_ENOMEM, "%s: %lld doubles are more than this "
-                       "machine's memory", fn, (long long)count);
     /* Agree on the arguments and this rank's record before the
      * collective allocation.                                            */
+    deso_err e = check_args(count, array, fn);
     seg *s = e == DESO_OK ? deso__calloc(1, sizeof *s) : NULL;
     if (e == DESO_OK && s == NULL)
         e = deso__fail(DESO_ENOMEM, "%s: out of memory", fn);
@@ -120,32 +154,14 @@ deso_err deso_redist_array_alloc(MPI_Comm comm, int64_t count,
         free(s);
         return e;
     }
-    int one = deso__one_node(comm);
-    int rc = MPI_SUCCESS;
     s->win = MPI_WIN_NULL;
     s->count = count;
     size_t bytes = (size_t)(count > 0 ? count : 1) * sizeof(double);
-    if (one) {
-        /* On a duplicate that returns errors: the window does not need it
-         * afterwards, and the caller's error handler stays out of it.    */
-        MPI_Comm dup = MPI_COMM_NULL;
-        rc = MPI_Comm_dup(comm, &dup);
-        if (rc == MPI_SUCCESS)
-            MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
-        MPI_Info info;
-        MPI_Info_create(&info);
-        MPI_Info_set(info, "alloc_shared_noncontig", "true");
-        MPI_Comm_size(comm, &s->n);
-        if (rc == MPI_SUCCESS)
-            rc = MPI_Win_allocate_shared((MPI_Aint)bytes, sizeof(double),
-                                         info, dup, &s->mine, &s->win);
-        MPI_Info_free(&info);
-        if (rc == MPI_SUCCESS) e = share(dup, s);
-        if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
-        if (rc != MPI_SUCCESS) {  /* assumed collective: MPICH sizes the
-                                   * segment together before mapping it  */
+    if (deso__one_node(comm)) {
+        e = alloc_shared(comm, s, bytes, fn);
+        if (s->win == MPI_WIN_NULL) {      /* nothing collective to undo  */
             free(s);
-            return deso__mpi_at(rc, fn, "MPI_Win_allocate_shared");
+            return e;
         }
     } else {
         s->mine = deso__malloc(bytes);

@@ -101,11 +101,7 @@ deso_err deso__force_agree(deso_ctx *ctx, uint64_t hash, deso_err local)
     if (v[0] == ~v[1]) return DESO_OK;
     /* Rare: a failure or different calls.  Which one, and whose.         */
     int64_t h[2] = {(int64_t)hash, (int64_t)~hash};
-    t0 = deso__now();
-    deso_err err = deso__agree(ctx->comm, "force", local, h, 2);
-    deso__stats_time(DESO_T_COLLECTIVE, deso__now() - t0);
-    deso__stats_collective(3 * (int64_t)sizeof(int64_t), size, rank, 2);
-    deso__log_coll(DESO__LOG_CHECK, 3 * sizeof(int64_t), size, rank, 2, t0);
+    deso_err err = deso__agree_counted(ctx, "force", local, h, 2);
     if (err != DESO_OK) return err;
     return deso__fail(DESO_EMISMATCH, "force point: ranks recorded "
                       "different call sequences");
@@ -152,20 +148,22 @@ deso_err deso__exchange(MPI_Comm comm, int tag, int nsend, const int *speer,
     return deso__mpi(rc2, "MPI_Waitall");
 }
 
-deso_err deso__agree_err(deso_ctx *ctx, deso_err err)
+deso_err deso__agree_counted(deso_ctx *ctx, const char *fn, deso_err local,
+                             int64_t *flags, int nflags)
 {
-    /* error codes are negative: the minimum is the worst; every rank ends
-     * with the same code (FFTW's any_true)                                 */
-    int v = (int)err;
-    if (ctx->size == 1) return err;
+    if (ctx->size == 1) return local;
+    int size = ctx->size, rank = ctx->rank;
     double t0 = deso__now();
-    int rc = MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MIN, ctx->comm);
+    deso_err err = deso__agree(ctx->comm, fn, local, flags, nflags);
     deso__stats_time(DESO_T_COLLECTIVE, deso__now() - t0);
-    deso__stats_collective((int64_t)sizeof v, ctx->size, ctx->rank, 2);
-    deso__log_coll(DESO__LOG_CHECK, sizeof v, ctx->size, ctx->rank, 2, t0);
-    DESO_TRY(deso__mpi(rc, "MPI_Allreduce (error agreement)"));
-    if (v != (int)DESO_OK && err == DESO_OK)
-        return deso__fail((deso_err)v, "another rank failed (%s)",
-                          deso_errname((deso_err)v));
-    return (deso_err)v == DESO_OK ? DESO_OK : (err != DESO_OK ? err : (deso_err)v);
+    int64_t bytes = (1 + (int64_t)nflags) * (int64_t)sizeof(int64_t);
+    deso__stats_collective(bytes, size, rank, 2);
+    deso__log_coll(DESO__LOG_CHECK, (size_t)bytes, size, rank, 2, t0);
+    /* a failure anywhere comes with the failing rank's verdict            */
+    if (err != DESO_OK) {
+        deso__stats_collective((int64_t)sizeof(deso__verdict), size, rank, 1);
+        deso__log_coll(DESO__LOG_CHECK, sizeof(deso__verdict), size, rank, 1,
+                       t0);
+    }
+    return err;
 }

@@ -127,14 +127,19 @@ bool deso__record_undo(deso_ctx *ctx, deso__handle *out, deso__value *old,
     *pp = NULL;
     ctx->tail = prev;
     ctx->nnodes--;
-    for (int k = 0; k < nd->d.nops; k++) deso__value_unref(nd->ops[k]);
-    deso__value_unref(nd->res);           /* the node's reference          */
+    deso__node_free(nd);
     deso__value_ref(old);
     deso__value_unref(out->val);          /* the handle's reference        */
     out->val = old;
-    free(nd);
     ctx->hash = hash;
     return true;
+}
+
+void deso__node_free(deso__node *nd)
+{
+    for (int k = 0; k < nd->d.nops; k++) deso__value_unref(nd->ops[k]);
+    deso__value_unref(nd->res);           /* the node's reference          */
+    free(nd);
 }
 
 void deso__dag_drop(deso_ctx *ctx, deso_err why)
@@ -143,9 +148,7 @@ void deso__dag_drop(deso_ctx *ctx, deso_err why)
     while (nd != NULL) {
         deso__node *next = nd->next;
         nd->res->poison = why;
-        for (int k = 0; k < nd->d.nops; k++) deso__value_unref(nd->ops[k]);
-        deso__value_unref(nd->res);
-        free(nd);
+        deso__node_free(nd);
         nd = next;
     }
     ctx->head = ctx->tail = NULL;

@@ -15,9 +15,9 @@
 
 /* Every rank learns whether any rank had a local error.  Called before
  * communication that a failed rank would skip (FFTW's any_true).         */
-static deso_err agree(deso_ctx *ctx, deso_err err)
+static deso_err agree(deso_ctx *ctx, const char *fn, deso_err err)
 {
-    return deso__agree_err(ctx, err);
+    return deso__agree_counted(ctx, fn, err, NULL, 0);
 }
 
 static deso_err ctx_check(const deso_ctx *ctx, const char *fn)
@@ -121,7 +121,7 @@ deso_err deso_vec_from_array(deso_ctx *ctx, int64_t n, const double *data,
     uint64_t hash0 = ctx->hash, id0 = ctx->next_id;
     deso__handle *h = NULL;
     if (err == DESO_OK) err = new_ready(ctx, &lay, &h);
-    if (talk) err = agree(ctx, err);
+    if (talk) err = agree(ctx, fn, err);
     if (err == DESO_OK && talk) {
         if (mine && n > 0) memcpy(tmp, data, (size_t)n * sizeof(double));
         err = deso__bcast(ctx->comm, tmp, n, root);
@@ -223,6 +223,47 @@ static void unpack_local(const blas_layout *l, int r, int c, const double *in,
         }
 }
 
+/* The root packs one destination at a time into one buffer (*buf), so it
+ * never holds more than one extra local piece.                           */
+static deso_err piece_buffer(const deso_ctx *ctx, const blas_layout *lay,
+                             int root, const char *fn, double **buf)
+{
+    int64_t most = 0;
+    for (int q = 0; q < ctx->size; q++) {
+        int64_t rows, cols;
+        blas_layout_local(lay, q / ctx->df.pc, q % ctx->df.pc, &rows, &cols);
+        if (q != root && rows * cols > most) most = rows * cols;
+    }
+    *buf = deso__malloc((size_t)most * sizeof(double));
+    DESO_CHECK(*buf != NULL, DESO_ENOMEM, "%s: no memory", fn);
+    return DESO_OK;
+}
+
+/* The root's column-major a (lda) to every other rank's local piece w in
+ * layout lay, through buf (piece_buffer).  Collective.                   */
+static deso_err mat_scatter(deso_ctx *ctx, const blas_layout *lay,
+                            const double *a, int64_t lda, int root,
+                            double *buf, deso__view *w)
+{
+    if (ctx->rank != root) {
+        int64_t cnt = w->rows * w->cols;
+        if (cnt == 0) return DESO_OK;
+        return deso__exchange(ctx->comm, DESO__TAG_DATA, 0, NULL, NULL, NULL,
+                              1, &root, &w->data, &cnt, &(MPI_Request){0});
+    }
+    for (int q = 0; q < ctx->size; q++) {
+        if (q == root) continue;
+        int64_t rows, cols;
+        blas_layout_local(lay, q / ctx->df.pc, q % ctx->df.pc, &rows, &cols);
+        int64_t cnt = rows * cols;
+        if (cnt == 0) continue;
+        pack_local(lay, q / ctx->df.pc, q % ctx->df.pc, a, lda, buf);
+        DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 1, &q, &buf, &cnt,
+                                0, NULL, NULL, NULL, &(MPI_Request){0}));
+    }
+    return DESO_OK;
+}
+
 deso_err deso_mat_from_array(deso_ctx *ctx, int64_t m, int64_t n,
                              const double *a, int64_t lda, int root,
                              deso_mat **out)
@@ -249,42 +290,15 @@ deso_err deso_mat_from_array(deso_ctx *ctx, int64_t m, int64_t n,
     uint64_t hash0 = ctx->hash, id0 = ctx->next_id;
     deso__handle *h = NULL;
     if (err == DESO_OK) err = new_ready(ctx, &lay, &h);
-    /* the root packs one destination at a time into one buffer, so it
-     * never holds more than one extra local piece                          */
     double *buf = NULL;
-    if (err == DESO_OK && talk && ctx->rank == root) {
-        int64_t most = 0;
-        for (int q = 0; q < ctx->size; q++) {
-            int64_t rows, cols;
-            blas_layout_local(&lay, q / ctx->df.pc, q % ctx->df.pc, &rows,
-                              &cols);
-            if (q != root && rows * cols > most) most = rows * cols;
-        }
-        buf = deso__malloc((size_t)most * sizeof(double));
-        if (buf == NULL) err = deso__fail(DESO_ENOMEM, "%s: no memory", fn);
-    }
-    if (talk) err = agree(ctx, err);
+    if (err == DESO_OK && talk && ctx->rank == root)
+        err = piece_buffer(ctx, &lay, root, fn, &buf);
+    if (talk) err = agree(ctx, fn, err);
     deso__view *w = err == DESO_OK ? h->val->views : NULL;
     if (err == DESO_OK && mine)
         pack_local(&lay, ctx->coord[0], ctx->coord[1], a, lda, w->data);
-    if (err == DESO_OK && talk && ctx->rank == root) {
-        for (int q = 0; q < ctx->size && err == DESO_OK; q++) {
-            if (q == root) continue;
-            int64_t rows, cols;
-            blas_layout_local(&lay, q / ctx->df.pc, q % ctx->df.pc, &rows,
-                              &cols);
-            int64_t cnt = rows * cols;
-            if (cnt == 0) continue;
-            pack_local(&lay, q / ctx->df.pc, q % ctx->df.pc, a, lda, buf);
-            err = deso__exchange(ctx->comm, DESO__TAG_DATA, 1, &q, &buf, &cnt,
-                                 0, NULL, NULL, NULL, &(MPI_Request){0});
-        }
-    } else if (err == DESO_OK && talk && w->rows * w->cols > 0) {
-        int64_t cnt = w->rows * w->cols;
-        err = deso__exchange(ctx->comm, DESO__TAG_DATA, 0, NULL, NULL, NULL,
-                             1, &root, &w->data, &cnt,
-                             &(MPI_Request){0});
-    }
+    if (err == DESO_OK && talk) err = mat_scatter(ctx, &lay, a, lda, root, buf,
+                                              w);
     free(buf);
     if (err != DESO_OK) {
         if (h != NULL) {
@@ -363,18 +377,17 @@ deso_err deso_scalar_get(const deso_scalar *s, double *value)
 
 deso_err deso_vec_get(const deso_vec *x, int64_t i, double *value)
 {
+    static const char *fn = "deso_vec_get";
     deso_ctx *ctx;
     deso__value *v;
-    DESO_TRY(read_begin(x ? &x->h : NULL, BLAS_VEC, "deso_vec_get", &ctx,
-                        &v));
+    DESO_TRY(read_begin(x ? &x->h : NULL, BLAS_VEC, fn, &ctx, &v));
     deso_err err = DESO_OK;
     if (value == NULL)
-        err = deso__fail(DESO_ENULL, "deso_vec_get: value is NULL");
+        err = deso__fail(DESO_ENULL, "%s: value is NULL", fn);
     else if (i < 0 || i >= v->n)
-        err = deso__fail(DESO_EINVAL,
-                         "deso_vec_get: index %lld outside [0, %lld)",
+        err = deso__fail(DESO_EINVAL, "%s: index %lld outside [0, %lld)", fn,
                          (long long)i, (long long)v->n);
-    DESO_TRY(agree(ctx, err));
+    DESO_TRY(agree(ctx, fn, err));
     const deso__view *w = v->views;
     /* coordinate 0 holds along every dimension the vector is not folded
      * over, so the owner is determined by the folding alone               */
@@ -403,16 +416,18 @@ static deso_err gather_check(const deso_ctx *ctx, int root, const void *buf,
 
 deso_err deso_vec_gather(const deso_vec *x, double *buf, int root)
 {
+    static const char *fn = "deso_vec_gather";
     deso_ctx *ctx;
     deso__value *v;
-    DESO_TRY(read_begin(x ? &x->h : NULL, BLAS_VEC, "deso_vec_gather", &ctx,
-                        &v));
+    DESO_TRY(read_begin(x ? &x->h : NULL, BLAS_VEC, fn, &ctx, &v));
     bool mine;
-    deso_err err = gather_check(ctx, root, buf, v->n, "deso_vec_gather", &mine);
-    DESO_TRY(agree(ctx, err));
+    deso_err err = gather_check(ctx, root, buf, v->n, fn, &mine);
     blas_layout lay = blas_layout_vec(v->n, -1, 0,
                                       root == DESO_ALL_RANKS ? 3u : 0u,
                                       ctx->df.pr, ctx->df.pc);
+    /* the view and the plan that fills it are made before the agreement  */
+    if (err == DESO_OK) err = deso__value_reserve(ctx, v, &lay);
+    DESO_TRY(agree(ctx, fn, err));
     deso__view *w;
     DESO_TRY(deso__value_view(ctx, v, &lay, &w));
     /* lay without replication sits on rank 0; move it on to the root      */
@@ -439,36 +454,27 @@ static deso_err mat_gather_run(deso_ctx *ctx, const deso__value *v,
 
 deso_err deso_mat_gather(const deso_mat *a, double *buf, int64_t ld, int root)
 {
+    static const char *fn = "deso_mat_gather";
     deso_ctx *ctx;
     deso__value *v;
-    DESO_TRY(read_begin(a ? &a->h : NULL, BLAS_MAT, "deso_mat_gather", &ctx,
-                        &v));
+    DESO_TRY(read_begin(a ? &a->h : NULL, BLAS_MAT, fn, &ctx, &v));
     bool mine;
-    deso_err err = gather_check(ctx, root, buf, v->m * v->n, "deso_mat_gather",
-                                &mine);
+    deso_err err = gather_check(ctx, root, buf, v->m * v->n, fn, &mine);
     if (err == DESO_OK && mine && ld < (v->m > 1 ? v->m : 1))
-        err = deso__fail(DESO_EINVAL, "deso_mat_gather: ld = %lld < max(1, "
-                         "m = %lld)", (long long)ld, (long long)v->m);
+        err = deso__fail(DESO_EINVAL, "%s: ld = %lld < max(1, m = %lld)", fn,
+                         (long long)ld, (long long)v->m);
     const deso__view *w = v->views;
     int r0 = root == DESO_ALL_RANKS ? 0 : root;
     /* both buffers are allocated before the agreement: a rank that ran out
      * of memory halfway would leave the others waiting                     */
-    int64_t most = 0;
-    for (int q = 0; q < ctx->size && err == DESO_OK && ctx->rank == r0; q++) {
-        int64_t rows, cols;
-        blas_layout_local(&w->lay, q / ctx->df.pc, q % ctx->df.pc, &rows,
-                          &cols);
-        if (q != r0 && rows * cols > most) most = rows * cols;
-    }
     double *tmp = NULL, *all = NULL;
     if (err == DESO_OK && ctx->rank == r0)
-        tmp = deso__malloc((size_t)most * sizeof(double));
-    if (err == DESO_OK && root == DESO_ALL_RANKS)
+        err = piece_buffer(ctx, &w->lay, r0, fn, &tmp);
+    if (err == DESO_OK && root == DESO_ALL_RANKS) {
         all = deso__malloc((size_t)(v->m * v->n) * sizeof(double));
-    if (err == DESO_OK && ((ctx->rank == r0 && tmp == NULL) ||
-                           (root == DESO_ALL_RANKS && all == NULL)))
-        err = deso__fail(DESO_ENOMEM, "deso_mat_gather: out of memory");
-    err = agree(ctx, err);
+        if (all == NULL) err = deso__fail(DESO_ENOMEM, "%s: no memory", fn);
+    }
+    err = agree(ctx, fn, err);
     if (err == DESO_OK) err = mat_gather_run(ctx, v, w, buf, ld, root, tmp,
                                              all);
     free(tmp);

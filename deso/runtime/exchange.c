@@ -74,13 +74,14 @@ static int64_t global_of(const blas_layout *l, int r, int c, int64_t li)
 static void exchange_plan_free(deso__exchange_plan *p)
 {
     if (p == NULL) return;
+    /* a plan whose build failed may have counts but not yet the arrays    */
     for (int k = 0; k < p->nsend; k++) {
-        free(p->sidx[k]);
-        free(p->sbuf[k]);
+        if (p->sidx != NULL) free(p->sidx[k]);
+        if (p->sbuf != NULL) free(p->sbuf[k]);
     }
     for (int k = 0; k < p->nrecv; k++) {
-        free(p->ridx[k]);
-        free(p->rbuf[k]);
+        if (p->ridx != NULL) free(p->ridx[k]);
+        if (p->rbuf != NULL) free(p->rbuf[k]);
     }
     free(p->speer);
     free(p->rpeer);
@@ -371,7 +372,14 @@ deso_err deso__value_reserve(deso_ctx *ctx, deso__value *v,
     DESO_TRY(deso__view_alloc(ctx, lay, &w));
     w->next = v->spare;
     v->spare = w;
-    return DESO_OK;
+    /* a value still pending has no source yet: only a replication (no
+     * plan) may be reserved on it                                        */
+    if (v->views == NULL) return DESO_OK;
+    blas_layout have[8];
+    int n = 0;
+    for (const deso__view *s = v->views; s != NULL && n < 8; s = s->next)
+        have[n++] = s->lay;
+    return deso__exchange_prepare(ctx, v->kind, have, n, lay);
 }
 
 deso_err deso__value_view(deso_ctx *ctx, deso__value *v,
@@ -410,8 +418,7 @@ deso_err deso__value_view(deso_ctx *ctx, deso__value *v,
         return err;
     }
     /* keep it: later readers of this version reuse it                      */
-    w->next = v->views->next;
-    v->views->next = w;
+    deso__value_keep(v, w);
     *out = w;
     return DESO_OK;
 }

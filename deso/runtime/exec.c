@@ -152,9 +152,7 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
         deso__view_free(rv);
         return err;
     }
-    rv->next = nd->res->views;
-    nd->res->views = rv;
-    nd->res->ready = true;
+    deso__value_computed(nd->res, rv);
     return DESO_OK;
 }
 
@@ -197,9 +195,7 @@ deso_err deso__exec_fused(deso_ctx *ctx, deso__fz *const *m, int k)
     if (err != DESO_OK) return err;
     for (int j = 0; j < k; j++) {
         deso__fz *f = m[j];
-        f->rv->next = f->nd->res->views;
-        f->nd->res->views = f->rv;
-        f->nd->res->ready = true;
+        deso__value_computed(f->nd->res, f->rv);
         f->rv = NULL;
     }
     return DESO_OK;

@@ -117,6 +117,89 @@ static void keep_last(deso_ctx *ctx, opt_graph *g, opt_plan *cp)
         opt_plan_explain(stderr, &ctx->last_g, &ctx->last_p, &ctx->params);
 }
 
+/* A hit in the plan cache: replayed, and while the entry is not settled
+ * a bounded effort improves it (*fresh: it did).                        */
+static deso_err replay_cached(const opt_graph *g, const opt_search_opts *o,
+                              opt_mode mode, opt_cache_entry *e,
+                              opt_plan *out, bool *fresh)
+{
+    e->hits++;
+    if (!e->settled && mode != OPT_NONE) {
+        bool better = false;
+        DESO_TRY(opt_search_improve(g, o, DESO__IMPROVE_ITERS, &e->plan,
+                                    &better));
+        if (better && e->variant != NULL)
+            DESO_TRY(opt_plan_variants(g, &e->plan, mode, e->variant));
+        for (int i = 0; better && e->variant != NULL && i < g->nnodes; i++)
+            if (e->variant[i] < 0) {      /* not storable: no wisdom for it */
+                free(e->variant);
+                e->variant = NULL;
+            }
+        e->settled = !better;
+        *fresh = better;
+    }
+    return opt_plan_copy(&e->plan, out);
+}
+
+/* The variants of plan p's nodes for the wisdom file, or NULL (*var) when
+ * some node has none that can be stored.                                 */
+static deso_err storable_variants(const opt_graph *g, const opt_plan *p,
+                                  opt_mode mode, int **var)
+{
+    *var = deso__malloc((size_t)(g->nnodes > 0 ? g->nnodes : 1) *
+                        sizeof **var);
+    DESO_CHECK(*var != NULL, DESO_ENOMEM, "plan cache: out of memory");
+    deso_err err = opt_plan_variants(g, p, mode, *var);
+    for (int i = 0; err == DESO_OK && i < g->nnodes; i++)
+        if ((*var)[i] < 0) {
+            free(*var);
+            *var = NULL;
+            break;
+        }
+    if (err != DESO_OK) {
+        free(*var);
+        *var = NULL;
+    }
+    return err;
+}
+
+/* A plan for a graph the cache does not know (steps 3 to 5 at the top of
+ * the file), then cached under its keys.                                 */
+static deso_err plan_new(deso_ctx *ctx, const opt_graph *g,
+                         const opt_search_opts *o, const uint64_t keys[3],
+                         opt_plan *out, bool *optimised, bool *fresh)
+{
+    opt_mode mode = ctx->df.mode;
+    opt_cache_entry *near = NULL;
+    deso_err err = DESO_OK;
+    if (from_wisdom(ctx, g, keys[0], out)) {
+        /* replayed from the wisdom file                                    */
+    } else if (mode != OPT_NONE &&
+               (near = opt_cache_find_shape(ctx->cache, keys[2])) != NULL &&
+               near->plan.nnodes == g->nnodes) {
+        /* the same DAG with its inputs placed otherwise: the plan is still
+         * correct; a bounded improvement adapts it                          */
+        bool better = false;
+        err = opt_plan_copy(&near->plan, out);
+        if (err == DESO_OK)
+            err = opt_search_improve(g, o, DESO__IMPROVE_ITERS, out, &better);
+        if (err == DESO_OK && !better)       /* its model: on this graph   */
+            err = opt_plan_cost(g, out, &o->cost, NULL, NULL, &out->model);
+        *fresh = better;
+    } else {
+        err = opt_search(g, o, out);
+        *optimised = *fresh = true;
+    }
+    int *var = NULL;
+    if (err == DESO_OK) err = storable_variants(g, out, mode, &var);
+    opt_cache_entry *e;
+    if (err == DESO_OK)
+        err = opt_cache_put(ctx->cache, keys[0], keys[1], keys[2], out, var,
+                            &e);
+    free(var);
+    return err;
+}
+
 /* The plan for the pending DAG (see the top of the file).  *optimised:
  * made from scratch; *fresh: new or changed (the trace shows it).  Local:
  * its statistics and trace wait for the force's agreement.              */
@@ -125,78 +208,22 @@ static deso_err choose_plan(deso_ctx *ctx, opt_graph *g, opt_plan *out,
 {
     double t0 = deso__now();
     memset(out, 0, sizeof *out);
+    *optimised = *fresh = false;
     deso_err err = build_graph(ctx, g);
     opt_mode mode = ctx->df.mode;
-    uint64_t check = 0, key = 0, shape = 0;
+    uint64_t keys[3] = {0, 0, 0};            /* key, check, shape key     */
     if (err == DESO_OK) {
-        key = opt_graph_key(g, mode, &check);
-        shape = opt_graph_shape_key(g, mode);
+        keys[0] = opt_graph_key(g, mode, &keys[1]);
+        keys[2] = opt_graph_shape_key(g, mode);
     }
-    opt_cache_entry *e = err == DESO_OK
-                             ? opt_cache_find(ctx->cache, key, check)
-                             : NULL;
     opt_search_opts o = search_opts(ctx);
-    *optimised = *fresh = false;
-    if (err == DESO_OK && e != NULL && e->plan.nnodes == g->nnodes) {
-        /* a hit: replay, and while the entry is not settled spend a
-         * bounded effort improving it                                      */
-        e->hits++;
-        if (!e->settled && mode != OPT_NONE) {
-            bool better = false;
-            err = opt_search_improve(g, &o, DESO__IMPROVE_ITERS, &e->plan,
-                                     &better);
-            if (err == DESO_OK && better && e->variant != NULL)
-                err = opt_plan_variants(g, &e->plan, mode, e->variant);
-            if (err == DESO_OK && better && e->variant != NULL)
-                for (int i = 0; i < g->nnodes; i++)
-                    if (e->variant[i] < 0) {
-                        free(e->variant);
-                        e->variant = NULL;
-                        break;
-                    }
-            e->settled = !better;
-            *fresh = better;
-        }
-        if (err == DESO_OK) err = opt_plan_copy(&e->plan, out);
-    } else if (err == DESO_OK) {
-        opt_cache_entry *near = NULL;
-        if (from_wisdom(ctx, g, key, out)) {
-            /* replayed from the wisdom file                                */
-        } else if (mode != OPT_NONE &&
-                   (near = opt_cache_find_shape(ctx->cache, shape)) != NULL &&
-                   near->plan.nnodes == g->nnodes) {
-            /* the same DAG with its inputs placed otherwise: the plan is
-             * still correct; a bounded improvement adapts it              */
-            bool better = false;
-            err = opt_plan_copy(&near->plan, out);
-            if (err == DESO_OK)
-                err = opt_search_improve(g, &o, DESO__IMPROVE_ITERS, out,
-                                         &better);
-            if (err == DESO_OK && !better)   /* its model: on this graph   */
-                err = opt_plan_cost(g, out, &o.cost, NULL, NULL, &out->model);
-            *fresh = better;
-        } else {
-            err = opt_search(g, &o, out);
-            *optimised = *fresh = true;
-        }
-        int *var = NULL;
-        if (err == DESO_OK) {
-            var = deso__malloc((size_t)(g->nnodes > 0 ? g->nnodes : 1) *
-                         sizeof *var);
-            if (var == NULL)
-                err = deso__fail(DESO_ENOMEM, "plan cache: out of memory");
-        }
-        if (err == DESO_OK) err = opt_plan_variants(g, out, mode, var);
-        for (int i = 0; err == DESO_OK && i < g->nnodes; i++)
-            if (var[i] < 0) {           /* not storable: no wisdom for it */
-                free(var);
-                var = NULL;
-                break;
-            }
-        if (err == DESO_OK)
-            err = opt_cache_put(ctx->cache, key, check, shape, out, var, &e);
-        free(var);
-    }
+    opt_cache_entry *e = err == DESO_OK
+                             ? opt_cache_find(ctx->cache, keys[0], keys[1])
+                             : NULL;
+    if (err == DESO_OK && e != NULL && e->plan.nnodes == g->nnodes)
+        err = replay_cached(g, &o, mode, e, out, fresh);
+    else if (err == DESO_OK)
+        err = plan_new(ctx, g, &o, keys, out, optimised, fresh);
     /* the fusion of independent reductions: from the graph and the
      * plan's placements only, the same on every rank                      */
     if (err == DESO_OK) err = opt_fuse_groups(g, out, out->fuse);
@@ -245,13 +272,6 @@ static deso_err plan_and_prepare(deso_ctx *ctx, force_run *fr)
     return deso__force_prepare(ctx, &fr->g, &fr->plan, fr->rv);
 }
 
-static void node_free(deso__node *nd)
-{
-    for (int o = 0; o < nd->d.nops; o++) deso__value_unref(nd->ops[o]);
-    deso__value_unref(nd->res);
-    free(nd);
-}
-
 /* Runs the prepared nodes in order.  Fused reductions: a member's local
  * kernel runs where it stands; its node waits (in fz, detached from the
  * list) for the group's last member, which runs the one collective and
@@ -275,7 +295,7 @@ static deso_err run_nodes(deso_ctx *ctx, force_run *fr)
         if (ctx->head == NULL) ctx->tail = NULL;
         ctx->nnodes--;
         if (f < 0) {
-            node_free(nd);
+            deso__node_free(nd);
             continue;
         }
         if (fr->glast[f] != i) continue;  /* kept in fz[i] until then    */
@@ -284,7 +304,7 @@ static deso_err run_nodes(deso_ctx *ctx, force_run *fr)
             if (plan->fuse[j] == f) fr->grp[k++] = &fr->fz[j];
         err = deso__exec_fused(ctx, fr->grp, k);
         for (int j = 0; err == DESO_OK && j < k; j++) {
-            node_free(fr->grp[j]->nd);
+            deso__node_free(fr->grp[j]->nd);
             fr->grp[j]->nd = NULL;
         }
     }
@@ -303,7 +323,7 @@ static deso_err force_end(deso_ctx *ctx, force_run *fr, deso_err err)
             err = deso__fail(DESO_EINTERNAL, "force: a fused group did not "
                                              "complete");
         m->res->poison = err;          /* as deso__dag_drop does           */
-        node_free(m);
+        deso__node_free(m);
     }
     for (int j = 0; fr->rv != NULL && j < fr->plan.nnodes; j++)
         if (fr->rv[j] != NULL) deso__view_free(fr->rv[j]);

@@ -45,6 +45,19 @@ void deso__value_unref(deso__value *v)
     free(v);
 }
 
+void deso__value_computed(deso__value *v, deso__view *w)
+{
+    w->next = v->views;
+    v->views = w;
+    v->ready = true;
+}
+
+void deso__value_keep(deso__value *v, deso__view *w)
+{
+    w->next = v->views->next;
+    v->views->next = w;
+}
+
 deso_err deso__view_alloc(deso_ctx *ctx, const blas_layout *lay,
                           deso__view **out)
 {

@@ -172,6 +172,12 @@ void deso__value_unref(deso__value *v);
 deso_err deso__view_alloc(deso_ctx *ctx, const blas_layout *lay,
                           deso__view **out);
 void deso__view_free(deso__view *w);
+/* w, filled by the node that produces v, becomes v's first view: where it
+ * was produced; v is ready.                                               */
+void deso__value_computed(deso__value *v, deso__view *w);
+/* w, a copy of computed v's data in another layout, is kept for later
+ * readers, after the first view (which stays where v was produced).      */
+void deso__value_keep(deso__value *v, deso__view *w);
 deso__view *deso__value_find(deso__value *v, const blas_layout *lay);
 /* A ready constant scalar, replicated everywhere.                          */
 deso_err deso__value_const(deso_ctx *ctx, double v, deso__value **out);
@@ -195,6 +201,10 @@ deso_err deso__record(deso_ctx *ctx, blas_op op, unsigned flags,
 deso_err deso__sarg_value(deso_ctx **ctx, deso_sarg a, deso__value **out,
                           uint64_t *id, const char *fn, const char *arg);
 void deso__hash_mix(deso_ctx *ctx, uint64_t v);
+/* Drops a node's references on its operands and its result, and frees
+ * it; the node is no longer in the DAG.                                   */
+void deso__node_free(deso__node *nd);
+/* Frees every pending node, marking their results poisoned with `why`.   */
 void deso__dag_drop(deso_ctx *ctx, deso_err why);
 
 /* ---- the alpha-beta probe (probe.c) ------------------------------------ */
@@ -209,8 +219,8 @@ deso_err deso__force(deso_ctx *ctx);
  * allocated for reading the result) folded into the force's agreement.   */
 deso_err deso__force_with(deso_ctx *ctx, deso_err before);
 /* Makes a spare view of v in layout lay unless v has (or will have, from
- * an earlier call) one, so that reading v afterwards allocates nothing.
- * Local.                                                                  */
+ * an earlier call) one, and, when v is computed, the plan that will fill
+ * it, so that reading v afterwards allocates nothing.  Local.                                                                  */
 deso_err deso__value_reserve(deso_ctx *ctx, deso__value *v,
                              const blas_layout *lay);
 /* Allocates, before any communication, what running the pending nodes in
@@ -260,8 +270,11 @@ deso_err deso__allreduce(deso_ctx *ctx, MPI_Comm comm, double *buf,
 deso_err deso__reduce(deso_ctx *ctx, MPI_Comm comm, double *buf,
                       int64_t len, deso__redop op, int root);
 deso_err deso__bcast(MPI_Comm comm, double *buf, int64_t len, int root);
-/* Every rank returns an error when any rank had one.  Collective.         */
-deso_err deso__agree_err(deso_ctx *ctx, deso_err err);
+/* deso__agree on the context's communicator, timed and counted as the
+ * user's collectives are (the verdict's broadcast too, when some rank
+ * failed).  Collective.                                                  */
+deso_err deso__agree_counted(deso_ctx *ctx, const char *fn, deso_err local,
+                             int64_t *flags, int nflags);
 /* Point-to-point exchange: nrecv receives into rbufs, nsend sends.  req
  * has room for nsend + nrecv requests: the caller's, so that nothing is
  * allocated once data moves (an allocation failing on one rank there

@@ -7,6 +7,10 @@
  * computes the right value).  Walked through:
  *   - a CG iteration's force, in every optimiser mode: the optimising
  *     force of a new DAG, and the force that replays its plan;
+ *   - the reads that move data after their force: deso_vec_gather (to one
+ *     root and to every rank) and deso_mat_gather (their forces are the
+ *     force walks' business: here nothing is pending), and
+ *     deso_wisdom_import;
  *   - deso_redist_create (a remap whose ranks all send);
  *   - deso_init.
  * The number of failures injected per walk is printed.
@@ -177,6 +181,133 @@ static void test_force(void **state)
             }
 }
 
+/* One read of x = 2 fx or A = fa + x x^T (A only for the matrix read:
+ * the product would leave x's copies in the layouts the vector reads
+ * ask for), both computed; checks what it read when it succeeded.       */
+typedef deso_err (*read_call)(deso_ctx *ctx, deso_vec *x, deso_mat *A,
+                              const char *wisdom, int *good);
+
+static double x_at(int64_t i) { return 2.0 * fx(i, NULL); }
+
+static deso_err read_vec_root(deso_ctx *ctx, deso_vec *x, deso_mat *A,
+                              const char *wisdom, int *good)
+{
+    (void)ctx, (void)A, (void)wisdom;
+    double buf[N];
+    int root = np - 1;
+    deso_err e = deso_vec_gather(x, buf, root);
+    for (int i = 0; e == DESO_OK && me == root && i < N; i++)
+        *good &= buf[i] == x_at(i);
+    return e;
+}
+
+static deso_err read_vec_all(deso_ctx *ctx, deso_vec *x, deso_mat *A,
+                             const char *wisdom, int *good)
+{
+    (void)ctx, (void)A, (void)wisdom;
+    double buf[N];
+    deso_err e = deso_vec_gather(x, buf, DESO_ALL_RANKS);
+    for (int i = 0; e == DESO_OK && i < N; i++) *good &= buf[i] == x_at(i);
+    return e;
+}
+
+static deso_err read_mat(deso_ctx *ctx, deso_vec *x, deso_mat *A,
+                         const char *wisdom, int *good)
+{
+    (void)ctx, (void)x, (void)wisdom;
+    double buf[N * N];
+    deso_err e = deso_mat_gather(A, buf, N, DESO_ALL_RANKS);
+    for (int j = 0; e == DESO_OK && j < N; j++)
+        for (int i = 0; i < N; i++)
+            *good &= tu_srel(buf[i + j * N],
+                             fa(i, j, NULL) + x_at(i) * x_at(j)) < 1e-15;
+    return e;
+}
+
+static deso_err read_wisdom(deso_ctx *ctx, deso_vec *x, deso_mat *A,
+                            const char *wisdom, int *good)
+{
+    (void)x, (void)A, (void)good;
+    return deso_wisdom_import(ctx, wisdom);
+}
+
+/* Walks one-rank failures through one read on the last rank; returns the
+ * failures injected.  A wisdom file (exported by a context that ran a CG
+ * iteration) is there for read_wisdom.  `optional`: a failure may be
+ * survived (the wisdom parser gives back its spare room when it can).    */
+static int walk_read(read_call call, const char *wisdom, int optional)
+{
+    deso_options o;
+    deso_options_default(&o);
+    o.mode = DESO_MODE_FULL;
+    o.nb = 2;
+    deso_ctx *ctx = NULL;
+    TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
+    int victim = np - 1, failures = 0, done = 0;
+    for (int n = 0; n < 100000 && !done; n++) {
+        deso_vec *x = NULL;
+        deso_mat *A = NULL;
+        int ok = 1, *good = &ok, any;
+        OK_LOCAL(deso_vec_from_fn(ctx, N, fx, NULL, &x));
+        OK_LOCAL(deso_mat_from_fn(ctx, N, N, fa, NULL, &A));
+        OK_LOCAL(deso_dscal(N, 2.0, x, 1));
+        if (call == read_mat)
+            OK_LOCAL(deso_dger(DESO_COL_MAJOR, N, N, 1.0, x, 1, x, 1, A, N));
+        double x0;
+        OK_LOCAL(deso_vec_get(x, 0, &x0));                  /* a force   */
+        long before = deso__alloc_injected();
+        arm(victim, n);
+        deso_err e = call(ctx, x, A, wisdom, good);
+        int injected = disarm(before);
+        assert_true(agreed(e, injected, victim, optional, ok, &any));
+        done = !any;
+        failures += !done;
+        OK_LOCAL(deso_vec_destroy(&x));
+        OK_LOCAL(deso_mat_destroy(&A));
+        assert_true(tu_all(ok));
+    }
+    assert_true(tu_all(done));
+    TU_OK(deso_finalize(&ctx));
+    return failures;
+}
+
+static void test_reads(void **state)
+{
+    (void)state;
+    char wisdom[64];
+    snprintf(wisdom, sizeof wisdom, "test_alloc_rank.%d.wisdom", np);
+    deso_options o;
+    deso_options_default(&o);
+    o.mode = DESO_MODE_FULL;
+    deso_ctx *ctx = NULL;
+    TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
+    deso_mat *A;
+    TU_OK(deso_mat_from_fn(ctx, N, N, fa, NULL, &A));
+    double rr;
+    int injected, good = 1;
+    TU_OK(cg_iteration(ctx, A, 0, -1, &injected, &rr, &good));
+    TU_OK(deso_wisdom_export(ctx, wisdom));
+    TU_OK(deso_mat_destroy(&A));
+    TU_OK(deso_finalize(&ctx));
+    assert_true(tu_all(good));
+    const struct {
+        const char *name;
+        read_call call;
+        int optional;
+    } reads[] = {{"deso_vec_gather (one root)", read_vec_root, 0},
+                 {"deso_vec_gather (every rank)", read_vec_all, 0},
+                 {"deso_mat_gather", read_mat, 0},
+                 {"deso_wisdom_import", read_wisdom, 1}};
+    for (size_t k = 0; k < sizeof reads / sizeof reads[0]; k++) {
+        int f = walk_read(reads[k].call, wisdom, reads[k].optional);
+        if (me == 0)
+            print_message("%s, failing on rank %d: %d failures injected\n",
+                          reads[k].name, np - 1, f);
+        assert_true(tu_all(f > 0));
+    }
+    if (me == 0) remove(wisdom);
+}
+
 static void test_remap(void **state)
 {
     (void)state;
@@ -240,6 +371,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_force),
+        cmocka_unit_test(test_reads),
         cmocka_unit_test(test_remap),
         cmocka_unit_test(test_init),
     };
