@@ -1,7 +1,11 @@
 # deso: a plain GNU Makefile with out-of-tree builds.
 #   make            library, programs and tests into $(BUILD) (default build/)
 #   make check      set-up, layer check, unit tests, MPI tests at P = 1..4,
-#                   then the unit tests again under ASan + UBSan
+#                   the communication counter, then the unit tests again
+#                   under ASan + UBSan (the fast group: under 15 minutes)
+#   make check-long the long group: MPI tests at the counts on their
+#                   deso-np-long lines, valgrind on the MPI paths, the
+#                   mutation check (CI runs it after make check)
 #   make demo       set-up, build, run the CG demo
 # Source lists are wildcards: a new .c file in a folder joins its target.
 
@@ -59,6 +63,12 @@ MPI_BIN  := $(MPI_SRC:tests/%.c=$(BUILD)/tests/%)
 PROG_SRC := $(wildcard examples/*.c)
 PROG_BIN := $(foreach s,$(PROG_SRC),$(BUILD)/bin/deso-$(subst _,-,$(basename $(notdir $(s)))))
 
+# The communication counter: a PMPI interposer, preloaded into the tests
+# of tests/pmpi/ (never into the library).  Built without sanitizers: it
+# must load before anything else.
+PMPI_LIB  := $(BUILD)/tests/pmpi/libpmpi_count.so
+COUNT_BIN := $(BUILD)/tests/pmpi/test_counts
+
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 
@@ -70,14 +80,14 @@ SONAME  := libdeso.so.$(ABI)
 # Every object, every name visible: what the tests link, to reach inside.
 INTERNAL := $(BUILD)/lib/internal/libdeso.a
 
-.PHONY: all lib programs tests check check-unit check-mpi check-asan \
+.PHONY: all lib programs tests check check-unit check-mpi check-counts check-long check-asan \
         check-fuzz check-install check-mpi-alias check-cli check-layers demo setup clean bench bench-remap benches install
 
 all: lib programs tests benches
 
 lib: $(STATIC) $(SHARED) $(INTERNAL)
 programs: $(PROG_BIN)
-tests: $(UNIT_BIN) $(MPI_BIN)
+tests: $(UNIT_BIN) $(MPI_BIN) $(COUNT_BIN) $(PMPI_LIB)
 benches: $(BENCH_BIN)
 
 $(BUILD)/obj/%.o: %.c
@@ -120,6 +130,10 @@ $(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(STATIC) $(LIBS)
 
+$(PMPI_LIB): tests/pmpi/pmpi_count.c tests/pmpi/pmpi_count.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g $(WARN) -fPIC -shared -o $@ $< $(MPI_CFLAGS)
+
 .SECONDEXPANSION:
 $(BUILD)/bin/deso-%: $$(BUILD)/obj/examples/$$(subst -,_,$$*).o $(STATIC)
 	@mkdir -p $(dir $@)
@@ -134,7 +148,7 @@ check-layers:
 
 check: setup check-layers
 	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory check-unit check-mpi
+	@$(MAKE) --no-print-directory check-unit check-mpi check-counts
 	@$(MAKE) --no-print-directory check-install check-mpi-alias check-cli
 	@$(MAKE) --no-print-directory check-asan
 	@$(MAKE) --no-print-directory check-fuzz
@@ -145,6 +159,11 @@ check-unit: $(UNIT_BIN)
 check-mpi: $(MPI_BIN)
 	@MPIEXEC=$(MPIEXEC) NP="$(NP)" NP_ONLY="$(NP_ONLY)" sh scripts/run-tests.sh mpi "$(MPI_BIN)"
 
+# deso's statistics against what the PMPI interposer saw.
+check-counts: $(COUNT_BIN) $(PMPI_LIB)
+	@MPIEXEC=$(MPIEXEC) PRELOAD=$(abspath $(PMPI_LIB)) NP_ONLY="$(NP_ONLY)" \
+	 sh scripts/run-tests.sh counts "$(COUNT_BIN)"
+
 # The unit tests, and the MPI tests at P = 2, under ASan + UBSan.  In the
 # MPI pass LeakSanitizer is off: MPICH's transport leaves ~1 KB allocated by
 # a module it unloads before exit, which no suppression can name.  Leaks on
@@ -154,6 +173,18 @@ check-asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=1 check-unit
 	@ASAN_OPTIONS=detect_leaks=0 \
 	 $(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=1 NP_ONLY=2 check-mpi
+
+# The long group.  valgrind's leak check covers the MPI paths that the
+# sanitizer pass cannot (see check-asan): one remap executed 10^4 times and
+# a CG soak with the plan cache replaying, both at P = 2.
+check-long: setup
+	@$(MAKE) --no-print-directory all
+	@MPIEXEC=$(MPIEXEC) sh scripts/run-tests.sh mpi-long "$(MPI_BIN)"
+	@MPIEXEC=$(MPIEXEC) PRELOAD=$(abspath $(PMPI_LIB)) \
+	 sh scripts/run-tests.sh counts-long "$(COUNT_BIN)"
+	@sh scripts/valgrind-remap.sh $(BUILD)
+	@sh scripts/soak.sh $(BUILD)
+	@sh scripts/mutate.sh
 
 # make install into a scratch prefix; examples build there with pkg-config.
 check-install: lib programs

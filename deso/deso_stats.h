@@ -35,6 +35,9 @@ typedef struct deso_stats {
     int64_t bytes_p2p, msgs_p2p;
     int64_t bytes_collective, msgs_collective;
     int64_t plans_optimised, plans_replayed;
+    /* of the p2p counts: remap messages on the shared-memory transport,
+     * which no MPI call carries (DESO_REMAP_SHM)                           */
+    int64_t bytes_shm, msgs_shm;
 } deso_stats;
 
 /* This rank's counters since start-up or the last reset.  Local.           */

@@ -44,6 +44,13 @@ void deso__stats_p2p(int64_t bytes)
     counters.msgs_p2p += 1;
 }
 
+void deso__stats_shm(int64_t bytes)
+{
+    deso__stats_p2p(bytes);
+    counters.bytes_shm += bytes;
+    counters.msgs_shm += 1;
+}
+
 void deso__stats_collective(int64_t bytes, int size, int rank_in_comm,
                             int factor)
 {

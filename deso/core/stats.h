@@ -24,6 +24,10 @@ void deso__stats_time(deso__timer t, double seconds);
 /* One point-to-point message of `bytes` payload sent by this rank.        */
 void deso__stats_p2p(int64_t bytes);
 
+/* The same, for a remap message on the shared-memory transport: counted as
+ * point-to-point, and apart, since no MPI call carries it.                */
+void deso__stats_shm(int64_t bytes);
+
 /* One collective on a communicator of `size` ranks, where this rank has
  * rank `rank_in_comm`; `factor` is 1 for reduce/bcast/gather/scatter and 2
  * for allreduce/allgather; `bytes` is the payload m.  Only rank 0 of the

@@ -520,7 +520,7 @@ deso_err deso__remap_shm_exec(deso__remap *r, const double *src,
     /* Describe every send first: receivers wait for nothing else.        */
     for (int i = 0; i < r->nsend; i++) {
         describe(&s->send[i], r, s->world[r->send[i].peer], src, slld, e);
-        deso__stats_p2p(r->send[i].count * (int64_t)sizeof(double));
+        deso__stats_shm(r->send[i].count * (int64_t)sizeof(double));
     }
     bool all_pull = true, mapped = true;
     for (int j = 0; j < r->nrecv; j++) {
