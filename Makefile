@@ -203,14 +203,15 @@ check-cli: programs
 check-fuzz:
 	@sh scripts/run-fuzz.sh $(BUILD)
 
-# Benchmarks, not tests: one run each, results into README.md and doc/.
+# Benchmarks, not tests: raw results into doc/*.jsonl, and README's
+# benchmark sections generated from them (scripts/bench_report.py).
 bench: setup
 	@$(MAKE) --no-print-directory all
-	@sh scripts/bench.sh $(BUILD)
+	@bash scripts/bench.sh $(BUILD)
 
 bench-remap: setup
 	@$(MAKE) --no-print-directory all
-	@sh scripts/bench-remap.sh $(BUILD)
+	@bash scripts/bench-remap.sh $(BUILD)
 
 demo: setup
 	@$(MAKE) --no-print-directory all

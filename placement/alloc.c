@@ -7,8 +7,8 @@
 #include <sys/mman.h>
 
 /* Arrays of at least this many bytes ask for transparent huge pages: a
- * matrix is streamed through once per product, and with 2 MiB pages a
- * dgemv over 256 MiB ran 3-5% faster here (fewer page walks).  glibc
+ * matrix is streamed through once per product, and 2 MiB pages need fewer
+ * page walks to do it.  glibc
  * serves such sizes with a fresh mapping, so the advice comes before the
  * first touch; only the 2 MiB-aligned interior can be huge.  Advice the
  * kernel refuses (huge pages off) is ignored.                             */

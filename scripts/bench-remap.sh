@@ -1,71 +1,145 @@
-#!/bin/sh
+#!/bin/bash
 # bench-remap.sh [BUILD]: deso's remap beside ScaLAPACK's pdgemr2d at P = 2
-# (a benchmark, not a test).  Cases: a vector of 2^24 doubles and a
-# 4000 x 4000 matrix (2 x 1 grid), each for cyclic(3) -> cyclic(5),
-# cyclic(64) -> cyclic(1), block -> cyclic(1) and identical layouts
-# (cyclic(64) both sides; deso also in place, where nothing moves).  The
-# real remaps run twice: source arrays from malloc (messages through the
-# shared-memory rings) and from deso_redist_array_alloc (receivers read
-# the sources in place: one copy); pdgemr2d runs on the same arrays.
+# (make bench-remap; a benchmark, not a test).
 #
-# Bandwidth, one definition for both sides of the comparison:
-#   GB/s = array bytes (m * n * 8, the global array, counted once) / time,
-# where a remap's time is deso-remap's: the mean over REPS executions of the
-# slowest rank's time (after a verified warm-up).  The memcpy yardstick is
-# measured in the same process, paired (deso-remap --memcpy): REPS times,
-# every rank copies its source array at once with memcpy (the slowest
-# rank's time), then one remap; "% memcpy" is the median of the REPS
-# ratios memcpy time / remap time, so the machine's drift (it is shared)
-# cancels; 100% would mean the remap costs one copy of the array by all
-# ranks at once.  memcpy GB/s is array bytes / the median memcpy time.
-# Environment: MPIEXEC (default mpiexec.mpich), REPS (default 15).
-# Targets (shared brief): deso <= 0.5 x pdgemr2d for real remaps, <= 0.05 x
-# for identical layouts, >= 50% of memcpy bandwidth for large remaps.
-set -eu
-B=${1:-build}
-MPIEXEC=${MPIEXEC:-mpiexec.mpich}
-REPS=${REPS:-15}
+# Cases: a vector of VEC doubles (1 x 2 ranks) and an MAT x MAT matrix (2 x 1
+# grid), each for cyclic(3) -> cyclic(5), cyclic(64) -> cyclic(1),
+# block -> cyclic(1) and identical layouts (cyclic(64) both sides; deso also
+# in place, where nothing moves).  The real remaps run twice: source arrays
+# from malloc (messages through the shared-memory rings) and from
+# deso_redist_array_alloc (receivers read the sources in place: one copy);
+# pdgemr2d runs on the same arrays.  Every case runs RUNS times, in rounds
+# (every case once, then again), so that the machine's drift spreads over
+# all cases alike.
+#
+# One run is one process (deso-remap --run --compare-scalapack --memcpy):
+# it verifies the first remap, then times REPS remaps by deso and REPS by
+# pdgemr2d, each from a barrier, the mean of the slowest rank's time, and
+# REPS memcpy/remap pairs (every rank copies its source array with memcpy
+# at once, then one remap; the median of the REPS ratios, so the drift
+# cancels).  The report (scripts/bench_report.py) takes the median over the
+# runs of each figure, and the range of the per-run ratio deso / pdgemr2d;
+# bandwidth, one definition for both sides: array bytes (m * n * 8, the
+# global array, counted once) / time.
+#
+# Raw results: DOC/bench-remap.jsonl (format: scripts/bench_lib.sh); the
+# README's section between <!-- bench-remap:begin --> and
+# <!-- bench-remap:end --> is generated from that file alone, again without
+# running anything by
+#   python3 scripts/bench_report.py --results doc/bench-remap.jsonl
+#
+# Environment (defaults: full / quick):
+#   BENCH_QUICK   1: the smoke version                  0
+#   REPS          timed executions per run              15 / 3
+#   RUNS          runs per case                         3 / 1
+#   VEC           vector length                         16777216 (2^24) / 65536
+#   MAT           matrix order                          4000 / 256
+#   BENCH_BUDGET  seconds: no run starts after it       900 / 120
+#   BENCH_TIMEOUT seconds per run                       300 / 60
+#   BENCH_README, BENCH_DOC   where to write            README.md, doc
+#   MPIEXEC       the launcher                          mpiexec.mpich
+if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-build}
+case $build in
+/*) ;;
+*) build=$(pwd)/$build ;;
+esac
+cd "$root"
+# shellcheck source=scripts/bench_lib.sh
+. scripts/bench_lib.sh
+
+quick=${BENCH_QUICK:-0}
+if [ "$quick" = 1 ]; then
+    d_reps=3 d_runs=1 d_vec=65536 d_mat=256 d_budget=120 d_timeout=60 d_grace=20
+else
+    d_reps=15 d_runs=3 d_vec=16777216 d_mat=4000 d_budget=900 d_timeout=300 d_grace=60
+fi
+reps=${REPS:-$d_reps}
+runs=${RUNS:-$d_runs}
+vec=${VEC:-$d_vec}
+mat=${MAT:-$d_mat}
+BL_BUDGET=${BENCH_BUDGET:-$d_budget}
+BL_GRACE=$d_grace
+BL_TIMEOUT=${BENCH_TIMEOUT:-$d_timeout}
+readme=${BENCH_README:-README.md}
+docdir=${BENCH_DOC:-doc}
+launch=${MPIEXEC:-mpiexec.mpich}
 export OPENBLAS_NUM_THREADS=1
-make --no-print-directory BUILD="$B" "$B/bin/deso-remap" >/dev/null
-N=16777216                       # 2^24 doubles = 128 MiB
-M=4000
 
-echo "P = 2, $REPS reps each; GB/s = array bytes / time (see the header);"
-echo "% memcpy: median over $REPS pairs of (2 ranks memcpy their source"
-echo "arrays at once) / (one remap), measured in the same process"
-echo
-echo "| case | layout change | transport | source arrays | deso s | pdgemr2d s | deso/pdgemr2d | deso GB/s | memcpy GB/s | % memcpy | verified |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+bl_init bench-remap
+bl_need "$launch" "the MPI launcher (MPICH's; set MPIEXEC to use another)"
+bl_need make "deso-remap is built with it"
+remap=$build/bin/deso-remap
+if ! make --no-print-directory -s BUILD="$build" "$remap" >"$BL_TMP/make.log" 2>&1; then
+    tail -n 5 "$BL_TMP/make.log" >&2
+    [ -x "$remap" ] || bl_die "cannot build $remap"
+    bl_say "make $remap failed; using the existing binary"
+fi
 
-row() { # label change args...
-    label=$1; change=$2; shift 2
-    line=$("$MPIEXEC" -n 2 "$B/bin/deso-remap" "$@" --run --json \
-        --compare-scalapack --memcpy --reps "$REPS")
-    echo "$line" | jq -r '[.time_deso, .time_scalapack, .ratio, .gbs,
-        (.verified and .scalapack_equal), .in_place, .transport,
-        .memcpy_gbs, .pct_memcpy, .shared_arrays] | @tsv' |
-    awk -F '\t' -v l="$label" -v c="$change" '{
-        gbs = ($6 == "true") ? "-" : sprintf("%.2f", $4)
-        pct = ($6 == "true") ? "-" : sprintf("%.0f%%", $9)
-        arr = ($10 == "true") ? "shared" : "malloc"
-        printf "| %s | %s | %s | %s | %.3g | %.3g | %.3g | %s | %.2f | %s | %s |\n",
-               l, c, $7, arr, $1, $2, $3, gbs, $8, pct, $5 }'
+# The cases: "SHAPE LAYOUT ARRAYS" words; case_args turns one into options.
+cases=""
+for arrays in malloc shared; do
+    for layout in c3-c5 c64-c1 block-c1; do
+        cases="$cases vector:$layout:$arrays"
+    done
+done
+cases="$cases vector:same:malloc vector:inplace:malloc"
+for arrays in malloc shared; do
+    for layout in c3-c5 c64-c1 block-c1; do
+        cases="$cases matrix:$layout:$arrays"
+    done
+done
+cases="$cases matrix:same:malloc matrix:inplace:malloc"
+
+# case_run ASKED_VAR ARGS_VAR LABEL_VAR CASE (namerefs: the caller's variables)
+# shellcheck disable=SC2034
+case_run() {
+    local -n c_asked=$1 c_args=$2 c_label=$3
+    local shape layout arrays len name change # len: a block's length
+    IFS=: read -r shape layout arrays <<<"$4"
+    if [ "$shape" = vector ]; then
+        len=$(((vec + 1) / 2)) name="vector of $vec"
+        c_args=(--P 2 --Q 2 --n "$vec")
+    else
+        len=$(((mat + 1) / 2)) name="matrix $mat x $mat"
+        c_args=(--m "$mat" --n "$mat" --grid 2x1 --grid2 2x1 --nb "$mat" --nb2 "$mat")
+    fi
+    case $layout in
+    c3-c5) change="cyclic(3) -> cyclic(5)" c_args+=(--r 3 --s 5) ;;
+    c64-c1) change="cyclic(64) -> cyclic(1)" c_args+=(--r 64 --s 1) ;;
+    block-c1) change="block -> cyclic(1)" c_args+=(--r "$len" --s 1) ;;
+    same) change="identical cyclic(64)" c_args+=(--r 64 --s 64) ;;
+    inplace) change="identical, deso in place" c_args+=(--r 64 --s 64 --in-place) ;;
+    esac
+    [ "$arrays" = shared ] && c_args+=(--shared-arrays)
+    c_asked=$(printf '"shape":"%s","layout":"%s","arrays":"%s","case":%s,"change":%s,"reps":%s,"ranks":2' \
+        "$shape" "$layout" "$arrays" "$(bl_json_str "$name")" "$(bl_json_str "$change")" "$reps")
+    c_label="$name, $change, $arrays arrays"
 }
 
-V="--P 2 --Q 2 --n $N"
-for S in "" --shared-arrays; do
-    row "vector 2^24" "cyclic(3) -> cyclic(5)" $V --r 3 --s 5 $S
-    row "vector 2^24" "cyclic(64) -> cyclic(1)" $V --r 64 --s 1 $S
-    row "vector 2^24" "block -> cyclic(1)" $V --r $((N / 2)) --s 1 $S
-done
-row "vector 2^24" "identical cyclic(64)" $V --r 64 --s 64
-row "vector 2^24" "identical, deso in place" $V --r 64 --s 64 --in-place
+bl_clock_start
+bl_meta remap "$(printf '"quick":%s,"reps":%s,"runs":%s,"vec":%s,"mat":%s,"ranks":2,"budget":%s,"timeout":%s,"build":%s,"launcher":%s' \
+    "$([ "$quick" = 1 ] && echo true || echo false)" "$reps" "$runs" "$vec" "$mat" \
+    "$BL_BUDGET" "$BL_TIMEOUT" "$(bl_json_str "$build")" "$(bl_json_str "$launch")")"
+bl_say "start: vector $vec, matrix $mat^2, $runs runs of $reps reps per case;" \
+    "load average $(bl_loadavg); budget ${BL_BUDGET}s"
 
-G="--m $M --n $M --grid 2x1 --grid2 2x1 --nb $M --nb2 $M"
-for S in "" --shared-arrays; do
-    row "matrix 4000^2" "cyclic(3) -> cyclic(5)" $G --r 3 --s 5 $S
-    row "matrix 4000^2" "cyclic(64) -> cyclic(1)" $G --r 64 --s 1 $S
-    row "matrix 4000^2" "block -> cyclic(1)" $G --r $((M / 2)) --s 1 $S
+asked="" args=() label=""
+for ((round = 1; round <= runs; round++)); do
+    for c in $cases; do
+        case_run asked args label "$c"
+        bl_run remap "$asked,\"round\":$round" "$label (run $round of $runs)" "$BL_TIMEOUT" \
+            "$launch" -n 2 "$remap" "${args[@]}" --run --json --compare-scalapack --memcpy \
+            --reps "$reps"
+    done
 done
-row "matrix 4000^2" "identical cyclic(64)" $G --r 64 --s 64
-row "matrix 4000^2" "identical, deso in place" $G --r 64 --s 64 --in-place
+bl_end
+
+bl_publish "$docdir/bench-remap.jsonl"
+bl_say "all runs done in $(bl_elapsed)s ($BL_FAILED failed, $BL_SKIPPED skipped); writing $readme"
+python3 scripts/bench_report.py --results "$docdir/bench-remap.jsonl" --readme "$readme" \
+    --doc "$docdir"
+bl_say "done: $readme (Remap benchmark), $docdir/bench-remap.jsonl"

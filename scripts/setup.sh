@@ -5,7 +5,7 @@
 set -eu
 
 PKGS="mpich libmpich-dev libopenblas-dev libscalapack-mpich-dev libcmocka-dev
-      pkg-config make gcc clang libclang-rt-14-dev valgrind gnuplot-nox"
+      pkg-config make gcc clang libclang-rt-14-dev valgrind gnuplot-nox python3"
 
 missing=""
 for p in $PKGS; do
