@@ -52,7 +52,9 @@ echo "$MUTATIONS" | while IFS='|' read -r name file old new; do
     [ -n "$name" ] || continue
     echo "$name|$file|$old|$new"
 done >"$scratch/list"
-while IFS='|' read -r name file old new; do
+# The list is read on descriptor 3: mpiexec forwards standard input to
+# rank 0 and would swallow the rest of it.
+while IFS='|' read -r name file old new <&3; do
     if [ $# -gt 0 ]; then
         case " $* " in *" $name "*) ;; *) continue ;; esac
     fi
@@ -68,11 +70,11 @@ while IFS='|' read -r name file old new; do
                    "$build"/tests/io/test_* 2>/dev/null | grep -v '\.d$' || true)
         mpis=$(ls "$build"/tests/deso/test_* | grep -v '\.d$')
         export STOP_AT_FIRST=1 DESO_TEST_TIMEOUT=${DESO_TEST_TIMEOUT:-120}
-        if ! sh scripts/run-tests.sh unit "$units" >"$scratch/run.log" 2>&1 ||
-           ! sh scripts/run-tests.sh mpi "$mpis" >>"$scratch/run.log" 2>&1 ||
+        if ! sh scripts/run-tests.sh unit "$units" >"$scratch/run.log" 2>&1 </dev/null ||
+           ! sh scripts/run-tests.sh mpi "$mpis" >>"$scratch/run.log" 2>&1 </dev/null ||
            ! PRELOAD="$build/tests/pmpi/libpmpi_count.so" \
              sh scripts/run-tests.sh counts "$build/tests/pmpi/test_counts" \
-             >>"$scratch/run.log" 2>&1; then
+             >>"$scratch/run.log" 2>&1 </dev/null; then
             verdict="caught by $(sed -n 's/.*stopped at the first failure: //p' "$scratch/run.log" | tail -n 1)"
         fi
     fi
@@ -85,7 +87,7 @@ while IFS='|' read -r name file old new; do
         names="$names $name"
         echo "SURVIVED: $name (no fast test fails)"
     fi
-done <"$scratch/list"
+done 3<"$scratch/list"
 
 [ -n "$names" ] && echo "survived:$names"
 echo "mutations: $caught caught, $survived survived"

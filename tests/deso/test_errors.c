@@ -4,10 +4,16 @@
  * enums, bad options, and ranks recording different call sequences
  * (EMISMATCH at the force point, on every rank, after which the context
  * still works): an extra call, rank-dependent sizes, an extra call at the
- * end of the DAG or in its middle.                                         */
+ * end of the DAG or in its middle.  Every error code's name and message;
+ * the files DESO_WISDOM and DESO_TRACE name (the wisdom written and read
+ * back, the trace the DOT graph of the last plan).                        */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "test_util.h"
+
+#include "deso/runtime/runtime.h"
+#include "optimizer/wisdom.h"
 
 /* A call made on some ranks only: it must succeed locally (no assertion
  * here, which would itself be collective).                                */
@@ -218,6 +224,132 @@ static void test_spmd_sizes_and_extra_calls(void **state)
     TU_OK(deso_finalize(&ctx));
 }
 
+/* File names under /tmp unique to this run: rank 0's process id.        */
+static void temp_paths(char *wpath, char *tpath)
+{
+    long pid = (long)getpid();
+    MPI_Bcast(&pid, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    snprintf(wpath, 64, "/tmp/deso-test-errors-%ld-w.txt", pid);
+    snprintf(tpath, 64, "/tmp/deso-test-errors-%ld-t.dot", pid);
+    int me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me == 0) {
+        remove(wpath);
+        remove(tpath);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Two DAGs, each forced by a scalar read: s = x.x, then y = 2 x + y and
+ * t = ||y|| (x = 1 .. 12, y = 0).                                        */
+static void two_dags(deso_ctx *ctx)
+{
+    double v[12];
+    for (int i = 0; i < 12; i++) v[i] = i + 1;
+    deso_vec *x, *y;
+    deso_scalar *s, *t;
+    TU_OK(deso_vec_from_array(ctx, 12, v, DESO_ALL_RANKS, &x));
+    TU_OK(deso_vec_create(ctx, 12, &y));
+    TU_OK(deso_scalar_create(ctx, 0.0, &s));
+    TU_OK(deso_scalar_create(ctx, 0.0, &t));
+    TU_OK(deso_ddot(12, x, 1, x, 1, s));
+    assert_true(tu_all(tu_get(s) == 650.0));
+    TU_OK(deso_daxpy(12, 2.0, x, 1, y, 1));
+    TU_OK(deso_dnrm2(12, y, 1, t));
+    assert_true(tu_all(tu_srel(tu_get(t), 2.0 * sqrt(650.0)) < 1e-14));
+    TU_OK(deso_vec_destroy(&x));
+    TU_OK(deso_vec_destroy(&y));
+    TU_OK(deso_scalar_destroy(&s));
+    TU_OK(deso_scalar_destroy(&t));
+}
+
+/* Rank 0: the whole file, NUL-terminated, or NULL.                        */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return NULL;
+    size_t cap = 1 << 16;
+    char *buf = malloc(cap + 1);
+    *len = buf ? fread(buf, 1, cap, f) : 0;
+    int full = buf && !feof(f) && fgetc(f) != EOF;
+    fclose(f);
+    if (buf == NULL || full) {
+        free(buf);
+        return NULL;
+    }
+    buf[*len] = '\0';
+    return buf;
+}
+
+/* The trace is a DOT graph of the last plan (y = 2 x + y, t = ||y||), not
+ * of the first: exactly what opt_plan_dot makes of it, one digraph with
+ * the last DAG's two nodes.  Rank 0 writes it; every rank agrees.        */
+static void expect_trace(const deso_ctx *ctx, const char *tpath)
+{
+    int ok = 1;
+    if (ctx->rank == 0) {
+        size_t len = 0, wlen = 0;
+        char *got = slurp(tpath, &len), *want = NULL;
+        FILE *f = open_memstream(&want, &wlen);
+        ok = got != NULL && f != NULL &&
+             opt_plan_dot(f, &ctx->last_g, &ctx->last_p, &ctx->params) ==
+                 DESO_OK;
+        if (f != NULL) fclose(f);
+        ok = ok && ctx->last_g.nnodes == 2 && len == wlen &&
+             memcmp(got, want, len) == 0;
+        int nodes = 0, depth = 0;
+        for (const char *c = got ? got : ""; *c; c++) {
+            depth += (*c == '{') - (*c == '}');
+            nodes += strncmp(c, "[shape=ellipse", 14) == 0;
+        }
+        ok = ok && strncmp(got, "digraph deso_plan {\n", 20) == 0 &&
+             strcmp(got + len - 2, "}\n") == 0 && depth == 0 && nodes == 2 &&
+             strstr(got, "n0 daxpy") != NULL &&
+             strstr(got, "n1 dnrm2") != NULL && strstr(got, "ddot") == NULL &&
+             strstr(got + 1, "digraph") == NULL;
+        if (!ok) print_error("trace %s:\n%s\n", tpath, got ? got : "(none)");
+        free(got);
+        free(want);
+    }
+    assert_true(tu_all(ok));
+}
+
+/* The wisdom file finalize wrote: the format's header, this run's grid
+ * and calibration, and the plans of both DAGs (one node: ddot's scalar;
+ * two: daxpy's vector of 12, dnrm2's scalar).                           */
+static void expect_wisdom(const char *wpath, int P)
+{
+    int me, ok = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me == 0) {
+        size_t len = 0;
+        char *text = slurp(wpath, &len);
+        opt_wisdom w;
+        int ignored = 1, one = 0, two = 0;
+        ok = text != NULL && strncmp(text, "deso-wisdom 1\n", 14) == 0 &&
+             opt_wisdom_parse(text, len, NULL, &w, &ignored) == DESO_OK &&
+             ignored == 0;
+        if (ok) {
+            ok = w.config.P == P && w.config.pr == P && w.config.pc == 1 &&
+                 w.config.calibrated && w.config.alpha > 0.0 &&
+                 strcmp(w.config.version, DESO__VERSION) == 0;
+            for (int k = 0; k < w.nplans; k++) {
+                const opt_wisdom_plan *pl = &w.plans[k];
+                one += pl->nnodes == 1 && pl->nodes[0].lay.kind == BLAS_SCA;
+                two += pl->nnodes == 2 && pl->nodes[0].lay.kind == BLAS_VEC &&
+                       pl->nodes[0].lay.n == 12 &&
+                       pl->nodes[1].lay.kind == BLAS_SCA;
+            }
+            ok = ok && w.nplans == 2 && one == 1 && two == 1;
+            opt_wisdom_free(&w);
+        }
+        if (!ok)
+            print_error("wisdom %s:\n%s\n", wpath, text ? text : "(none)");
+        free(text);
+    }
+    assert_true(tu_all(ok));
+}
+
 static void test_options(void **state)
 {
     (void)state;
@@ -242,20 +374,34 @@ static void test_options(void **state)
     } else {
         TU_ERR(deso_init(MPI_COMM_WORLD, NULL, &ctx), DESO_EGRID);
     }
-    char grid[32];
+    char grid[32], wpath[64], tpath[64];
     snprintf(grid, sizeof grid, "%dx1", P);
     setenv("DESO_GRID", grid, 1);
-    setenv("DESO_WISDOM", "/tmp/deso-test-errors-w.txt", 1);
-    setenv("DESO_TRACE", "/tmp/deso-test-errors-t.dot", 1);
+    temp_paths(wpath, tpath);
+    setenv("DESO_WISDOM", wpath, 1);
+    setenv("DESO_TRACE", tpath, 1);
     TU_OK(deso_init(MPI_COMM_WORLD, NULL, &ctx));
     deso_info info;
     TU_OK(deso_get_info(ctx, &info));
     assert_true(tu_all(info.grid_rows == P && info.grid_cols == 1 &&
                        info.mode == DESO_MODE_AFFINE &&
-                       strcmp(info.wisdom, "/tmp/deso-test-errors-w.txt") ==
-                           0 &&
-                       strcmp(info.trace, "/tmp/deso-test-errors-t.dot") ==
-                           0));
+                       strcmp(info.wisdom, wpath) == 0 &&
+                       strcmp(info.trace, tpath) == 0));
+    /* two new plans: the trace is the second's, the wisdom holds both    */
+    deso_stats st;
+    deso_stats_reset();
+    two_dags(ctx);
+    TU_OK(deso_stats_get(&st));
+    assert_true(tu_all(st.plans_optimised == 2 && st.plans_replayed == 0));
+    expect_trace(ctx, tpath);
+    TU_OK(deso_finalize(&ctx));
+    expect_wisdom(wpath, P);
+    /* the file reads back: a new context replays both plans from it      */
+    TU_OK(deso_init(MPI_COMM_WORLD, NULL, &ctx));
+    deso_stats_reset();
+    two_dags(ctx);
+    TU_OK(deso_stats_get(&st));
+    assert_true(tu_all(st.plans_optimised == 0 && st.plans_replayed == 2));
     TU_OK(deso_finalize(&ctx));
     /* code wins over the environment                                        */
     o.grid_rows = 1;
@@ -274,15 +420,88 @@ static void test_options(void **state)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Barrier(MPI_COMM_WORLD);
     if (me == 0) {
-        remove("/tmp/deso-test-errors-w.txt");
-        remove("/tmp/deso-test-errors-t.dot");
+        remove(wpath);
+        remove(tpath);
     }
-    /* strerror knows every code                                             */
-    assert_string_equal(deso_strerror(DESO_ESTALE),
-                        "handle used after it was freed");
+}
+
+/* Every code of deso_errors.h, its name and its message written out here:
+ * a code added to the table without its line here, or a message changed,
+ * fails.  Names and messages are distinct and specific, and a code
+ * outside the table has the fallbacks.  Local, the same on every rank.   */
+static void test_error_codes(void **state)
+{
+    (void)state;
+    static const struct {
+        deso_err code;
+        int value;
+        const char *name, *msg;
+    } want[] = {
+        {DESO_OK, 0, "DESO_OK", "success"},
+        {DESO_EINVAL, -1, "DESO_EINVAL", "invalid argument"},
+        {DESO_ENULL, -2, "DESO_ENULL", "NULL pointer argument"},
+        {DESO_ESIZE, -3, "DESO_ESIZE", "invalid or mismatched size"},
+        {DESO_ESINGULAR, -4, "DESO_ESINGULAR",
+         "alignment matrix is singular or not unimodular"},
+        {DESO_EGRID, -5, "DESO_EGRID",
+         "process grid does not match the ranks"},
+        {DESO_ENOMEM, -6, "DESO_ENOMEM", "out of memory"},
+        {DESO_EOVERFLOW, -7, "DESO_EOVERFLOW", "integer overflow"},
+        {DESO_EMPI, -8, "DESO_EMPI", "MPI call failed"},
+        {DESO_EMISMATCH, -9, "DESO_EMISMATCH",
+         "ranks recorded different call sequences"},
+        {DESO_ESTALE, -10, "DESO_ESTALE", "handle used after it was freed"},
+        {DESO_ECONTEXT, -11, "DESO_ECONTEXT",
+         "handle belongs to another context"},
+        {DESO_ENOTSUP, -12, "DESO_ENOTSUP", "not supported"},
+        {DESO_EWISDOM, -13, "DESO_EWISDOM", "wisdom file rejected"},
+        {DESO_EIO, -14, "DESO_EIO", "input/output error"},
+        {DESO_ESTATE, -15, "DESO_ESTATE",
+         "call not allowed in the current state"},
+        {DESO_EINTERNAL, -16, "DESO_EINTERNAL",
+         "internal error (a bug in deso)"},
+    };
+    const int nwant = (int)(sizeof want / sizeof want[0]);
+    const char *unknown = "unknown deso error code";
+    int ok = 1, codes = 0;
+    /* every code of the enum, through the header's own table             */
+#define TEST_CODE(name, value, msg)                                          \
+    do {                                                                     \
+        int found = 0;                                                       \
+        for (int k = 0; k < nwant; k++) found |= want[k].code == (name);     \
+        if (!found) print_error("%s has no line in this test\n", #name);     \
+        ok &= found && (int)(name) == (value);                               \
+        codes++;                                                             \
+    } while (0);
+    DESO_ERROR_MAP(TEST_CODE)
+#undef TEST_CODE
+    ok &= codes == nwant;
+    for (int k = 0; k < nwant; k++) {
+        const char *name = deso_errname(want[k].code);
+        const char *msg = deso_strerror(want[k].code);
+        int good = (int)want[k].code == want[k].value &&
+                   strcmp(name, want[k].name) == 0 &&
+                   strcmp(msg, want[k].msg) == 0 && strcmp(msg, unknown) != 0;
+        for (int j = 0; j < k; j++)
+            good &= strcmp(name, deso_errname(want[j].code)) != 0 &&
+                    strcmp(msg, deso_strerror(want[j].code)) != 0;
+        if (!good)
+            print_error("code %d: %s \"%s\", expected %s \"%s\"\n",
+                        (int)want[k].code, name, msg, want[k].name,
+                        want[k].msg);
+        ok &= good;
+    }
+    /* codes outside the table                                             */
+    const int bad[] = {1, -17, -1000, 42};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        ok &= strcmp(deso_strerror((deso_err)bad[k]), unknown) == 0;
+        ok &= strcmp(deso_errname((deso_err)bad[k]), "DESO_E?") == 0;
+    }
+    assert_true(tu_all(ok));
 }
 
 TU_MAIN(cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_spmd_divergence),
         cmocka_unit_test(test_spmd_sizes_and_extra_calls),
-        cmocka_unit_test(test_options))
+        cmocka_unit_test(test_options),
+        cmocka_unit_test(test_error_codes))

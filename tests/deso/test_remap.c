@@ -45,6 +45,29 @@ static int any_true(int c)
 }
 #define assert_all_true(c) assert_false(any_true(!(c)))
 
+/* An error agreed across the ranks (deso_redist.h: "the same on every
+ * rank, with the failing rank's message"): this rank returned `code` with
+ * the message every other rank has, which names the failing rank `who`
+ * ("rank W: ", where ranks had to agree) and carries that rank's details
+ * d1 and d2 (NULL: none).  Collective: call it on every rank, never after
+ * a short-circuit.                                                       */
+static int agreed(deso_err e, deso_err code, int who, int named,
+                  const char *d1, const char *d2)
+{
+    char mine[512], first[512], tag[32];
+    snprintf(mine, sizeof mine, "%s", deso_last_error());
+    memcpy(first, mine, sizeof first);
+    MPI_Bcast(first, (int)sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
+    snprintf(tag, sizeof tag, "rank %d: ", who);
+    int ok = e == code && strcmp(mine, first) == 0 && strstr(mine, d1) &&
+             (d2 == NULL || strstr(mine, d2)) && (!named || strstr(mine, tag));
+    if (!ok)
+        fprintf(stderr, "rank %d: %s \"%s\"; expected %s from rank %d "
+                "(\"%s\") on every rank, rank 0 has \"%s\"\n", me,
+                deso_errname(e), mine, deso_errname(code), who, d1, first);
+    return ok;
+}
+
 /* ---- one random stream, the same on every rank ------------------------- */
 
 static uint64_t rng_state;
@@ -663,8 +686,9 @@ static void test_bad_input(void **state)
         assert_all_true(e == DESO_EMISMATCH);
     }
 
-    /* lld too small on rank 0 only: every rank fails with rank 0's code
-     * and message.                                                       */
+    /* Bad arguments on some ranks: every rank fails with the code and
+     * message of the lowest failing rank (every rank holds target data;
+     * one rank alone has no one to agree with).                          */
     b = a;
     b.mb = 5;
     deso_err e = deso_redist_create(MPI_COMM_WORLD, &a, &b,
@@ -674,10 +698,26 @@ static void test_bad_input(void **state)
     local_make(&a, 0, &s);
     local_make(&b, 0, &d);
     local_fill(&a, &s, 3);
+    char detail[96];
+    /* lld too small on rank 0 only                                        */
     int64_t lld = me == 0 ? d.rows - 1 : d.lld;
     e = deso_redist_execute(r, src_ptr(&s), s.lld, dst_ptr(&d), lld);
-    assert_all_true(e == DESO_EINVAL &&
-                    (np == 1 || strstr(deso_last_error(), "rank 0: ")));
+    assert_all_true(agreed(e, DESO_EINVAL, 0, np > 1, "dst_lld = ",
+                           "local rows of rank 0"));
+    /* dst NULL on the last rank only                                      */
+    e = deso_redist_execute(r, src_ptr(&s), s.lld,
+                            me == np - 1 ? NULL : dst_ptr(&d), d.lld);
+    snprintf(detail, sizeof detail, "rank %d holds a", np - 1);
+    assert_all_true(agreed(e, DESO_ENULL, np - 1, np > 1, detail,
+                           "but dst is NULL"));
+    /* rank 1's lld and the last rank's dst: rank 1's error everywhere     */
+    if (np >= 3) {
+        lld = me == 1 ? d.rows - 1 : d.lld;
+        e = deso_redist_execute(r, src_ptr(&s), s.lld,
+                                me == np - 1 ? NULL : dst_ptr(&d), lld);
+        assert_all_true(agreed(e, DESO_EINVAL, 1, 1, "dst_lld = ",
+                               "local rows of rank 1"));
+    }
     assert_all_true(deso_redist_execute(NULL, NULL, 1, NULL, 1)
                     == DESO_ENULL);
     e = deso_redist_execute(r, src_ptr(&s), s.lld, dst_ptr(&d), d.lld);
@@ -706,8 +746,12 @@ static void test_shared_array_api(void **state)
                     strlen(deso_last_error()) > 0);
     deso_err e = deso_redist_array_alloc(MPI_COMM_WORLD, me == 0 ? -5 : 10,
                                          &p);
-    assert_all_true(e == DESO_EINVAL && p == NULL &&
-                    strstr(deso_last_error(), "rank 0: ") != NULL);
+    assert_all_true(agreed(e, DESO_EINVAL, 0, 1, "count = -5 is negative",
+                           NULL) && p == NULL);
+    p = (double *)&p;
+    e = deso_redist_array_alloc(MPI_COMM_WORLD, me == np - 1 ? -7 : 10, &p);
+    assert_all_true(agreed(e, DESO_EINVAL, np - 1, 1,
+                           "count = -7 is negative", NULL) && p == NULL);
     assert_all_true(deso_redist_array_alloc(MPI_COMM_WORLD, 4, NULL) ==
                     DESO_ENULL);
     assert_int_equal(deso_redist_array_alloc(MPI_COMM_NULL, 4, &p),

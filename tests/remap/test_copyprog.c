@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,18 @@ typedef struct list {
 
 static tu_rng rs;
 static int64_t rnd(int64_t n) { return tu_below(&rs, n); }
+
+/* Whether this processor has the AVX-512 gathers the copy programs can
+ * use (avx512f on x86-64), asked of the processor, not of the library.  */
+static bool cpu_avx512(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+#else
+    return false;
+#endif
+}
 
 /* A periodic list: k runs per repetition, reps repetitions, targets in
  * order (tiling the period when `tile`), sources anywhere in one of the
@@ -82,8 +95,11 @@ static void brute(const list *l, const double *A, int64_t stride, double *B)
     }
 }
 
-/* One list: every compile mode, every target alignment, streamed or not,
- * AVX-512 gathers on and off; 0 when all agree with brute force.        */
+/* One list: every compile mode, every target alignment, plain, streamed
+ * with the scalar loops, and (where the processor has them) streamed with
+ * the AVX-512 gathers; 0 when all agree with brute force.  The library
+ * shows which loop runs only through deso__cp_set_simd's answer, which is
+ * checked at every switch.                                              */
 static int check_list(const list *l, int narr)
 {
     int64_t stride = l->na + 7;
@@ -94,7 +110,7 @@ static int check_list(const list *l, int narr)
     for (int64_t i = 0; i < narr * stride; i++) A[i] = (double)i + 0.25;
     for (int64_t i = 0; i < l->nb + 8; i++) want[i] = SENT;
     brute(l, A, stride, want);
-    int bad = 0;
+    int bad = 0, modes = cpu_avx512() ? 3 : 2;
     for (int tables = 0; tables < 2; tables++) {
         deso__copy virt, res;
         memcpy(tmp, l->it, (size_t)l->n * sizeof *tmp);
@@ -106,10 +122,10 @@ static int check_list(const list *l, int narr)
         for (int w = 0; w < NARR; w++) delta[w] = w * stride;
         deso__cp_resolve(&virt, delta, &res);
         for (int off = 0; off < 8; off++)     /* the target's alignment */
-            for (int mode = 0; mode < 3; mode++) {
+            for (int mode = 0; mode < modes; mode++) {
                 double *B = got + off;
                 for (int64_t i = 0; i < l->nb + 8; i++) B[i] = SENT;
-                deso__cp_set_simd(mode == 2);
+                assert_int_equal(deso__cp_set_simd(mode == 2), mode == 2);
                 if (mode == 0) {
                     deso__cp_run(&res, A, INT64_MAX, INT64_MAX, B,
                                  INT64_MAX, INT64_MAX);
@@ -129,7 +145,7 @@ static int check_list(const list *l, int narr)
         deso__cp_free(&virt);
         deso__cp_free(&res);
     }
-    deso__cp_set_simd(true);
+    assert_int_equal(deso__cp_set_simd(true), modes == 3);
     free(A);
     free(want);
     free(got);
@@ -140,6 +156,9 @@ static int check_list(const list *l, int narr)
 static void test_random_programs(void **state)
 {
     (void)state;
+    if (!cpu_avx512())
+        printf("no AVX-512 on this processor: the AVX-512 gathers are not "
+               "tested, the scalar loops are\n");
     rs.s = 20261121;
     int bad = 0;
     for (int c = 0; c < 300; c++) {
@@ -152,6 +171,21 @@ static void test_random_programs(void **state)
         free(l.it);
     }
     assert_int_equal(bad, 0);
+}
+
+/* The gathers follow the processor: on where it has AVX-512 (the
+ * default, and on request), off on request; never on without it.      */
+static void test_simd_switch(void **state)
+{
+    (void)state;
+    assert_false(deso__cp_set_simd(false));
+    bool on = deso__cp_set_simd(true);
+    if (!cpu_avx512()) {
+        assert_false(on);
+        printf("no AVX-512 on this processor: the gathers stay off\n");
+        skip();
+    }
+    assert_true(on);
 }
 
 /* Nothing merges, strides or repeats from one array into another: a
@@ -185,6 +219,7 @@ static void test_arrays_stay_apart(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_simd_switch),
         cmocka_unit_test(test_random_programs),
         cmocka_unit_test(test_arrays_stay_apart),
     };
