@@ -144,7 +144,8 @@ typedef struct deso_info {
 /* Local.  Errors: DESO_ENULL.                                              */
 deso_err deso_get_info(const deso_ctx *ctx, deso_info *out);
 
-/* "none", "affine", "full".  Local.                                        */
+/* "none", "affine", "full"; "default" for DESO_MODE_DEFAULT, "?" for a
+ * value outside the enum.  Local.                                          */
 const char *deso_mode_name(deso_mode mode);
 
 /* Performance log in the style of PETSc's -log_view, printed on rank 0 to

@@ -5,12 +5,15 @@
  *
  * A(i, j) = 1 / (1 + |i - j|) + N [i = j] (diagonally dominant), b = A *
  * ones, so the solution is x = ones.  Prints, on rank 0, the relative
- * residual ||b - A x|| / ||b|| (computed by deso) and max |x_i - 1|.
+ * residual ||b - A x|| / ||b|| (computed by deso) and max |x_i - 1|, and
+ * exits 0 when both are at most TOL, else 1 with a line on stderr saying
+ * which is not.  Bad arguments: one line on stderr, exit 2.
  *
  * Ownership: deso_mat_to_scalapack and deso_vec_to_scalapack with
  * DESO_COPY hand out malloc'd arrays that we free; pdgesv overwrites them
  * (LU factors, solution) without touching deso's A and b.  The BLACS
  * context comes from deso_blacs_context and is ours to Cblacs_gridexit.  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +24,12 @@ void Cblacs_gridexit(int ctxt);
 void pdgesv_(const int *n, const int *nrhs, double *a, const int *ia,
              const int *ja, const int *desca, int *ipiv, double *b,
              const int *ib, const int *jb, const int *descb, int *info);
+
+/* The accepted residual and solution error.  A's diagonal dominates its
+ * rows (N + 1 against less than 1 + 2 ln N off the diagonal), so A is
+ * well conditioned and a correct solve is within a few hundred rounding
+ * errors (about 1e-16 each); anything wrong is far above TOL.            */
+#define TOL 1e-10
 
 static deso_ctx *ctx;
 
@@ -47,16 +56,35 @@ static double b_fn(int64_t i, void *arg)
     return s;
 }
 
+/* Argument k (default dflt when absent) as an integer in [1, 1000000];
+ * 0 when it is not one.                                                   */
+static int arg_int(int argc, char **argv, int k, int dflt)
+{
+    if (k >= argc) return dflt;
+    char *end;
+    errno = 0;
+    long v = strtol(argv[k], &end, 10);
+    if (errno != 0 || end == argv[k] || *end != '\0' || v < 1 || v > 1000000)
+        return 0;
+    return (int)v;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int n = argc > 1 ? atoi(argv[1]) : 500;
-    int nb = argc > 2 ? atoi(argv[2]) : 32;
+    int n = arg_int(argc, argv, 1, 500);
+    int nb = arg_int(argc, argv, 2, 32);
     int me, P;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
-    if (n < 1 || nb < 1) {
-        if (me == 0) fprintf(stderr, "usage: deso-solve-pdgesv [N [NB]]\n");
+    if (n < 1 || nb < 1 || argc > 3) {
+        if (me == 0 && argc > 3)
+            fprintf(stderr, "deso-solve-pdgesv: too many arguments (usage: "
+                    "deso-solve-pdgesv [N [NB]])\n");
+        else if (me == 0)
+            fprintf(stderr, "deso-solve-pdgesv: %s must be an integer from 1 "
+                    "to 1000000, got '%s'\n", n < 1 ? "N" : "NB",
+                    argv[n < 1 ? 1 : 2]);
         MPI_Finalize();
         return 2;
     }
@@ -107,18 +135,26 @@ int main(int argc, char **argv)
     double *xs = me == 0 ? malloc((size_t)n * sizeof *xs) : NULL;
     if (me == 0 && xs == NULL) MPI_Abort(MPI_COMM_WORLD, 1);
     D(deso_vec_gather(x, xs, 0));
+    deso_info di;
+    D(deso_get_info(ctx, &di));
+    /* the verdict is rank 0's (it alone holds x), every rank's exit code  */
+    int ok = 1;
     if (me == 0) {
-        double err = 0.0;
-        for (int i = 0; i < n; i++)
-            if (fabs(xs[i] - 1.0) > err) err = fabs(xs[i] - 1.0);
-        deso_info di;
-        D(deso_get_info(ctx, &di));
+        double err = 0.0, res = rv / bv;
+        for (int i = 0; i < n; i++)   /* !(<=): a NaN is an error as well  */
+            if (!(fabs(xs[i] - 1.0) <= err)) err = fabs(xs[i] - 1.0);
         printf("deso-solve-pdgesv: n=%d nb=%d P=%d grid=%dx%d "
                "residual=%.3e max|x-1|=%.3e\n",
-               n, nb, P, di.grid_rows, di.grid_cols, rv / bv, err);
+               n, nb, P, di.grid_rows, di.grid_cols, res, err);
+        ok = res <= TOL && err <= TOL;
+        if (!ok)
+            fprintf(stderr, "deso-solve-pdgesv: wrong solution: residual "
+                    "%.3e, max|x-1| %.3e (tolerance %.0e)\n", res, err,
+                    TOL);
     }
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
     free(xs);
     D(deso_finalize(&ctx));
     MPI_Finalize();
-    return 0;
+    return ok ? 0 : 1;
 }

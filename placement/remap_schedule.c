@@ -29,7 +29,7 @@ static const char *const names[] = {"caterpillar", "stepwise", "greedy"};
 
 const char *pl_sched_name(pl_sched_kind k)
 {
-    return ((unsigned)k < 3u) ? names[k] : "unknown";
+    return ((unsigned)k < 3u) ? names[k] : "?";
 }
 
 deso_err pl_sched_parse(const char *name, pl_sched_kind *out)

@@ -6,9 +6,14 @@
 #      source tree, builds with pkg-config alone:
 #        PKG_CONFIG_PATH=$tmp/lib/pkgconfig \
 #            mpicc.mpich cg.c $(pkg-config --cflags --libs deso)
-#      and runs at P = 2 with a small n, printing a residual;
-#   4. README.md's "first program" builds the same way and prints x.Ax = 2;
-#   5. the installed deso-solve-pdgesv runs at P = 2;
+#      and runs at P = 2 with a small n: exit 0 and a true residual below
+#      1e-12 (30 iterations take this well-conditioned CG solve down to
+#      rounding, about 1e-16);
+#   4. README.md's "first program" builds the same way and prints
+#      "x.Ax = 2 (success)" at P = 1, 2 and 3 (README: any number of ranks);
+#   5. the installed deso-solve-pdgesv runs at P = 2: exit 0 (it exits 1
+#      when its own check of the solution fails) and a residual and
+#      solution error below 1e-10;
 #   6. libdeso.so exports the API only (deso_*, no deso__) under a SONAME,
 #      and libdeso.a defines no other global name;
 #   7. the first program links statically (pkg-config --static) and runs.
@@ -43,26 +48,57 @@ user_build() {
      mpicc.mpich "$(basename "$1")" $flags -o "$2")
 }
 
+# below VALUE LIMIT: VALUE is a number (C's %e) and at most LIMIT; a
+# missing or malformed VALUE, nan or inf fails.
+below() {
+    awk -v v="$1" -v lim="$2" 'BEGIN {
+        ok = v ~ /^[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$/ && v + 0 <= lim + 0
+        exit !ok }'
+}
+
+# field NAME TEXT: the value of NAME=VALUE in TEXT (the first)
+field() {
+    echo "$2" | awk -v k="$1=" '{
+        for (i = 1; i <= NF; i++)
+            if (index($i, k) == 1) { print substr($i, length(k) + 1); exit }
+    }'
+}
+
 run_cg() {
     out=$(LD_LIBRARY_PATH=$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
           OPENBLAS_NUM_THREADS=1 timeout 120 \
           mpiexec.mpich -n 2 "$tmp/src/cg" --n 60 --iters 30) || return 1
     echo "$out"
-    echo "$out" | grep -q 'residual=[0-9]'
+    res=$(field residual "$(echo "$out" | grep '^deso-cg: n=60 ')")
+    below "$res" 1e-12 || { echo "residual '$res' is not below 1e-12"; return 1; }
 }
 
+# first NP: README's first program at P = NP prints exactly its line
 run_first() {
     out=$(LD_LIBRARY_PATH=$prefix/lib timeout 60 \
-          mpiexec.mpich -n 2 "$tmp/src/first") || return 1
+          mpiexec.mpich -n "$1" "$tmp/src/first") || return 1
     echo "$out"
-    echo "$out" | grep -q '^x.Ax = 2 '
+    [ "$out" = "x.Ax = 2 (success)" ]
+}
+
+run_firsts() {
+    for np in 1 2 3; do
+        echo "P = $np:"
+        run_first "$np" || return 1
+    done
 }
 
 run_solve() {
     out=$(LD_LIBRARY_PATH=$prefix/lib OPENBLAS_NUM_THREADS=1 timeout 60 \
-          mpiexec.mpich -n 2 "$prefix/bin/deso-solve-pdgesv" 37 4) || return 1
+          mpiexec.mpich -n 2 "$prefix/bin/deso-solve-pdgesv" 37 4)
+    rc=$?
     echo "$out"
-    echo "$out" | grep -q 'residual=[0-9]'
+    [ "$rc" -eq 0 ] || { echo "exit code $rc"; return 1; }
+    line=$(echo "$out" | grep '^deso-solve-pdgesv: n=37 nb=4 P=2 ')
+    res=$(field residual "$line")
+    err=$(field 'max|x-1|' "$line")
+    below "$res" 1e-10 || { echo "residual '$res' is not below 1e-10"; return 1; }
+    below "$err" 1e-10 || { echo "max|x-1| '$err' is not below 1e-10"; return 1; }
 }
 
 step "make install PREFIX=$prefix" \
@@ -72,14 +108,15 @@ step "installed files" has_files
 mkdir -p "$tmp/src"
 cp "$root/examples/cg.c" "$root/examples/cg_problem.h" "$tmp/src/"
 step "user build of cg.c (pkg-config only)" user_build "$tmp/src/cg.c" cg
-step "cg at P = 2 prints a residual" run_cg
+step "cg at P = 2 converges (residual below 1e-12)" run_cg
 
 # README.md's first program, verbatim between its markers
 sed -n '/<!-- first:begin -->/,/<!-- first:end -->/p' "$root/README.md" |
     sed -e '1,/^```c/d' -e '/^```/,$d' >"$tmp/src/first.c"
 step "user build of README's first program" user_build "$tmp/src/first.c" first
-step "first program at P = 2 prints x.Ax = 2" run_first
-step "installed deso-solve-pdgesv at P = 2" run_solve
+step "first program at P = 1, 2, 3 prints x.Ax = 2 (success)" run_firsts
+step "installed deso-solve-pdgesv at P = 2 solves (exit 0, residual below 1e-10)" \
+    run_solve
 
 # Only the API is visible: the shared library exports deso_* names and no
 # deso__ (internal) one, and the static library defines no other global.
@@ -106,7 +143,7 @@ static_build() {
      mpicc.mpich first.c $flags -o first)
 }
 step "static build of README's first program" static_build
-step "statically linked first program at P = 2" run_first
+step "statically linked first program at P = 2" run_first 2
 
 echo "install: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
