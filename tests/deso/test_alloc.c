@@ -10,8 +10,11 @@
  * and record paths only, where allocation counts are the same on every
  * rank (deso__view_alloc allocates even an empty share).  Failures on one
  * rank only, forces included, are test_alloc_rank's.  At P = 1 the forces
- * are injected here too.
- * deso-np: 1 2 3                                                          */
+ * are injected here too.  The walk runs in each optimiser mode (none,
+ * affine, full); P = 4 runs on the 2x2 grid, P = 6 (the long group) on
+ * 2x3.
+ * deso-np: 1 2 3 4
+ * deso-np-long: 6                                                         */
 #include <stdlib.h>
 
 #include "placement/alloc.h"
@@ -112,19 +115,20 @@ static int seq_free(seq *q)
             deso_scalar_destroy(&q->u)) == DESO_OK;
 }
 
-static void test_alloc_failures(void **state)
+/* Walks n = first, first + stride, ... in mode tu_mode(m).              */
+static void failures_in(int m, int first, int stride)
 {
-    (void)state;
+    deso_mode mode = tu_mode(m);
     int P = tu_size();
     double yref[N], nref;
     reference(yref, &nref);
-    deso_ctx *ctx = tu_ctx(0, 0, 2);
+    deso_ctx *ctx = tu_ctx_mode(mode, 0, 0, 2);
     deso_vec *early;
     deso_scalar *edot;
     TU_OK(deso_vec_from_fn(ctx, 5, fy, NULL, &early));
     TU_OK(deso_scalar_create(ctx, 0.0, &edot));
     int failures = 0, done = 0;
-    for (int n = 0; n < 10000 && !done; n++) {
+    for (int n = first; n < 10000 && !done; n += stride) {
         seq q = {0};
         double ybuf[N] = {0}, nrm = 0.0;
         long before = deso__alloc_injected();
@@ -141,8 +145,9 @@ static void test_alloc_failures(void **state)
                                 deso_last_error()[0] != '\0'
                           : err == DESO_OK;
         if (!ok)
-            print_error("n = %d: injected %d, %s: %s\n", n, injected,
-                        deso_errname(err), deso_last_error());
+            print_error("mode %s, n = %d: injected %d, %s: %s\n",
+                        deso_mode_name(mode), n, injected, deso_errname(err),
+                        deso_last_error());
         if (!injected) {
             ok &= tu_relerr(ybuf, yref, N) < 1e-12 &&
                   tu_srel(nrm, nref) < 1e-12;
@@ -159,10 +164,24 @@ static void test_alloc_failures(void **state)
         assert_true(tu_all(ok));   /* one all-reduce per n               */
     }
     assert_true(tu_all(done && failures > 10));
-    print_message("allocation failures injected: %d\n", failures);
+    print_message("mode %s: allocation failures injected: %d\n",
+                  deso_mode_name(mode), failures);
     TU_OK(deso_vec_destroy(&early));
     TU_OK(deso_scalar_destroy(&edot));
     TU_OK(deso_finalize(&ctx));
+}
+
+/* In every optimiser mode.  At P = 1 the forces, where the modes
+ * allocate differently (the search of affine and full), are injected too
+ * and every mode walks every n.  At P > 1 the injected paths are the same
+ * in every mode (only the forces between the steps differ), so in the
+ * fast group the modes share the walk: mode k takes n = k, k + 3, ....   */
+static void test_alloc_failures(void **state)
+{
+    (void)state;
+    int share = tu_size() > 1 && !tu_long();
+    for (int m = 0; m < TU_NMODES; m++)
+        failures_in(m, share ? m : 0, share ? TU_NMODES : 1);
 }
 
 /* A rooted create under injection: every rank gets DESO_ENOMEM together

@@ -14,7 +14,8 @@
  *   - deso_redist_create (a remap whose ranks all send);
  *   - deso_init.
  * The number of failures injected per walk is printed.
- * deso-np: 2 3                                                            */
+ * deso-np: 2
+ * deso-np-long: 3                                                         */
 #include <stdlib.h>
 
 #include "placement/alloc.h"

@@ -2,8 +2,12 @@
  * recurrence residual rr of every iteration and the final x agree within
  * 1e-9 relative (only the summation order of reductions differs).  Also:
  * an iteration whose only read is the convergence test executes the DAG
- * exactly once (one flush per iteration, none from anything else).
- * deso-np: 1 2 3 4 6                                                      */
+ * exactly once (one flush per iteration, none from anything else).  In
+ * each optimiser mode (none, affine, full), each against the sequential
+ * CG, on default, 1-D and 2-D grids (2x2 at P = 4; 2x3 and 3x2 at P = 6,
+ * the long group), modes and block sizes paired as tu_cases says.
+ * deso-np: 1 2 3 4
+ * deso-np-long: 6                                                         */
 #include <cblas.h>
 
 #include "test_util.h"
@@ -23,7 +27,7 @@ static double b_fn(int64_t i, void *arg)
     return 1.0 + 0.01 * (double)(i % 7);
 }
 
-static void run_cg(int pr, int pc, int64_t nb)
+static void run_cg(const tu_case *c)
 {
     /* sequential reference                                                  */
     static double A[N * N], b[N], x[N], r[N], p[N], q[N];
@@ -50,65 +54,72 @@ static void run_cg(int pr, int pc, int64_t nb)
     }
     rr_seq[ITERS] = rr;
 
-    deso_ctx *ctx = tu_ctx(pr, pc, nb);
+    deso_ctx *ctx = tu_case_ctx(c);
     deso_mat *dA;
     deso_vec *db, *dx, *dr, *dp, *dq;
-    TU_OK(deso_mat_from_fn(ctx, N, N, a_fn, NULL, &dA));
-    TU_OK(deso_vec_from_fn(ctx, N, b_fn, NULL, &db));
-    TU_OK(deso_vec_create(ctx, N, &dx));
-    TU_OK(deso_vec_create(ctx, N, &dr));
-    TU_OK(deso_vec_create(ctx, N, &dp));
-    TU_OK(deso_vec_create(ctx, N, &dq));
+    TU_CALL(deso_mat_from_fn(ctx, N, N, a_fn, NULL, &dA));
+    TU_CALL(deso_vec_from_fn(ctx, N, b_fn, NULL, &db));
+    TU_CALL(deso_vec_create(ctx, N, &dx));
+    TU_CALL(deso_vec_create(ctx, N, &dr));
+    TU_CALL(deso_vec_create(ctx, N, &dp));
+    TU_CALL(deso_vec_create(ctx, N, &dq));
     deso_scalar *srr, *srrnew, *spq, *salpha, *sbeta;
-    TU_OK(deso_scalar_create(ctx, 0.0, &srr));
-    TU_OK(deso_scalar_create(ctx, 0.0, &srrnew));
-    TU_OK(deso_scalar_create(ctx, 0.0, &spq));
-    TU_OK(deso_scalar_create(ctx, 0.0, &salpha));
-    TU_OK(deso_scalar_create(ctx, 0.0, &sbeta));
-    TU_OK(deso_dcopy(N, db, 1, dr, 1));
-    TU_OK(deso_dcopy(N, dr, 1, dp, 1));
-    TU_OK(deso_ddot(N, dr, 1, dr, 1, srr));
+    TU_CALL(deso_scalar_create(ctx, 0.0, &srr));
+    TU_CALL(deso_scalar_create(ctx, 0.0, &srrnew));
+    TU_CALL(deso_scalar_create(ctx, 0.0, &spq));
+    TU_CALL(deso_scalar_create(ctx, 0.0, &salpha));
+    TU_CALL(deso_scalar_create(ctx, 0.0, &sbeta));
+    TU_CALL(deso_dcopy(N, db, 1, dr, 1));
+    TU_CALL(deso_dcopy(N, dr, 1, dp, 1));
+    TU_CALL(deso_ddot(N, dr, 1, dr, 1, srr));
     deso_info info;
     for (int k = 0; k < ITERS; k++) {
-        double v = tu_get(srr);
-        if (getenv("TU_VERBOSE")) printf("k=%d %.17g %.17g rel %.3g\n", k, v, rr_seq[k], tu_srel(v, rr_seq[k]));
-        assert_true(tu_all(tu_srel(v, rr_seq[k]) < 1e-9));
-        TU_OK(deso_get_info(ctx, &info));
+        double v = tu_value(srr);
+        if (tu_srel(v, rr_seq[k]) >= 1e-9)
+            print_error("iteration %d: rr %.17g, CBLAS %.17g\n", k, v,
+                        rr_seq[k]);
+        TU_CHECK(tu_srel(v, rr_seq[k]) < 1e-9);
+        TU_CALL(deso_get_info(ctx, &info));
         int64_t before = info.flushes;
-        TU_OK(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, N, N, 1.0, dA, N, dp,
-                         1, 0.0, dq, 1));
-        TU_OK(deso_ddot(N, dp, 1, dq, 1, spq));
-        TU_OK(deso_sdiv(salpha, srr, spq));
-        TU_OK(deso_daxpy(N, salpha, dp, 1, dx, 1));
-        TU_OK(deso_sneg(salpha, salpha));
-        TU_OK(deso_daxpy(N, salpha, dq, 1, dr, 1));
-        TU_OK(deso_ddot(N, dr, 1, dr, 1, srrnew));
-        TU_OK(deso_sdiv(sbeta, srrnew, srr));
-        TU_OK(deso_dscal(N, sbeta, dp, 1));
-        TU_OK(deso_daxpy(N, 1.0, dr, 1, dp, 1));
-        TU_OK(deso_sset(srr, srrnew));
+        TU_CALL(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, N, N, 1.0, dA, N, dp,
+                           1, 0.0, dq, 1));
+        TU_CALL(deso_ddot(N, dp, 1, dq, 1, spq));
+        TU_CALL(deso_sdiv(salpha, srr, spq));
+        TU_CALL(deso_daxpy(N, salpha, dp, 1, dx, 1));
+        TU_CALL(deso_sneg(salpha, salpha));
+        TU_CALL(deso_daxpy(N, salpha, dq, 1, dr, 1));
+        TU_CALL(deso_ddot(N, dr, 1, dr, 1, srrnew));
+        TU_CALL(deso_sdiv(sbeta, srrnew, srr));
+        TU_CALL(deso_dscal(N, sbeta, dp, 1));
+        TU_CALL(deso_daxpy(N, 1.0, dr, 1, dp, 1));
+        TU_CALL(deso_sset(srr, srrnew));
         /* nothing above forced                                              */
-        TU_OK(deso_get_info(ctx, &info));
-        assert_true(tu_all(info.flushes == before && info.pending >= 10));
-        (void)tu_get(srr);
-        TU_OK(deso_get_info(ctx, &info));
-        if (getenv("TU_VERBOSE")) printf("flushes %lld before %lld pending %lld\n", (long long)info.flushes, (long long)before, (long long)info.pending);
-        assert_true(tu_all(info.flushes == before + 1 && info.pending == 0));
+        TU_CALL(deso_get_info(ctx, &info));
+        TU_CHECK(info.flushes == before && info.pending >= 10);
+        (void)tu_value(srr);
+        TU_CALL(deso_get_info(ctx, &info));
+        TU_CHECK(info.flushes == before + 1 && info.pending == 0);
     }
-    assert_true(tu_all(tu_srel(tu_get(srr), rr_seq[ITERS]) < 1e-9));
+    TU_CHECK(tu_srel(tu_value(srr), rr_seq[ITERS]) < 1e-9);
     double g[N];
-    tu_gather(dx, g);
-    assert_true(tu_all(tu_relerr(g, x, N) < 1e-9));
-    TU_OK(deso_finalize(&ctx));   /* frees the handles too                 */
+    tu_fetch(dx, g);
+    TU_CHECK(tu_relerr(g, x, N) < 1e-9);
+    TU_CALL(deso_finalize(&ctx));   /* frees the handles too                 */
 }
 
+/* Blocks of 8 (n = 97 is not a multiple) and block folding.              */
 static void test_cg_matches_cblas(void **state)
 {
     (void)state;
-    int grids[4][2];
-    int ng = tu_grids(grids);
-    for (int gi = 0; gi < ng; gi++) run_cg(grids[gi][0], grids[gi][1], 8);
-    run_cg(0, 0, DESO_NB_BLOCK);
+    const int64_t nbs[] = {8, DESO_NB_BLOCK};
+    tu_case cases[TU_MAX_CASES];
+    int nc = tu_cases(nbs, 2, cases);
+    for (int ci = 0; ci < nc; ci++) {
+        tu_label("%s", tu_case_name(&cases[ci]));
+        run_cg(&cases[ci]);
+        tu_case_end();
+    }
+    TU_SYNC();
 }
 
 TU_MAIN(cmocka_unit_test(test_cg_matches_cblas))

@@ -10,8 +10,16 @@
  * the root, a bad lld on one rank) must not leave the others waiting in a
  * collective; those cases check each rank's code separately.  Every
  * assertion is all-reduced (tu_all) so that all ranks fail together.
- * deso-np: 1 2 3                                                          */
+ *
+ * Optimiser modes: the calls of test_create and test_handles fail in a
+ * context of each mode (none, affine, full), which must compute correctly
+ * afterwards; the other tests' contexts take one mode each.  P = 4 runs
+ * on the 2x2 grid, P = 6 (the long group) on 2x3.
+ * deso-np: 1 2 3 4
+ * deso-np-long: 6                                                         */
 #include <stdlib.h>
+
+#include <cblas.h>
 
 #include "deso/runtime/runtime.h"
 #include "placement/errors.h"
@@ -41,9 +49,9 @@ static int mu_bad;
         int ok_ = e_ == want_ &&                                             \
                   (want_ == DESO_OK || deso_last_error()[0] != '\0');        \
         if (!ok_)                                                            \
-            print_error("rank %d: %s -> %s (\"%s\"), expected %s\n", me,     \
-                        #call, deso_errname(e_), deso_last_error(),         \
-                        deso_errname(want_));                                \
+            print_error("rank %d, %s: %s -> %s (\"%s\"), expected %s\n", me, \
+                        tu_where(), #call, deso_errname(e_),                 \
+                        deso_last_error(), deso_errname(want_));             \
         mu_bad += !ok_;                                                      \
     } while (0)
 
@@ -62,21 +70,50 @@ static double mat_ij(int64_t i, int64_t j, void *arg)
     return (double)(i == j ? 2 : 0) + 0.01 * (double)(i + j);
 }
 
-/* The context still computes: x = (1 .. 7), x . x = 140, and nothing is
- * left pending by the failed calls.                                        */
+/* The context still computes, against CBLAS: x = (1 .. 7), x . x = 140,
+ * and y = A x (a gemv result, which lives along the grid's other
+ * dimension) and x . y; nothing is left pending by the failed calls.    */
 static void check_usable(deso_ctx *ctx)
 {
     deso_info info;
-    TU_OK(deso_get_info(ctx, &info));
-    assert_true(tu_all(info.pending == 0));
-    deso_vec *x;
-    deso_scalar *s;
-    TU_OK(deso_vec_from_fn(ctx, 7, idx1, NULL, &x));
-    TU_OK(deso_scalar_create(ctx, 0.0, &s));
-    TU_OK(deso_ddot(7, x, 1, x, 1, s));
-    assert_true(tu_all(tu_get(s) == 140.0));
-    TU_OK(deso_vec_destroy(&x));
-    TU_OK(deso_scalar_destroy(&s));
+    TU_CALL(deso_get_info(ctx, &info));
+    TU_CHECK(info.pending == 0);
+    double x[7], A[49], y[7], g[7];
+    for (int j = 0; j < 7; j++) {
+        x[j] = idx1(j, NULL);
+        for (int i = 0; i < 7; i++) A[j * 7 + i] = mat_ij(i, j, NULL);
+    }
+    cblas_dgemv(CblasColMajor, CblasNoTrans, 7, 7, 1.0, A, 7, x, 1, 0.0, y, 1);
+    double xy = cblas_ddot(7, x, 1, y, 1);
+    deso_vec *dx, *dy;
+    deso_mat *dA;
+    deso_scalar *s, *t;
+    TU_CALL(deso_vec_from_fn(ctx, 7, idx1, NULL, &dx));
+    TU_CALL(deso_vec_create(ctx, 7, &dy));
+    TU_CALL(deso_mat_from_fn(ctx, 7, 7, mat_ij, NULL, &dA));
+    TU_CALL(deso_scalar_create(ctx, 0.0, &s));
+    TU_CALL(deso_scalar_create(ctx, 0.0, &t));
+    TU_CALL(deso_ddot(7, dx, 1, dx, 1, s));
+    TU_CALL(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, 7, 7, 1.0, dA, 7, dx, 1,
+                       0.0, dy, 1));
+    TU_CALL(deso_ddot(7, dx, 1, dy, 1, t));
+    TU_CHECK(tu_value(s) == 140.0);
+    TU_CHECK(tu_srel(tu_value(t), xy) < 1e-12);
+    tu_fetch(dy, g);
+    TU_CHECK(tu_relerr(g, y, 7) < 1e-12);
+    TU_CALL(deso_vec_destroy(&dx));
+    TU_CALL(deso_vec_destroy(&dy));
+    TU_CALL(deso_mat_destroy(&dA));
+    TU_CALL(deso_scalar_destroy(&s));
+    TU_CALL(deso_scalar_destroy(&t));
+    TU_SYNC();
+}
+
+/* A context in the given mode, default grid, block size 2.               */
+static deso_ctx *mu_ctx(deso_mode mode)
+{
+    tu_label("mode %s", deso_mode_name(mode));
+    return tu_ctx_mode(mode, 0, 0, 2);
 }
 
 /* ---- context, options, plans, wisdom, statistics ------------------------ */
@@ -84,6 +121,7 @@ static void check_usable(deso_ctx *ctx)
 static void test_context(void **state)
 {
     (void)state;
+    tu_label("options");
     deso_ctx *ctx = NULL;
     deso_options o;
     MU_ERR(deso_init(MPI_COMM_WORLD, NULL, NULL), DESO_ENULL);
@@ -132,7 +170,7 @@ static void test_context(void **state)
     MU_ERR(deso_init(MPI_COMM_WORLD, NULL, &ctx), DESO_EINVAL);
     unsetenv("DESO_GRID");
 
-    ctx = tu_ctx(0, 0, 2);
+    ctx = mu_ctx(DESO_MODE_NONE);
     MU_ERR(deso_flush(NULL), DESO_ENULL);
     deso_info info;
     MU_ERR(deso_get_info(NULL, &info), DESO_ENULL);
@@ -163,10 +201,9 @@ static void test_context(void **state)
 
 /* ---- creating values ---------------------------------------------------- */
 
-static void test_create(void **state)
+static void create_in(deso_mode mode)
 {
-    (void)state;
-    deso_ctx *ctx = tu_ctx(0, 0, 2);
+    deso_ctx *ctx = mu_ctx(mode);
     deso_vec *x = NULL;
     deso_mat *A = NULL;
     deso_scalar *s = NULL;
@@ -255,12 +292,18 @@ static void test_create(void **state)
     TU_OK(deso_finalize(&ctx));
 }
 
-/* ---- handles in level 1, level 2 and scalar calls ------------------------ */
-
-static void test_handles(void **state)
+/* In every optimiser mode: the context must compute after the failures. */
+static void test_create(void **state)
 {
     (void)state;
-    deso_ctx *ctx = tu_ctx(0, 0, 2), *other = tu_ctx(0, 0, 3);
+    for (int m = 0; m < TU_NMODES; m++) create_in(tu_mode(m));
+}
+
+/* ---- handles in level 1, level 2 and scalar calls ------------------------ */
+
+static void handles_in(deso_mode mode)
+{
+    deso_ctx *ctx = mu_ctx(mode), *other = tu_ctx(0, 0, 3);
     deso_vec *x, *y, *z, *ox, *dead;
     deso_mat *A, *S, *oA, *deadA;
     deso_scalar *s, *os, *deads;
@@ -545,11 +588,18 @@ static void test_handles(void **state)
     TU_OK(deso_finalize(&ctx));
 }
 
+static void test_handles(void **state)
+{
+    (void)state;
+    for (int m = 0; m < TU_NMODES; m++) handles_in(tu_mode(m));
+}
+
 /* ---- deso_redist.h ------------------------------------------------------ */
 
 static void test_remap(void **state)
 {
     (void)state;
+    tu_label("no context");
     deso_layout a = {12, 1, 2, 1, 1, np, NULL, 0};
     deso_layout b = {12, 1, 3, 1, np, 1, NULL, 0};
     deso_redist *r = NULL;
@@ -578,12 +628,20 @@ static void test_remap(void **state)
     c.pr = 1 << 30;
     c.pc = 1 << 30;
     MU_ERR(deso_redist_create(MPI_COMM_WORLD, &c, &b, G, &r), DESO_EINVAL);
-    int bad_ranks[3] = {np, 0, 0};
+    /* b's grid is np x 1: a rank list of np entries, wrong in one: a rank
+     * out of range, a rank twice                                           */
+    int bad_ranks[64], rep_ranks[64];
+    assert_true(np <= 64);
+    for (int k = 0; k < np; k++) {
+        bad_ranks[k] = k;
+        rep_ranks[k] = k;
+    }
+    bad_ranks[0] = np;
     c = b;
     c.ranks = bad_ranks;
     MU_ERR(deso_redist_create(MPI_COMM_WORLD, &a, &c, G, &r), DESO_EINVAL);
     if (np > 1) {
-        int rep_ranks[3] = {0, 0, 1};
+        rep_ranks[1] = 0;
         c.ranks = rep_ranks;
         MU_ERR(deso_redist_create(MPI_COMM_WORLD, &a, &c, G, &r),
                DESO_EINVAL);
@@ -682,7 +740,7 @@ static void test_remap(void **state)
 static void test_scalapack_args(void **state)
 {
     (void)state;
-    deso_ctx *ctx = tu_ctx(0, 0, 2);
+    deso_ctx *ctx = mu_ctx(DESO_MODE_AFFINE);
     int desc[9] = {1, 0, 4, 4, 2, 2, 0, 0, 4};
     double local[16] = {0};
     deso_mat *A = NULL;
@@ -718,7 +776,7 @@ static void test_scalapack_args(void **state)
 static void test_mpi_errors(void **state)
 {
     (void)state;
-    deso_ctx *ctx = tu_ctx(0, 0, 2);
+    deso_ctx *ctx = mu_ctx(DESO_MODE_FULL);
     MPI_Comm comms[3] = {ctx->comm, ctx->dimcomm[0], ctx->dimcomm[1]};
     int ok = 1;
     for (int k = 0; k < 3; k++) {

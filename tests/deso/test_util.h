@@ -94,8 +94,8 @@ static inline deso_ctx *tu_ctx(int pr, int pc, int64_t nb)
     return ctx;
 }
 
-/* The grids a test runs at: the default one, plus 1 x P, plus both 2-D
- * shapes at P = 6.                                                         */
+/* The grids a test runs at: the default one (the most square: 2x2 at
+ * P = 4), plus 1 x P, plus 2 x 1 at P = 2 and both 2-D shapes at P = 6.  */
 static inline int tu_grids(int grids[][2])
 {
     int P = tu_size(), k = 0;
@@ -116,6 +116,204 @@ static inline int tu_grids(int grids[][2])
     return k;
 }
 
+/* ---- checks counted in batches ------------------------------------------
+ * An all-reduce per check dominates the run time at P > 2 on a loaded
+ * 2-core machine, so the computing tests count their checks on each rank
+ * and all-reduce the count once per case (tu_case_end, TU_SYNC).  TU_CALL
+ * suits every call that cannot leave a rank alone in a collective:
+ * recording calls (a rank that failed alone makes the next force point
+ * fail on every rank) and collective calls whose errors deso agrees
+ * across the ranks.  Each failure is printed at once with the case it
+ * happened in.                                                            */
+
+/* The case running, named in every failure message (set by tu_label).   */
+static inline char *tu_where(void)
+{
+    static char where[256];
+    return where;
+}
+
+static inline void tu_label(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tu_where(), 256, fmt, ap);
+    va_end(ap);
+}
+
+/* Failures on this rank since the last TU_SYNC.                          */
+static inline int *tu_failed(void)
+{
+    static int failed;
+    return &failed;
+}
+
+#define TU_CHECK(cond)                                                       \
+    do {                                                                     \
+        if (!(cond)) {                                                       \
+            print_error("%s: line %d: %s\n", tu_where(), __LINE__, #cond);  \
+            ++*tu_failed();                                                  \
+        }                                                                    \
+    } while (0)
+
+#define TU_CALL(call)                                                        \
+    do {                                                                     \
+        deso_err e_ = (call);                                                \
+        if (e_ != DESO_OK) {                                                 \
+            print_error("%s: %s -> %s: %s\n", tu_where(), #call,            \
+                        deso_errname(e_), deso_last_error());               \
+            ++*tu_failed();                                                  \
+        }                                                                    \
+    } while (0)
+
+/* The call returns `code` (a failure counted as TU_CALL's).             */
+#define TU_CALL_ERR(call, code)                                              \
+    do {                                                                     \
+        deso_err e_ = (call);                                                \
+        if (e_ != (code)) {                                                  \
+            print_error("%s: %s -> %s, expected %s\n", tu_where(), #call,   \
+                        deso_errname(e_), deso_errname(code));              \
+            ++*tu_failed();                                                  \
+        }                                                                    \
+    } while (0)
+
+/* Cases that failed since the last TU_SYNC (the same count on every rank). */
+static inline int *tu_failed_cases(void)
+{
+    static int failed;
+    return &failed;
+}
+
+/* Ends one case of a walk: a failure counted on any rank fails the case on
+ * every rank, and the walk goes on, so that the messages name every case
+ * that fails (a fault of one optimiser mode shows as that mode's); the
+ * TU_SYNC after the walk then fails the test.                             */
+static inline void tu_case_end(void)
+{
+    int f = *tu_failed();
+    *tu_failed() = 0;
+    if (!tu_all(f == 0)) ++*tu_failed_cases();
+}
+
+/* Every rank fails together when any rank counted a failure.             */
+#define TU_SYNC()                                                            \
+    do {                                                                     \
+        int f_ = *tu_failed() + *tu_failed_cases();                          \
+        *tu_failed() = 0;                                                    \
+        *tu_failed_cases() = 0;                                              \
+        assert_true(tu_all(f_ == 0));                                        \
+    } while (0)
+
+/* ---- optimiser modes and the cases a test walks -------------------------
+ * Every computing test runs in each optimiser mode and compares each with
+ * sequential CBLAS, never one mode with another (a fault the modes share
+ * would pass).  The fast group (make check, deso-np: P <= 4) cannot walk
+ * every combination of mode, grid and block size in its time budget; the
+ * long group (deso-np-long: P = 6) does.                                  */
+#define TU_NMODES 3
+
+static inline deso_mode tu_mode(int k)
+{
+    static const deso_mode modes[TU_NMODES] = {
+        DESO_MODE_NONE, DESO_MODE_AFFINE, DESO_MODE_FULL};
+    return modes[k];
+}
+
+/* A context in `mode` with the given grid (0 x 0: default) and block size. */
+static inline deso_ctx *tu_ctx_mode(deso_mode mode, int pr, int pc,
+                                    int64_t nb)
+{
+    deso_options o;
+    deso_options_default(&o);
+    o.mode = mode;
+    o.grid_rows = pr;
+    o.grid_cols = pc;
+    o.nb = nb;
+    deso_ctx *ctx = NULL;
+    TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
+    return ctx;
+}
+
+/* Whether this run walks every combination: the long group runs the
+ * tests at P = 6 (their deso-np-long line).                               */
+static inline int tu_long(void)
+{
+    return tu_size() >= 5;
+}
+
+typedef struct tu_case {
+    deso_mode mode;
+    int pr, pc;          /* 0 x 0: the default grid                          */
+    int64_t nb;
+} tu_case;
+
+#define TU_MAX_CASES 64
+
+/* The default grid's rows (deso.h: the most square grid, rows <= columns:
+ * 2x2 at P = 4, 2x3 at P = 6).                                            */
+static inline int tu_default_rows(void)
+{
+    int P = tu_size(), rows = 1;
+    for (int r = 1; r * r <= P; r++)
+        if (P % r == 0) rows = r;
+    return rows;
+}
+
+/* The cases of a test: every mode on every grid of tu_grids, with block
+ * sizes from nbs[0 .. nnb) (nnb <= 4).  Every block size meets every mode
+ * on 2-D grids (the fast group's is 2x2 at P = 4) and, in the long group,
+ * on every grid.  On the fast group's 1-D grids each mode takes one block
+ * size, in turn from an offset of P, so that its runs at P = 1 .. 4
+ * together still pair every mode with every block size on a 1-D grid.  A
+ * grid tu_grids lists explicitly that equals the default one (2x3 at
+ * P = 6) is walked once.  Returns the number of cases.                    */
+static inline int tu_cases(const int64_t *nbs, int nnb, tu_case *out)
+{
+    int grids[4][2], P = tu_size(), rows = tu_default_rows(), n = 0;
+    int ng = tu_grids(grids);
+    for (int gi = 0, g = 0; gi < ng; gi++) {
+        if (grids[gi][0] == rows && grids[gi][1] == P / rows) continue;
+        int r = grids[gi][0] > 0 ? grids[gi][0] : rows;
+        int all = tu_long() || (r > 1 && r < P);
+        for (int m = 0; m < TU_NMODES; m++)
+            for (int b = 0; b < nnb; b++) {
+                if (!all && b != (P + g + m) % nnb) continue;
+                out[n++] = (tu_case){tu_mode(m), grids[gi][0],
+                                     grids[gi][1], nbs[b]};
+            }
+        g++;
+    }
+    return n;
+}
+
+/* The case's context; the default grid must be the one tu_cases assumed
+ * (at P = 4 it is the fast group's only 2-D grid).                       */
+static inline deso_ctx *tu_case_ctx(const tu_case *c)
+{
+    deso_ctx *ctx = tu_ctx_mode(c->mode, c->pr, c->pc, c->nb);
+    deso_info info;
+    TU_OK(deso_get_info(ctx, &info));
+    int rows = c->pr > 0 ? c->pr : tu_default_rows();
+    assert_true(tu_all(info.mode == c->mode && info.grid_rows == rows &&
+                       info.grid_cols == tu_size() / rows));
+    return ctx;
+}
+
+/* "mode affine, grid 2x2, nb 3" (the default grid as "default").        */
+static inline const char *tu_case_name(const tu_case *c)
+{
+    static char name[96];
+    char grid[24] = "default";
+    if (c->pr > 0) snprintf(grid, sizeof grid, "%dx%d", c->pr, c->pc);
+    if (c->nb == DESO_NB_BLOCK)
+        snprintf(name, sizeof name, "mode %s, grid %s, block folding",
+                 deso_mode_name(c->mode), grid);
+    else
+        snprintf(name, sizeof name, "mode %s, grid %s, nb %lld",
+                 deso_mode_name(c->mode), grid, (long long)c->nb);
+    return name;
+}
+
 static inline void tu_gather(const deso_vec *x, double *buf)
 {
     TU_OK(deso_vec_gather(x, buf, DESO_ALL_RANKS));
@@ -125,6 +323,19 @@ static inline double tu_get(const deso_scalar *s)
 {
     double v = NAN;
     TU_OK(deso_scalar_get(s, &v));
+    return v;
+}
+
+/* tu_gather and tu_get with the failure counted for the next TU_SYNC.   */
+static inline void tu_fetch(const deso_vec *x, double *buf)
+{
+    TU_CALL(deso_vec_gather(x, buf, DESO_ALL_RANKS));
+}
+
+static inline double tu_value(const deso_scalar *s)
+{
+    double v = NAN;
+    TU_CALL(deso_scalar_get(s, &v));
     return v;
 }
 
