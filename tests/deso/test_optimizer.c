@@ -42,18 +42,18 @@ static void random_program(deso_mode mode, uint64_t seed, int64_t n,
     deso_scalar *s[NS];
     deso_mat *dA;
     tu_fill(&r, A, n * n);
-    TU_OK(deso_mat_from_array(ctx, n, n, A, n, DESO_ALL_RANKS, &dA));
+    TU_CALL(deso_mat_from_array(ctx, n, n, A, n, DESO_ALL_RANKS, &dA));
     for (int k = 0; k < NV; k++) {
         w[k] = ref + k * n;
         tu_fill(&r, w[k], n);
-        TU_OK(deso_vec_from_array(ctx, n, w[k], DESO_ALL_RANKS, &v[k]));
+        TU_CALL(deso_vec_from_array(ctx, n, w[k], DESO_ALL_RANKS, &v[k]));
     }
     for (int k = 0; k < NS; k++) {
         c[k] = tu_rand(&r);
-        TU_OK(deso_scalar_create(ctx, c[k], &s[k]));
+        TU_CALL(deso_scalar_create(ctx, c[k], &s[k]));
     }
     deso_scalar *t;
-    TU_OK(deso_scalar_create(ctx, 0.0, &t));
+    TU_CALL(deso_scalar_create(ctx, 0.0, &t));
     int steps = 12 + (int)(r.s % 12);
     for (int st = 0; st < steps; st++) {
         double u = tu_rand(&r);
@@ -61,71 +61,72 @@ static void random_program(deso_mode mode, uint64_t seed, int64_t n,
         int sa = (int)((u + 1.0) * 777.0) % NS;
         int op = (int)((tu_rand(&r) + 1.0) * 5.0);
         /* a bounded scalar from s[sa]: 1 / (1 + s^2)                       */
-        TU_OK(deso_smul(t, s[sa], s[sa]));
-        TU_OK(deso_sadd(t, t, 1.0));
-        TU_OK(deso_sdiv(t, 1.0, t));
+        TU_CALL(deso_smul(t, s[sa], s[sa]));
+        TU_CALL(deso_sadd(t, t, 1.0));
+        TU_CALL(deso_sdiv(t, 1.0, t));
         double ct = 1.0 / (c[sa] * c[sa] + 1.0);
         switch (op) {
         case 0:
-            TU_OK(deso_daxpy(n, t, v[a], 1, v[b], 1));
+            TU_CALL(deso_daxpy(n, t, v[a], 1, v[b], 1));
             cblas_daxpy(in, ct, w[a], 1, w[b], 1);
             break;
         case 1:
-            TU_OK(deso_dscal(n, t, v[a], 1));
+            TU_CALL(deso_dscal(n, t, v[a], 1));
             cblas_dscal(in, ct, w[a], 1);
             break;
         case 2:
-            TU_OK(deso_ddot(n, v[a], 1, v[b], 1, s[sa]));
+            TU_CALL(deso_ddot(n, v[a], 1, v[b], 1, s[sa]));
             c[sa] = cblas_ddot(in, w[a], 1, w[b], 1);
             break;
         case 3:
-            TU_OK(deso_dnrm2(n, v[a], 1, s[sa]));
+            TU_CALL(deso_dnrm2(n, v[a], 1, s[sa]));
             c[sa] = cblas_dnrm2(in, w[a], 1);
             break;
         case 4:
-            TU_OK(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, t, dA, n,
-                             v[a], 1, 0.0, v[b], 1));
-            TU_OK(deso_dnrm2(n, v[b], 1, s[sa]));
-            TU_OK(deso_sadd(s[sa], s[sa], 1.0));
-            TU_OK(deso_sdiv(s[sa], 1.0, s[sa]));
-            TU_OK(deso_dscal(n, s[sa], v[b], 1));
+            TU_CALL(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, t, dA, n,
+                               v[a], 1, 0.0, v[b], 1));
+            TU_CALL(deso_dnrm2(n, v[b], 1, s[sa]));
+            TU_CALL(deso_sadd(s[sa], s[sa], 1.0));
+            TU_CALL(deso_sdiv(s[sa], 1.0, s[sa]));
+            TU_CALL(deso_dscal(n, s[sa], v[b], 1));
             cblas_dgemv(CblasColMajor, CblasNoTrans, in, in, ct, A, in, w[a],
                         1, 0.0, w[b], 1);
             c[sa] = 1.0 / (cblas_dnrm2(in, w[b], 1) + 1.0);
             cblas_dscal(in, c[sa], w[b], 1);
             break;
         case 5:
-            TU_OK(deso_dgemv(DESO_COL_MAJOR, DESO_TRANS, n, n, 0.5, dA, n,
-                             v[a], 1, t, v[b], 1));
+            TU_CALL(deso_dgemv(DESO_COL_MAJOR, DESO_TRANS, n, n, 0.5, dA, n,
+                               v[a], 1, t, v[b], 1));
             cblas_dgemv(CblasColMajor, CblasTrans, in, in, 0.5, A, in, w[a],
                         1, ct, w[b], 1);
             break;
         case 6:
-            TU_OK(deso_daxpby(n, t, v[a], 1, 0.5, v[b], 1));
+            TU_CALL(deso_daxpby(n, t, v[a], 1, 0.5, v[b], 1));
             for (int i = 0; i < in; i++)
                 w[b][i] = ct * w[a][i] + 0.5 * w[b][i];
             break;
         case 7:
-            TU_OK(deso_dasum(n, v[a], 1, s[sa]));
+            TU_CALL(deso_dasum(n, v[a], 1, s[sa]));
             c[sa] = cblas_dasum(in, w[a], 1);
             break;
         case 8:
-            TU_OK(deso_dcopy(n, v[a], 1, v[b], 1));
+            TU_CALL(deso_dcopy(n, v[a], 1, v[b], 1));
             cblas_dcopy(in, w[a], 1, w[b], 1);
             break;
         default: {
             double x;
-            TU_OK(deso_scalar_get(s[sa], &x));    /* a force point         */
+            TU_CALL(deso_scalar_get(s[sa], &x));    /* a force point         */
             break;
         }
         }
-        if (st % 5 == 4) TU_OK(deso_flush(ctx));
+        if (st % 5 == 4) TU_CALL(deso_flush(ctx));
     }
     for (int k = 0; k < NV; k++)
-        TU_OK(deso_vec_gather(v[k], out + k * n, DESO_ALL_RANKS));
-    for (int k = 0; k < NS; k++) TU_OK(deso_scalar_get(s[k], &out[NV * n + k]));
+        TU_CALL(deso_vec_gather(v[k], out + k * n, DESO_ALL_RANKS));
+    for (int k = 0; k < NS; k++)
+        TU_CALL(deso_scalar_get(s[k], &out[NV * n + k]));
     free(A);
-    TU_OK(deso_finalize(&ctx));
+    TU_CALL(deso_finalize(&ctx));
 }
 
 /* Every mode against sequential CBLAS (not against each other: a fault
@@ -141,6 +142,8 @@ static void test_random_modes(void **state)
         double *res = malloc((size_t)(2 * len) * sizeof(double));
         double *ref = res + len;
         for (int m = 0; m < TU_NMODES; m++) {
+            tu_label("seed %llu mode %s", (unsigned long long)seed,
+                     deso_mode_name(tu_mode(m)));
             random_program(tu_mode(m), seed, n, res, ref);
             double e = 0.0;
             for (int k = 0; k < NV; k++)
@@ -150,13 +153,13 @@ static void test_random_modes(void **state)
                 e = fmax(e, d / fmax(fabs(ref[NV * n + k]), 1.0));
             }
             if (!(e <= 1e-12))
-                print_error("seed %llu mode %s: rel err %g against CBLAS\n",
-                            (unsigned long long)seed,
-                            deso_mode_name(tu_mode(m)), e);
-            assert_true(tu_all(e <= 1e-12));
+                print_error("%s: rel err %g against CBLAS\n", tu_where(), e);
+            TU_CHECK(e <= 1e-12);
+            tu_case_end();
         }
         free(res);
     }
+    TU_SYNC();
 }
 
 /* ---- CG ---------------------------------------------------------------- */
@@ -183,6 +186,9 @@ static double b_fn(int64_t i, void *arg)
 
 static void cg_setup_on(cg *c, deso_ctx *ctx, int64_t n)
 {
+    deso_info info;
+    TU_OK(deso_get_info(ctx, &info));
+    tu_label("CG, n %lld, mode %s", (long long)n, deso_mode_name(info.mode));
     c->ctx = ctx;
     c->n = n;
     TU_OK(deso_mat_from_fn(c->ctx, n, n, a_fn, NULL, &c->A));
@@ -205,24 +211,25 @@ static void cg_setup(cg *c, deso_mode mode, int64_t n, const char *wisdom)
 static void cg_iter(cg *c)
 {
     int64_t n = c->n;
-    TU_OK(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, 1.0, c->A, n, c->p,
-                     1, 0.0, c->q, 1));
-    TU_OK(deso_ddot(n, c->p, 1, c->q, 1, c->pq));
-    TU_OK(deso_sdiv(c->al, c->rr, c->pq));
-    TU_OK(deso_daxpy(n, c->al, c->p, 1, c->x, 1));
-    TU_OK(deso_sneg(c->nal, c->al));
-    TU_OK(deso_daxpy(n, c->nal, c->q, 1, c->r, 1));
-    TU_OK(deso_ddot(n, c->r, 1, c->r, 1, c->rrn));
-    TU_OK(deso_sdiv(c->be, c->rrn, c->rr));
-    TU_OK(deso_dscal(n, c->be, c->p, 1));
-    TU_OK(deso_daxpy(n, 1.0, c->r, 1, c->p, 1));
-    TU_OK(deso_sset(c->rr, c->rrn));
+    TU_CALL(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, 1.0, c->A, n, c->p,
+                       1, 0.0, c->q, 1));
+    TU_CALL(deso_ddot(n, c->p, 1, c->q, 1, c->pq));
+    TU_CALL(deso_sdiv(c->al, c->rr, c->pq));
+    TU_CALL(deso_daxpy(n, c->al, c->p, 1, c->x, 1));
+    TU_CALL(deso_sneg(c->nal, c->al));
+    TU_CALL(deso_daxpy(n, c->nal, c->q, 1, c->r, 1));
+    TU_CALL(deso_ddot(n, c->r, 1, c->r, 1, c->rrn));
+    TU_CALL(deso_sdiv(c->be, c->rrn, c->rr));
+    TU_CALL(deso_dscal(n, c->be, c->p, 1));
+    TU_CALL(deso_daxpy(n, 1.0, c->r, 1, c->p, 1));
+    TU_CALL(deso_sset(c->rr, c->rrn));
 }
 
 static void cg_done(cg *c, double *x)
 {
     if (x != NULL) TU_OK(deso_vec_gather(c->x, x, DESO_ALL_RANKS));
     TU_OK(deso_finalize(&c->ctx));
+    TU_SYNC();   /* cg_iter's calls                                       */
 }
 
 static void totals(int64_t *t)
