@@ -80,7 +80,7 @@ SONAME  := libdeso.so.$(ABI)
 # Every object, every name visible: what the tests link, to reach inside.
 INTERNAL := $(BUILD)/lib/internal/libdeso.a
 
-.PHONY: all lib programs tests check check-unit check-mpi check-counts check-long check-asan \
+.PHONY: all lib programs tests check check-unit check-mpi check-counts check-long check-asan check-asan-walk \
         check-fuzz check-install check-mpi-alias check-cli check-layers demo setup clean bench bench-remap benches install
 
 all: lib programs tests benches
@@ -164,6 +164,8 @@ check-counts: $(COUNT_BIN) $(PMPI_LIB)
 	@MPIEXEC=$(MPIEXEC) PRELOAD=$(abspath $(PMPI_LIB)) NP_ONLY="$(NP_ONLY)" \
 	 sh scripts/run-tests.sh counts "$(COUNT_BIN)"
 
+WALK_TEST := test_alloc_rank
+
 # The unit tests, and the MPI tests at P = 2, under ASan + UBSan.  In the
 # MPI pass LeakSanitizer is off: MPICH's transport leaves ~1 KB allocated by
 # a module it unloads before exit, which no suppression can name.  Leaks on
@@ -172,7 +174,15 @@ check-counts: $(COUNT_BIN) $(PMPI_LIB)
 check-asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=1 check-unit
 	@ASAN_OPTIONS=detect_leaks=0 \
-	 $(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=1 NP_ONLY=2 check-mpi
+	 $(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=1 NP_ONLY=2 \
+	   MPI_BIN="$(filter-out %/$(WALK_TEST),$(MPI_BIN:$(BUILD)/%=$(BUILD)/asan/%))" check-mpi
+
+# The one-rank failure walk under the sanitizers: in the long group, where
+# its minutes fit.
+check-asan-walk:
+	@ASAN_OPTIONS=detect_leaks=0 \
+	 $(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=1 NP_ONLY=2 \
+	   MPI_BIN="$(BUILD)/asan/tests/deso/$(WALK_TEST)" check-mpi
 
 # The long group.  valgrind's leak check covers the MPI paths that the
 # sanitizer pass cannot (see check-asan): one remap executed 10^4 times and
@@ -182,6 +192,8 @@ check-long: setup
 	@MPIEXEC=$(MPIEXEC) sh scripts/run-tests.sh mpi-long "$(MPI_BIN)"
 	@MPIEXEC=$(MPIEXEC) PRELOAD=$(abspath $(PMPI_LIB)) \
 	 sh scripts/run-tests.sh counts-long "$(COUNT_BIN)"
+	@$(MAKE) --no-print-directory check-asan-walk
+	@FUZZ_SECONDS=240 sh scripts/run-fuzz.sh $(BUILD)
 	@sh scripts/valgrind-remap.sh $(BUILD)
 	@sh scripts/soak.sh $(BUILD)
 	@sh scripts/mutate.sh
@@ -199,9 +211,10 @@ check-mpi-alias:
 check-cli: programs
 	@sh scripts/test-cli.sh $(BUILD)
 
-# libFuzzer targets in tests/fuzz, each for FUZZ_SECONDS (default 60).
+# libFuzzer targets in tests/fuzz, each for FUZZ_SECONDS (30 here; the
+# long group runs them 240 s each).
 check-fuzz:
-	@sh scripts/run-fuzz.sh $(BUILD)
+	@FUZZ_SECONDS=$${FUZZ_SECONDS:-30} sh scripts/run-fuzz.sh $(BUILD)
 
 # Benchmarks, not tests: raw results into doc/*.jsonl, and README's
 # benchmark sections generated from them (scripts/bench_report.py).
