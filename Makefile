@@ -180,16 +180,18 @@ check-asan:
 # The one-rank failure walk under the sanitizers: in the long group, where
 # its minutes fit.
 check-asan-walk:
-	@ASAN_OPTIONS=detect_leaks=0 \
+	@ASAN_OPTIONS=detect_leaks=0 DESO_TEST_TIMEOUT=$${DESO_TEST_TIMEOUT:-900} \
 	 $(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=1 NP_ONLY=2 \
 	   MPI_BIN="$(BUILD)/asan/tests/deso/$(WALK_TEST)" check-mpi
 
-# The long group.  valgrind's leak check covers the MPI paths that the
+# The long group (runs of several minutes: a longer timeout per run).
+# valgrind's leak check covers the MPI paths that the
 # sanitizer pass cannot (see check-asan): one remap executed 10^4 times and
 # a CG soak with the plan cache replaying, both at P = 2.
 check-long: setup
 	@$(MAKE) --no-print-directory all
-	@MPIEXEC=$(MPIEXEC) sh scripts/run-tests.sh mpi-long "$(MPI_BIN)"
+	@MPIEXEC=$(MPIEXEC) DESO_TEST_TIMEOUT=$${DESO_TEST_TIMEOUT:-900} \
+	 sh scripts/run-tests.sh mpi-long "$(MPI_BIN)"
 	@MPIEXEC=$(MPIEXEC) PRELOAD=$(abspath $(PMPI_LIB)) \
 	 sh scripts/run-tests.sh counts-long "$(COUNT_BIN)"
 	@$(MAKE) --no-print-directory check-asan-walk
