@@ -6,7 +6,7 @@
 #   1. a scratch pkg-config directory whose mpi.pc is Open MPI's ompi.pc
 #      when that is installed, or else a fake one whose mpi.h is not MPICH's
 #      and whose -lmpi does not exist; the trap is confirmed armed
-#      (scalapack-mpich's flags through it name the other MPI);
+#      (scalapack-mpich requires `mpi`, which resolves to that file);
 #   2. with that directory first on PKG_CONFIG_PATH: the library and the
 #      programs build from scratch, and scripts/test-install.sh passes
 #      (a user's pkg-config build links and runs at P = 2), and the
@@ -54,11 +54,14 @@ fi
 PKG_CONFIG_PATH=$tmp/pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 export PKG_CONFIG_PATH
 
-armed() { # scalapack-mpich through the alias names the foreign MPI
-    flags=$(pkg-config --cflags scalapack-mpich) || return 1
-    echo "scalapack-mpich cflags: $flags"
-    case " $flags " in *" -I$foreign_inc "*) return 0 ;; esac
-    return 1
+armed() { # scalapack-mpich requires `mpi`, and `mpi` is now the scratch one
+    # (read from the .pc files: no MPI flags are ever taken through the alias)
+    requires=$(pkg-config --print-requires scalapack-mpich | tr '\n' ' ') || return 1
+    echo "scalapack-mpich requires: $requires"
+    case " $requires " in *" mpi "*) ;; *) return 1 ;; esac
+    where=$(pkg-config --path mpi) || return 1
+    echo "mpi resolves to: $where"
+    [ "$where" = "$tmp/pc/mpi.pc" ]
 }
 
 step "the alias names the other MPI (trap armed)" armed

@@ -363,19 +363,13 @@ static int setup(void **state)
     (void)state;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
-    if (me == 0) {
-        snprintf(dir, sizeof dir, "/tmp/deso-config-XXXXXX");
-        if (mkdtemp(dir) == NULL) dir[0] = '\0';
-    }
-    MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
-    return dir[0] == '\0' ? -1 : 0;
+    return tu_scratch_dir("config", dir, sizeof dir);
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (me == 0) rmdir(dir);
+    tu_scratch_done(dir);
     return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -337,6 +338,37 @@ static inline double tu_value(const deso_scalar *s)
     double v = NAN;
     TU_CALL(deso_scalar_get(s, &v));
     return v;
+}
+
+/* A scratch directory made by rank 0 (mkdtemp under /tmp, named after
+ * `name`), its path on every rank in dir; 0, or -1 when it could not be
+ * made.  Collective.                                                       */
+static inline int tu_scratch_dir(const char *name, char *dir, size_t len)
+{
+    int me = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me == 0) {
+        /* mkdtemp replaces the template's last six characters             */
+        int k = snprintf(dir, len, "/tmp/deso-%s-", name);
+        if (k < 0 || (size_t)k + 7 > len) {
+            dir[0] = '\0';
+        } else {
+            memset(dir + k, 'X', 6);
+            dir[k + 6] = '\0';
+            if (mkdtemp(dir) == NULL) dir[0] = '\0';
+        }
+    }
+    MPI_Bcast(dir, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD);
+    return dir[0] == '\0' ? -1 : 0;
+}
+
+/* The scratch directory removed (it must be empty by then).  Collective. */
+static inline void tu_scratch_done(const char *dir)
+{
+    int me = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me == 0) rmdir(dir);
 }
 
 #define TU_MAIN(...)                                                         \
