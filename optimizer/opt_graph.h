@@ -60,6 +60,13 @@ typedef struct opt_graph {
 
 void opt_graph_init(opt_graph *g, const opt_defaults *df);
 void opt_graph_free(opt_graph *g);
+/* Empties g for a new graph on df, keeping its storage.                   */
+void opt_graph_reset(opt_graph *g, const opt_defaults *df);
+/* Whether a and b are the same graph: grid, mode, values (kinds, shapes,
+ * producers, live-in layouts, live-out marks) and nodes.                 */
+bool opt_graph_equal(const opt_graph *a, const opt_graph *b);
+/* dst (uninitialised) becomes a copy of src.                              */
+deso_err opt_graph_copy(const opt_graph *src, opt_graph *dst);
 /* A live-in value with its primary layout (its kind and shape come from
  * the layout).  *id receives the value id.                                */
 deso_err opt_graph_livein(opt_graph *g, const blas_layout *lay, int *id);

@@ -15,11 +15,18 @@ typedef enum deso__timer {
     DESO_T_COUNT
 } deso__timer;
 
-/* Wall-clock seconds (MPI_Wtime when MPI is up, else a monotonic clock).   */
+/* Wall-clock seconds on the monotonic clock (only differences mean much).  */
 double deso__now(void);
 
 /* Adds seconds to a category.                                              */
 void deso__stats_time(deso__timer t, double seconds);
+
+/* Seconds in all categories so far: a caller that times a whole step
+ * charges what its parts did not time to one category.                   */
+double deso__stats_timed(void);
+
+/* Bytes and messages counted so far (point-to-point and collective).      */
+void deso__stats_traffic(int64_t *bytes, int64_t *msgs);
 
 /* One point-to-point message of `bytes` payload sent by this rank.        */
 void deso__stats_p2p(int64_t bytes);

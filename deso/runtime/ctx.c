@@ -42,6 +42,14 @@ static void ctx_free(deso_ctx *ctx)
     opt_wisdom_free(&ctx->wis);
     opt_graph_free(&ctx->last_g);
     opt_plan_free(&ctx->last_p);
+    opt_graph_free(&ctx->build);
+    deso__compiled_clear(ctx);
+    deso__view_pool_drain();
+    free(ctx->sim);
+    free(ctx->run.rv);
+    free(ctx->run.fz);
+    free(ctx->run.grp);
+    free(ctx->run.glast);
     for (int k = 0; k < 2; k++)
         if (ctx->dimcomm[k] != MPI_COMM_NULL) MPI_Comm_free(&ctx->dimcomm[k]);
     if (ctx->comm != MPI_COMM_NULL) MPI_Comm_free(&ctx->comm);

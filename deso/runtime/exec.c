@@ -16,6 +16,15 @@ static blas_local local_of(const deso_ctx *ctx, const deso__view *w)
     return l;
 }
 
+/* A kernel of operation op that started at t0: compute time, and the
+ * performance log's kernel time (one clock reading for both).           */
+static void kernel_time(blas_op op, double t0)
+{
+    double dt = deso__now() - t0;
+    deso__stats_time(DESO_T_COMPUTE, dt);
+    deso__log_op(op, dt);
+}
+
 /* Reductions produce their result reduced to coordinate 0 along the grid
  * dimension they sum over; replicating it there is a separate broadcast
  * step.  When the result's placement is replicated along that dimension
@@ -62,12 +71,12 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
                    k);
         cur[k] = nd->ops[k]->views->lay;
     }
-    double t0 = deso__now();
     deso_err err = DESO_OK;
     if (pl != NULL) {           /* the optimised plan's placements          */
         rl = pl->res;
         for (int k = 0; k < nops; k++) req[k] = pl->req[k];
     } else {
+        double t0 = deso__now();
         err = opt_place_node(&ctx->df, &nd->d, cur, &rl, req);
         deso__stats_time(DESO_T_OPTIMISE, deso__now() - t0);
     }
@@ -79,8 +88,8 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
 
     /* The result: take over the updated operand's buffer when this node is
      * its last reader (y <- a x + y in place; the preparation then made no
-     * result view), else start from a copy.                               */
-    t0 = deso__now();
+     * result view), else start from a copy.  (The force charges what
+     * is not timed here to the overhead.)                                 */
     int io = info->inout < nops ? info->inout : -1;
     if (rv == NULL && io >= 0 && nd->ops[io]->refs == 1 &&
         blas_layout_equal(&v[io]->lay, &rl)) {
@@ -95,7 +104,6 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
             memcpy(rv->data, v[io]->data,
                    (size_t)(rv->rows * rv->cols) * sizeof(double));
     }
-    deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
 
     blas_local L[BLAS_MAXOPS];
     for (int k = 0; k < nops; k++) L[k] = local_of(ctx, v[k]);
@@ -115,10 +123,9 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
         fz->red = 0.0;
         fz->part = takes_part(ctx, info, &nd->d, req, &rl);
         if (fz->part) {
-            t0 = deso__now();
+            double t0 = deso__now();
             info->kernel(&nd->d, L, &R, &fz->red);
-            deso__stats_time(DESO_T_COMPUTE, deso__now() - t0);
-            deso__log_op(nd->d.op, deso__now() - t0);
+            kernel_time(nd->d.op, t0);
         }
         return DESO_OK;
     }
@@ -133,19 +140,18 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
                              "elements was not prepared", info->name,
                              (long long)len);
         if (err == DESO_OK) {
-            t0 = deso__now();
+            double t0 = deso__now();
             info->kernel(&nd->d, L, &R, red);
-            deso__stats_time(DESO_T_COMPUTE, deso__now() - t0);
-            deso__log_op(nd->d.op, deso__now() - t0);
+            kernel_time(nd->d.op, t0);
             if (info->red != BLAS_RED_NONE)
                 err = reduce_step(ctx, info, blas_red_dim(&nd->d, req), &rl,
                                   red, len);
         }
         if (err == DESO_OK && info->finish != NULL &&
             blas_layout_holds(&rl, ctx->coord[0], ctx->coord[1])) {
-            t0 = deso__now();
+            double t0 = deso__now();
             info->finish(&nd->d, L, &R, red);
-            deso__stats_time(DESO_T_COMPUTE, deso__now() - t0);
+            kernel_time(nd->d.op, t0);
         }
     }
     if (err != DESO_OK) {
@@ -189,7 +195,7 @@ deso_err deso__exec_fused(deso_ctx *ctx, deso__fz *const *m, int k)
             blas_local R = local_of(ctx, f->rv);
             double t0 = deso__now();
             info->finish(&nd->d, NULL, &R, &f->red);
-            deso__stats_time(DESO_T_COMPUTE, deso__now() - t0);
+            kernel_time(nd->d.op, t0);
         }
     }
     if (err != DESO_OK) return err;

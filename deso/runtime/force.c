@@ -33,7 +33,7 @@
 
 static deso_err build_graph(deso_ctx *ctx, opt_graph *g)
 {
-    opt_graph_init(g, &ctx->df);
+    opt_graph_reset(g, &ctx->df);
     uint64_t stamp = ++ctx->stamp;
     for (deso__node *nd = ctx->head; nd != NULL; nd = nd->next) {
         int ops[BLAS_MAXOPS];
@@ -118,10 +118,11 @@ static void keep_last(deso_ctx *ctx, opt_graph *g, opt_plan *cp)
 }
 
 /* A hit in the plan cache: replayed, and while the entry is not settled
- * a bounded effort improves it (*fresh: it did).                        */
+ * a bounded effort improves it (*fresh: it did).  *settled: it will not
+ * change any more.                                                       */
 static deso_err replay_cached(const opt_graph *g, const opt_search_opts *o,
                               opt_mode mode, opt_cache_entry *e,
-                              opt_plan *out, bool *fresh)
+                              opt_plan *out, bool *fresh, bool *settled)
 {
     e->hits++;
     if (!e->settled && mode != OPT_NONE) {
@@ -138,6 +139,7 @@ static deso_err replay_cached(const opt_graph *g, const opt_search_opts *o,
         e->settled = !better;
         *fresh = better;
     }
+    *settled = e->settled || mode == OPT_NONE;
     return opt_plan_copy(&e->plan, out);
 }
 
@@ -200,49 +202,87 @@ static deso_err plan_new(deso_ctx *ctx, const opt_graph *g,
     return err;
 }
 
-/* The plan for the pending DAG (see the top of the file).  *optimised:
- * made from scratch; *fresh: new or changed (the trace shows it).  Local:
- * its statistics and trace wait for the force's agreement.              */
-static deso_err choose_plan(deso_ctx *ctx, opt_graph *g, opt_plan *out,
-                            bool *optimised, bool *fresh)
+/* What one force holds between its preparation and its end.            */
+typedef struct force_run {
+    const opt_plan *plan;    /* &own, or a compiled force's                 */
+    opt_plan own;
+    opt_plan kept;           /* a copy of a fresh plan, for keep_last        */
+    bool optimised, fresh;
+    /* the context's run arrays (deso__run_arrays), or NULL             */
+    deso__view **rv;         /* per planned node: its prepared result view  */
+    deso__fz *fz;            /* fused reductions' members, by node (NULL:   */
+    deso__fz **grp;          /*   no fused group)                           */
+    int *glast;              /* per group: its last member                  */
+} force_run;
+
+/* The plan for graph g when no compiled force has it: steps 2 to 5 at the
+ * top of the file, the fused groups, and the compiled force once the plan
+ * is settled.  *optimised: made from scratch; *fresh: new or changed (the
+ * trace shows it).                                                        */
+static deso_err plan_graph(deso_ctx *ctx, const opt_graph *g, opt_plan *out,
+                           bool *optimised, bool *fresh)
 {
-    double t0 = deso__now();
-    memset(out, 0, sizeof *out);
-    *optimised = *fresh = false;
-    deso_err err = build_graph(ctx, g);
     opt_mode mode = ctx->df.mode;
     uint64_t keys[3] = {0, 0, 0};            /* key, check, shape key     */
-    if (err == DESO_OK) {
-        keys[0] = opt_graph_key(g, mode, &keys[1]);
-        keys[2] = opt_graph_shape_key(g, mode);
-    }
+    keys[0] = opt_graph_key(g, mode, &keys[1]);
     opt_search_opts o = search_opts(ctx);
-    opt_cache_entry *e = err == DESO_OK
-                             ? opt_cache_find(ctx->cache, keys[0], keys[1])
-                             : NULL;
-    if (err == DESO_OK && e != NULL && e->plan.nnodes == g->nnodes)
-        err = replay_cached(g, &o, mode, e, out, fresh);
-    else if (err == DESO_OK)
+    opt_cache_entry *e = opt_cache_find(ctx->cache, keys[0], keys[1]);
+    bool settled = false;
+    deso_err err;
+    if (e != NULL && e->plan.nnodes == g->nnodes) {
+        err = replay_cached(g, &o, mode, e, out, fresh, &settled);
+    } else {
+        keys[2] = opt_graph_shape_key(g, mode);
         err = plan_new(ctx, g, &o, keys, out, optimised, fresh);
+    }
     /* the fusion of independent reductions: from the graph and the
      * plan's placements only, the same on every rank                      */
     if (err == DESO_OK) err = opt_fuse_groups(g, out, out->fuse);
-    deso__stats_time(DESO_T_OPTIMISE, deso__now() - t0);
-    if (err != DESO_OK) opt_plan_free(out);
+    if (err == DESO_OK && settled)
+        err = deso__compiled_add(ctx, g, out, keys[0], keys[1]);
     return err;
 }
 
-/* What one force holds between its preparation and its end.            */
-typedef struct force_run {
-    opt_graph g;
-    opt_plan plan;
-    opt_plan kept;           /* a copy of a fresh plan, for keep_last        */
-    bool optimised, fresh;
-    deso__view **rv;         /* per planned node: its prepared result view  */
-    deso__fz *fz;            /* fused reductions' members, by node          */
-    deso__fz **grp;
-    int *glast;              /* per group: its last member                  */
-} force_run;
+/* The plan for the pending DAG, built in ctx->build (see the top of the
+ * file; a compiled force first).  Local: its statistics and trace wait
+ * for the force's agreement.                                             */
+static deso_err choose_plan(deso_ctx *ctx, force_run *fr)
+{
+    double t0 = deso__now();
+    memset(&fr->own, 0, sizeof fr->own);
+    fr->plan = &fr->own;
+    deso_err err = build_graph(ctx, &ctx->build);
+    const deso__compiled *c =
+        err == DESO_OK ? deso__compiled_find(ctx, &ctx->build) : NULL;
+    if (c != NULL)
+        fr->plan = &c->plan;
+    else if (err == DESO_OK)
+        err = plan_graph(ctx, &ctx->build, &fr->own, &fr->optimised,
+                         &fr->fresh);
+    deso__stats_time(DESO_T_OPTIMISE, deso__now() - t0);
+    if (err != DESO_OK) opt_plan_free(&fr->own);
+    return err;
+}
+
+/* The context's per-node arrays of a force, for n nodes: grown (all of
+ * them, so that the allocations made do not depend on the plan), never
+ * shrunk, freed with the context.                                        */
+static deso_err grow_run_arrays(deso__run_arrays *a, int n)
+{
+    if (n <= a->cap) return DESO_OK;
+    deso__view **rv = deso__realloc(a->rv, (size_t)n * sizeof *rv);
+    if (rv != NULL) a->rv = rv;
+    deso__fz *fz = deso__realloc(a->fz, (size_t)n * sizeof *fz);
+    if (fz != NULL) a->fz = fz;
+    deso__fz **grp = deso__realloc(a->grp, (size_t)n * sizeof *grp);
+    if (grp != NULL) a->grp = grp;
+    int *glast = deso__realloc(a->glast, (size_t)n * sizeof *glast);
+    if (glast != NULL) a->glast = glast;
+    DESO_CHECK(rv && fz && grp && glast, DESO_ENOMEM,
+               "force: out of memory");
+    a->cap = n;
+    return DESO_OK;
+}
 
 /* Every local step of a force, before its agreement: the plan, the fused
  * groups' bookkeeping, and (deso__force_prepare) everything the execution
@@ -251,25 +291,25 @@ static deso_err plan_and_prepare(deso_ctx *ctx, force_run *fr)
 {
     if (ctx->head == NULL) return DESO_OK;
     ctx->flushes++;
-    DESO_TRY(choose_plan(ctx, &fr->g, &fr->plan, &fr->optimised,
-                         &fr->fresh));
-    if (fr->fresh) DESO_TRY(opt_plan_copy(&fr->plan, &fr->kept));
-    size_t n = (size_t)(fr->plan.nnodes > 0 ? fr->plan.nnodes : 1);
-    fr->rv = deso__calloc(n, sizeof *fr->rv);
-    DESO_CHECK(fr->rv != NULL, DESO_ENOMEM, "force: out of memory");
+    DESO_TRY(choose_plan(ctx, fr));
+    const opt_plan *plan = fr->plan;
+    if (fr->fresh) DESO_TRY(opt_plan_copy(plan, &fr->kept));
+    int n = plan->nnodes > 0 ? plan->nnodes : 1;
+    DESO_TRY(grow_run_arrays(&ctx->run, n));
+    fr->rv = ctx->run.rv;
+    memset(fr->rv, 0, (size_t)n * sizeof *fr->rv);
     bool any = false;
-    for (int j = 0; j < fr->plan.nnodes; j++)
-        any = any || fr->plan.fuse[j] >= 0;
+    for (int j = 0; j < plan->nnodes; j++)
+        any = any || plan->fuse[j] >= 0;
     if (any) {
-        fr->fz = deso__calloc(n, sizeof *fr->fz);
-        fr->grp = deso__malloc(n * sizeof *fr->grp);
-        fr->glast = deso__malloc(n * sizeof *fr->glast);
-        DESO_CHECK(fr->fz && fr->grp && fr->glast, DESO_ENOMEM,
-                   "force: out of memory");
-        for (int j = 0; j < fr->plan.nnodes; j++)
-            if (fr->plan.fuse[j] >= 0) fr->glast[fr->plan.fuse[j]] = j;
+        fr->fz = ctx->run.fz;
+        fr->grp = ctx->run.grp;
+        fr->glast = ctx->run.glast;
+        memset(fr->fz, 0, (size_t)n * sizeof *fr->fz);
+        for (int j = 0; j < plan->nnodes; j++)
+            if (plan->fuse[j] >= 0) fr->glast[plan->fuse[j]] = j;
     }
-    return deso__force_prepare(ctx, &fr->g, &fr->plan, fr->rv);
+    return deso__force_prepare(ctx, &ctx->build, plan, fr->rv);
 }
 
 /* Runs the prepared nodes in order.  Fused reductions: a member's local
@@ -279,7 +319,8 @@ static deso_err plan_and_prepare(deso_ctx *ctx, force_run *fr)
 static deso_err run_nodes(deso_ctx *ctx, force_run *fr)
 {
     deso_err err = DESO_OK;
-    const opt_plan *plan = &fr->plan;
+    const opt_plan *plan = fr->plan;
+    double lap = deso__now();
     for (int i = 0; err == DESO_OK && ctx->head != NULL; i++) {
         deso__node *nd = ctx->head;
         bool inplan = i < plan->nnodes;
@@ -288,7 +329,7 @@ static deso_err run_nodes(deso_ctx *ctx, force_run *fr)
         deso__view *rv = inplan ? fr->rv[i] : NULL;
         if (inplan) fr->rv[i] = NULL;           /* the node owns it now  */
         err = deso__log_exec_node(ctx, nd, inplan ? &plan->node[i] : NULL,
-                                  rv);
+                                  rv, &lap);
         ctx->defer = NULL;
         if (err != DESO_OK) break;
         ctx->head = nd->next;
@@ -303,6 +344,7 @@ static deso_err run_nodes(deso_ctx *ctx, force_run *fr)
         for (int j = f; j <= i; j++)
             if (plan->fuse[j] == f) fr->grp[k++] = &fr->fz[j];
         err = deso__exec_fused(ctx, fr->grp, k);
+        lap = deso__now();
         for (int j = 0; err == DESO_OK && j < k; j++) {
             deso__node_free(fr->grp[j]->nd);
             fr->grp[j]->nd = NULL;
@@ -315,7 +357,8 @@ static deso_err run_nodes(deso_ctx *ctx, force_run *fr)
  * fused members still waiting for their group's collective.             */
 static deso_err force_end(deso_ctx *ctx, force_run *fr, deso_err err)
 {
-    for (int j = 0; fr->fz != NULL && j < fr->plan.nnodes; j++) {
+    int nnodes = fr->plan != NULL ? fr->plan->nnodes : 0;
+    for (int j = 0; fr->fz != NULL && j < nnodes; j++) {
         deso__node *m = fr->fz[j].nd;
         if (fr->fz[j].rv != NULL) deso__view_free(fr->fz[j].rv);
         if (m == NULL) continue;
@@ -325,15 +368,10 @@ static deso_err force_end(deso_ctx *ctx, force_run *fr, deso_err err)
         m->res->poison = err;          /* as deso__dag_drop does           */
         deso__node_free(m);
     }
-    for (int j = 0; fr->rv != NULL && j < fr->plan.nnodes; j++)
+    for (int j = 0; fr->rv != NULL && j < nnodes; j++)
         if (fr->rv[j] != NULL) deso__view_free(fr->rv[j]);
-    free(fr->rv);
-    free(fr->fz);
-    free(fr->grp);
-    free(fr->glast);
-    opt_plan_free(&fr->plan);
+    opt_plan_free(&fr->own);
     opt_plan_free(&fr->kept);
-    opt_graph_free(&fr->g);
     if (err != DESO_OK) deso__dag_drop(ctx, err);
     ctx->forcing = false;
     return err;
@@ -341,9 +379,23 @@ static deso_err force_end(deso_ctx *ctx, force_run *fr, deso_err err)
 
 deso_err deso__force(deso_ctx *ctx) { return deso__force_with(ctx, DESO_OK); }
 
+static deso_err force_timed(deso_ctx *ctx, deso_err before);
+
+/* The force's wall time less what its parts timed (kernels, messages,
+ * planning) is its overhead: two clock readings per force instead of two
+ * per step.                                                              */
 deso_err deso__force_with(deso_ctx *ctx, deso_err before)
 {
     if (ctx->forcing) return before;    /* a force inside a force: no-op   */
+    double t0 = deso__now(), timed0 = deso__stats_timed();
+    deso_err err = force_timed(ctx, before);
+    double rest = (deso__now() - t0) - (deso__stats_timed() - timed0);
+    if (rest > 0.0) deso__stats_time(DESO_T_OVERHEAD, rest);
+    return err;
+}
+
+static deso_err force_timed(deso_ctx *ctx, deso_err before)
+{
     ctx->forcing = true;
     force_run fr;
     memset(&fr, 0, sizeof fr);
@@ -356,13 +408,14 @@ deso_err deso__force_with(deso_ctx *ctx, deso_err before)
         /* the plan caches may have changed on some ranks only: empty them
          * everywhere, so that every rank keeps choosing the same plans    */
         opt_cache_clear(ctx->cache);
+        deso__compiled_clear(ctx);
         ctx->hash = 0;    /* every rank restarts from the same state       */
         return force_end(ctx, &fr, err);
     }
-    if (fr.plan.nnodes > 0) {
-        ctx->ran_model = fr.plan.model;
+    if (fr.plan != NULL && fr.plan->nnodes > 0) {
+        ctx->ran_model = fr.plan->model;
         deso__stats_plan(fr.optimised ? 1 : 0);
-        if (fr.fresh) keep_last(ctx, &fr.g, &fr.kept);
+        if (fr.fresh) keep_last(ctx, &ctx->build, &fr.kept);
     }
     return force_end(ctx, &fr, run_nodes(ctx, &fr));
 }

@@ -25,7 +25,7 @@ void deso__value_ref(deso__value *v) { v->refs++; }
 
 void deso__view_free(deso__view *w)
 {
-    if (w == NULL) return;
+    if (w == NULL || deso__view_pool_put(w)) return;
     if (!w->borrowed) free(w->data);
     free(w);
 }
@@ -61,7 +61,14 @@ void deso__value_keep(deso__value *v, deso__view *w)
 deso_err deso__view_alloc(deso_ctx *ctx, const blas_layout *lay,
                           deso__view **out)
 {
-    deso__view *w = deso__calloc(1, sizeof *w);
+    int64_t rows, cols;
+    blas_layout_local(lay, ctx->coord[0], ctx->coord[1], &rows, &cols);
+    deso__view *w = deso__view_pool_take(lay, rows, cols);
+    if (w != NULL) {
+        *out = w;
+        return DESO_OK;
+    }
+    w = deso__calloc(1, sizeof *w);
     DESO_CHECK(w != NULL, DESO_ENOMEM, "out of memory (view)");
     w->lay = *lay;
     deso_err err = blas_placement_of(lay, &w->pl);
@@ -69,7 +76,8 @@ deso_err deso__view_alloc(deso_ctx *ctx, const blas_layout *lay,
         free(w);
         return err;
     }
-    blas_layout_local(lay, ctx->coord[0], ctx->coord[1], &w->rows, &w->cols);
+    w->rows = rows;
+    w->cols = cols;
     int64_t len = w->rows * w->cols;
     /* allocated even when empty: the calls made (and so an injected
      * failure) must not depend on this rank's share                        */

@@ -47,23 +47,16 @@ void deso__log_exchange(int nsend, const int64_t *count, double t0)
     deso__log_comm(DESO__LOG_EXCHANGE, bytes, nsend, seconds);
 }
 
-static void snapshot(int64_t *bytes, int64_t *msgs)
-{
-    deso_stats s;
-    deso_stats_get(&s);
-    *bytes = s.bytes_p2p + s.bytes_collective;
-    *msgs = s.msgs_p2p + s.msgs_collective;
-}
-
 deso_err deso__log_exec_node(deso_ctx *ctx, deso__node *nd,
-                             const opt_place *pl, deso__view *rv)
+                             const opt_place *pl, deso__view *rv,
+                             double *lap)
 {
     int64_t b0, m0, b1, m1;
-    snapshot(&b0, &m0);
-    double t0 = deso__now();
+    deso__stats_traffic(&b0, &m0);
     deso_err err = deso__exec_node(ctx, nd, pl, rv);
-    double dt = deso__now() - t0;
-    snapshot(&b1, &m1);
+    double t = deso__now(), dt = t - *lap;
+    *lap = t;
+    deso__stats_traffic(&b1, &m1);
     int op = (int)nd->d.op;
     if (op >= 0 && op < BLAS_OP_COUNT) {
         ops[op].calls++;
@@ -78,11 +71,11 @@ deso_err deso__log_remap(deso_ctx *ctx, const deso__view *src,
                          deso__view *dst)
 {
     int64_t b0, m0, b1, m1;
-    snapshot(&b0, &m0);
+    deso__stats_traffic(&b0, &m0);
     double t0 = deso__now();
     deso_err err = deso__mat_remap(ctx, src, dst);
     double dt = deso__now() - t0;
-    snapshot(&b1, &m1);
+    deso__stats_traffic(&b1, &m1);
     deso__log_comm(DESO__LOG_REMAP, b1 - b0, m1 - m0, dt);
     return err;
 }

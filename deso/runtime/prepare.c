@@ -20,12 +20,15 @@
 #include "deso/runtime/runtime.h"
 #include "placement/alloc.h"
 
-/* A value of the graph, as the executor will find it.                    */
-typedef struct sim_value {
+/* A value of the graph, as the executor will find it.  Its layouts live
+ * in `own` until there are more of them than it holds.                   */
+#define SIM_OWN 4
+typedef struct deso__sim_value {
     blas_layout *lay;          /* lay[0]: its first view                    */
     int n, cap;
     int refs;                  /* references left                           */
     deso__value *v;
+    blas_layout own[SIM_OWN];
 } sim_value;
 
 static bool sim_has(const sim_value *s, const blas_layout *l)
@@ -40,9 +43,13 @@ static bool sim_has(const sim_value *s, const blas_layout *l)
 static deso_err sim_add(sim_value *s, int at, const blas_layout *l)
 {
     if (s->n == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 4;
-        blas_layout *nl = deso__realloc(s->lay, (size_t)cap * sizeof *nl);
+        int cap = 2 * s->cap;
+        blas_layout *nl = s->lay == s->own ? deso__malloc((size_t)cap *
+                                                          sizeof *nl)
+                                           : deso__realloc(s->lay, (size_t)cap *
+                                                           sizeof *nl);
         DESO_CHECK(nl != NULL, DESO_ENOMEM, "force: out of memory");
+        if (s->lay == s->own) memcpy(nl, s->own, sizeof s->own);
         s->lay = nl;
         s->cap = cap;
     }
@@ -54,17 +61,32 @@ static deso_err sim_add(sim_value *s, int at, const blas_layout *l)
     return DESO_OK;
 }
 
+/* Frees what the layouts outgrew; the array is the context's, kept.     */
 static void sim_free(sim_value *sv, int n)
 {
-    for (int k = 0; sv != NULL && k < n; k++) free(sv[k].lay);
-    free(sv);
+    for (int k = 0; sv != NULL && k < n; k++)
+        if (sv[k].lay != sv[k].own) free(sv[k].lay);
 }
 
-/* The values of the graph with the views they hold now.                  */
+/* The values of the graph with the views they hold now, in the context's
+ * array (grown when a graph has more values than any before).           */
 static deso_err sim_init(deso_ctx *ctx, int nvals, sim_value **out)
 {
-    sim_value *sv = deso__calloc((size_t)nvals, sizeof *sv);
-    DESO_CHECK(sv != NULL, DESO_ENOMEM, "force: out of memory");
+    *out = NULL;
+    if (nvals > ctx->sim_cap) {
+        sim_value *nv = deso__realloc(ctx->sim, (size_t)nvals * sizeof *nv);
+        DESO_CHECK(nv != NULL, DESO_ENOMEM, "force: out of memory");
+        ctx->sim = nv;
+        ctx->sim_cap = nvals;
+    }
+    sim_value *sv = ctx->sim;
+    for (int k = 0; k < nvals; k++) {
+        sv[k].lay = sv[k].own;
+        sv[k].n = 0;
+        sv[k].cap = SIM_OWN;
+        sv[k].refs = 0;
+        sv[k].v = NULL;
+    }
     *out = sv;
     for (deso__node *nd = ctx->head; nd != NULL; nd = nd->next) {
         for (int k = 0; k <= nd->d.nops; k++) {

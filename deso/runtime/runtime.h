@@ -92,10 +92,29 @@ typedef struct deso__fz {
     double red;               /* the local partial result                   */
 } deso__fz;
 
+/* Per-node arrays of a force (force.c), kept by the context.              */
+typedef struct deso__run_arrays {
+    struct deso__view **rv;
+    deso__fz *fz;
+    deso__fz **grp;
+    int *glast;
+    int cap;
+} deso__run_arrays;
+
 /* A cached vector exchange plan (exchange.c), a cached matrix remap
  * (remap_matrix.c).                                                        */
 typedef struct deso__exchange_plan deso__exchange_plan;
 typedef struct deso__matrix_remap deso__matrix_remap;
+
+/* A compiled force (compiled.c): a graph and the settled plan it runs.   */
+typedef struct deso__compiled {
+    opt_graph g;
+    opt_plan plan;            /* with its fused groups                      */
+    uint64_t key, check;      /* its plan cache entry                       */
+    uint64_t used;            /* the table's clock at its last use          */
+} deso__compiled;
+
+#define DESO__COMPILED 4      /* compiled forces kept per context           */
 
 struct deso_ctx {
     uint32_t magic;
@@ -114,6 +133,7 @@ struct deso_ctx {
     deso__node *head, *tail;
     int64_t nnodes;
     uint64_t hash;            /* running hash of recorded calls             */
+    uint64_t recorded;        /* calls recorded (dag.c samples their time)  */
     uint64_t next_id;
     deso__handle *handles;    /* every shell, live or destroyed             */
     deso__exchange_plan *exchange_plans;
@@ -126,10 +146,17 @@ struct deso_ctx {
     bool calibrated;          /* params were measured (here or in a file)  */
     opt_cache *cache;
     opt_wisdom wis;           /* plans imported from a wisdom file          */
+    opt_graph build;          /* the force's graph, rebuilt in place        */
+    deso__compiled compiled[DESO__COMPILED];
+    int ncompiled;
+    uint64_t compile_clock;
     opt_graph last_g;         /* the last optimised flush, for explain and  */
     opt_plan last_p;          /*   DESO_TRACE (last_g.nodes NULL: none)     */
     bool verbose;             /* DESO_VERBOSE: explain every new plan       */
     opt_counts ran_model;     /* the model of the plan the last flush ran   */
+    deso__run_arrays run;     /* force.c's per-node arrays                  */
+    struct deso__sim_value *sim;  /* deso__force_prepare's values, kept    */
+    int sim_cap;
     double *scratch;          /* reductions' and trsv's workspace, sized by */
     int64_t scratch_len;      /*   deso__force_prepare                      */
     deso__fz *defer;          /* != NULL: exec_node defers the node's       */
@@ -172,6 +199,13 @@ void deso__value_unref(deso__value *v);
 deso_err deso__view_alloc(deso_ctx *ctx, const blas_layout *lay,
                           deso__view **out);
 void deso__view_free(deso__view *w);
+/* The view pool (view_pool.c): a recycled view of layout lay and local
+ * shape rows x cols, zeroed, or NULL; keeping a freed view (false: not
+ * kept, the caller frees it); freeing every kept view.                   */
+deso__view *deso__view_pool_take(const blas_layout *lay, int64_t rows,
+                                 int64_t cols);
+bool deso__view_pool_put(deso__view *w);
+void deso__view_pool_drain(void);
 /* w, filled by the node that produces v, becomes v's first view: where it
  * was produced; v is ready.                                               */
 void deso__value_computed(deso__value *v, deso__view *w);
@@ -212,6 +246,16 @@ void deso__dag_drop(deso_ctx *ctx, deso_err why);
  * small broadcast, under 50 ms), MAX-allreduced so every rank has the same
  * numbers.  Collective.                                                    */
 deso_err deso__probe(deso_ctx *ctx, opt_params *out);
+
+/* ---- compiled forces (compiled.c) -------------------------------------- */
+/* The compiled force whose graph equals g, or NULL.  Local.               */
+const deso__compiled *deso__compiled_find(deso_ctx *ctx, const opt_graph *g);
+/* Compiles g with its settled plan (copies both; replaces the least
+ * recently used entry when the table is full).  Local.                    */
+deso_err deso__compiled_add(deso_ctx *ctx, const opt_graph *g,
+                            const opt_plan *plan, uint64_t key,
+                            uint64_t check);
+void deso__compiled_clear(deso_ctx *ctx);
 
 /* ---- force and execution (force.c, exec.c, exec_trsv.c) ----------------- */
 deso_err deso__force(deso_ctx *ctx);

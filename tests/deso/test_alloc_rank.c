@@ -6,7 +6,8 @@
  * runner's timeout), and the context must stay usable (a later force
  * computes the right value).  Walked through:
  *   - a CG iteration's force, in every optimiser mode: the optimising
- *     force of a new DAG, and the force that replays its plan;
+ *     force of a new DAG, and the force that replays its plan (which, in
+ *     modes none and full, must allocate nothing at all);
  *   - the reads that move data after their force: deso_vec_gather (to one
  *     root and to every rank) and deso_mat_gather (their forces are the
  *     force walks' business: here nothing is pending), and
@@ -178,7 +179,14 @@ static void test_force(void **state)
                                   deso_mode_name(modes[m]),
                                   replay ? "replayed plan" : "new plan",
                                   victim, f);
-                assert_true(tu_all(f > 0));
+                /* a new plan allocates; a replayed settled plan allocates
+                 * nothing (compiled plan, recycled views, kept arrays).
+                 * Mode affine's replays of this DAG still allocate: its
+                 * plan is not compiled here, a gap this walk records    */
+                if (!replay || modes[m] == DESO_MODE_AFFINE)
+                    assert_true(tu_all(f > 0));
+                else
+                    assert_true(tu_all(f == 0));
             }
 }
 
