@@ -217,6 +217,7 @@ deso_err opt_plan_copy(const opt_plan *src, opt_plan *dst)
     dst->mode = src->mode;
     dst->model = src->model;
     dst->iters = src->iters;
+    dst->settled = src->settled;
     if (src->nnodes > 0) {
         memcpy(dst->node, src->node, (size_t)src->nnodes * sizeof *dst->node);
         memcpy(dst->fuse, src->fuse, (size_t)src->nnodes * sizeof *dst->fuse);

@@ -101,6 +101,8 @@ typedef struct opt_plan {
                               * first member (-1: none); opt_fuse_groups  */
     opt_counts model;        /* the plan's modelled cost                    */
     int iters;               /* greedy iterations used                      */
+    bool settled;            /* opt_search stopped at a local optimum: a
+                              * bounded improvement would find nothing     */
 } opt_plan;
 
 void opt_plan_free(opt_plan *p);

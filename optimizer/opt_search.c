@@ -71,6 +71,7 @@ deso_err opt_plan_none(const opt_graph *g, opt_plan *out)
 /* ---- the search state --------------------------------------------------- */
 
 typedef struct srch {
+    bool converged;          /* greedy's last pass and sweep found nothing  */
     const opt_graph *g;
     const opt_search_opts *o;
     opt_memo *memo;
@@ -257,10 +258,15 @@ static deso_err greedy(srch *s)
         err = deso__fail(DESO_ENOMEM, "optimizer: out of memory");
     int iters = 0, passes = s->o->passes > 0 ? s->o->passes : 3;
     int maxit = s->o->max_iters > 0 ? s->o->max_iters : 64;
+    bool edges_done = false, sweep_done = false;
     for (int pass = 0; pass < passes && err == DESO_OK; pass++) {
-        bool improved = false;
+        bool improved = false, cut = false;
         memset(tried, 0, (size_t)ev.nedges * sizeof *tried);
-        while (iters < maxit && err == DESO_OK) {
+        while (err == DESO_OK) {
+            if (iters >= maxit) {
+                cut = true;
+                break;
+            }
             opt_counts tot;
             err = opt_plan_cost(g, &s->cur, &s->o->cost, s->memo, &ev, &tot);
             if (err != DESO_OK) break;
@@ -306,7 +312,8 @@ static deso_err greedy(srch *s)
             }
             improved |= better;
         }
-        if (!improved || iters >= maxit) break;
+        edges_done = !improved && !cut;
+        if (!improved || cut) break;
     }
     /* the node sweep                                                      */
     for (int pass = 0; pass < passes && err == DESO_OK; pass++) {
@@ -319,8 +326,12 @@ static deso_err greedy(srch *s)
             if (err == DESO_OK && moved) err = try_accept(s, &trial, &ok, &better);
             improved |= better;
         }
+        sweep_done = !improved && pass == 0;   /* it changed nothing    */
         if (!improved) break;
     }
+    /* the state the last edge pass left, unchanged by the sweep: another
+     * bounded pass from it would try the same edges and find nothing      */
+    s->converged = edges_done && sweep_done;
     free(tried);
     opt_plan_free(&trial);
     opt_eval_free(&ev);
@@ -458,8 +469,9 @@ deso_err opt_search(const opt_graph *g, const opt_search_opts *o,
 {
     DESO_CHECK(g != NULL && o != NULL && out != NULL, DESO_ENULL,
                "opt_search: NULL argument");
-    if (o->mode == OPT_NONE) {
+    if (o->mode == OPT_NONE) {               /* nothing to improve        */
         DESO_TRY(opt_plan_none(g, out));
+        out->settled = true;
         deso_err err = opt_plan_cost(g, out, &o->cost, NULL, NULL, &out->model);
         if (err != DESO_OK) opt_plan_free(out);
         return err;
@@ -475,13 +487,25 @@ deso_err opt_search(const opt_graph *g, const opt_search_opts *o,
                           : deso__fail(DESO_ENOMEM, "optimizer: out of memory");
     if (err == DESO_OK) err = index_consumers(&s);
     if (err == DESO_OK) err = opt__plan_alloc(&s.cur, g->nnodes);
+    /* one rank: nothing moves whatever the placements, so mode none's
+     * plan, where the mode allows it, is as good as any and needs no
+     * search                                                              */
+    bool alone = false;
+    if (err == DESO_OK && g->df.pr * g->df.pc == 1) {
+        err = opt_plan_none(g, &none);
+        if (err == DESO_OK) err = plan_valid(&s, &none, &alone);
+        if (err == DESO_OK && alone)
+            memcpy(s.cur.node, none.node, (size_t)g->nnodes * sizeof *none.node);
+        opt_plan_free(&none);
+    }
     /* two starts (mode full): mode none's placements with reductions
      * reduced, and the lean one; the cheaper result wins (ties: the first) */
     opt_plan best;
     memset(&best, 0, sizeof best);
     double bcost = 0.0;
     int nstarts = o->mode == OPT_FULL ? 2 : 1, iters = 0;
-    for (int st = 0; st < nstarts && err == DESO_OK; st++) {
+    bool settled = alone;
+    for (int st = 0; st < nstarts && err == DESO_OK && !alone; st++) {
         err = start_plan(&s, st == 1);
         s.cur.iters = 0;
         if (err == DESO_OK) err = cost_of(&s, &s.cur, &s.cost);
@@ -491,9 +515,10 @@ deso_err opt_search(const opt_graph *g, const opt_search_opts *o,
             opt_plan_free(&best);
             err = opt_plan_copy(&s.cur, &best);
             bcost = s.cost;
+            settled = s.converged;
         }
     }
-    if (err == DESO_OK) {
+    if (err == DESO_OK && !alone) {
         memcpy(s.cur.node, best.node, (size_t)g->nnodes * sizeof *best.node);
         s.cost = bcost;
         s.cur.iters = iters;
@@ -501,7 +526,8 @@ deso_err opt_search(const opt_graph *g, const opt_search_opts *o,
     opt_plan_free(&best);
     /* never worse than mode none (where it has a plan; running out of
      * memory is an error: every rank must end with the same plan)       */
-    deso_err en = err == DESO_OK ? opt_plan_none(g, &none) : DESO_EINTERNAL;
+    deso_err en = err == DESO_OK && !alone ? opt_plan_none(g, &none)
+                                           : DESO_EINTERNAL;
     if (en == DESO_ENOMEM) err = en;
     if (err == DESO_OK && en == DESO_OK) {
         double tn;
@@ -511,10 +537,12 @@ deso_err opt_search(const opt_graph *g, const opt_search_opts *o,
         if (err == DESO_OK && ok && tn < s.cost) {
             memcpy(s.cur.node, none.node, (size_t)g->nnodes * sizeof *none.node);
             s.cost = tn;
+            settled = false;
         }
     }
     if (err == DESO_OK) {
         s.cur.mode = o->mode;
+        s.cur.settled = settled;
         err = opt_plan_cost(g, &s.cur, &o->cost, s.memo, NULL, &s.cur.model);
     }
     opt_plan_free(&none);

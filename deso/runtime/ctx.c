@@ -44,7 +44,7 @@ static void ctx_free(deso_ctx *ctx)
     opt_plan_free(&ctx->last_p);
     opt_graph_free(&ctx->build);
     deso__compiled_clear(ctx);
-    deso__view_pool_drain();
+    deso__recycle_drain();
     free(ctx->sim);
     free(ctx->run.rv);
     free(ctx->run.fz);

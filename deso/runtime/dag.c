@@ -49,16 +49,14 @@ deso_err deso__sarg_value(deso_ctx **ctx, deso_sarg a, deso__value **out,
     return DESO_OK;
 }
 
-/* Recording time is sampled: one call in DESO__RECORD_SAMPLE is timed and
+/* Recording time is sampled: one call in DESO__TIME_SAMPLE is timed and
  * counts for all of them, since two clock readings per call would cost
  * more than the call itself.                                              */
-#define DESO__RECORD_SAMPLE 16
-
 deso_err deso__record(deso_ctx *ctx, blas_op op, unsigned flags,
                       deso__value **ops, const uint64_t *ids,
                       deso__handle *out, const int64_t *shape)
 {
-    bool timed = ++ctx->recorded % DESO__RECORD_SAMPLE == 0;
+    bool timed = ++ctx->recorded % DESO__TIME_SAMPLE == 0;
     double t0 = timed ? deso__now() : 0.0;
     const blas_op_info *info = blas_op_get(op);
     DESO_CHECK(info != NULL, DESO_EINTERNAL, "record: unknown op %d", op);
@@ -69,13 +67,13 @@ deso_err deso__record(deso_ctx *ctx, blas_op op, unsigned flags,
     deso__node *nd = NULL;
     deso__value *res = NULL;
     if (err == DESO_OK) {
-        nd = deso__calloc(1, sizeof *nd);
+        nd = deso__node_take();
         res = nd ? deso__value_new(info->result, shape[0], shape[1]) : NULL;
         if (res == NULL)
             err = deso__fail(DESO_ENOMEM, "%s: out of memory", info->name);
     }
     if (err != DESO_OK) {
-        free(nd);
+        if (nd != NULL) deso__node_put(nd);
         /* constants made for this call belong to nobody yet              */
         for (int k = 0; k < nops; k++) deso__value_sink(ops[k]);
         return err;
@@ -104,7 +102,7 @@ deso_err deso__record(deso_ctx *ctx, blas_op op, unsigned flags,
     deso__hash_mix(ctx, out->id);
     if (timed)
         deso__stats_time(DESO_T_OVERHEAD,
-                         DESO__RECORD_SAMPLE * (deso__now() - t0));
+                         DESO__TIME_SAMPLE * (deso__now() - t0));
 
     /* the size bound: a long DAG flushes itself (the same count on every
      * rank, so this force is collective like any other)                   */
@@ -146,7 +144,7 @@ void deso__node_free(deso__node *nd)
 {
     for (int k = 0; k < nd->d.nops; k++) deso__value_unref(nd->ops[k]);
     deso__value_unref(nd->res);           /* the node's reference          */
-    free(nd);
+    deso__node_put(nd);
 }
 
 void deso__dag_drop(deso_ctx *ctx, deso_err why)

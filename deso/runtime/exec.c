@@ -16,11 +16,31 @@ static blas_local local_of(const deso_ctx *ctx, const deso__view *w)
     return l;
 }
 
+/* Small nodes (fewer than TIME_ALWAYS elements in their operands and
+ * result, globally) are timed one in DESO__TIME_SAMPLE, that one counting
+ * for all: a clock reading costs more than such a kernel.                */
+#define TIME_ALWAYS 4096
+
+int deso__time_weight(deso_ctx *ctx, const deso__node *nd)
+{
+    int64_t work = nd->res->m * nd->res->n;
+    for (int k = 0; k < nd->d.nops; k++) work += nd->ops[k]->m * nd->ops[k]->n;
+    if (work >= TIME_ALWAYS) return 1;
+    return ++ctx->sampled % DESO__TIME_SAMPLE == 0 ? DESO__TIME_SAMPLE : 0;
+}
+
+/* A kernel's start, when the node is timed (ctx->weight).               */
+static double kernel_start(const deso_ctx *ctx)
+{
+    return ctx->weight > 0 ? deso__now() : 0.0;
+}
+
 /* A kernel of operation op that started at t0: compute time, and the
  * performance log's kernel time (one clock reading for both).           */
-static void kernel_time(blas_op op, double t0)
+static void kernel_time(const deso_ctx *ctx, blas_op op, double t0)
 {
-    double dt = deso__now() - t0;
+    if (ctx->weight == 0) return;
+    double dt = (deso__now() - t0) * ctx->weight;
     deso__stats_time(DESO_T_COMPUTE, dt);
     deso__log_op(op, dt);
 }
@@ -123,9 +143,9 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
         fz->red = 0.0;
         fz->part = takes_part(ctx, info, &nd->d, req, &rl);
         if (fz->part) {
-            double t0 = deso__now();
+            double t0 = kernel_start(ctx);
             info->kernel(&nd->d, L, &R, &fz->red);
-            kernel_time(nd->d.op, t0);
+            kernel_time(ctx, nd->d.op, t0);
         }
         return DESO_OK;
     }
@@ -140,18 +160,18 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
                              "elements was not prepared", info->name,
                              (long long)len);
         if (err == DESO_OK) {
-            double t0 = deso__now();
+            double t0 = kernel_start(ctx);
             info->kernel(&nd->d, L, &R, red);
-            kernel_time(nd->d.op, t0);
+            kernel_time(ctx, nd->d.op, t0);
             if (info->red != BLAS_RED_NONE)
                 err = reduce_step(ctx, info, blas_red_dim(&nd->d, req), &rl,
                                   red, len);
         }
         if (err == DESO_OK && info->finish != NULL &&
             blas_layout_holds(&rl, ctx->coord[0], ctx->coord[1])) {
-            double t0 = deso__now();
+            double t0 = kernel_start(ctx);
             info->finish(&nd->d, L, &R, red);
-            kernel_time(nd->d.op, t0);
+            kernel_time(ctx, nd->d.op, t0);
         }
     }
     if (err != DESO_OK) {
@@ -193,9 +213,9 @@ deso_err deso__exec_fused(deso_ctx *ctx, deso__fz *const *m, int k)
         if (f->part && info->finish != NULL &&
             blas_layout_holds(&f->rl, ctx->coord[0], ctx->coord[1])) {
             blas_local R = local_of(ctx, f->rv);
-            double t0 = deso__now();
+            double t0 = kernel_start(ctx);
             info->finish(&nd->d, NULL, &R, &f->red);
-            kernel_time(nd->d.op, t0);
+            kernel_time(ctx, nd->d.op, t0);
         }
     }
     if (err != DESO_OK) return err;

@@ -187,6 +187,7 @@ static deso_err plan_new(deso_ctx *ctx, const opt_graph *g,
             err = opt_search_improve(g, o, DESO__IMPROVE_ITERS, out, &better);
         if (err == DESO_OK && !better)       /* its model: on this graph   */
             err = opt_plan_cost(g, out, &o->cost, NULL, NULL, &out->model);
+        out->settled = !better;       /* as a cached entry settles        */
         *fresh = better;
     } else {
         err = opt_search(g, o, out);
@@ -198,6 +199,10 @@ static deso_err plan_new(deso_ctx *ctx, const opt_graph *g,
     if (err == DESO_OK)
         err = opt_cache_put(ctx->cache, keys[0], keys[1], keys[2], out, var,
                             &e);
+    /* a search that stopped at a local optimum, or an adapted plan that
+     * its bounded improvement left as it was, needs no improving: its
+     * entry is settled at once (and the plan compiled)                    */
+    if (err == DESO_OK && out->settled) e->settled = true;
     free(var);
     return err;
 }
@@ -234,6 +239,7 @@ static deso_err plan_graph(deso_ctx *ctx, const opt_graph *g, opt_plan *out,
     } else {
         keys[2] = opt_graph_shape_key(g, mode);
         err = plan_new(ctx, g, &o, keys, out, optimised, fresh);
+        settled = err == DESO_OK && out->settled;
     }
     /* the fusion of independent reductions: from the graph and the
      * plan's placements only, the same on every rank                      */
@@ -320,7 +326,6 @@ static deso_err run_nodes(deso_ctx *ctx, force_run *fr)
 {
     deso_err err = DESO_OK;
     const opt_plan *plan = fr->plan;
-    double lap = deso__now();
     for (int i = 0; err == DESO_OK && ctx->head != NULL; i++) {
         deso__node *nd = ctx->head;
         bool inplan = i < plan->nnodes;
@@ -329,7 +334,7 @@ static deso_err run_nodes(deso_ctx *ctx, force_run *fr)
         deso__view *rv = inplan ? fr->rv[i] : NULL;
         if (inplan) fr->rv[i] = NULL;           /* the node owns it now  */
         err = deso__log_exec_node(ctx, nd, inplan ? &plan->node[i] : NULL,
-                                  rv, &lap);
+                                  rv);
         ctx->defer = NULL;
         if (err != DESO_OK) break;
         ctx->head = nd->next;
@@ -344,7 +349,6 @@ static deso_err run_nodes(deso_ctx *ctx, force_run *fr)
         for (int j = f; j <= i; j++)
             if (plan->fuse[j] == f) fr->grp[k++] = &fr->fz[j];
         err = deso__exec_fused(ctx, fr->grp, k);
-        lap = deso__now();
         for (int j = 0; err == DESO_OK && j < k; j++) {
             deso__node_free(fr->grp[j]->nd);
             fr->grp[j]->nd = NULL;

@@ -13,7 +13,7 @@
 
 deso__value *deso__value_new(blas_kind kind, int64_t m, int64_t n)
 {
-    deso__value *v = deso__calloc(1, sizeof *v);
+    deso__value *v = deso__value_take();
     if (v == NULL) return NULL;
     v->kind = kind;
     v->m = m;
@@ -25,7 +25,7 @@ void deso__value_ref(deso__value *v) { v->refs++; }
 
 void deso__view_free(deso__view *w)
 {
-    if (w == NULL || deso__view_pool_put(w)) return;
+    if (w == NULL || deso__view_put(w)) return;
     if (!w->borrowed) free(w->data);
     free(w);
 }
@@ -42,7 +42,7 @@ void deso__value_unref(deso__value *v)
             w = next;
         }
     }
-    free(v);
+    deso__value_put(v);
 }
 
 void deso__value_computed(deso__value *v, deso__view *w)
@@ -63,7 +63,7 @@ deso_err deso__view_alloc(deso_ctx *ctx, const blas_layout *lay,
 {
     int64_t rows, cols;
     blas_layout_local(lay, ctx->coord[0], ctx->coord[1], &rows, &cols);
-    deso__view *w = deso__view_pool_take(lay, rows, cols);
+    deso__view *w = deso__view_take(lay, rows, cols);
     if (w != NULL) {
         *out = w;
         return DESO_OK;
@@ -105,7 +105,7 @@ deso_err deso__value_const(deso_ctx *ctx, double x, deso__value **out)
     blas_layout lay = opt_default_sca(&ctx->df);
     deso_err err = deso__view_alloc(ctx, &lay, &v->views);
     if (err != DESO_OK) {
-        free(v);
+        deso__value_put(v);
         return err;
     }
     if (v->views->rows > 0) v->views->data[0] = x;

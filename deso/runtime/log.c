@@ -48,14 +48,14 @@ void deso__log_exchange(int nsend, const int64_t *count, double t0)
 }
 
 deso_err deso__log_exec_node(deso_ctx *ctx, deso__node *nd,
-                             const opt_place *pl, deso__view *rv,
-                             double *lap)
+                             const opt_place *pl, deso__view *rv)
 {
     int64_t b0, m0, b1, m1;
     deso__stats_traffic(&b0, &m0);
+    int w = ctx->weight = deso__time_weight(ctx, nd);
+    double t0 = w > 0 ? deso__now() : 0.0;
     deso_err err = deso__exec_node(ctx, nd, pl, rv);
-    double t = deso__now(), dt = t - *lap;
-    *lap = t;
+    double dt = w > 0 ? (deso__now() - t0) * w : 0.0;
     deso__stats_traffic(&b1, &m1);
     int op = (int)nd->d.op;
     if (op >= 0 && op < BLAS_OP_COUNT) {

@@ -49,12 +49,10 @@ void deso__log_coll(deso__log_kind kind, int64_t payload, int size,
  * count[k] doubles.                                                        */
 void deso__log_exchange(int nsend, const int64_t *count, double t0);
 
-/* deso__exec_node(ctx, nd, pl, rv), counted for nd's operation: its time
- * runs from *lap (the end of what ran before it in the force: one clock
- * reading per node) to its end, which becomes *lap.                      */
+/* deso__exec_node(ctx, nd, pl, rv), counted for nd's operation; sets
+ * ctx->weight (deso__time_weight) for the node's timings.                */
 deso_err deso__log_exec_node(deso_ctx *ctx, deso__node *nd,
-                             const opt_place *pl, deso__view *rv,
-                             double *lap);
+                             const opt_place *pl, deso__view *rv);
 
 /* deso__mat_remap(ctx, src, dst), counted as a remap.                     */
 deso_err deso__log_remap(deso_ctx *ctx, const deso__view *src,

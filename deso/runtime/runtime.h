@@ -134,6 +134,9 @@ struct deso_ctx {
     int64_t nnodes;
     uint64_t hash;            /* running hash of recorded calls             */
     uint64_t recorded;        /* calls recorded (dag.c samples their time)  */
+    uint64_t sampled;         /* small nodes run (exec.c samples theirs)    */
+    int weight;               /* the running node's timings count this many
+                               * times (0: not timed; deso__time_weight)    */
     uint64_t next_id;
     deso__handle *handles;    /* every shell, live or destroyed             */
     deso__exchange_plan *exchange_plans;
@@ -199,13 +202,18 @@ void deso__value_unref(deso__value *v);
 deso_err deso__view_alloc(deso_ctx *ctx, const blas_layout *lay,
                           deso__view **out);
 void deso__view_free(deso__view *w);
-/* The view pool (view_pool.c): a recycled view of layout lay and local
- * shape rows x cols, zeroed, or NULL; keeping a freed view (false: not
- * kept, the caller frees it); freeing every kept view.                   */
-deso__view *deso__view_pool_take(const blas_layout *lay, int64_t rows,
+/* Recycling (recycle.c): a recycled view of layout lay and local shape
+ * rows x cols, zeroed, or NULL; keeping a freed view (false: not kept,
+ * the caller frees it); a zeroed value or node (recycled or allocated;
+ * NULL when out of memory) and their release; freeing everything kept.  */
+deso__view *deso__view_take(const blas_layout *lay, int64_t rows,
                                  int64_t cols);
-bool deso__view_pool_put(deso__view *w);
-void deso__view_pool_drain(void);
+bool deso__view_put(deso__view *w);
+struct deso__value *deso__value_take(void);
+void deso__value_put(struct deso__value *v);
+struct deso__node *deso__node_take(void);
+void deso__node_put(struct deso__node *nd);
+void deso__recycle_drain(void);
 /* w, filled by the node that produces v, becomes v's first view: where it
  * was produced; v is ready.                                               */
 void deso__value_computed(deso__value *v, deso__view *w);
@@ -280,6 +288,12 @@ deso_err deso__force_prepare(deso_ctx *ctx, const opt_graph *g,
  * One 16-byte all-reduce (a second agreement only when that one fails).
  * Collective.                                                            */
 deso_err deso__force_agree(deso_ctx *ctx, uint64_t hash, deso_err local);
+/* Small nodes' times are sampled: one in DESO__TIME_SAMPLE is timed.     */
+#define DESO__TIME_SAMPLE 16
+/* How many times node nd's timings count (0: it is not timed): 1 for a
+ * node on large operands, else DESO__TIME_SAMPLE for one small node in
+ * DESO__TIME_SAMPLE and 0 for the others.                               */
+int deso__time_weight(deso_ctx *ctx, const deso__node *nd);
 /* Runs one node in placement pl (NULL: mode none's per-node defaults),
  * into the result view rv its preparation made (NULL: take over the
  * updated operand's buffer).                                             */
