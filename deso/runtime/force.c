@@ -411,10 +411,11 @@ static deso_err force_timed(deso_ctx *ctx, deso_err before)
     if (err != DESO_OK) {
         /* the plan caches may have changed on some ranks only: empty them
          * everywhere, so that every rank keeps choosing the same plans    */
+        err = force_end(ctx, &fr, err);   /* (its plan may be compiled) */
         opt_cache_clear(ctx->cache);
         deso__compiled_clear(ctx);
         ctx->hash = 0;    /* every rank restarts from the same state       */
-        return force_end(ctx, &fr, err);
+        return err;
     }
     if (fr.plan != NULL && fr.plan->nnodes > 0) {
         ctx->ran_model = fr.plan->model;

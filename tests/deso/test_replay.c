@@ -47,7 +47,8 @@ static double iterate_seq(mirror *m, int k)
     return s;
 }
 
-/* The same through deso; *s gets |A p| (the force point).                */
+/* The same through deso; *sv gets |A p| (the force point), or with sv
+ * NULL the calls stay recorded.                                          */
 static void iterate_deso(deso_ctx *ctx, deso_mat *A, deso_vec *p,
                          deso_vec *q, deso_vec *x, deso_scalar *c,
                          deso_scalar *s, deso_scalar *r, int k, double *sv)
@@ -77,7 +78,41 @@ static void iterate_deso(deso_ctx *ctx, deso_mat *A, deso_vec *p,
     TU_CALL(deso_dcopy(n, q, 1, p, 1));
     TU_CALL(deso_sdiv(r, 1.0, s));
     TU_CALL(deso_dscal(n, r, p, 1));
-    TU_CALL(deso_scalar_get(s, sv));
+    if (sv != NULL) TU_CALL(deso_scalar_get(s, sv));
+}
+
+/* Ranks that record different calls where one of them has the force
+ * compiled (rank 0 records an iteration it has forced before, the others
+ * one more call): DESO_EMISMATCH on every rank, the compiled forces are
+ * dropped everywhere, and the context still computes.                    */
+static void mismatch_after_compiled(deso_ctx *ctx, deso_mat *A, deso_vec *p,
+                                    deso_vec *q, deso_vec *x, deso_scalar *c,
+                                    deso_scalar *s, deso_scalar *r, int64_t n)
+{
+    int me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    double v = 0.0;
+    for (int it = 0; it < 4; it++)   /* the same kind: its force compiled */
+        iterate_deso(ctx, A, p, q, x, c, s, r, 0, &v);
+    iterate_deso(ctx, A, p, q, x, c, s, r, 0, NULL);
+    if (me != 0) TU_CALL(deso_dscal(n, 1.0, x, 1));
+    TU_CHECK(deso_scalar_get(s, &v) == DESO_EMISMATCH);
+    /* the iteration's handles hold poisoned values now; new ones compute */
+    double *buf = malloc((size_t)n * sizeof *buf), want = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        buf[i] = (double)(i + 1);
+        want += buf[i] * buf[i];
+    }
+    deso_vec *y;
+    deso_scalar *d;
+    TU_CALL(deso_vec_from_array(ctx, n, buf, DESO_ALL_RANKS, &y));
+    TU_CALL(deso_scalar_create(ctx, 0.0, &d));
+    TU_CALL(deso_ddot(n, y, 1, y, 1, d));
+    TU_CALL(deso_scalar_get(d, &v));
+    TU_CHECK(tu_srel(v, want) < 1e-12);
+    TU_CALL(deso_vec_destroy(&y));
+    free(buf);
+    TU_CALL(deso_scalar_destroy(&d));
 }
 
 static void run(deso_ctx *ctx, int64_t n, uint64_t seed)
@@ -122,6 +157,7 @@ static void run(deso_ctx *ctx, int64_t n, uint64_t seed)
     TU_CHECK(tu_relerr(tmp, m.x, n) < 1e-12);
     tu_fetch(p, tmp);
     TU_CHECK(tu_relerr(tmp, m.p, n) < 1e-12);
+    if (tu_size() > 1) mismatch_after_compiled(ctx, A, p, q, x, c, s, r, n);
     for (int k = 0; k < 4; k++) free(*vs[k]);
     free(m.A);
     free(tmp);
