@@ -7,7 +7,9 @@
  * ends in a force (the scalar is read, as a solver reads its residual);
  * vectors and scalars are compared within 1e-12 relative (max norm), and
  * the plans made from scratch stay few: every later force was a replay.
- * In each optimiser mode, against OpenBLAS, on default, 1-D and 2-D grids.
+ * At P > 1, calls that differ between ranks while rank 0 runs a compiled
+ * force fail with DESO_EMISMATCH on every rank, and the context computes
+ * on.  In each optimiser mode, against OpenBLAS, on default, 1-D and 2-D grids.
  * deso-np: 1 2 3 4
  * deso-np-long: 6                                                         */
 #include <cblas.h>
