@@ -69,7 +69,8 @@ PROG_BIN := $(foreach s,$(PROG_SRC),$(BUILD)/bin/deso-$(subst _,-,$(basename $(n
 PMPI_LIB  := $(BUILD)/tests/pmpi/libpmpi_count.so
 COUNT_BIN := $(BUILD)/tests/pmpi/test_counts
 
-BENCH_SRC := $(wildcard tests/bench/*.c)
+# cg_petsc.c is the PETSc anchor: Open MPI, built by scripts/petsc-anchor.sh
+BENCH_SRC := $(filter-out tests/bench/cg_petsc.c,$(wildcard tests/bench/*.c))
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 
 # ABI version: the shared library's SONAME is libdeso.so.$(ABI).

@@ -1,0 +1,140 @@
+/* cg_petsc: the CG benchmark problem solved by PETSc's KSPCG, a benchmark
+ * anchor only (never linked into deso, never built by make check).
+ *
+ *   mpiexec.openmpi -n P cg_petsc [--n N] [--iters K] [--tol T] [--json]
+ *
+ * Debian builds PETSc on Open MPI, so scripts/bench.sh compiles this with
+ * mpicc.openmpi and runs it with mpiexec.openmpi.  The matrix is MATDENSE
+ * (rows spread over the ranks: grid Px1), b = A * ones as in cg_problem.h;
+ * KSPCG with PCNONE and KSP_NORM_NATURAL (one r.r per iteration, as the
+ * other CGs compute); with tol 0 the convergence test is skipped and
+ * exactly K iterations run (rtol = atol = 0), with tol > 0 rtol = tol.
+ * time_loop: KSPSolve from a barrier to a barrier, the slowest rank's
+ * (set-up, generation and the final residual check excluded).  --json
+ * prints on rank 0 the fields cg_pblas prints:
+ *   {"impl":"petsc","n":..,"p":..,"grid":"Px1","iters":..,"residual":..,
+ *    "error":..,"time_loop":..,"time_total":..,"time_per_iter":..}
+ * Exit 0 on success, 1 on a PETSc error or a wrong solve, 2 on bad
+ * options.                                                                */
+#include <math.h>
+#include <petscksp.h>
+
+#include "cg_problem.h"
+
+/* (PETSc 3.18 has no PETSC_SUCCESS: 0 is success.)                        */
+
+/* Rows rs..re of A, column-major with leading dimension lda.             */
+static PetscErrorCode fill(Mat A, long n, PetscInt rs, PetscInt re)
+{
+    PetscScalar *a;
+    PetscInt lda;
+    PetscCall(MatDenseGetLDA(A, &lda));
+    PetscCall(MatDenseGetArrayWrite(A, &a));
+    for (long j = 0; j < n; j++)
+        for (PetscInt i = rs; i < re; i++)
+            a[(size_t)j * (size_t)lda + (size_t)(i - rs)] =
+                cg_problem_a(n, (long)i, j);
+    PetscCall(MatDenseRestoreArrayWrite(A, &a));
+    PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+    return 0;
+}
+
+static PetscErrorCode solve(const struct cg_opts *o, int rank, int P)
+{
+    long n = o->n;
+    Mat A;
+    Vec b, x, t;
+    KSP ksp;
+    PC pc;
+    PetscCall(MatCreateDense(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE,
+                             (PetscInt)n, (PetscInt)n, NULL, &A));
+    PetscInt rs, re;
+    PetscCall(MatGetOwnershipRange(A, &rs, &re));
+    PetscCall(fill(A, n, rs, re));
+    PetscCall(MatCreateVecs(A, &x, &b));
+    PetscCall(VecDuplicate(b, &t));
+    for (PetscInt i = rs; i < re; i++)
+        PetscCall(VecSetValue(b, i, cg_problem_b(n, (long)i), INSERT_VALUES));
+    PetscCall(VecAssemblyBegin(b));
+    PetscCall(VecAssemblyEnd(b));
+    PetscCall(VecSet(x, 0.0));
+
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+    PetscCall(KSPSetOperators(ksp, A, A));
+    PetscCall(KSPSetType(ksp, KSPCG));
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(PCSetType(pc, PCNONE));
+    PetscCall(KSPSetNormType(ksp, KSP_NORM_NATURAL));
+    PetscCall(KSPSetTolerances(ksp, o->tol > 0.0 ? o->tol : 0.0, 0.0,
+                               PETSC_DEFAULT, (PetscInt)o->iters));
+    if (o->tol <= 0.0)
+        PetscCall(KSPSetConvergenceTest(ksp, KSPConvergedSkip, NULL, NULL));
+    PetscCall(KSPSetUp(ksp));
+
+    MPI_Barrier(PETSC_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    PetscCall(KSPSolve(ksp, b, x));
+    MPI_Barrier(PETSC_COMM_WORLD);
+    double t1 = MPI_Wtime();
+    PetscInt its;
+    PetscCall(KSPGetIterationNumber(ksp, &its));
+
+    /* true residual ||b - A x|| / ||b|| and error ||x - 1|| / sqrt(n)      */
+    PetscReal bnorm, tnorm, enorm;
+    PetscCall(VecNorm(b, NORM_2, &bnorm));
+    PetscCall(MatMult(A, x, t));
+    PetscCall(VecAYPX(t, -1.0, b));
+    PetscCall(VecNorm(t, NORM_2, &tnorm));
+    PetscCall(VecShift(x, -1.0));
+    PetscCall(VecNorm(x, NORM_2, &enorm));
+    double residual = (double)(tnorm / bnorm);
+    double error = (double)enorm / sqrt((double)n);
+    double total = t1 - t0, loop_max = total;
+    MPI_Reduce(&total, &loop_max, 1, MPI_DOUBLE, MPI_MAX, 0, PETSC_COMM_WORLD);
+    double per = its > 0 ? total / (double)its : 0.0;
+    if (rank == 0) {
+        if (o->json)
+            printf("{\"impl\":\"petsc\",\"n\":%ld,\"p\":%d,\"grid\":\"%dx1\","
+                   "\"iters\":%ld,\"residual\":%.10e,\"error\":%.6e,"
+                   "\"time_loop\":%.6e,\"time_total\":%.6e,"
+                   "\"time_per_iter\":%.6e}\n",
+                   n, P, P, (long)its, residual, error, loop_max, total, per);
+        else
+            printf("cg_petsc: n=%ld p=%d grid=%dx1 iters=%ld residual=%.10e "
+                   "error=%.3e time_total=%.4fs time_per_iter=%.3fms\n",
+                   n, P, P, (long)its, residual, error, total, 1e3 * per);
+        fflush(stdout);
+    }
+    PetscCall(KSPDestroy(&ksp));
+    PetscCall(VecDestroy(&b));
+    PetscCall(VecDestroy(&x));
+    PetscCall(VecDestroy(&t));
+    PetscCall(MatDestroy(&A));
+    /* a solve that ran its iterations must have reduced the residual     */
+    PetscCheck(!(residual > 1e-1), PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED,
+               "cg_petsc: residual %g after %ld iterations", residual,
+               (long)its);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    /* deso's options first: PETSc would read its own from the same argv */
+    struct cg_opts o;
+    char err[256];
+    int rc = cg_parse_opts(argc, argv, 0, &o, err, sizeof err);
+    if (rc != 0) {
+        fprintf(rc > 0 ? stdout : stderr, "%s%s\n", rc > 0 ? "" : "cg_petsc: ",
+                err);
+        return rc > 0 ? 0 : 2;
+    }
+    int pargc = 1;
+    if (PetscInitialize(&pargc, &argv, NULL, NULL) != 0) return 1;
+    int rank, P;
+    MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
+    MPI_Comm_size(PETSC_COMM_WORLD, &P);
+    PetscErrorCode e = solve(&o, rank, P);
+    if (PetscFinalize() != 0) return 1;
+    return e == 0 ? 0 : 1;
+}
