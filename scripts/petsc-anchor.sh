@@ -10,23 +10,15 @@
 # Prints the anchor's path on success.
 set -eu
 
+root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-build}
-pkg=libpetsc-real3.18-dev
-if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed"; then
-    SUDO=""
-    if [ "$(id -u)" -ne 0 ]; then
-        if command -v sudo >/dev/null 2>&1; then
-            SUDO="sudo"
-        else
-            echo "petsc-anchor: $pkg is missing; run as root or install it" >&2
-            exit 1
-        fi
-    fi
-    echo "petsc-anchor: installing $pkg (Open MPI comes with it)" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    $SUDO apt-get update -qq
-    $SUDO apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null
-fi
+case $build in
+/*) ;;
+*) build=$(pwd)/$build ;;
+esac
+cd "$root"
+# Debian's PETSc (Open MPI comes with it), installed when missing
+sh scripts/setup.sh libpetsc-real3.18-dev
 for tool in mpicc.openmpi mpiexec.openmpi pkg-config; do
     command -v "$tool" >/dev/null 2>&1 ||
         { echo "petsc-anchor: $tool not found" >&2; exit 1; }

@@ -2,10 +2,15 @@
 # Installs the Debian packages deso builds and tests with, only when one is
 # missing. Used by `make demo` and `make check`; needs root (or sudo) the
 # first time on a fresh machine, and nothing at all afterwards.
+#   scripts/setup.sh [PACKAGE...]   the given packages instead (a benchmark
+#                                   anchor's, scripts/petsc-anchor.sh)
 set -eu
 
 PKGS="mpich libmpich-dev libopenblas-dev libscalapack-mpich-dev libcmocka-dev
       pkg-config make gcc clang libclang-rt-14-dev valgrind gnuplot-nox python3"
+if [ $# -gt 0 ]; then
+    PKGS="$*"
+fi
 
 missing=""
 for p in $PKGS; do
