@@ -5,8 +5,10 @@
 # libopenmpi-dev is installed, and scalapack-mpich.pc requires `mpi`).
 #   1. a scratch pkg-config directory whose mpi.pc is Open MPI's ompi.pc
 #      when that is installed, or else a fake one whose mpi.h is not MPICH's
-#      and whose -lmpi does not exist; the trap is confirmed armed
-#      (scalapack-mpich requires `mpi`, which resolves to that file);
+#      and whose -lmpi does not exist; the trap is confirmed armed from
+#      the .pc files (scalapack-mpich.pc requires `mpi`, and that
+#      directory comes first on PKG_CONFIG_PATH), never by asking
+#      pkg-config to resolve the alias;
 #   2. with that directory first on PKG_CONFIG_PATH: the library and the
 #      programs build from scratch, and scripts/test-install.sh passes
 #      (a user's pkg-config build links and runs at P = 2), and the
@@ -55,13 +57,17 @@ PKG_CONFIG_PATH=$tmp/pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 export PKG_CONFIG_PATH
 
 armed() { # scalapack-mpich requires `mpi`, and `mpi` is now the scratch one
-    # (read from the .pc files: no MPI flags are ever taken through the alias)
-    requires=$(pkg-config --print-requires scalapack-mpich | tr '\n' ' ') || return 1
-    echo "scalapack-mpich requires: $requires"
+    # (read from the .pc files themselves: pkg-config is never asked to
+    # resolve the alias, which would hand out the other MPI's flags)
+    sc=$(ls /usr/lib/*/pkgconfig/scalapack-mpich.pc 2>/dev/null | head -n 1)
+    [ -n "$sc" ] || { echo "scalapack-mpich.pc not found"; return 1; }
+    requires=$(sed -n 's/^Requires[^:]*:[[:space:]]*//p' "$sc" | tr ',\n' '  ')
+    echo "$sc requires: $requires"
     case " $requires " in *" mpi "*) ;; *) return 1 ;; esac
-    where=$(pkg-config --path mpi) || return 1
-    echo "mpi resolves to: $where"
-    [ "$where" = "$tmp/pc/mpi.pc" ]
+    # pkg-config searches PKG_CONFIG_PATH, in order, before its own
+    # directories: the scratch directory first, holding mpi.pc, wins
+    echo "PKG_CONFIG_PATH starts with: ${PKG_CONFIG_PATH%%:*}"
+    [ "${PKG_CONFIG_PATH%%:*}" = "$tmp/pc" ] && [ -e "$tmp/pc/mpi.pc" ]
 }
 
 step "the alias names the other MPI (trap armed)" armed
