@@ -53,31 +53,20 @@ static double cg_run(deso_ctx *ctx, int iters, cg_counts *cnt)
     const int64_t n = CG_N;
     deso_mat *A;
     deso_vec *x, *r, *p, *q;
-    deso_scalar *rr, *rrnew, *pq, *alpha, *nalpha, *beta;
+    deso_scalar *rr, *rrnew, *pq, *alpha, *beta;
     TU_OK(deso_mat_from_fn(ctx, n, n, a_fn, NULL, &A));
     TU_OK(deso_vec_create(ctx, n, &x));
     TU_OK(deso_vec_from_fn(ctx, n, b_fn, NULL, &r));
     TU_OK(deso_vec_from_fn(ctx, n, b_fn, NULL, &p));
     TU_OK(deso_vec_create(ctx, n, &q));
-    deso_scalar **s[] = {&rr, &rrnew, &pq, &alpha, &nalpha, &beta};
+    deso_scalar **s[] = {&rr, &rrnew, &pq, &alpha, &beta};
     for (size_t k = 0; k < sizeof s / sizeof s[0]; k++)
         TU_OK(deso_scalar_create(ctx, 0.0, s[k]));
     TU_OK(deso_ddot(n, r, 1, r, 1, rr));
     *cnt = (cg_counts){.dot = 1};
     double v = 0.0;
     for (int it = 0; it < iters; it++) {
-        TU_OK(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, 1.0, A, n, p,
-                         1, 0.0, q, 1));
-        TU_OK(deso_ddot(n, p, 1, q, 1, pq));
-        TU_OK(deso_sdiv(alpha, rr, pq));
-        TU_OK(deso_daxpy(n, alpha, p, 1, x, 1));
-        TU_OK(deso_sneg(nalpha, alpha));
-        TU_OK(deso_daxpy(n, nalpha, q, 1, r, 1));
-        TU_OK(deso_ddot(n, r, 1, r, 1, rrnew));
-        TU_OK(deso_sdiv(beta, rrnew, rr));
-        TU_OK(deso_dscal(n, beta, p, 1));
-        TU_OK(deso_daxpy(n, 1.0, r, 1, p, 1));
-        TU_OK(deso_sset(rr, rrnew));
+        TU_OK(tu_cg_record(n, A, x, r, p, q, rr, rrnew, pq, alpha, beta));
         TU_OK(deso_scalar_get(rr, &v));
         cnt->gemv++;
         cnt->dot += 2;
@@ -96,16 +85,10 @@ static double cg_run(deso_ctx *ctx, int iters, cg_counts *cnt)
     return v;
 }
 
+/* nb 0: the options' default block size                                */
 static deso_ctx *ctx_mode(deso_mode mode, int rows, int cols)
 {
-    deso_options o;
-    deso_options_default(&o);
-    o.mode = mode;
-    o.grid_rows = rows;
-    o.grid_cols = cols;
-    deso_ctx *ctx = NULL;
-    TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
-    return ctx;
+    return tu_ctx_mode(mode, rows, cols, 0);
 }
 
 static deso_stats stats(void)

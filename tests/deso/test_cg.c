@@ -81,18 +81,8 @@ static void run_cg(const tu_case *c)
         TU_CHECK(tu_srel(v, rr_seq[k]) < 1e-9);
         TU_CALL(deso_get_info(ctx, &info));
         int64_t before = info.flushes;
-        TU_CALL(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, N, N, 1.0, dA, N, dp,
-                           1, 0.0, dq, 1));
-        TU_CALL(deso_ddot(N, dp, 1, dq, 1, spq));
-        TU_CALL(deso_sdiv(salpha, srr, spq));
-        TU_CALL(deso_daxpy(N, salpha, dp, 1, dx, 1));
-        TU_CALL(deso_sneg(salpha, salpha));
-        TU_CALL(deso_daxpy(N, salpha, dq, 1, dr, 1));
-        TU_CALL(deso_ddot(N, dr, 1, dr, 1, srrnew));
-        TU_CALL(deso_sdiv(sbeta, srrnew, srr));
-        TU_CALL(deso_dscal(N, sbeta, dp, 1));
-        TU_CALL(deso_daxpy(N, 1.0, dr, 1, dp, 1));
-        TU_CALL(deso_sset(srr, srrnew));
+        TU_CALL(tu_cg_record(N, dA, dx, dr, dp, dq, srr, srrnew, spq, salpha,
+                             sbeta));
         /* nothing above forced                                              */
         TU_CALL(deso_get_info(ctx, &info));
         TU_CHECK(info.flushes == before && info.pending >= 10);

@@ -9,19 +9,6 @@
 
 #include "test_util.h"
 
-static deso_ctx *ctx_mode(int pr, int pc, int64_t nb, deso_mode mode)
-{
-    deso_options o;
-    deso_options_default(&o);
-    o.grid_rows = pr;
-    o.grid_cols = pc;
-    o.nb = nb;
-    o.mode = mode;
-    deso_ctx *ctx = NULL;
-    TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
-    return ctx;
-}
-
 /* ---- deso_dvmul ---------------------------------------------------------- */
 
 static void run_vmul(deso_ctx *ctx, int64_t n)
@@ -88,13 +75,13 @@ static void test_dvmul(void **state)
      * P = 4 every collective is slow on shared cores: keep runs few)      */
     for (int gi = 0; gi < ng; gi++)
         for (int mi = gi == 0 ? 0 : 1; mi < 2; mi++) {
-            deso_ctx *ctx = ctx_mode(grids[gi][0], grids[gi][1], 3,
-                                     mi ? DESO_MODE_FULL : DESO_MODE_NONE);
+            deso_ctx *ctx = tu_ctx_mode(mi ? DESO_MODE_FULL : DESO_MODE_NONE,
+                                        grids[gi][0], grids[gi][1], 3);
             for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
                 run_vmul(ctx, sizes[k]);
             TU_OK(deso_finalize(&ctx));
         }
-    deso_ctx *ctx = ctx_mode(0, 0, DESO_NB_BLOCK, DESO_MODE_AFFINE);
+    deso_ctx *ctx = tu_ctx_mode(DESO_MODE_AFFINE, 0, 0, DESO_NB_BLOCK);
     run_vmul(ctx, 97);
     TU_OK(deso_finalize(&ctx));
 }
@@ -213,9 +200,8 @@ static void test_mtx(void **state)
     int grids[4][2];
     int ng = tu_grids(grids);
     for (int gi = 0; gi < ng; gi++) {
-        deso_ctx *ctx = ctx_mode(grids[gi][0], grids[gi][1],
-                                 gi == 0 ? 2 : DESO_NB_BLOCK,
-                                 DESO_MODE_FULL);
+        deso_ctx *ctx = tu_ctx_mode(DESO_MODE_FULL, grids[gi][0], grids[gi][1],
+                                    gi == 0 ? 2 : DESO_NB_BLOCK);
         check_mat(ctx, psym, 5, 5, sym);
         check_mat(ctx, pgen, 3, 4, gen);
         check_fails(ctx, pbad, DESO_EIO);
@@ -297,7 +283,7 @@ static void run_pcg(int pc, int pr, int pcols, int64_t nb, deso_mode mode)
     }
     rho_seq[ITERS] = rho;
 
-    deso_ctx *ctx = ctx_mode(pr, pcols, nb, mode);
+    deso_ctx *ctx = tu_ctx_mode(mode, pr, pcols, nb);
     deso_mat *dA;
     deso_vec *ones, *db, *dx, *dr, *dz, *dp, *dq, *dd, *ddi;
     TU_OK(deso_mat_from_fn(ctx, N, N, a_fn, NULL, &dA));

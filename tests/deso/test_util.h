@@ -235,6 +235,31 @@ static inline deso_ctx *tu_ctx_mode(deso_mode mode, int pr, int pc,
     return ctx;
 }
 
+/* One CG iteration as a solver writes it, recorded without a force: q =
+ * A p, alpha = rr / p.q, x += alpha p, r -= alpha q, rrnew = r.r, beta =
+ * rrnew / rr, p = r + beta p, rr = rrnew (alpha is negated in place for
+ * the r update).  The first error, later calls skipped.                  */
+static inline deso_err tu_cg_record(int64_t n, deso_mat *A, deso_vec *x,
+                                    deso_vec *r, deso_vec *p, deso_vec *q,
+                                    deso_scalar *rr, deso_scalar *rrnew,
+                                    deso_scalar *pq, deso_scalar *alpha,
+                                    deso_scalar *beta)
+{
+    deso_err e = deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, 1.0, A, n, p,
+                            1, 0.0, q, 1);
+    if (e == DESO_OK) e = deso_ddot(n, p, 1, q, 1, pq);
+    if (e == DESO_OK) e = deso_sdiv(alpha, rr, pq);
+    if (e == DESO_OK) e = deso_daxpy(n, alpha, p, 1, x, 1);
+    if (e == DESO_OK) e = deso_sneg(alpha, alpha);
+    if (e == DESO_OK) e = deso_daxpy(n, alpha, q, 1, r, 1);
+    if (e == DESO_OK) e = deso_ddot(n, r, 1, r, 1, rrnew);
+    if (e == DESO_OK) e = deso_sdiv(beta, rrnew, rr);
+    if (e == DESO_OK) e = deso_dscal(n, beta, p, 1);
+    if (e == DESO_OK) e = deso_daxpy(n, 1.0, r, 1, p, 1);
+    if (e == DESO_OK) e = deso_sset(rr, rrnew);
+    return e;
+}
+
 /* Whether this run walks every combination: the long group runs the
  * tests at P = 6 (their deso-np-long line).                               */
 static inline int tu_long(void)

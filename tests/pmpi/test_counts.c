@@ -115,18 +115,7 @@ static void cg(deso_ctx *ctx, deso_mat *A, deso_vec *x, deso_vec *r,
                 *beta = s[4];
     (void)ctx;
     for (int k = 0; k < ITERS; k++) {
-        WOK(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, N, N, 1.0, A, N, p, 1,
-                         0.0, q, 1));
-        WOK(deso_ddot(N, p, 1, q, 1, pq));
-        WOK(deso_sdiv(alpha, rr, pq));
-        WOK(deso_daxpy(N, alpha, p, 1, x, 1));
-        WOK(deso_sneg(alpha, alpha));
-        WOK(deso_daxpy(N, alpha, q, 1, r, 1));
-        WOK(deso_ddot(N, r, 1, r, 1, rrnew));
-        WOK(deso_sdiv(beta, rrnew, rr));
-        WOK(deso_dscal(N, beta, p, 1));
-        WOK(deso_daxpy(N, 1.0, r, 1, p, 1));
-        WOK(deso_sset(rr, rrnew));
+        WOK(tu_cg_record(N, A, x, r, p, q, rr, rrnew, pq, alpha, beta));
         double v;
         WOK(deso_scalar_get(rr, &v));
     }
@@ -135,14 +124,7 @@ static void cg(deso_ctx *ctx, deso_mat *A, deso_vec *x, deso_vec *r,
 static void run(deso_mode mode, int pr, int pc, int64_t nb, int shm)
 {
     setenv("DESO_REMAP_SHM", shm ? "1" : "0", 1);
-    deso_options o;
-    deso_options_default(&o);
-    o.mode = mode;
-    o.grid_rows = pr;
-    o.grid_cols = pc;
-    o.nb = nb;
-    deso_ctx *ctx = NULL;
-    TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
+    deso_ctx *ctx = tu_ctx_mode(mode, pr, pc, nb);
     deso_mat *A;
     deso_vec *b, *x, *r, *p, *q;
     deso_scalar *s[5];
