@@ -25,7 +25,13 @@
  * ceil(log2 p) (alpha + beta m), an all-reduce twice that; communicators
  * of one collective run side by side.  Volume variant (paper 003's eq. 9
  * and its errata, doc/DESIGN.md): m is the largest per-communicator
- * payload (OPT_VOL_RANK) or the whole array (OPT_VOL_ARRAY).              */
+ * payload (OPT_VOL_RANK) or the whole array (OPT_VOL_ARRAY).
+ *
+ * opt_plan_cost below is the reference: one plan, walked from scratch.
+ * The search costs thousands of plans that differ in a node or two with
+ * opt_eval.c's evaluator instead, which keeps what did not change and
+ * adds the same terms in the same order, so its totals are the same
+ * doubles (tests/unit/test_opt_eval.c checks the two against each other). */
 #include "optimizer/opt_impl.h"
 
 #include <stdlib.h>
@@ -62,37 +68,38 @@ struct opt_memo {
 opt_memo *opt_memo_new(void) { return deso__calloc(1, sizeof(opt_memo)); }
 void opt_memo_free(opt_memo *m) { free(m); }
 
-static int owner(const blas_layout *l, int64_t i)
-{
-    return blas_layout_owner(l, i);
-}
-
 /* deso/runtime/exchange.c's choose_src: the rank (row-major) that sends
- * element i to the rank at (r, c).                                         */
-static int choose_src(const blas_layout *S, int r, int c, int64_t i)
+ * the rank at d = (r, c) an element whose owner along S's folded grid
+ * dimension is o (any o when S is not folded): itself when it holds that
+ * element (here: it holds part of S), else the owner in its own row or
+ * column where S is replicated along the other dimension, else the one at
+ * coordinate 0.                                                           */
+static int choose_src(const blas_layout *S, const int *d, bool here, int o)
 {
-    int d[2] = {r, c}, s[2];
-    if (blas_layout_holds(S, r, c) &&
-        (S->dist < 0 || d[S->dist] == owner(S, i)))
-        return r * S->pc + c;
+    if (here && (S->dist < 0 || d[S->dist] == o)) return d[0] * S->pc + d[1];
+    int s[2];
     for (int k = 0; k < 2; k++) {
-        if (k == S->dist) s[k] = owner(S, i);
+        if (k == S->dist) s[k] = o;
         else if (S->rep & (1u << k)) s[k] = d[k];
         else s[k] = 0;
     }
     return s[0] * S->pc + s[1];
 }
 
-/* cnt[src * P + dst] += elements dst takes from src (src != dst).         */
+/* cnt[src * P + dst] += elements dst takes from src (src != dst).  Each
+ * receiver walks its blocks of D split at S's block boundaries: within a
+ * run the owner along S's folded dimension, so the sender, is fixed.     */
 static void count_exchange(const blas_layout *S, const blas_layout *D,
                            int64_t *cnt)
 {
     int pr = D->pr, pc = D->pc, P = pr * pc, dims[2] = {pr, pc};
+    int ps = S->dist < 0 ? 1 : dims[S->dist];
     int64_t n = D->n;
     for (int r = 0; r < pr; r++)
         for (int c = 0; c < pc; c++) {
             if (!blas_layout_holds(D, r, c)) continue;
             int me = r * pc + c, co[2] = {r, c};
+            bool here = blas_layout_holds(S, r, c);
             int64_t b = D->dist < 0 ? (n > 0 ? n : 1) : D->b;
             int p = D->dist < 0 ? 1 : dims[D->dist];
             int64_t g0 = D->dist < 0 ? 0 : (int64_t)co[D->dist] * b;
@@ -100,11 +107,13 @@ static void count_exchange(const blas_layout *S, const blas_layout *D,
                 int64_t hi = g0 + b < n ? g0 + b : n;
                 for (int64_t i = g0; i < hi;) {
                     int64_t e = hi;
+                    int o = 0;
                     if (S->dist >= 0) {
-                        int64_t nb = (i / S->b + 1) * S->b;
-                        if (nb < e) e = nb;
+                        int64_t blk = i / S->b;
+                        o = (int)(blk % ps);
+                        if ((blk + 1) * S->b < e) e = (blk + 1) * S->b;
                     }
-                    int q = choose_src(S, r, c, i);
+                    int q = choose_src(S, co, here, o);
                     if (q != me) cnt[(int64_t)q * P + me] += e - i;
                     i = e;
                 }
@@ -181,15 +190,15 @@ static void coll_add(opt_counts *c, const opt_params *pp, int p,
     c->time += factor * opt__log2c(p) * (pp->alpha + pp->beta * 8.0 * (double)vol);
 }
 
-static bool replication_only(const blas_layout *S, const blas_layout *D)
+bool opt__replication_only(const blas_layout *S, const blas_layout *D)
 {
     return S->kind == D->kind && S->n == D->n && S->dist == D->dist &&
            S->b == D->b && (S->rep & ~D->rep) == 0;
 }
 
 /* deso/runtime/exchange.c's replicate(): broadcasts along k = 0, then 1. */
-static void bcast_cost(const blas_layout *S, const blas_layout *D,
-                       const opt_params *pp, opt_counts *c)
+void opt__bcast_cost(const blas_layout *S, const blas_layout *D,
+                     const opt_params *pp, opt_counts *c)
 {
     int dims[2] = {S->pr, S->pc};
     blas_layout cur = *S;
@@ -218,8 +227,8 @@ static void bcast_cost(const blas_layout *S, const blas_layout *D,
     }
 }
 
-static void remap_cost(const blas_layout *S, const opt_params *pp,
-                       opt_counts *c)
+void opt__remap_cost(const blas_layout *S, const opt_params *pp,
+                     opt_counts *c)
 {
     /* approximate: a block-cyclic remap between different matrix layouts
      * moves about (P-1)/P of the matrix in up to P (P-1) messages         */
@@ -231,7 +240,7 @@ static void remap_cost(const blas_layout *S, const opt_params *pp,
                pp->beta * 8.0 * (double)vol / (double)P;
 }
 
-static void add(opt_counts *a, const opt_counts *b)
+void opt__add(opt_counts *a, const opt_counts *b)
 {
     a->bytes_p2p += b->bytes_p2p;
     a->msgs_p2p += b->msgs_p2p;
@@ -246,9 +255,9 @@ static void add(opt_counts *a, const opt_counts *b)
  * not fused); their buffers are concatenated into one collective, an
  * all-reduce when any member's result is replicated along the reduced
  * dimension (allred), else a reduce.                                      */
-static void node_cost(const opt_graph *g, const opt_node *nd,
-                      const opt_place *pl, const opt_params *pp, int mult,
-                      bool allred, opt_counts *c)
+void opt__node_cost(const opt_graph *g, const opt_node *nd,
+                    const opt_place *pl, const opt_params *pp, int mult,
+                    bool allred, opt_counts *c)
 {
     const blas_op_info *info = blas_op_get(nd->d.op);
     memset(c, 0, sizeof *c);
@@ -287,8 +296,8 @@ static void node_cost(const opt_graph *g, const opt_node *nd,
  * one all-reduce when any member's result is replicated along that
  * dimension (a member that only needed a reduce gets its result at
  * coordinate 0 as well: one collective instead of two), else a reduce.  */
-static int fuse_key(const opt_graph *g, const opt_node *nd,
-                    const opt_place *pl)
+int opt__fuse_key(const opt_graph *g, const opt_node *nd,
+                  const opt_place *pl)
 {
     blas_op op = nd->d.op;
     if (op != BLAS_OP_DOT && op != BLAS_OP_NRM2 && op != BLAS_OP_ASUM)
@@ -300,6 +309,34 @@ static int fuse_key(const opt_graph *g, const opt_node *nd,
     const blas_layout *X = &pl->req[0];
     int all = (X->dist == o || (X->rep & (1u << o))) ? 1 : 0;
     return rd * 2 + all;
+}
+
+void opt__fuse_keys(const opt_graph *g, const int *key, int *taint,
+                    int *fuse)
+{
+    int n = g->nnodes;
+    for (int i = 0; i < n; i++) fuse[i] = -1;
+    for (int v = 0; v < g->nvals; v++) taint[v] = 0;
+    for (int i = 0; i < n; i++) {
+        if (key[i] < 0 || fuse[i] >= 0) continue;
+        /* taint[v] == i + 1: v is a member's result (this group)          */
+        taint[g->nodes[i].res] = i + 1;
+        int members = 1;
+        for (int j = i + 1; j < n; j++) {
+            const opt_node *nd = &g->nodes[j];
+            bool dep = false;
+            for (int k = 0; k < nd->d.nops; k++)
+                if (taint[nd->ops[k]] == i + 1) dep = true;
+            if (dep) break;       /* the group ends before a reader        */
+            if (key[j] == key[i] && fuse[j] < 0) {
+                fuse[j] = i;
+                taint[nd->res] = i + 1;
+                members++;
+            }
+        }
+        /* alone, it is no group (and no fuse[j] names it)                */
+        if (members > 1) fuse[i] = i;
+    }
 }
 
 deso_err opt_fuse_groups(const opt_graph *g, const opt_plan *p, int *fuse)
@@ -318,29 +355,8 @@ deso_err opt_fuse_groups(const opt_graph *g, const opt_plan *p, int *fuse)
         return deso__fail(DESO_ENOMEM, "optimizer: out of memory");
     }
     for (int i = 0; i < n; i++)
-        key[i] = fuse_key(g, &g->nodes[i], &p->node[i]);
-    for (int i = 0; i < n; i++) {
-        if (key[i] < 0 || fuse[i] >= 0) continue;
-        /* taint[v] == i + 1: v is a member's result (this group)          */
-        taint[g->nodes[i].res] = i + 1;
-        int members = 1;
-        for (int j = i + 1; j < n; j++) {
-            const opt_node *nd = &g->nodes[j];
-            bool dep = false;
-            for (int k = 0; k < nd->d.nops; k++)
-                if (taint[nd->ops[k]] == i + 1) dep = true;
-            if (dep) break;       /* the group ends before a reader        */
-            if (key[j] == key[i] && fuse[j] < 0) {
-                fuse[j] = i;
-                taint[nd->res] = i + 1;
-                members++;
-            }
-        }
-        if (members > 1) fuse[i] = i;
-        else                     /* nobody joined: not a group            */
-            for (int j = i + 1; j < n; j++)
-                if (fuse[j] == i) fuse[j] = -1;
-    }
+        key[i] = opt__fuse_key(g, &g->nodes[i], &p->node[i]);
+    opt__fuse_keys(g, key, taint, fuse);
     free(key);
     free(taint);
     return DESO_OK;
@@ -371,7 +387,7 @@ static deso_err need(vstate *vs, const blas_layout *L, const opt_params *pp,
     bool rep = false;
     if (L->kind != BLAS_MAT)
         for (int k = 0; k < vs->nv; k++)
-            if (replication_only(&vs->v[k], L)) {
+            if (opt__replication_only(&vs->v[k], L)) {
                 src = k;
                 rep = true;
                 break;
@@ -379,10 +395,10 @@ static deso_err need(vstate *vs, const blas_layout *L, const opt_params *pp,
     e->from = vs->v[src];
     if (L->kind == BLAS_MAT) {
         e->move = OPT_MV_REMAP;
-        remap_cost(&vs->v[0], pp, &e->cost);
+        opt__remap_cost(&vs->v[0], pp, &e->cost);
     } else if (rep) {
         e->move = OPT_MV_BCAST;
-        bcast_cost(&vs->v[src], L, pp, &e->cost);
+        opt__bcast_cost(&vs->v[src], L, pp, &e->cost);
     } else {
         DESO_TRY(opt_exchange_cost(&vs->v[0], L, pp, memo, &e->cost));
         e->move = e->cost.msgs_p2p > 0 ? OPT_MV_EXCHANGE : OPT_MV_COLLAPSE;
@@ -493,16 +509,16 @@ deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
             }
             err = need(v, &pl->req[k], pp, memo, &e);
             if (err != DESO_OK) break;
-            add(&tot, &e.cost);
+            opt__add(&tot, &e.cost);
             if (ev != NULL) ev->edge[i * BLAS_MAXOPS + k] = e;
         }
         opt_counts nc;
         /* a fused group's one collective is its first member's cost       */
-        if (fuse[i] < 0) node_cost(g, nd, pl, pp, 1, false, &nc);
+        if (fuse[i] < 0) opt__node_cost(g, nd, pl, pp, 1, false, &nc);
         else if (fuse[i] == i)
-            node_cost(g, nd, pl, pp, gsize[i], gall[i], &nc);
+            opt__node_cost(g, nd, pl, pp, gsize[i], gall[i], &nc);
         else memset(&nc, 0, sizeof nc);
-        add(&tot, &nc);
+        opt__add(&tot, &nc);
         if (ev != NULL) ev->node_cost[i] = nc;
         vstate *r = &vs[nd->res];
         r->nv = 1;
@@ -515,8 +531,17 @@ deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
         opt_edge e;
         err = need(&vs[v], &val->want, pp, memo, &e);
         if (err != DESO_OK) break;
-        add(&tot, &e.cost);
+        opt__add(&tot, &e.cost);
         if (ev != NULL) ev->edge[g->nnodes * BLAS_MAXOPS + v] = e;
+    }
+    /* loop-carried values back where they came in: time only (see
+     * opt_graph_carry)                                                    */
+    for (int v = 0; v < g->nvals && err == DESO_OK; v++) {
+        const opt_value *val = &g->vals[v];
+        if (val->carry < 0 || vs[v].nv == 0) continue;
+        opt_edge e;
+        err = need(&vs[v], &g->vals[val->carry].views[0], pp, memo, &e);
+        if (err == DESO_OK) tot.time += e.cost.time;
     }
     free(vs);
     free(fuse);

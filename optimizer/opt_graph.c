@@ -90,6 +90,7 @@ static deso_err new_value(opt_graph *g, int *id)
     *id = g->nvals++;
     memset(&g->vals[*id], 0, sizeof g->vals[*id]);
     g->vals[*id].producer = -1;
+    g->vals[*id].carry = -1;
     return DESO_OK;
 }
 
@@ -236,4 +237,18 @@ bool opt_plan_equal(const opt_plan *a, const opt_plan *b)
         if (a->fuse[i] != b->fuse[i]) return false;
     }
     return true;
+}
+
+deso_err opt_graph_carry(opt_graph *g, int out, int in)
+{
+    DESO_CHECK(g != NULL, DESO_ENULL, "opt_graph_carry: NULL graph");
+    DESO_CHECK(out >= 0 && out < g->nvals && in >= 0 && in < g->nvals,
+               DESO_EINVAL, "opt_graph_carry: no value %d or %d", out, in);
+    const opt_value *o = &g->vals[out], *i = &g->vals[in];
+    DESO_CHECK(o->live_out && i->producer < 0 && o->kind == i->kind &&
+                   o->m == i->m && o->n == i->n,
+               DESO_EINVAL, "opt_graph_carry: %d is not a live-out version "
+               "of live-in %d", out, in);
+    g->vals[out].carry = in;
+    return DESO_OK;
 }

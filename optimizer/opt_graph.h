@@ -16,6 +16,7 @@
  *               plan, counted with the rules of doc/DESIGN.md, "Counting
  *               bytes and messages", and its modelled time (alpha + beta *
  *               bytes per message; log2 p rounds for collectives).
+ *   opt_eval.c  the same model, evaluated incrementally for the search.
  *   opt_search.c mode none (the executor's per-node defaults), the greedy
  *               edge elimination for modes affine and full.
  *   opt_explain.c the plan explains itself: text and Graphviz DOT.        */
@@ -42,6 +43,10 @@ typedef struct opt_value {
     bool live_out;           /* referenced after the DAG (a handle)         */
     bool has_want;           /* live-out: read in layout `want` afterwards  */
     blas_layout want;
+    int carry;               /* live-out: the live-in value it replaces (the
+                              * same handle's value when the DAG began), or
+                              * -1.  A hint, not part of the graph's
+                              * identity: see opt_graph_carry            */
 } opt_value;
 
 typedef struct opt_node {
@@ -79,6 +84,16 @@ deso_err opt_graph_node(opt_graph *g, blas_op op, unsigned flags,
 /* Marks a value live-out; want != NULL: a reader wants it in that layout
  * after the DAG (e.g. a force point reading a scalar everywhere).        */
 deso_err opt_graph_live_out(opt_graph *g, int id, const blas_layout *want);
+
+/* Marks live-out value `out` as the new version of live-in value `in` (a
+ * loop-carried value: a solver's next iteration will read it where `in`
+ * was read).  The search then prices moving `out` back to `in`'s primary
+ * layout into a plan's modelled time (never into its bytes and messages:
+ * that move happens only if the next DAG asks for it), so that a plan does
+ * not win one iteration by leaving a vector where every later iteration
+ * must fetch it back.  Graphs that differ only in these marks are equal
+ * and share keys: any plan is correct for either.                        */
+deso_err opt_graph_carry(opt_graph *g, int out, int in);
 
 /* ---- plans --------------------------------------------------------------- */
 

@@ -19,4 +19,76 @@ int opt__layouts(const opt_graph *g, opt_mode mode, blas_kind kind,
 /* ceil(log2 p) for p >= 1.                                                 */
 int opt__log2c(int p);
 
+/* ---- the model's parts (opt_cost.c) -------------------------------------- */
+
+void opt__add(opt_counts *a, const opt_counts *b);
+/* Whether D is S with more copies (same folding): a broadcast serves it.  */
+bool opt__replication_only(const blas_layout *S, const blas_layout *D);
+/* The broadcasts from S to D (added to *c), the approximate matrix remap
+ * from S (added to *c).                                                   */
+void opt__bcast_cost(const blas_layout *S, const blas_layout *D,
+                     const opt_params *pp, opt_counts *c);
+void opt__remap_cost(const blas_layout *S, const opt_params *pp,
+                     opt_counts *c);
+/* Node nd's own collective under placement pl (*c is set): mult members
+ * of a fused group, allred: the group is an all-reduce.                  */
+void opt__node_cost(const opt_graph *g, const opt_node *nd,
+                    const opt_place *pl, const opt_params *pp, int mult,
+                    bool allred, opt_counts *c);
+/* Node nd's fusion key under pl (-1: not fusable), and the groups those
+ * keys make (opt_fuse_groups' rule); taint: nvals ints of scratch.       */
+int opt__fuse_key(const opt_graph *g, const opt_node *nd, const opt_place *pl);
+void opt__fuse_keys(const opt_graph *g, const int *key, int *taint,
+                    int *fuse);
+
+/* ---- plan evaluation by layout ids (opt_eval.c) --------------------------- */
+
+/* The evaluator of one graph under one set of parameters, for a search
+ * that costs many plans of it: every layout it meets gets an id (equal
+ * layouts, one id, so comparing ids compares layouts), the cost of a move
+ * is computed once per (from, to) pair, and each evaluation redoes only
+ * what the placements that changed since the previous one affect.        */
+typedef struct opt__eval opt__eval;
+
+/* A placement by layout ids: the result and operands 0 .. nops - 1 (the
+ * other slots -1).                                                        */
+typedef struct opt__place {
+    int res;
+    int req[BLAS_MAXOPS];
+} opt__place;
+
+/* An edge by layout ids (opt_edge's fields otherwise).                    */
+typedef struct opt__edge {
+    opt_move move;
+    int from, to;
+    opt_counts cost;
+} opt__edge;
+
+/* memo (may be NULL): exchange counts shared beyond this evaluator.       */
+deso_err opt__eval_new(const opt_graph *g, const opt_params *pp,
+                       opt_memo *memo, opt__eval **out);
+void opt__eval_free(opt__eval *e);
+/* The id of layout l (interned on first sight).                           */
+deso_err opt__intern(opt__eval *e, const blas_layout *l, int *id);
+/* The layout of id; valid until the next opt__intern.                     */
+const blas_layout *opt__lay(const opt__eval *e, int id);
+/* Node i's placement pl by ids, and back (unused slots zeroed).           */
+deso_err opt__intern_place(opt__eval *e, int i, const opt_place *pl,
+                           opt__place *out);
+void opt__place_out(const opt__eval *e, int i, const opt__place *in,
+                    opt_place *out);
+/* The id of live-in value v's primary layout.                              */
+int opt__livein_id(const opt__eval *e, int v);
+/* Plan p's total modelled cost, exactly opt_plan_cost's (the same terms
+ * added in the same order), and its time alone (the same double).        */
+deso_err opt__eval_plan(opt__eval *e, const opt__place *p, opt_counts *total);
+deso_err opt__eval_time(opt__eval *e, const opt__place *p, double *time);
+/* The edges of the last plan evaluated, indexed as opt_eval's (slots that
+ * are no edge: from = to = -1, cost zero), and how many slots there are. */
+const opt__edge *opt__eval_edges(const opt__eval *e);
+int opt__eval_nedges(const opt__eval *e);
+/* The operand edges reading value v (node * BLAS_MAXOPS + slot), in node
+ * and slot order: *n of them.                                             */
+const int *opt__eval_readers(const opt__eval *e, int v, int *n);
+
 #endif

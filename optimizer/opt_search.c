@@ -24,7 +24,14 @@
  * the weight never goes up from a start that costs what mode none costs
  * (or less: a reduced gemv result transposes less), and mode none's plan
  * is kept when it is valid for the mode and cheaper.  Deterministic: no
- * clocks, fixed orders, ties broken by index.                            */
+ * clocks, fixed orders, ties broken by index.
+ *
+ * The search holds its plans by layout ids (opt_impl.h, opt_eval.c): ids
+ * are only ever compared for equality, which is layout equality, and
+ * costs come from the evaluator, which adds the same terms in the same
+ * order as opt_plan_cost; so every decision is the one the same search on
+ * layouts would take.  A node's candidates are computed once per tuple
+ * of operand layouts and kept for the search.                            */
 #include "optimizer/opt_impl.h"
 #include "optimizer/opt_cache.h"
 
@@ -70,123 +77,231 @@ deso_err opt_plan_none(const opt_graph *g, opt_plan *out)
 
 /* ---- the search state --------------------------------------------------- */
 
+/* Node i's candidates for one tuple of its operands' layouts: computed by
+ * opt_node_cands the first time, kept for the rest of the search (a fit
+ * asks for the same ones over and over).                                 */
+typedef struct cand_set {
+    int next;                 /* the node's next set, -1: none            */
+    int cur[BLAS_MAXOPS];     /* the operands' layouts (ids)              */
+    int first, n;             /* pool[first .. first + n)                 */
+} cand_set;
+
+/* Plans are arrays of opt__place (layout ids, opt_impl.h): comparing two
+ * placements compares a few ints, and the evaluator costs them without
+ * looking at a layout.                                                    */
 typedef struct srch {
     bool converged;          /* greedy's last pass and sweep found nothing  */
     const opt_graph *g;
     const opt_search_opts *o;
-    opt_memo *memo;
-    opt_plan cur;
+    opt__eval *ev;
+    opt__place *cur;          /* the current plan                         */
     double cost;
-    int *cstart, *cons;       /* consumers of value v: edges cons[cstart[v]
-                               * .. cstart[v + 1]) = node * MAXOPS + slot */
-    opt_place *cands;         /* scratch                                  */
+    int iters;                /* greedy edge attempts                     */
+    int *chead;               /* per node: its first candidate set        */
+    cand_set *sets;
+    int nsets, cap_sets;
+    opt__place *pool;
+    int npool, cap_pool;
+    opt_place *scratch;       /* opt_node_cands' output                   */
+    int (*vlays)[4];          /* per value: opt__layouts as ids ...       */
+    int *nvlays;              /* ... how many; -1: not asked yet          */
 } srch;
 
-static deso_err cost_of(srch *s, const opt_plan *p, double *t)
+static deso_err cost_of(srch *s, const opt__place *p, double *t)
 {
-    opt_counts c;
-    DESO_TRY(opt_plan_cost(s->g, p, &s->o->cost, s->memo, NULL, &c));
-    *t = c.time;
-    return DESO_OK;
+    return opt__eval_time(s->ev, p, t);
 }
 
-static int place_diff(const opt_place *a, const opt_place *b)
+static int place_diff(const opt__place *a, const opt__place *b)
 {
-    int d = !blas_layout_equal(&a->res, &b->res);
-    for (int k = 0; k < BLAS_MAXOPS; k++)
-        d += !blas_layout_equal(&a->req[k], &b->req[k]);
+    int d = a->res != b->res;
+    for (int k = 0; k < BLAS_MAXOPS; k++) d += a->req[k] != b->req[k];
     return d;
 }
 
-/* Node i of plan p moves to its cheapest candidate whose slot (-1: the
- * result) has layout L (L NULL: any candidate).  *moved: whether it
- * changed.  Ties: fewer changed slots, then candidate order.             */
-static deso_err fit(srch *s, opt_plan *p, int i, int slot,
-                    const blas_layout *L, bool *moved)
+/* The layouts of node i's operands under plan p (opt__cur_ops, by id).   */
+static void cur_ids(const srch *s, const opt__place *p, int i, int *cur)
 {
-    const opt_graph *g = s->g;
-    blas_layout cur[BLAS_MAXOPS];
-    opt__cur_ops(g, p, i, cur);
+    const opt_node *nd = &s->g->nodes[i];
+    for (int k = 0; k < nd->d.nops; k++) {
+        int a = s->g->vals[nd->ops[k]].producer;
+        cur[k] = a >= 0 ? p[a].res : opt__livein_id(s->ev, nd->ops[k]);
+    }
+}
+
+/* Room for one more candidate set of n candidates.                        */
+static deso_err cands_room(srch *s, int n)
+{
+    if (s->nsets == s->cap_sets) {
+        int cap = s->cap_sets ? 2 * s->cap_sets : 32;
+        cand_set *c = deso__realloc(s->sets, (size_t)cap * sizeof *c);
+        DESO_CHECK(c != NULL, DESO_ENOMEM, "optimizer: out of memory");
+        s->sets = c;
+        s->cap_sets = cap;
+    }
+    if (s->npool + n > s->cap_pool) {
+        int cap = s->cap_pool ? 2 * s->cap_pool : 256;
+        while (cap < s->npool + n) cap *= 2;
+        opt__place *p = deso__realloc(s->pool, (size_t)cap * sizeof *p);
+        DESO_CHECK(p != NULL, DESO_ENOMEM, "optimizer: out of memory");
+        s->pool = p;
+        s->cap_pool = cap;
+    }
+    return DESO_OK;
+}
+
+/* The kept candidate set of node i for operand layouts cur, or NULL.     */
+static const cand_set *cands_kept(const srch *s, int i, const int *cur)
+{
+    int nops = s->g->nodes[i].d.nops;
+    for (int k = s->chead[i]; k >= 0; k = s->sets[k].next)
+        if (memcmp(s->sets[k].cur, cur, (size_t)nops * sizeof *cur) == 0)
+            return &s->sets[k];
+    return NULL;
+}
+
+/* opt_node_cands into s->scratch, for operand layouts cur.                */
+static deso_err cands_fresh(srch *s, int i, const int *cur, int *n)
+{
+    blas_layout lc[BLAS_MAXOPS];
+    for (int k = 0; k < s->g->nodes[i].d.nops; k++)
+        lc[k] = *opt__lay(s->ev, cur[k]);
+    return opt_node_cands(s->g, i, s->o->mode, lc, s->scratch, n);
+}
+
+/* Node i's candidates (opt_node_cands) when its operands have layouts
+ * cur; *out is valid until the next call.                                 */
+static deso_err cands_of(srch *s, int i, const int *cur,
+                         const opt__place **out, int *n)
+{
+    const cand_set *kept = cands_kept(s, i, cur);
+    if (kept != NULL) {
+        *out = s->pool + kept->first;
+        *n = kept->n;
+        return DESO_OK;
+    }
+    int nops = s->g->nodes[i].d.nops, m;
+    DESO_TRY(cands_fresh(s, i, cur, &m));
+    DESO_TRY(cands_room(s, m));
+    for (int c = 0; c < m; c++)
+        DESO_TRY(opt__intern_place(s->ev, i, &s->scratch[c],
+                                   &s->pool[s->npool + c]));
+    cand_set *cs = &s->sets[s->nsets];
+    memset(cs, 0, sizeof *cs);
+    memcpy(cs->cur, cur, (size_t)nops * sizeof *cur);
+    cs->first = s->npool;
+    cs->n = m;
+    cs->next = s->chead[i];
+    s->chead[i] = s->nsets++;
+    s->npool += m;
+    *out = s->pool + cs->first;
+    *n = m;
+    return DESO_OK;
+}
+
+/* The layouts the mode lets value v take (opt__layouts), by id.           */
+static deso_err value_layouts(srch *s, int v, const int **T, int *nt)
+{
+    if (s->nvlays[v] < 0) {
+        blas_layout L[4];
+        const opt_value *val = &s->g->vals[v];
+        int n = opt__layouts(s->g, s->o->mode, val->kind, val->n, L);
+        for (int t = 0; t < n; t++)
+            DESO_TRY(opt__intern(s->ev, &L[t], &s->vlays[v][t]));
+        s->nvlays[v] = n;
+    }
+    *T = s->vlays[v];
+    *nt = s->nvlays[v];
+    return DESO_OK;
+}
+
+/* ---- moves -------------------------------------------------------------- */
+
+/* Node i of plan p moves to its cheapest candidate whose slot (-1: the
+ * result) has layout L (L < 0: any candidate).  *moved: whether it
+ * changed.  Ties: fewer changed slots, then candidate order.             */
+static deso_err fit(srch *s, opt__place *p, int i, int slot, int L,
+                    bool *moved)
+{
+    int cur[BLAS_MAXOPS];
+    cur_ids(s, p, i, cur);
+    const opt__place *cands;
     int n;
-    DESO_TRY(opt_node_cands(g, i, s->o->mode, cur, s->cands, &n));
-    opt_place keep = p->node[i], best = keep;
+    DESO_TRY(cands_of(s, i, cur, &cands, &n));
+    opt__place keep = p[i], best = keep;
     double bt = 0.0;
     int bd = 0;
     bool found = false;
     *moved = false;
-    /* local copy: evaluating may not touch s->cands (no recursion here)   */
     for (int k = 0; k < n; k++) {
-        opt_place c = s->cands[k];
-        if (L != NULL) {
-            const blas_layout *have = slot < 0 ? &c.res : &c.req[slot];
-            if (!blas_layout_equal(have, L)) continue;
-        }
-        p->node[i] = c;
+        const opt__place *c = &cands[k];
+        if (L >= 0 && (slot < 0 ? c->res : c->req[slot]) != L) continue;
+        p[i] = *c;
         double t;
         deso_err err = cost_of(s, p, &t);
         if (err != DESO_OK) {
-            p->node[i] = keep;
+            p[i] = keep;
             return err;
         }
-        int dd = place_diff(&c, &keep);
+        int dd = place_diff(c, &keep);
         if (!found || t < bt || (t == bt && dd < bd)) {
             found = true;
             bt = t;
             bd = dd;
-            best = c;
+            best = *c;
         }
     }
-    p->node[i] = found ? best : keep;
+    p[i] = found ? best : keep;
     *moved = found && place_diff(&best, &keep) > 0;
     return DESO_OK;
 }
 
 /* Node i's result changed from old: consumers whose edge was free follow. */
-static deso_err prop_fwd(srch *s, opt_plan *p, int i, const blas_layout *old)
+static deso_err prop_fwd(srch *s, opt__place *p, int i, int old)
 {
-    const blas_layout nw = p->node[i].res;
-    if (blas_layout_equal(&nw, old)) return DESO_OK;
-    int v = s->g->nodes[i].res;
-    for (int e = s->cstart[v]; e < s->cstart[v + 1]; e++) {
-        int j = s->cons[e] / BLAS_MAXOPS, k = s->cons[e] % BLAS_MAXOPS;
-        if (!blas_layout_equal(&p->node[j].req[k], old)) continue;
-        blas_layout oj = p->node[j].res;
+    int nw = p[i].res;
+    if (nw == old) return DESO_OK;
+    int n;
+    const int *readers = opt__eval_readers(s->ev, s->g->nodes[i].res, &n);
+    for (int x = 0; x < n; x++) {
+        int j = readers[x] / BLAS_MAXOPS, k = readers[x] % BLAS_MAXOPS;
+        if (p[j].req[k] != old) continue;
+        int oj = p[j].res;
         bool moved;
-        DESO_TRY(fit(s, p, j, k, &nw, &moved));
-        if (moved) DESO_TRY(prop_fwd(s, p, j, &oj));
+        DESO_TRY(fit(s, p, j, k, nw, &moved));
+        if (moved) DESO_TRY(prop_fwd(s, p, j, oj));
     }
     return DESO_OK;
 }
 
 /* Node i's operand layouts changed from old: producers whose edge into i
  * was free follow.                                                        */
-static deso_err prop_bwd(srch *s, opt_plan *p, int i, const opt_place *old)
+static deso_err prop_bwd(srch *s, opt__place *p, int i, const opt__place *old)
 {
     const opt_node *nd = &s->g->nodes[i];
     for (int k = 0; k < nd->d.nops; k++) {
-        const blas_layout nw = p->node[i].req[k];
-        if (blas_layout_equal(&nw, &old->req[k])) continue;
+        int nw = p[i].req[k];
+        if (nw == old->req[k]) continue;
         int a = s->g->vals[nd->ops[k]].producer;
-        if (a < 0 || !blas_layout_equal(&p->node[a].res, &old->req[k]))
-            continue;
-        opt_place oa = p->node[a];
+        if (a < 0 || p[a].res != old->req[k]) continue;
+        opt__place oa = p[a];
         bool moved;
-        DESO_TRY(fit(s, p, a, -1, &nw, &moved));
+        DESO_TRY(fit(s, p, a, -1, nw, &moved));
         if (moved) DESO_TRY(prop_bwd(s, p, a, &oa));
     }
     return DESO_OK;
 }
 
 /* Tries trial as the new current plan: accepted when not more costly.    */
-static deso_err try_accept(srch *s, opt_plan *trial, bool *ok, bool *better)
+static deso_err try_accept(srch *s, const opt__place *trial, bool *ok,
+                           bool *better)
 {
     double t;
     DESO_TRY(cost_of(s, trial, &t));
     *ok = t <= s->cost;
     *better = t < s->cost;
     if (*ok) {
-        memcpy(s->cur.node, trial->node,
-               (size_t)s->g->nnodes * sizeof *s->cur.node);
+        memcpy(s->cur, trial, (size_t)s->g->nnodes * sizeof *s->cur);
         s->cost = t;
     }
     return DESO_OK;
@@ -194,45 +309,43 @@ static deso_err try_accept(srch *s, opt_plan *trial, bool *ok, bool *better)
 
 /* Moves every consumer of value v that reads layout `from` to layout `to`
  * (with forward propagation) in trial, starting from the current plan.   */
-static deso_err move_sinks(srch *s, opt_plan *trial, int v,
-                           const blas_layout *from, const blas_layout *to,
-                           bool *any)
+static deso_err move_sinks(srch *s, opt__place *trial, int v, int from,
+                           int to, bool *any)
 {
-    const opt_graph *g = s->g;
-    memcpy(trial->node, s->cur.node, (size_t)g->nnodes * sizeof *trial->node);
+    memcpy(trial, s->cur, (size_t)s->g->nnodes * sizeof *trial);
     *any = false;
-    for (int e = s->cstart[v]; e < s->cstart[v + 1]; e++) {
-        int j = s->cons[e] / BLAS_MAXOPS, k = s->cons[e] % BLAS_MAXOPS;
-        if (!blas_layout_equal(&trial->node[j].req[k], from)) continue;
-        blas_layout oj = trial->node[j].res;
+    int n;
+    const int *readers = opt__eval_readers(s->ev, v, &n);
+    for (int x = 0; x < n; x++) {
+        int j = readers[x] / BLAS_MAXOPS, k = readers[x] % BLAS_MAXOPS;
+        if (trial[j].req[k] != from) continue;
+        int oj = trial[j].res;
         bool moved;
         DESO_TRY(fit(s, trial, j, k, to, &moved));
         if (moved) {
             *any = true;
-            DESO_TRY(prop_fwd(s, trial, j, &oj));
+            DESO_TRY(prop_fwd(s, trial, j, oj));
         }
     }
     return DESO_OK;
 }
 
-static deso_err sink_change(srch *s, opt_plan *trial, int v,
-                            const blas_layout *cab, const blas_layout *ca,
-                            bool *ok, bool *better)
+static deso_err sink_change(srch *s, opt__place *trial, int v, int cab,
+                            int ca, bool *ok, bool *better)
 {
-    const opt_graph *g = s->g;
     *ok = *better = false;
     bool any;
     DESO_TRY(move_sinks(s, trial, v, cab, ca, &any));
     if (any) DESO_TRY(try_accept(s, trial, ok, better));
     if (*better) return DESO_OK;
-    blas_layout T[4];
-    int nt = opt__layouts(g, s->o->mode, g->vals[v].kind, g->vals[v].n, T);
+    const int *T;
+    int nt;
+    DESO_TRY(value_layouts(s, v, &T, &nt));
     double bt = 0.0;
     int bk = -1;
     for (int t = 0; t < nt; t++) {
-        if (blas_layout_equal(&T[t], cab) || blas_layout_equal(&T[t], ca))
-            continue;
-        DESO_TRY(move_sinks(s, trial, v, cab, &T[t], &any));
+        if (T[t] == cab || T[t] == ca) continue;
+        DESO_TRY(move_sinks(s, trial, v, cab, T[t], &any));
         if (!any) continue;
         double c;
         DESO_TRY(cost_of(s, trial, &c));
@@ -242,124 +355,167 @@ static deso_err sink_change(srch *s, opt_plan *trial, int v,
         }
     }
     if (bk < 0) return DESO_OK;
-    DESO_TRY(move_sinks(s, trial, v, cab, &T[bk], &any));
+    DESO_TRY(move_sinks(s, trial, v, cab, T[bk], &any));
     return try_accept(s, trial, ok, better);
 }
 
-static deso_err greedy(srch *s)
+/* ---- the greedy edge elimination ----------------------------------------- */
+
+/* The heaviest edge of the current plan not attempted in this pass (ties:
+ * the lowest index; -1: none left) and the layout it asks for.            */
+static deso_err heaviest(srch *s, const bool *tried, int *e, int *cab)
+{
+    double t;
+    DESO_TRY(opt__eval_time(s->ev, s->cur, &t));
+    const opt__edge *ed = opt__eval_edges(s->ev);
+    int n = opt__eval_nedges(s->ev);
+    *e = -1;
+    for (int x = 0; x < n; x++)
+        if (!tried[x] && ed[x].cost.time > 0.0 &&
+            (*e < 0 || ed[x].cost.time > ed[*e].cost.time))
+            *e = x;
+    if (*e >= 0) *cab = ed[*e].to;
+    return DESO_OK;
+}
+
+/* One attempt at edge e (a -> b asking for layout cab): step 2, change
+ * the sink (c_ab <- c_a: every consumer sharing the view c_ab moves with
+ * it; when that does not pay, the cheapest other layout the mode allows,
+ * since an edge that cannot be removed may be cheapened); else step 4,
+ * change the source (c_a <- c_ab).                                        */
+static deso_err attempt(srch *s, opt__place *trial, int e, int cab,
+                        bool *better)
 {
     const opt_graph *g = s->g;
-    opt_eval ev;
-    DESO_TRY(opt_eval_init(&ev, g));
-    opt_plan trial;
-    deso_err err = opt_plan_copy(&s->cur, &trial);
-    bool *tried = deso__calloc((size_t)ev.nedges + 1, sizeof *tried);
-    if (err == DESO_OK && tried == NULL)
-        err = deso__fail(DESO_ENOMEM, "optimizer: out of memory");
-    int iters = 0, passes = s->o->passes > 0 ? s->o->passes : 3;
+    bool ok = false, moved;
+    int a;
+    *better = false;
+    if (e < g->nnodes * BLAS_MAXOPS) {
+        int v = g->nodes[e / BLAS_MAXOPS].ops[e % BLAS_MAXOPS];
+        a = g->vals[v].producer;
+        int ca = a >= 0 ? s->cur[a].res : opt__livein_id(s->ev, v);
+        DESO_TRY(sink_change(s, trial, v, cab, ca, &ok, better));
+    } else {                         /* a live-out value's wanted read   */
+        a = g->vals[e - g->nnodes * BLAS_MAXOPS].producer;
+    }
+    if (ok || a < 0) return DESO_OK;
+    memcpy(trial, s->cur, (size_t)g->nnodes * sizeof *trial);
+    opt__place oa = trial[a];
+    DESO_TRY(fit(s, trial, a, -1, cab, &moved));
+    if (!moved) return DESO_OK;
+    DESO_TRY(prop_bwd(s, trial, a, &oa));
+    return try_accept(s, trial, &ok, better);
+}
+
+/* The passes over the edges; *done: the last pass lowered nothing and was
+ * not cut short by the attempt bound.                                     */
+static deso_err edge_passes(srch *s, opt__place *trial, bool *tried,
+                            bool *done)
+{
+    int n = opt__eval_nedges(s->ev), iters = 0;
+    int passes = s->o->passes > 0 ? s->o->passes : 3;
     int maxit = s->o->max_iters > 0 ? s->o->max_iters : 64;
-    bool edges_done = false, sweep_done = false;
-    for (int pass = 0; pass < passes && err == DESO_OK; pass++) {
+    *done = false;
+    for (int pass = 0; pass < passes; pass++) {
         bool improved = false, cut = false;
-        memset(tried, 0, (size_t)ev.nedges * sizeof *tried);
-        while (err == DESO_OK) {
+        memset(tried, 0, (size_t)n * sizeof *tried);
+        for (;;) {
             if (iters >= maxit) {
                 cut = true;
                 break;
             }
-            opt_counts tot;
-            err = opt_plan_cost(g, &s->cur, &s->o->cost, s->memo, &ev, &tot);
-            if (err != DESO_OK) break;
-            int e = -1;
-            for (int x = 0; x < ev.nedges; x++)
-                if (!tried[x] && ev.edge[x].cost.time > 0.0 &&
-                    (e < 0 || ev.edge[x].cost.time > ev.edge[e].cost.time))
-                    e = x;
+            int e, cab = -1;
+            DESO_TRY(heaviest(s, tried, &e, &cab));
             if (e < 0) break;
             tried[e] = true;
-            iters++;
-            s->cur.iters = iters;
-            int a, j = -1, k = -1;
-            blas_layout ca, cab = ev.edge[e].to;
-            if (e < g->nnodes * BLAS_MAXOPS) {
-                j = e / BLAS_MAXOPS;
-                k = e % BLAS_MAXOPS;
-                int v = g->nodes[j].ops[k];
-                a = g->vals[v].producer;
-                ca = a >= 0 ? s->cur.node[a].res : g->vals[v].views[0];
-            } else {
-                a = g->vals[e - g->nnodes * BLAS_MAXOPS].producer;
-                ca = cab;
-            }
-            bool ok = false, better = false, moved;
-            /* step 2: change the sink, c_ab <- c_a: every consumer sharing
-             * the view c_ab moves with it; when that does not pay, the
-             * cheapest other layout the mode allows (an edge that cannot
-             * be removed may be cheapened)                                 */
-            if (j >= 0)
-                err = sink_change(s, &trial, g->nodes[j].ops[k], &cab, &ca,
-                                  &ok, &better);
-            /* step 4: change the source (c_a <- c_ab)                      */
-            if (err == DESO_OK && !ok && a >= 0) {
-                memcpy(trial.node, s->cur.node,
-                       (size_t)g->nnodes * sizeof *trial.node);
-                opt_place oa = trial.node[a];
-                err = fit(s, &trial, a, -1, &cab, &moved);
-                if (err == DESO_OK && moved) {
-                    err = prop_bwd(s, &trial, a, &oa);
-                    if (err == DESO_OK) err = try_accept(s, &trial, &ok, &better);
-                }
-            }
+            s->iters = ++iters;
+            bool better;
+            DESO_TRY(attempt(s, trial, e, cab, &better));
             improved |= better;
         }
-        edges_done = !improved && !cut;
+        *done = !improved && !cut;
         if (!improved || cut) break;
     }
-    /* the node sweep                                                      */
-    for (int pass = 0; pass < passes && err == DESO_OK; pass++) {
+    return DESO_OK;
+}
+
+/* The node sweep; *done: its first sweep changed nothing.                 */
+static deso_err node_sweeps(srch *s, opt__place *trial, bool *done)
+{
+    int passes = s->o->passes > 0 ? s->o->passes : 3;
+    *done = false;
+    for (int pass = 0; pass < passes; pass++) {
         bool improved = false;
-        for (int i = 0; i < g->nnodes && err == DESO_OK; i++) {
-            memcpy(trial.node, s->cur.node,
-                   (size_t)g->nnodes * sizeof *trial.node);
+        for (int i = 0; i < s->g->nnodes; i++) {
+            memcpy(trial, s->cur, (size_t)s->g->nnodes * sizeof *trial);
             bool moved, ok = false, better = false;
-            err = fit(s, &trial, i, -1, NULL, &moved);
-            if (err == DESO_OK && moved) err = try_accept(s, &trial, &ok, &better);
+            DESO_TRY(fit(s, trial, i, -1, -1, &moved));
+            if (moved) DESO_TRY(try_accept(s, trial, &ok, &better));
             improved |= better;
         }
-        sweep_done = !improved && pass == 0;   /* it changed nothing    */
+        *done = !improved && pass == 0;
         if (!improved) break;
     }
+    return DESO_OK;
+}
+
+static deso_err greedy(srch *s)
+{
+    size_t nn = s->g->nnodes > 0 ? (size_t)s->g->nnodes : 1;
+    opt__place *trial = deso__malloc(nn * sizeof *trial);
+    bool *tried = deso__calloc((size_t)opt__eval_nedges(s->ev) + 1,
+                               sizeof *tried);
+    deso_err err = trial && tried
+        ? DESO_OK : deso__fail(DESO_ENOMEM, "optimizer: out of memory");
+    bool edges_done = false, sweep_done = false;
+    if (err == DESO_OK) err = edge_passes(s, trial, tried, &edges_done);
+    if (err == DESO_OK) err = node_sweeps(s, trial, &sweep_done);
     /* the state the last edge pass left, unchanged by the sweep: another
      * bounded pass from it would try the same edges and find nothing      */
     s->converged = edges_done && sweep_done;
+    free(trial);
     free(tried);
-    opt_plan_free(&trial);
-    opt_eval_free(&ev);
     return err;
 }
 
-static deso_err index_consumers(srch *s)
+/* ---- set-up -------------------------------------------------------------- */
+
+static void srch_free(srch *s)
 {
-    const opt_graph *g = s->g;
-    s->cstart = deso__calloc((size_t)g->nvals + 1, sizeof *s->cstart);
-    s->cons = deso__malloc(((size_t)g->nnodes * BLAS_MAXOPS + 1) * sizeof *s->cons);
-    s->cands = deso__malloc(OPT_MAXCANDS * sizeof *s->cands);
-    DESO_CHECK(s->cstart && s->cons && s->cands, DESO_ENOMEM,
-               "optimizer: out of memory");
-    for (int i = 0; i < g->nnodes; i++)
-        for (int k = 0; k < g->nodes[i].d.nops; k++)
-            s->cstart[g->nodes[i].ops[k] + 1]++;
-    for (int v = 0; v < g->nvals; v++) s->cstart[v + 1] += s->cstart[v];
-    int *fill = deso__calloc((size_t)g->nvals + 1, sizeof *fill);
-    DESO_CHECK(fill != NULL, DESO_ENOMEM, "optimizer: out of memory");
-    for (int i = 0; i < g->nnodes; i++)
-        for (int k = 0; k < g->nodes[i].d.nops; k++) {
-            int v = g->nodes[i].ops[k];
-            s->cons[s->cstart[v] + fill[v]++] = i * BLAS_MAXOPS + k;
-        }
-    free(fill);
+    opt__eval_free(s->ev);
+    free(s->cur);
+    free(s->chead);
+    free(s->sets);
+    free(s->pool);
+    free(s->scratch);
+    free(s->vlays);
+    free(s->nvlays);
+    memset(s, 0, sizeof *s);
+}
+
+/* s for a search of g under o (on failure the caller frees it).          */
+static deso_err srch_init(srch *s, const opt_graph *g,
+                          const opt_search_opts *o)
+{
+    memset(s, 0, sizeof *s);
+    s->g = g;
+    s->o = o;
+    DESO_TRY(opt__eval_new(g, &o->cost, NULL, &s->ev));
+    size_t nn = g->nnodes > 0 ? (size_t)g->nnodes : 1;
+    size_t nv = g->nvals > 0 ? (size_t)g->nvals : 1;
+    s->cur = deso__calloc(nn, sizeof *s->cur);
+    s->chead = deso__malloc(nn * sizeof *s->chead);
+    s->scratch = deso__malloc(OPT_MAXCANDS * sizeof *s->scratch);
+    s->vlays = deso__malloc(nv * sizeof *s->vlays);
+    s->nvlays = deso__calloc(nv, sizeof *s->nvlays);
+    DESO_CHECK(s->cur && s->chead && s->scratch && s->vlays && s->nvlays,
+               DESO_ENOMEM, "optimizer: out of memory");
+    for (int i = 0; i < g->nnodes; i++) s->chead[i] = -1;
+    for (int v = 0; v < g->nvals; v++) s->nvlays[v] = -1;
     return DESO_OK;
 }
+
+/* ---- the starts ------------------------------------------------------------ */
 
 static bool is_red(blas_op op)
 {
@@ -379,89 +535,256 @@ static int rep_bits(const blas_layout *l)
 }
 
 /* Copies held by a placement: the result's and the operands' replication. */
-static int weight_of(const opt_place *c, int nops)
+static int weight_of(const srch *s, const opt__place *c, int nops)
 {
-    int w = rep_bits(&c->res);
-    for (int k = 0; k < nops; k++) w += rep_bits(&c->req[k]);
+    int w = rep_bits(opt__lay(s->ev, c->res));
+    for (int k = 0; k < nops; k++) w += rep_bits(opt__lay(s->ev, c->req[k]));
     return w;
 }
 
-/* The lean start: every node at its least replicated candidate (ties: the
- * orientation of the first candidate, then candidate order).             */
+/* Whether candidate c has the orientations (result, operand 0) of c0.     */
+static bool same_dists(const srch *s, const opt__place *c,
+                       const opt__place *c0)
+{
+    return opt__lay(s->ev, c->res)->dist == opt__lay(s->ev, c0->res)->dist &&
+           opt__lay(s->ev, c->req[0])->dist ==
+               opt__lay(s->ev, c0->req[0])->dist;
+}
+
+/* Node i's candidates under the current plan; none at all is an error.   */
+static deso_err node_cands(srch *s, int i, const opt__place **c, int *n)
+{
+    int cur[BLAS_MAXOPS];
+    cur_ids(s, s->cur, i, cur);
+    DESO_TRY(cands_of(s, i, cur, c, n));
+    DESO_CHECK(*n > 0, DESO_EINTERNAL, "optimizer: node %d has no "
+               "placement in mode %s", i, opt_mode_name(s->o->mode));
+    return DESO_OK;
+}
+
+/* The lean start: every node at its least replicated candidate (ties:
+ * the orientation of the first candidate, then candidate order).         */
 static deso_err lean_plan(srch *s)
 {
-    const opt_graph *g = s->g;
-    for (int i = 0; i < g->nnodes; i++) {
-        blas_layout cur[BLAS_MAXOPS];
-        opt__cur_ops(g, &s->cur, i, cur);
-        int n, nops = g->nodes[i].d.nops;
-        DESO_TRY(opt_node_cands(g, i, s->o->mode, cur, s->cands, &n));
-        DESO_CHECK(n > 0, DESO_EINTERNAL, "optimizer: node %d has no "
-                   "placement in mode %s", i, opt_mode_name(s->o->mode));
-        int best = 0;
-        for (int c = 1; c < n; c++) {
-            int wc = weight_of(&s->cands[c], nops);
-            int wb = weight_of(&s->cands[best], nops);
-            bool same_c = s->cands[c].res.dist == s->cands[0].res.dist &&
-                          s->cands[c].req[0].dist == s->cands[0].req[0].dist;
-            bool same_b = s->cands[best].res.dist == s->cands[0].res.dist &&
-                          s->cands[best].req[0].dist == s->cands[0].req[0].dist;
-            if (wc < wb || (wc == wb && same_c && !same_b)) best = c;
+    for (int i = 0; i < s->g->nnodes; i++) {
+        const opt__place *c;
+        int n, nops = s->g->nodes[i].d.nops, best = 0;
+        DESO_TRY(node_cands(s, i, &c, &n));
+        for (int k = 1; k < n; k++) {
+            int wc = weight_of(s, &c[k], nops);
+            int wb = weight_of(s, &c[best], nops);
+            if (wc < wb || (wc == wb && same_dists(s, &c[k], &c[0]) &&
+                            !same_dists(s, &c[best], &c[0])))
+                best = k;
         }
-        s->cur.node[i] = s->cands[best];
+        s->cur[i] = c[best];
     }
+    return DESO_OK;
+}
+
+/* Mode full: candidate pick of reduction node i with its result reduced
+ * (not replicated along the reduced dimension), the vector unchanged.    */
+static deso_err reduced(srch *s, int i, const opt__place *c, int n,
+                        opt__place *pick)
+{
+    const blas_desc *d = &s->g->nodes[i].d;
+    opt_place pl;
+    opt__place_out(s->ev, i, pick, &pl);
+    int rd = blas_red_dim(d, pl.req);
+    if (rd < 0) return DESO_OK;
+    blas_layout r = pl.res;
+    r.rep &= ~(1u << rd);
+    blas_layout_normalise(&r);
+    int rid, xk = d->op == BLAS_OP_GEMV ? 2 : 0;     /* the vector       */
+    DESO_TRY(opt__intern(s->ev, &r, &rid));
+    for (int k = 0; k < n; k++)
+        if (c[k].res == rid && c[k].req[xk] == pick->req[xk]) {
+            *pick = c[k];
+            break;
+        }
     return DESO_OK;
 }
 
 /* The start: first candidate per node; mode full: reductions reduced.     */
 static deso_err start_plan(srch *s, bool lean)
 {
-    const opt_graph *g = s->g;
     if (lean) return lean_plan(s);
-    for (int i = 0; i < g->nnodes; i++) {
-        blas_layout cur[BLAS_MAXOPS];
-        opt__cur_ops(g, &s->cur, i, cur);
+    for (int i = 0; i < s->g->nnodes; i++) {
+        const opt__place *c;
         int n;
-        DESO_TRY(opt_node_cands(g, i, s->o->mode, cur, s->cands, &n));
-        DESO_CHECK(n > 0, DESO_EINTERNAL, "optimizer: node %d has no "
-                   "placement in mode %s", i, opt_mode_name(s->o->mode));
-        opt_place pick = s->cands[0];
-        const blas_desc *d = &g->nodes[i].d;
-        if (s->o->mode == OPT_FULL && is_red(d->op)) {
-            int rd = blas_red_dim(d, pick.req);
-            if (rd >= 0) {
-                blas_layout r = pick.res;
-                r.rep &= ~(1u << rd);
-                blas_layout_normalise(&r);
-                int xk = d->op == BLAS_OP_GEMV ? 2 : 0;   /* the vector */
-                for (int c = 0; c < n; c++)
-                    if (blas_layout_equal(&s->cands[c].res, &r) &&
-                        blas_layout_equal(&s->cands[c].req[xk], &pick.req[xk])) {
-                        pick = s->cands[c];
-                        break;
-                    }
-            }
-        }
-        s->cur.node[i] = pick;
+        DESO_TRY(node_cands(s, i, &c, &n));
+        opt__place pick = c[0];
+        if (s->o->mode == OPT_FULL && is_red(s->g->nodes[i].d.op))
+            DESO_TRY(reduced(s, i, c, n, &pick));
+        s->cur[i] = pick;
     }
     return DESO_OK;
 }
 
+/* Whether placement pl of a node with nops operands is among cands[0 ..
+ * n), compared by layouts.                                                */
+static bool listed(const opt_place *cands, int n, const opt_place *pl,
+                   int nops)
+{
+    for (int k = 0; k < n; k++) {
+        bool eq = blas_layout_equal(&cands[k].res, &pl->res);
+        for (int j = 0; j < nops && eq; j++)
+            eq = blas_layout_equal(&cands[k].req[j], &pl->req[j]);
+        if (eq) return true;
+    }
+    return false;
+}
+
+/* Whether placement p of node i is among its candidates for operand
+ * layouts cur: by ids among the kept ones, else by layouts among fresh
+ * ones (a plan checked once need not fill the table).                    */
+static deso_err place_valid(srch *s, int i, const int *cur,
+                            const opt__place *p, bool *in)
+{
+    *in = false;
+    const cand_set *kept = cands_kept(s, i, cur);
+    if (kept != NULL) {
+        for (int k = 0; k < kept->n && !*in; k++)
+            *in = place_diff(&s->pool[kept->first + k], p) == 0;
+        return DESO_OK;
+    }
+    int n;
+    DESO_TRY(cands_fresh(s, i, cur, &n));
+    opt_place pl;
+    opt__place_out(s->ev, i, p, &pl);
+    *in = listed(s->scratch, n, &pl, s->g->nodes[i].d.nops);
+    return DESO_OK;
+}
+
 /* Whether every node of p is among its mode's candidates.                 */
-static deso_err plan_valid(srch *s, const opt_plan *p, bool *ok)
+static deso_err plan_valid(srch *s, const opt__place *p, bool *ok)
 {
     *ok = true;
     for (int i = 0; i < s->g->nnodes && *ok; i++) {
-        blas_layout cur[BLAS_MAXOPS];
-        opt__cur_ops(s->g, p, i, cur);
-        int n;
-        DESO_TRY(opt_node_cands(s->g, i, s->o->mode, cur, s->cands, &n));
-        bool in = false;
-        for (int c = 0; c < n && !in; c++)
-            in = place_diff(&s->cands[c], &p->node[i]) == 0;
-        *ok = in;
+        int cur[BLAS_MAXOPS];
+        cur_ids(s, p, i, cur);
+        DESO_TRY(place_valid(s, i, cur, &p[i], ok));
     }
     return DESO_OK;
+}
+
+/* ---- the search ------------------------------------------------------------ */
+
+/* Mode none's plan by ids: opt_plan_none's placements (and errors),
+ * node by node from the layouts its own earlier nodes give.              */
+static deso_err none_ids(srch *s, opt__place *none)
+{
+    for (int i = 0; i < s->g->nnodes; i++) {
+        int cur[BLAS_MAXOPS];
+        blas_layout lc[BLAS_MAXOPS];
+        cur_ids(s, none, i, cur);
+        for (int k = 0; k < s->g->nodes[i].d.nops; k++)
+            lc[k] = *opt__lay(s->ev, cur[k]);
+        opt_place pl;
+        memset(&pl, 0, sizeof pl);
+        DESO_TRY(opt_place_node(&s->g->df, &s->g->nodes[i].d, lc, &pl.res,
+                                pl.req));
+        DESO_TRY(opt__intern_place(s->ev, i, &pl, &none[i]));
+    }
+    return DESO_OK;
+}
+
+/* One rank: nothing moves whatever the placements, so mode none's plan,
+ * where the mode allows it, is as good as any and needs no search (nor
+ * the search's set-up): *done when it is allowed, and out is that plan. */
+static deso_err alone_plan(const opt_graph *g, const opt_search_opts *o,
+                           opt_plan *out, bool *done)
+{
+    *done = false;
+    DESO_TRY(opt_plan_none(g, out));
+    opt_place *c = deso__malloc(OPT_MAXCANDS * sizeof *c);
+    deso_err err = c ? DESO_OK
+                     : deso__fail(DESO_ENOMEM, "optimizer: out of memory");
+    bool ok = true;
+    for (int i = 0; i < g->nnodes && ok && err == DESO_OK; i++) {
+        blas_layout cur[BLAS_MAXOPS];
+        int n;
+        opt__cur_ops(g, out, i, cur);
+        err = opt_node_cands(g, i, o->mode, cur, c, &n);
+        if (err == DESO_OK)
+            ok = listed(c, n, &out->node[i], g->nodes[i].d.nops);
+    }
+    free(c);
+    if (err == DESO_OK && ok) {
+        out->mode = o->mode;
+        out->settled = true;
+        err = opt_plan_cost(g, out, &o->cost, NULL, NULL, &out->model);
+        *done = err == DESO_OK;
+    }
+    if (!*done) opt_plan_free(out);
+    return err;
+}
+
+/* Two starts (mode full): mode none's placements with reductions reduced,
+ * and the lean one; the cheaper result wins (ties: the first).  Else one. */
+static deso_err starts(srch *s, bool *settled)
+{
+    size_t nn = s->g->nnodes > 0 ? (size_t)s->g->nnodes : 1;
+    opt__place *best = deso__malloc(nn * sizeof *best);
+    DESO_CHECK(best != NULL, DESO_ENOMEM, "optimizer: out of memory");
+    double bcost = 0.0;
+    int nstarts = s->o->mode == OPT_FULL ? 2 : 1, iters = 0;
+    deso_err err = DESO_OK;
+    for (int st = 0; st < nstarts && err == DESO_OK; st++) {
+        err = start_plan(s, st == 1);
+        s->iters = 0;
+        if (err == DESO_OK) err = cost_of(s, s->cur, &s->cost);
+        if (err == DESO_OK) err = greedy(s);
+        iters += s->iters;
+        if (err == DESO_OK && (st == 0 || s->cost < bcost)) {
+            memcpy(best, s->cur, nn * sizeof *best);
+            bcost = s->cost;
+            *settled = s->converged;
+        }
+    }
+    if (err == DESO_OK) {
+        memcpy(s->cur, best, nn * sizeof *best);
+        s->cost = bcost;
+        s->iters = iters;
+    }
+    free(best);
+    return err;
+}
+
+/* Never worse than mode none, where it has a plan (running out of memory
+ * is an error: every rank must end with the same plan).                  */
+static deso_err never_worse(srch *s, bool *settled)
+{
+    size_t nn = s->g->nnodes > 0 ? (size_t)s->g->nnodes : 1;
+    opt__place *none = deso__malloc(nn * sizeof *none);
+    DESO_CHECK(none != NULL, DESO_ENOMEM, "optimizer: out of memory");
+    deso_err err = none_ids(s, none);
+    if (err != DESO_OK) {
+        free(none);
+        return err == DESO_ENOMEM ? err : DESO_OK;
+    }
+    double tn;
+    bool ok = false;
+    err = cost_of(s, none, &tn);
+    if (err == DESO_OK) err = plan_valid(s, none, &ok);
+    if (err == DESO_OK && ok && tn < s->cost) {
+        memcpy(s->cur, none, nn * sizeof *none);
+        s->cost = tn;
+        *settled = false;
+    }
+    free(none);
+    return err;
+}
+
+/* The current plan as out (placements by layouts, model, iterations);
+ * out's fuse groups are left as they are.                                */
+static deso_err plan_out(srch *s, opt_mode mode, opt_plan *out)
+{
+    for (int i = 0; i < s->g->nnodes; i++)
+        opt__place_out(s->ev, i, &s->cur[i], &out->node[i]);
+    out->mode = mode;
+    out->iters = s->iters;
+    return opt__eval_plan(s->ev, s->cur, &out->model);
 }
 
 deso_err opt_search(const opt_graph *g, const opt_search_opts *o,
@@ -476,86 +799,24 @@ deso_err opt_search(const opt_graph *g, const opt_search_opts *o,
         if (err != DESO_OK) opt_plan_free(out);
         return err;
     }
+    if (g->df.pr * g->df.pc == 1) {
+        bool done;
+        DESO_TRY(alone_plan(g, o, out, &done));
+        if (done) return DESO_OK;
+    }
     srch s;
-    memset(&s, 0, sizeof s);
-    s.g = g;
-    s.o = o;
-    opt_plan none;
-    memset(&none, 0, sizeof none);
-    s.memo = opt_memo_new();
-    deso_err err = s.memo ? DESO_OK
-                          : deso__fail(DESO_ENOMEM, "optimizer: out of memory");
-    if (err == DESO_OK) err = index_consumers(&s);
-    if (err == DESO_OK) err = opt__plan_alloc(&s.cur, g->nnodes);
-    /* one rank: nothing moves whatever the placements, so mode none's
-     * plan, where the mode allows it, is as good as any and needs no
-     * search                                                              */
-    bool alone = false;
-    if (err == DESO_OK && g->df.pr * g->df.pc == 1) {
-        err = opt_plan_none(g, &none);
-        if (err == DESO_OK) err = plan_valid(&s, &none, &alone);
-        if (err == DESO_OK && alone)
-            memcpy(s.cur.node, none.node, (size_t)g->nnodes * sizeof *none.node);
-        opt_plan_free(&none);
-    }
-    /* two starts (mode full): mode none's placements with reductions
-     * reduced, and the lean one; the cheaper result wins (ties: the first) */
-    opt_plan best;
-    memset(&best, 0, sizeof best);
-    double bcost = 0.0;
-    int nstarts = o->mode == OPT_FULL ? 2 : 1, iters = 0;
-    bool settled = alone;
-    for (int st = 0; st < nstarts && err == DESO_OK && !alone; st++) {
-        err = start_plan(&s, st == 1);
-        s.cur.iters = 0;
-        if (err == DESO_OK) err = cost_of(&s, &s.cur, &s.cost);
-        if (err == DESO_OK) err = greedy(&s);
-        iters += s.cur.iters;
-        if (err == DESO_OK && (st == 0 || s.cost < bcost)) {
-            opt_plan_free(&best);
-            err = opt_plan_copy(&s.cur, &best);
-            bcost = s.cost;
-            settled = s.converged;
-        }
-    }
-    if (err == DESO_OK && !alone) {
-        memcpy(s.cur.node, best.node, (size_t)g->nnodes * sizeof *best.node);
-        s.cost = bcost;
-        s.cur.iters = iters;
-    }
-    opt_plan_free(&best);
-    /* never worse than mode none (where it has a plan; running out of
-     * memory is an error: every rank must end with the same plan)       */
-    deso_err en = err == DESO_OK && !alone ? opt_plan_none(g, &none)
-                                           : DESO_EINTERNAL;
-    if (en == DESO_ENOMEM) err = en;
-    if (err == DESO_OK && en == DESO_OK) {
-        double tn;
-        bool ok;
-        err = cost_of(&s, &none, &tn);
-        if (err == DESO_OK) err = plan_valid(&s, &none, &ok);
-        if (err == DESO_OK && ok && tn < s.cost) {
-            memcpy(s.cur.node, none.node, (size_t)g->nnodes * sizeof *none.node);
-            s.cost = tn;
-            settled = false;
-        }
-    }
+    bool settled = false;
+    deso_err err = srch_init(&s, g, o);
+    if (err == DESO_OK) err = starts(&s, &settled);
+    if (err == DESO_OK) err = never_worse(&s, &settled);
+    if (err == DESO_OK) err = opt__plan_alloc(out, g->nnodes);
     if (err == DESO_OK) {
-        s.cur.mode = o->mode;
-        s.cur.settled = settled;
-        err = opt_plan_cost(g, &s.cur, &o->cost, s.memo, NULL, &s.cur.model);
+        out->settled = settled;
+        err = plan_out(&s, o->mode, out);
+        if (err != DESO_OK) opt_plan_free(out);
     }
-    opt_plan_free(&none);
-    opt_memo_free(s.memo);
-    free(s.cstart);
-    free(s.cons);
-    free(s.cands);
-    if (err != DESO_OK) {
-        opt_plan_free(&s.cur);
-        return err;
-    }
-    *out = s.cur;
-    return DESO_OK;
+    srch_free(&s);
+    return err;
 }
 
 deso_err opt_search_improve(const opt_graph *g, const opt_search_opts *o,
@@ -571,33 +832,28 @@ deso_err opt_search_improve(const opt_graph *g, const opt_search_opts *o,
     bo.max_iters = max_iters > 0 ? max_iters : 1;
     bo.passes = 1;
     srch s;
-    memset(&s, 0, sizeof s);
-    s.g = g;
-    s.o = &bo;
-    s.memo = opt_memo_new();
-    deso_err err = s.memo ? DESO_OK
-                          : deso__fail(DESO_ENOMEM, "optimizer: out of memory");
-    if (err == DESO_OK) err = index_consumers(&s);
-    if (err == DESO_OK) err = opt_plan_copy(p, &s.cur);
+    deso_err err = srch_init(&s, g, &bo);
+    for (int i = 0; i < g->nnodes && err == DESO_OK; i++)
+        err = opt__intern_place(s.ev, i, &p->node[i], &s.cur[i]);
     double t0 = 0.0;
-    if (err == DESO_OK) err = cost_of(&s, &s.cur, &t0);
+    s.iters = p->iters;
+    if (err == DESO_OK) err = cost_of(&s, s.cur, &t0);
     s.cost = t0;
     if (err == DESO_OK) err = greedy(&s);
+    opt_plan np;
     if (err == DESO_OK && s.cost < t0) {
-        s.cur.mode = o->mode;
-        s.cur.iters = p->iters + s.cur.iters;
-        err = opt_plan_cost(g, &s.cur, &o->cost, s.memo, NULL, &s.cur.model);
+        /* p with the better placements (its other fields as they were)   */
+        s.iters += p->iters;
+        err = opt_plan_copy(p, &np);
+        if (err == DESO_OK) err = plan_out(&s, o->mode, &np);
         if (err == DESO_OK) {
             opt_plan_free(p);
-            *p = s.cur;
-            memset(&s.cur, 0, sizeof s.cur);
+            *p = np;
             *better = true;
+        } else {
+            opt_plan_free(&np);
         }
     }
-    opt_plan_free(&s.cur);
-    opt_memo_free(s.memo);
-    free(s.cstart);
-    free(s.cons);
-    free(s.cands);
+    srch_free(&s);
     return err;
 }
