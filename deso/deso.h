@@ -89,7 +89,7 @@ typedef enum deso_mode {
 typedef struct deso_options {
     deso_mode mode;          /* DESO_OPT=none|affine|full; default none     */
     int grid_rows;           /* DESO_GRID=RxC; default: the most square     */
-    int grid_cols;           /*   grid (rows <= columns)                     */
+    int grid_cols;           /*   grid with rows >= columns                 */
     int64_t nb;              /* DESO_NB; block size, default 64;            */
                              /*   DESO_NB_BLOCK: block folding               */
     const char *wisdom;      /* DESO_WISDOM=FILE: import at init, export at */
@@ -139,6 +139,11 @@ typedef struct deso_info {
     int verbose;             /* 1: every new plan is explained, else 0      */
     int64_t flushes;         /* DAG executions so far                       */
     int64_t pending;         /* nodes recorded and not yet executed         */
+    /* The cost model's calibration: seconds per message and per byte, and
+     * the seconds deso_init spent measuring them (0 when the wisdom file
+     * held them or on one rank).  Kept apart from every statistic: it is
+     * the library measuring the machine once, not the user's work.         */
+    double alpha, beta, time_calibrate;
 } deso_info;
 
 /* Local.  Errors: DESO_ENULL.                                              */

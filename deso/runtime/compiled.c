@@ -7,25 +7,113 @@
  * The table changes only inside a force's local steps, the same way on
  * every rank (an allocation failing on one rank fails that force there and
  * the agreement then empties the table everywhere).                      */
+#include <stdlib.h>
 #include <string.h>
 
 #include "deso/runtime/runtime.h"
 
+static void compiled_free(deso__compiled *c)
+{
+    opt_graph_free(&c->g);
+    opt_plan_free(&c->plan);
+    free(c->steps);
+    free(c->refs);
+    memset(c, 0, sizeof *c);
+}
+
 void deso__compiled_clear(deso_ctx *ctx)
 {
-    for (int k = 0; k < ctx->ncompiled; k++) {
-        opt_graph_free(&ctx->compiled[k].g);
-        opt_plan_free(&ctx->compiled[k].plan);
-    }
+    for (int k = 0; k < ctx->ncompiled; k++) compiled_free(&ctx->compiled[k]);
     memset(ctx->compiled, 0, sizeof ctx->compiled);
     ctx->ncompiled = 0;
 }
 
-const deso__compiled *deso__compiled_find(deso_ctx *ctx, const opt_graph *g)
+/* Whether live-in value v's views are the layouts g's value x holds, in
+ * the order opt_graph_livein and opt_graph_livein_view would record them
+ * (duplicates skipped, at most OPT_MAXVIEWS).                            */
+static bool livein_matches(const opt_value *x, const deso__value *v)
+{
+    if (x->producer >= 0 || v->views == NULL ||
+        !blas_layout_equal(&x->views[0], &v->views->lay))
+        return false;
+    int j = 1;
+    for (const deso__view *w = v->views->next; w != NULL; w = w->next) {
+        bool dup = false;
+        for (int k = 0; k < j && !dup; k++)
+            dup = blas_layout_equal(&x->views[k], &w->lay);
+        if (dup || j == OPT_MAXVIEWS) continue;
+        if (!blas_layout_equal(&x->views[j], &w->lay)) return false;
+        j++;
+    }
+    return j == x->nviews;
+}
+
+/* One operand of a pending node against operand id `want` of compiled
+ * force c: a value not seen yet in this walk is the graph's next value,
+ * live-in (with the references the script was made with, if any).       */
+static bool operand_matches(const deso__compiled *c, deso__value *v,
+                            int want, uint64_t stamp, int *next)
+{
+    const opt_graph *g = &c->g;
+    if (v->mark != stamp) {
+        if (want != *next || *next >= g->nvals || !v->ready ||
+            !livein_matches(&g->vals[want], v) ||
+            (c->scripted && c->refs[want] != v->refs))
+            return false;
+        v->mark = stamp;
+        v->gid = (*next)++;
+        v->nread = 0;
+    }
+    v->nread++;
+    return v->gid == want;
+}
+
+/* Whether the pending DAG is graph g, walking it as build_graph would
+ * build it (the same value ids, marks and reader counts): the compare
+ * costs less than building the graph and comparing it.  On a mismatch
+ * the walk's marks are left behind; the caller builds the graph under a
+ * new stamp.                                                            */
+static bool dag_matches(deso_ctx *ctx, const deso__compiled *c,
+                        uint64_t stamp)
+{
+    const opt_graph *g = &c->g;
+    if (g->df.pr != ctx->df.pr || g->df.pc != ctx->df.pc ||
+        g->df.nb != ctx->df.nb || g->df.mode != ctx->df.mode ||
+        g->nnodes != ctx->nnodes)
+        return false;
+    int i = 0, next = 0;
+    for (deso__node *nd = ctx->head; nd != NULL; nd = nd->next, i++) {
+        const opt_node *x = &g->nodes[i];
+        if (x->d.op != nd->d.op || x->d.flags != nd->d.flags ||
+            x->d.nops != nd->d.nops)
+            return false;
+        for (int k = 0; k < nd->d.nops; k++)
+            if (!operand_matches(c, nd->ops[k], x->ops[k], stamp, &next))
+                return false;
+        deso__value *r = nd->res;
+        const opt_value *xr = &g->vals[x->res];
+        if (x->res != next || xr->m != r->m || xr->n != r->n) return false;
+        r->mark = stamp;
+        r->gid = next++;
+        r->nread = 0;
+    }
+    if (next != g->nvals) return false;
+    /* refs = the handle (if any) + pending readers + the producing node   */
+    for (deso__node *nd = ctx->head; nd != NULL; nd = nd->next) {
+        const opt_value *xr = &g->vals[nd->res->gid];
+        if (xr->live_out != (nd->res->refs > nd->res->nread + 1) ||
+            xr->has_want ||
+            (c->scripted && c->refs[nd->res->gid] != nd->res->refs))
+            return false;
+    }
+    return true;
+}
+
+deso__compiled *deso__compiled_match(deso_ctx *ctx)
 {
     for (int k = 0; k < ctx->ncompiled; k++) {
         deso__compiled *c = &ctx->compiled[k];
-        if (!opt_graph_equal(&c->g, g)) continue;
+        if (!dag_matches(ctx, c, ++ctx->stamp)) continue;
         c->used = ++ctx->compile_clock;
         /* the cache entry counts its replays (the wisdom file keeps them) */
         opt_cache_entry *e = opt_cache_find(ctx->cache, c->key, c->check);
@@ -44,8 +132,7 @@ deso_err deso__compiled_add(deso_ctx *ctx, const opt_graph *g,
         at = 0;
         for (int k = 1; k < DESO__COMPILED; k++)
             if (ctx->compiled[k].used < ctx->compiled[at].used) at = k;
-        opt_graph_free(&ctx->compiled[at].g);
-        opt_plan_free(&ctx->compiled[at].plan);
+        compiled_free(&ctx->compiled[at]);
     } else {
         ctx->ncompiled++;
     }
@@ -54,8 +141,7 @@ deso_err deso__compiled_add(deso_ctx *ctx, const opt_graph *g,
     deso_err err = opt_graph_copy(g, &c->g);
     if (err == DESO_OK) err = opt_plan_copy(plan, &c->plan);
     if (err != DESO_OK) {                 /* the slot goes: keep it compact */
-        opt_graph_free(&c->g);
-        opt_plan_free(&c->plan);
+        compiled_free(c);
         ctx->compiled[at] = ctx->compiled[--ctx->ncompiled];
         memset(&ctx->compiled[ctx->ncompiled], 0, sizeof *c);
         return err;

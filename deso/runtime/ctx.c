@@ -161,7 +161,9 @@ deso_err deso__ctx_create(MPI_Comm comm, const deso_options *opt,
 deso_err deso__ctx_calibrate(deso_ctx *ctx)
 {
     if (ctx->calibrated) return DESO_OK;
+    double t0 = deso__now();
     DESO_TRY(deso__probe(ctx, &ctx->params));
+    ctx->time_calibrate = deso__now() - t0;
     ctx->calibrated = true;
     return DESO_OK;
 }
@@ -195,5 +197,8 @@ deso_err deso_get_info(const deso_ctx *ctx, deso_info *out)
     out->verbose = ctx->verbose ? 1 : 0;
     out->flushes = ctx->flushes;
     out->pending = ctx->nnodes;
+    out->alpha = ctx->params.alpha;
+    out->beta = ctx->params.beta;
+    out->time_calibrate = ctx->time_calibrate;
     return DESO_OK;
 }

@@ -89,6 +89,7 @@ deso_err deso__record(deso_ctx *ctx, blas_op op, unsigned flags,
     deso__value_ref(res);                 /* the node's own reference     */
     deso__value_unref(out->val);          /* the handle moves on          */
     out->val = res;
+    res->hid = out->id;
     deso__value_ref(res);
     if (ctx->tail) ctx->tail->next = nd;
     else ctx->head = nd;

@@ -327,14 +327,16 @@ static int pick_source(blas_kind kind, const blas_layout *const *have, int n,
     return 0;
 }
 
-deso_err deso__exchange_prepare(deso_ctx *ctx, blas_kind kind,
-                                const blas_layout *have, int n,
-                                const blas_layout *to)
+const blas_layout *deso__exchange_source(blas_kind kind,
+                                        const blas_layout *const *have, int n,
+                                        const blas_layout *to)
 {
-    const blas_layout *h[8];
-    int m = n < 8 ? n : 8;
-    for (int k = 0; k < m; k++) h[k] = &have[k];
-    const blas_layout *src = &have[pick_source(kind, h, m, to)];
+    return have[pick_source(kind, have, n < 8 ? n : 8, to)];
+}
+
+deso_err deso__exchange_ready(deso_ctx *ctx, blas_kind kind,
+                              const blas_layout *src, const blas_layout *to)
+{
     if (kind == BLAS_MAT) {
         deso__remap *r;
         return deso__mat_remap_plan(ctx, src, to, &r);
@@ -375,11 +377,13 @@ deso_err deso__value_reserve(deso_ctx *ctx, deso__value *v,
     /* a value still pending has no source yet: only a replication (no
      * plan) may be reserved on it                                        */
     if (v->views == NULL) return DESO_OK;
-    blas_layout have[8];
+    const blas_layout *have[8];
     int n = 0;
     for (const deso__view *s = v->views; s != NULL && n < 8; s = s->next)
-        have[n++] = s->lay;
-    return deso__exchange_prepare(ctx, v->kind, have, n, lay);
+        have[n++] = &s->lay;
+    return deso__exchange_ready(ctx, v->kind,
+                                deso__exchange_source(v->kind, have, n, lay),
+                                lay);
 }
 
 deso_err deso__value_view(deso_ctx *ctx, deso__value *v,

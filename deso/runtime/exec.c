@@ -84,23 +84,14 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
 {
     const blas_op_info *info = blas_op_get(nd->d.op);
     int nops = nd->d.nops;
-    blas_layout cur[BLAS_MAXOPS], req[BLAS_MAXOPS], rl;
-    for (int k = 0; k < nops; k++) {
+    /* the plan covers every node of a force (deso__force_prepare checks) */
+    DESO_CHECK(pl != NULL, DESO_EINTERNAL, "%s: no placement", info->name);
+    for (int k = 0; k < nops; k++)
         DESO_CHECK(nd->ops[k]->ready && nd->ops[k]->views != NULL,
                    DESO_EINTERNAL, "%s: operand %d not computed", info->name,
                    k);
-        cur[k] = nd->ops[k]->views->lay;
-    }
+    const blas_layout *req = pl->req, *rl = &pl->res;
     deso_err err = DESO_OK;
-    if (pl != NULL) {           /* the optimised plan's placements          */
-        rl = pl->res;
-        for (int k = 0; k < nops; k++) req[k] = pl->req[k];
-    } else {
-        double t0 = deso__now();
-        err = opt_place_node(&ctx->df, &nd->d, cur, &rl, req);
-        deso__stats_time(DESO_T_OPTIMISE, deso__now() - t0);
-    }
-    DESO_TRY(err);
 
     deso__view *v[BLAS_MAXOPS];
     for (int k = 0; k < nops; k++)
@@ -112,14 +103,14 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
      * is not timed here to the overhead.)                                 */
     int io = info->inout < nops ? info->inout : -1;
     if (rv == NULL && io >= 0 && nd->ops[io]->refs == 1 &&
-        blas_layout_equal(&v[io]->lay, &rl)) {
+        blas_layout_equal(&v[io]->lay, rl)) {
         deso__view **pp = &nd->ops[io]->views;
         while (*pp != v[io]) pp = &(*pp)->next;
         *pp = v[io]->next;
         rv = v[io];
         rv->next = NULL;
     } else {
-        if (rv == NULL) DESO_TRY(deso__view_alloc(ctx, &rl, &rv));
+        if (rv == NULL) DESO_TRY(deso__view_alloc(ctx, rl, &rv));
         if (io >= 0 && rv->rows * rv->cols > 0)
             memcpy(rv->data, v[io]->data,
                    (size_t)(rv->rows * rv->cols) * sizeof(double));
@@ -138,10 +129,10 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
         }
         fz->nd = nd;
         fz->rv = rv;
-        fz->rl = rl;
+        fz->rl = *rl;
         fz->rd = blas_red_dim(&nd->d, req);
         fz->red = 0.0;
-        fz->part = takes_part(ctx, info, &nd->d, req, &rl);
+        fz->part = takes_part(ctx, info, &nd->d, req, rl);
         if (fz->part) {
             double t0 = kernel_start(ctx);
             info->kernel(&nd->d, L, &R, &fz->red);
@@ -151,7 +142,7 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
     }
     if (info->distributed) {
         err = deso__exec_trsv(ctx, &nd->d, v[0], v[1], rv);
-    } else if (takes_part(ctx, info, &nd->d, req, &rl)) {
+    } else if (takes_part(ctx, info, &nd->d, req, rl)) {
         int64_t len = blas_red_len(&nd->d, L);
         double small[2], *red = small;
         if (len > 2) red = ctx->scratch;    /* sized by the preparation    */
@@ -164,11 +155,11 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
             info->kernel(&nd->d, L, &R, red);
             kernel_time(ctx, nd->d.op, t0);
             if (info->red != BLAS_RED_NONE)
-                err = reduce_step(ctx, info, blas_red_dim(&nd->d, req), &rl,
+                err = reduce_step(ctx, info, blas_red_dim(&nd->d, req), rl,
                                   red, len);
         }
         if (err == DESO_OK && info->finish != NULL &&
-            blas_layout_holds(&rl, ctx->coord[0], ctx->coord[1])) {
+            blas_layout_holds(rl, ctx->coord[0], ctx->coord[1])) {
             double t0 = kernel_start(ctx);
             info->finish(&nd->d, L, &R, red);
             kernel_time(ctx, nd->d.op, t0);

@@ -5,6 +5,8 @@
  * references any more go with them.
  *
  * The plan (doc/DESIGN.md, "Choosing a plan"):
+ *   0. a compiled force (compiled.c) whose graph the pending DAG is, found
+ *      by walking the DAG against it: no graph is built;
  *   1. the optimiser's graph of the pending nodes: live-in values with the
  *      layouts their views have now, live-out values = those a handle
  *      still references;
@@ -30,6 +32,36 @@
 #include "deso/runtime/runtime.h"
 #include "deso/runtime/log.h"
 #include "placement/alloc.h"
+
+/* Loop-carried values (opt_graph_carry): each live-out value made for a
+ * handle whose value at the force's start is a live-in.  Quadratic in the
+ * live-ins, so only for DAGs with few of them (a solver's iteration has a
+ * dozen); larger DAGs are planned without the hint.                      */
+#define CARRY_MAX_IN 64
+
+static deso_err mark_carries(const deso_ctx *ctx, opt_graph *g)
+{
+    const deso__value *in[CARRY_MAX_IN];
+    int nin = 0;
+    for (const deso__node *nd = ctx->head; nd != NULL; nd = nd->next)
+        for (int k = 0; k < nd->d.nops; k++) {
+            const deso__value *v = nd->ops[k];
+            if (v->hid == 0 || g->vals[v->gid].producer >= 0) continue;
+            bool seen = false;
+            for (int j = 0; j < nin && !seen; j++) seen = in[j] == v;
+            if (seen) continue;
+            if (nin == CARRY_MAX_IN) return DESO_OK;
+            in[nin++] = v;
+        }
+    for (const deso__node *nd = ctx->head; nd != NULL; nd = nd->next) {
+        const deso__value *r = nd->res;
+        if (r->hid == 0 || !g->vals[r->gid].live_out) continue;
+        for (int j = 0; j < nin; j++)
+            if (in[j]->hid == r->hid)
+                DESO_TRY(opt_graph_carry(g, r->gid, in[j]->gid));
+    }
+    return DESO_OK;
+}
 
 static deso_err build_graph(deso_ctx *ctx, opt_graph *g)
 {
@@ -62,7 +94,7 @@ static deso_err build_graph(deso_ctx *ctx, opt_graph *g)
     for (deso__node *nd = ctx->head; nd != NULL; nd = nd->next)
         if (nd->res->refs > nd->res->nread + 1)
             DESO_TRY(opt_graph_live_out(g, nd->res->gid, NULL));
-    return DESO_OK;
+    return mark_carries(ctx, g);
 }
 
 static opt_search_opts search_opts(const deso_ctx *ctx)
@@ -212,6 +244,8 @@ typedef struct force_run {
     const opt_plan *plan;    /* &own, or a compiled force's                 */
     opt_plan own;
     opt_plan kept;           /* a copy of a fresh plan, for keep_last        */
+    int nvals;               /* values of the plan's graph                   */
+    deso__compiled *compiled;   /* the compiled force run, or NULL          */
     bool optimised, fresh;
     /* the context's run arrays (deso__run_arrays), or NULL             */
     deso__view **rv;         /* per planned node: its prepared result view  */
@@ -257,14 +291,19 @@ static deso_err choose_plan(deso_ctx *ctx, force_run *fr)
     double t0 = deso__now();
     memset(&fr->own, 0, sizeof fr->own);
     fr->plan = &fr->own;
-    deso_err err = build_graph(ctx, &ctx->build);
-    const deso__compiled *c =
-        err == DESO_OK ? deso__compiled_find(ctx, &ctx->build) : NULL;
-    if (c != NULL)
+    deso_err err = DESO_OK;
+    deso__compiled *c = deso__compiled_match(ctx);
+    fr->compiled = c;
+    if (c != NULL) {
         fr->plan = &c->plan;
-    else if (err == DESO_OK)
-        err = plan_graph(ctx, &ctx->build, &fr->own, &fr->optimised,
-                         &fr->fresh);
+        fr->nvals = c->g.nvals;
+    } else {
+        err = build_graph(ctx, &ctx->build);
+        if (err == DESO_OK)
+            err = plan_graph(ctx, &ctx->build, &fr->own, &fr->optimised,
+                             &fr->fresh);
+        fr->nvals = ctx->build.nvals;
+    }
     deso__stats_time(DESO_T_OPTIMISE, deso__now() - t0);
     if (err != DESO_OK) opt_plan_free(&fr->own);
     return err;
@@ -315,7 +354,7 @@ static deso_err plan_and_prepare(deso_ctx *ctx, force_run *fr)
         for (int j = 0; j < plan->nnodes; j++)
             if (plan->fuse[j] >= 0) fr->glast[plan->fuse[j]] = j;
     }
-    return deso__force_prepare(ctx, &ctx->build, plan, fr->rv);
+    return deso__force_prepare(ctx, fr->compiled, fr->nvals, plan, fr->rv);
 }
 
 /* Runs the prepared nodes in order.  Fused reductions: a member's local

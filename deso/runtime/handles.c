@@ -126,6 +126,7 @@ deso_err deso__handle_new(deso_ctx *ctx, blas_kind kind, deso__value *v,
     h->val = v;
     deso__value_ref(v);
     h->id = ctx->next_id++;
+    v->hid = h->id;
     h->next = ctx->handles;
     ctx->handles = h;
     deso__hash_mix(ctx, 0x6e6577u ^ ((uint64_t)kind << 32));

@@ -1,6 +1,7 @@
 /* Options: code first, then the environment, then defaults.  A field the
  * caller set (non-zero) wins over DESO_* variables, which win over the
- * defaults (mode none, the most square grid, nb 64, 4096 nodes, no wisdom,
+ * defaults (mode none, the most square grid with rows >= columns, nb 64,
+ * 4096 nodes, no wisdom,
  * trace or log, quiet).  This is one rank's view: options_agree.c makes
  * it the same on every rank.                                               */
 #include <errno.h>
@@ -118,10 +119,20 @@ deso_err deso__options_resolve(const deso_options *in, int P,
     DESO_CHECK(o.max_nodes > 0, DESO_EINVAL,
                "deso_options.max_nodes = %lld (expected > 0)",
                (long long)o.max_nodes);
+    bool square = o.grid_rows == 0 && o.grid_cols == 0;
     deso_err e2 = pl_grid_2d(P, o.grid_rows, o.grid_cols, grid);
     if (e2 != DESO_OK)
         return deso__fail(e2, "%s: grid %dx%d does not fit %d ranks",
                           grid_from, o.grid_rows, o.grid_cols, P);
+    /* The default is the most square grid with rows >= columns: solvers
+     * apply their matrix mostly as A x, whose partial sums are reduced
+     * along grid rows, so the smaller extent there (a 2x1 grid needs no
+     * reduction at all, only x gathered, as PETSc's row split)           */
+    if (square && grid->dims[0] < grid->dims[1]) {
+        int t = grid->dims[0];
+        grid->dims[0] = grid->dims[1];
+        grid->dims[1] = t;
+    }
     o.grid_rows = grid->dims[0];
     o.grid_cols = grid->dims[1];
     *out = o;

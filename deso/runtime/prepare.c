@@ -20,34 +20,34 @@
 #include "deso/runtime/runtime.h"
 #include "placement/alloc.h"
 
-/* A value of the graph, as the executor will find it.  Its layouts live
- * in `own` until there are more of them than it holds.                   */
+/* A value of the graph, as the executor will find it.  Its layouts are
+ * pointers (to its views' layouts and the plan's placements, which outlive
+ * the preparation) and live in `own` until there are more than it holds. */
 #define SIM_OWN 4
 typedef struct deso__sim_value {
-    blas_layout *lay;          /* lay[0]: its first view                    */
+    const blas_layout **lay;   /* lay[0]: its first view                    */
     int n, cap;
     int refs;                  /* references left                           */
     deso__value *v;
-    blas_layout own[SIM_OWN];
+    const blas_layout *own[SIM_OWN];
 } sim_value;
 
 static bool sim_has(const sim_value *s, const blas_layout *l)
 {
     for (int k = 0; k < s->n; k++)
-        if (blas_layout_equal(&s->lay[k], l)) return true;
+        if (s->lay[k] == l || blas_layout_equal(s->lay[k], l)) return true;
     return false;
 }
 
-/* Appends at `at` (the executor keeps new exchange views right after the
+/* Inserts at `at` (the executor keeps new exchange views right after the
  * first one).                                                            */
 static deso_err sim_add(sim_value *s, int at, const blas_layout *l)
 {
     if (s->n == s->cap) {
         int cap = 2 * s->cap;
-        blas_layout *nl = s->lay == s->own ? deso__malloc((size_t)cap *
-                                                          sizeof *nl)
-                                           : deso__realloc(s->lay, (size_t)cap *
-                                                           sizeof *nl);
+        const blas_layout **nl =
+            s->lay == s->own ? deso__malloc((size_t)cap * sizeof *nl)
+                             : deso__realloc(s->lay, (size_t)cap * sizeof *nl);
         DESO_CHECK(nl != NULL, DESO_ENOMEM, "force: out of memory");
         if (s->lay == s->own) memcpy(nl, s->own, sizeof s->own);
         s->lay = nl;
@@ -56,7 +56,7 @@ static deso_err sim_add(sim_value *s, int at, const blas_layout *l)
     if (at > s->n) at = s->n;
     memmove(&s->lay[at + 1], &s->lay[at],
             (size_t)(s->n - at) * sizeof *s->lay);
-    s->lay[at] = *l;
+    s->lay[at] = l;
     s->n++;
     return DESO_OK;
 }
@@ -65,7 +65,7 @@ static deso_err sim_add(sim_value *s, int at, const blas_layout *l)
 static void sim_free(sim_value *sv, int n)
 {
     for (int k = 0; sv != NULL && k < n; k++)
-        if (sv[k].lay != sv[k].own) free(sv[k].lay);
+        if (sv[k].lay != sv[k].own) free((void *)sv[k].lay);
 }
 
 /* The values of the graph with the views they hold now, in the context's
@@ -95,16 +95,35 @@ static deso_err sim_init(deso_ctx *ctx, int nvals, sim_value **out)
             if (s->v != NULL) continue;
             s->v = v;
             s->refs = v->refs;
-            for (deso__view *w = v->views; w != NULL; w = w->next)
+            for (const deso__view *w = v->views; w != NULL; w = w->next)
                 DESO_TRY(sim_add(s, s->n, &w->lay));
         }
     }
     return DESO_OK;
 }
 
-/* Operand k of a node will need a view of s in layout l: make it (spare)
+/* The allocations of a preparation, written down for a compiled force's
+ * script (steps NULL: not recording).                                   */
+typedef struct script_rec {
+    deso__prep_step *steps;
+    int n;
+} script_rec;
+
+static void rec_step(script_rec *rec, int node, int op,
+                     const blas_layout *src)
+{
+    if (rec->steps == NULL) return;
+    deso__prep_step *st = &rec->steps[rec->n++];
+    st->node = node;
+    st->op = op;
+    if (src != NULL) st->src = *src;
+    else memset(&st->src, 0, sizeof st->src);
+}
+
+/* Operand k of node i will need a view of s in layout l: make it (spare)
  * and ready the plan that fills it from the source the executor picks.   */
-static deso_err need_view(deso_ctx *ctx, sim_value *s, const blas_layout *l)
+static deso_err need_view(deso_ctx *ctx, sim_value *s, const blas_layout *l,
+                          script_rec *rec, int i, int k)
 {
     if (sim_has(s, l)) return DESO_OK;
     DESO_CHECK(s->n > 0, DESO_EINTERNAL, "force: operand without data");
@@ -112,21 +131,26 @@ static deso_err need_view(deso_ctx *ctx, sim_value *s, const blas_layout *l)
     DESO_TRY(deso__view_alloc(ctx, l, &w));
     w->next = s->v->spare;
     s->v->spare = w;
-    DESO_TRY(deso__exchange_prepare(ctx, s->v->kind, s->lay, s->n, l));
+    const blas_layout *src = deso__exchange_source(s->v->kind, s->lay, s->n, l);
+    DESO_TRY(deso__exchange_ready(ctx, s->v->kind, src, l));
+    rec_step(rec, i, k, src);
     return sim_add(s, 1, l);
 }
 
-/* Scratch doubles node nd needs in placement (req, rl).                  */
+/* Scratch doubles node nd needs in placement req: what blas_red_len
+ * gives on this rank's local shapes (only a gemv's depends on them: its
+ * matrix's local rows or columns).                                       */
 static int64_t scratch_of(const deso_ctx *ctx, const deso__node *nd,
                           const blas_layout *req)
 {
     const blas_op_info *info = blas_op_get(nd->d.op);
     if (info->distributed) return deso__trsv_scratch(ctx, &req[0]);
+    if (info->red == BLAS_RED_NONE) return 0;
     blas_local L[BLAS_MAXOPS];
     memset(L, 0, sizeof L);
-    for (int k = 0; k < nd->d.nops; k++)
-        blas_layout_local(&req[k], ctx->coord[0], ctx->coord[1], &L[k].rows,
-                          &L[k].cols);
+    if (nd->d.op == BLAS_OP_GEMV)
+        blas_layout_local(&req[1], ctx->coord[0], ctx->coord[1], &L[1].rows,
+                          &L[1].cols);
     return blas_red_len(&nd->d, L);
 }
 
@@ -137,34 +161,28 @@ static void drop_refs(sim_value *sv, const deso__node *nd)
     sv[nd->res->gid].refs--;
 }
 
-/* One node: placements, operand views, result view, scratch.             */
+/* Node i: placements, operand views, result view, scratch.              */
 static deso_err prepare_node(deso_ctx *ctx, sim_value *sv, deso__node *nd,
-                             const opt_place *pl, deso__view **rv,
-                             int64_t *scratch)
+                             const opt_place *pl, int i, script_rec *rec,
+                             deso__view **rv, int64_t *scratch)
 {
     const blas_op_info *info = blas_op_get(nd->d.op);
     int nops = nd->d.nops;
-    blas_layout cur[BLAS_MAXOPS], req[BLAS_MAXOPS], rl;
-    for (int k = 0; k < nops; k++) {
-        sim_value *s = &sv[nd->ops[k]->gid];
-        DESO_CHECK(s->n > 0, DESO_EINTERNAL, "%s: operand %d not computed",
-                   info->name, k);
-        cur[k] = s->lay[0];
-    }
-    if (pl != NULL) {
-        rl = pl->res;
-        for (int k = 0; k < nops; k++) req[k] = pl->req[k];
-    } else {
-        DESO_TRY(opt_place_node(&ctx->df, &nd->d, cur, &rl, req));
-    }
     for (int k = 0; k < nops; k++)
-        DESO_TRY(need_view(ctx, &sv[nd->ops[k]->gid], &req[k]));
+        DESO_CHECK(sv[nd->ops[k]->gid].n > 0, DESO_EINTERNAL,
+                   "%s: operand %d not computed", info->name, k);
+    const blas_layout *req = pl->req, *rl = &pl->res;
+    for (int k = 0; k < nops; k++)
+        DESO_TRY(need_view(ctx, &sv[nd->ops[k]->gid], &req[k], rec, i, k));
     int io = info->inout < nops ? info->inout : -1;
     bool takeover = io >= 0 && sv[nd->ops[io]->gid].refs == 1 &&
-                    blas_layout_equal(&req[io], &rl);
+                    blas_layout_equal(&req[io], rl);
     *rv = NULL;
-    if (!takeover) DESO_TRY(deso__view_alloc(ctx, &rl, rv));
-    DESO_TRY(sim_add(&sv[nd->res->gid], 0, &rl));
+    if (!takeover) {
+        DESO_TRY(deso__view_alloc(ctx, rl, rv));
+        rec_step(rec, i, -1, NULL);
+    }
+    DESO_TRY(sim_add(&sv[nd->res->gid], 0, rl));
     int64_t need = scratch_of(ctx, nd, req);
     if (need > *scratch) *scratch = need;
     return DESO_OK;
@@ -181,22 +199,32 @@ static deso_err grow_scratch(deso_ctx *ctx, int64_t n)
     return DESO_OK;
 }
 
-deso_err deso__force_prepare(deso_ctx *ctx, const opt_graph *g,
-                             const opt_plan *plan, deso__view **rv)
+/* The simulated walk (top of the file); rec: its allocations written
+ * down, refs: the references each value had when it began.              */
+static deso_err simulate(deso_ctx *ctx, int nvals, const opt_plan *plan,
+                         deso__view **rv, script_rec *rec, int *refs,
+                         int64_t *scratch)
 {
     sim_value *sv = NULL;
-    deso_err err = sim_init(ctx, g->nvals > 0 ? g->nvals : 1, &sv);
-    int64_t scratch = plan->nnodes;           /* a fused group's partials */
+    deso_err err = sim_init(ctx, nvals > 0 ? nvals : 1, &sv);
+    for (int k = 0; err == DESO_OK && refs != NULL && k < nvals; k++)
+        refs[k] = sv[k].refs;
+    *scratch = plan->nnodes;                  /* a fused group's partials */
     int i = 0;
     for (deso__node *nd = ctx->head; err == DESO_OK && nd != NULL;
          nd = nd->next, i++) {
-        bool inplan = i < plan->nnodes;
+        /* the plan covers the whole DAG: its graph was built from it     */
+        if (i >= plan->nnodes) {
+            err = deso__fail(DESO_EINTERNAL, "force: node %d is not in the "
+                             "plan", i);
+            break;
+        }
         rv[i] = NULL;
-        err = prepare_node(ctx, sv, nd, inplan ? &plan->node[i] : NULL,
-                           &rv[i], &scratch);
+        err = prepare_node(ctx, sv, nd, &plan->node[i], i, rec, &rv[i],
+                           scratch);
         /* a fused member keeps its references until its group's last
          * member has run: then all of them go                             */
-        int f = inplan ? plan->fuse[i] : -1;
+        int f = plan->fuse[i];
         if (f < 0) {
             drop_refs(sv, nd);
             continue;
@@ -209,7 +237,65 @@ deso_err deso__force_prepare(deso_ctx *ctx, const opt_graph *g,
         for (deso__node *m = ctx->head; m != NULL && j <= i; m = m->next, j++)
             if (j >= f && plan->fuse[j] == f) drop_refs(sv, m);
     }
-    if (err == DESO_OK) err = grow_scratch(ctx, scratch);
-    sim_free(sv, g->nvals);
+    sim_free(sv, nvals);
     return err;
+}
+
+/* A compiled force's script: the allocations its first preparation made,
+ * in the same order, without simulating anything.                       */
+static deso_err run_script(deso_ctx *ctx, const deso__compiled *c,
+                           deso__view **rv)
+{
+    const opt_plan *plan = &c->plan;
+    int s = 0, i = 0;
+    for (deso__node *nd = ctx->head; nd != NULL; nd = nd->next, i++) {
+        rv[i] = NULL;
+        for (; s < c->nsteps && c->steps[s].node == i; s++) {
+            const deso__prep_step *st = &c->steps[s];
+            if (st->op < 0) {
+                DESO_TRY(deso__view_alloc(ctx, &plan->node[i].res, &rv[i]));
+                continue;
+            }
+            deso__value *v = nd->ops[st->op];
+            const blas_layout *to = &plan->node[i].req[st->op];
+            deso__view *w;
+            DESO_TRY(deso__view_alloc(ctx, to, &w));
+            w->next = v->spare;
+            v->spare = w;
+            DESO_TRY(deso__exchange_ready(ctx, v->kind, &st->src, to));
+        }
+    }
+    return grow_scratch(ctx, c->scratch);
+}
+
+deso_err deso__force_prepare(deso_ctx *ctx, deso__compiled *c, int nvals,
+                             const opt_plan *plan, deso__view **rv)
+{
+    if (c != NULL && c->scripted) return run_script(ctx, c, rv);
+    script_rec rec = {NULL, 0};
+    int *refs = NULL;
+    if (c != NULL) {            /* the compiled force's first run: record  */
+        size_t steps = (size_t)plan->nnodes * (BLAS_MAXOPS + 1) + 1;
+        rec.steps = deso__malloc(steps * sizeof *rec.steps);
+        refs = deso__malloc((size_t)(nvals > 0 ? nvals : 1) * sizeof *refs);
+        if (rec.steps == NULL || refs == NULL) {
+            free(rec.steps);
+            free(refs);
+            return deso__fail(DESO_ENOMEM, "force: out of memory");
+        }
+    }
+    int64_t scratch = 0;
+    deso_err err = simulate(ctx, nvals, plan, rv, &rec, refs, &scratch);
+    if (err == DESO_OK) err = grow_scratch(ctx, scratch);
+    if (err != DESO_OK || c == NULL) {
+        free(rec.steps);
+        free(refs);
+        return err;
+    }
+    c->steps = rec.steps;
+    c->nsteps = rec.n;
+    c->refs = refs;
+    c->scratch = scratch;
+    c->scripted = true;
+    return DESO_OK;
 }

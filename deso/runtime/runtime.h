@@ -59,6 +59,7 @@ typedef struct deso__value {
     uint64_t mark;            /* == ctx->stamp: seen in this force         */
     int gid;                  /* its value id in the graph                 */
     int nread;                /* pending nodes reading it                  */
+    uint64_t hid;             /* id of the handle it was made for (0: none)*/
 } deso__value;
 
 typedef struct deso__node {
@@ -106,12 +107,29 @@ typedef struct deso__run_arrays {
 typedef struct deso__exchange_plan deso__exchange_plan;
 typedef struct deso__matrix_remap deso__matrix_remap;
 
-/* A compiled force (compiled.c): a graph and the settled plan it runs.   */
+/* One allocation of a force's preparation (prepare.c): node `node`'s
+ * operand `op` gets a view in the plan's layout, filled from a view in
+ * layout `src`; op < 0: the node's result view.                         */
+typedef struct deso__prep_step {
+    int node, op;
+    blas_layout src;
+} deso__prep_step;
+
+/* A compiled force (compiled.c): a graph and the settled plan it runs,
+ * and, once a force has run it, its preparation as a script: what the
+ * preparation allocated, valid for a DAG that matches the graph with the
+ * same reference counts (they decide which results take their operand's
+ * buffer over).                                                         */
 typedef struct deso__compiled {
     opt_graph g;
     opt_plan plan;            /* with its fused groups                      */
     uint64_t key, check;      /* its plan cache entry                       */
     uint64_t used;            /* the table's clock at its last use          */
+    bool scripted;            /* steps, refs and scratch are set            */
+    deso__prep_step *steps;
+    int nsteps;
+    int *refs;                /* per value id: its references at the force */
+    int64_t scratch;          /* the scratch doubles the force needs        */
 } deso__compiled;
 
 #define DESO__COMPILED 4      /* compiled forces kept per context           */
@@ -147,6 +165,7 @@ struct deso_ctx {
     uint64_t stamp;
     opt_params params;        /* alpha, beta: probe.c or the wisdom file    */
     bool calibrated;          /* params were measured (here or in a file)  */
+    double time_calibrate;    /* seconds the probe took (0: not run)       */
     opt_cache *cache;
     opt_wisdom wis;           /* plans imported from a wisdom file          */
     opt_graph build;          /* the force's graph, rebuilt in place        */
@@ -256,8 +275,10 @@ void deso__dag_drop(deso_ctx *ctx, deso_err why);
 deso_err deso__probe(deso_ctx *ctx, opt_params *out);
 
 /* ---- compiled forces (compiled.c) -------------------------------------- */
-/* The compiled force whose graph equals g, or NULL.  Local.               */
-const deso__compiled *deso__compiled_find(deso_ctx *ctx, const opt_graph *g);
+/* The compiled force whose graph the pending DAG is, found without building
+ * the graph, or NULL; on success the DAG's values carry the value ids and
+ * reader counts build_graph would have given them.  Local.               */
+deso__compiled *deso__compiled_match(deso_ctx *ctx);
 /* Compiles g with its settled plan (copies both; replaces the least
  * recently used entry when the table is full).  Local.                    */
 deso_err deso__compiled_add(deso_ctx *ctx, const opt_graph *g,
@@ -279,8 +300,10 @@ deso_err deso__value_reserve(deso_ctx *ctx, deso__value *v,
  * `plan` needs: rv[i] receives node i's result view (NULL when the node
  * takes over its operand's buffer), operands' missing views go on their
  * values' spare lists, exchange and remap plans are made, the scratch is
- * sized.  Local.                                                         */
-deso_err deso__force_prepare(deso_ctx *ctx, const opt_graph *g,
+ * sized.  c: the compiled force the DAG matched (deso__compiled_match),
+ * or NULL; its first preparation is written down as its script, and
+ * later ones run the script.  Local.                                     */
+deso_err deso__force_prepare(deso_ctx *ctx, deso__compiled *c, int nvals,
                              const opt_plan *plan, deso__view **rv);
 /* The force's one agreement: every rank passes the hash of its recorded
  * calls and its outcome so far.  DESO_OK when all succeeded with the same
@@ -294,9 +317,8 @@ deso_err deso__force_agree(deso_ctx *ctx, uint64_t hash, deso_err local);
  * node on large operands, else DESO__TIME_SAMPLE for one small node in
  * DESO__TIME_SAMPLE and 0 for the others.                               */
 int deso__time_weight(deso_ctx *ctx, const deso__node *nd);
-/* Runs one node in placement pl (NULL: mode none's per-node defaults),
- * into the result view rv its preparation made (NULL: take over the
- * updated operand's buffer).                                             */
+/* Runs one node in its plan's placement pl, into the result view rv its
+ * preparation made (NULL: take over the updated operand's buffer).       */
 deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
                          deso__view *rv);
 /* A fused group's members (deferred by exec_node, in recording order): one
@@ -314,12 +336,16 @@ deso_err deso__exec_trsv(deso_ctx *ctx, const blas_desc *d,
 deso_err deso__value_view(deso_ctx *ctx, deso__value *v,
                           const blas_layout *lay, deso__view **out);
 void deso__exchange_plans_free(deso_ctx *ctx);
-/* Readies the plan that will make a view in layout `to` of a value of
- * `kind` whose views have layouts have[0..n) (in list order): the same
- * source deso__value_view picks.  Local.                                 */
-deso_err deso__exchange_prepare(deso_ctx *ctx, blas_kind kind,
-                                const blas_layout *have, int n,
-                                const blas_layout *to);
+/* The view a new view in layout `to` of a value of `kind` is made from,
+ * when its views have layouts *have[0..n) (in list order): the source
+ * deso__value_view picks.                                                */
+const blas_layout *deso__exchange_source(blas_kind kind,
+                                        const blas_layout *const *have, int n,
+                                        const blas_layout *to);
+/* Readies (and caches) the plan that makes a view in layout `to` from one
+ * in layout `src`.  Local.                                               */
+deso_err deso__exchange_ready(deso_ctx *ctx, blas_kind kind,
+                              const blas_layout *src, const blas_layout *to);
 
 /* ---- communication (comm.c): the runtime's counted MPI calls ------------ */
 typedef enum { DESO__SUM, DESO__MAXLOC } deso__redop;

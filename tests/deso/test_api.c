@@ -555,7 +555,9 @@ static int log_grew(const char *before, const char *after,
 static void test_log_view(void **state)
 {
     (void)state;
-    deso_ctx *ctx = ctx_mode(DESO_MODE_NONE, 0, 0);
+    /* 1 x P: vectors spread over the ranks, so mode none's dots reduce
+     * (on the default P x 1 grid they are replicated and reduce nothing) */
+    deso_ctx *ctx = ctx_mode(DESO_MODE_NONE, 1, np);
     char *before = log_text(ctx, "log0.txt");
     deso_stats_reset();
     cg_counts cnt;
@@ -606,12 +608,16 @@ static void test_log_env(void **state)
     (void)state;
     char path[300];
     path_in(path, sizeof path, "finalize.log");
+    char grid[32];
+    snprintf(grid, sizeof grid, "1x%d", np);       /* as test_log_view   */
     setenv("DESO_LOG", path, 1);
     setenv("DESO_OPT", "affine", 1);
+    setenv("DESO_GRID", grid, 1);
     deso_ctx *ctx = NULL;
     TU_OK(deso_init(MPI_COMM_WORLD, NULL, &ctx));
     unsetenv("DESO_LOG");
     unsetenv("DESO_OPT");
+    unsetenv("DESO_GRID");
     deso_info info;
     TU_OK(deso_get_info(ctx, &info));
     char *before = log_text(ctx, "log3.txt");
@@ -642,7 +648,10 @@ static void verbose_run(const char *value, int explains)
 {
     if (value != NULL) setenv("DESO_VERBOSE", value, 1);
     else unsetenv("DESO_VERBOSE");
+    char grid[32];
+    snprintf(grid, sizeof grid, "1x%d", np);   /* dots that all-reduce  */
     setenv("DESO_OPT", "none", 1);
+    setenv("DESO_GRID", grid, 1);
     capture c = capture_begin();
     deso_ctx *ctx = NULL;
     deso_err e = deso_init(MPI_COMM_WORLD, NULL, &ctx);
@@ -652,6 +661,7 @@ static void verbose_run(const char *value, int explains)
     char *err = capture_end(&c);
     unsetenv("DESO_VERBOSE");
     unsetenv("DESO_OPT");
+    unsetenv("DESO_GRID");
     assert_true(tu_all(e == DESO_OK));
     deso_stats st = stats();
     /* the last explanation, as deso_plan_explain writes it              */

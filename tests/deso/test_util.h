@@ -95,8 +95,9 @@ static inline deso_ctx *tu_ctx(int pr, int pc, int64_t nb)
     return ctx;
 }
 
-/* The grids a test runs at: the default one (the most square: 2x2 at
- * P = 4), plus 1 x P, plus 2 x 1 at P = 2 and both 2-D shapes at P = 6.  */
+/* The grids a test runs at: the default one (the most square with rows
+ * >= columns: 2x1 at P = 2, 2x2 at P = 4), plus the other 1-D orientation
+ * 1 x P at P = 2 and 4, and both 2-D shapes at P = 6.                    */
 static inline int tu_grids(int grids[][2])
 {
     int P = tu_size(), k = 0;
@@ -111,8 +112,8 @@ static inline int tu_grids(int grids[][2])
         grids[k][0] = 1;
         grids[k++][1] = 4;
     } else if (P == 2) {
-        grids[k][0] = 2;
-        grids[k++][1] = 1;
+        grids[k][0] = 1;
+        grids[k++][1] = 2;
     }
     return k;
 }
@@ -275,14 +276,14 @@ typedef struct tu_case {
 
 #define TU_MAX_CASES 64
 
-/* The default grid's rows (deso.h: the most square grid, rows <= columns:
- * 2x2 at P = 4, 2x3 at P = 6).                                            */
+/* The default grid's rows (deso.h: the most square grid, rows >= columns:
+ * 2x1 at P = 2, 2x2 at P = 4, 3x2 at P = 6).                              */
 static inline int tu_default_rows(void)
 {
-    int P = tu_size(), rows = 1;
-    for (int r = 1; r * r <= P; r++)
-        if (P % r == 0) rows = r;
-    return rows;
+    int P = tu_size(), cols = 1;
+    for (int c = 1; c * c <= P; c++)
+        if (P % c == 0) cols = c;
+    return P / cols;
 }
 
 /* The cases of a test: every mode on every grid of tu_grids, with block
