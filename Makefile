@@ -70,6 +70,8 @@ PMPI_LIB  := $(BUILD)/tests/pmpi/libpmpi_count.so
 COUNT_BIN := $(BUILD)/tests/pmpi/test_counts
 
 # cg_petsc.c is the PETSc anchor: Open MPI, built by scripts/petsc-anchor.sh
+# (mpi_latency.c is built for both MPIs: for MPICH here, for Open MPI by
+# scripts/openmpi-latency.sh into BUILD/bench/mpi_latency_openmpi)
 BENCH_SRC := $(filter-out tests/bench/cg_petsc.c,$(wildcard tests/bench/*.c))
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 
@@ -82,7 +84,8 @@ SONAME  := libdeso.so.$(ABI)
 INTERNAL := $(BUILD)/lib/internal/libdeso.a
 
 .PHONY: all lib programs tests check check-unit check-mpi check-counts check-long check-asan check-asan-walk \
-        check-fuzz check-install check-mpi-alias check-cli check-layers demo setup clean bench bench-remap benches install
+        check-fuzz check-install check-mpi-alias check-cli check-layers demo setup clean bench bench-remap \
+        bench-sweep benches install
 
 all: lib programs tests benches
 
@@ -221,9 +224,17 @@ check-fuzz:
 
 # Benchmarks, not tests: raw results into doc/*.jsonl, and README's
 # benchmark sections generated from them (scripts/bench_report.py).
+# make bench: the large sizes (scripts/bench.sh), then the small/mid sweep
+# (scripts/bench-sweep.sh), which also builds its Open MPI programs itself
+# (PETSc's anchor, the Open MPI latency probe): never part of make all.
 bench: setup
 	@$(MAKE) --no-print-directory all
 	@bash scripts/bench.sh $(BUILD)
+	@bash scripts/bench-sweep.sh $(BUILD)
+
+bench-sweep: setup
+	@$(MAKE) --no-print-directory all
+	@bash scripts/bench-sweep.sh $(BUILD)
 
 bench-remap: setup
 	@$(MAKE) --no-print-directory all

@@ -2,7 +2,8 @@
  * examples/cg_cblas.c with deso handles in place of arrays (diff them: only
  * declarations and call names differ, as far as C allows).
  *
- *   mpiexec.mpich -n P deso-cg [--n N] [--iters K] [--tol T] [--mode none|affine|full]
+ *   mpiexec.mpich -n P deso-cg [--n N] [--iters K] [--tol T] [--repeat R]
+ *                        [--mode none|affine|full]
  *                        [--grid RxC] [--nb NB] [--json] [--verbose]
  *                        [--verbose-every K] [--matrix FILE.mtx]
  *                        [--precond none|jacobi|ssor] [--dot FILE.dot]
@@ -17,9 +18,11 @@
  * M = (D+L) D^-1 (D+U), z = (D+U)^-1 D (D+L)^-1 r: two deso_dtrsv on A
  * itself per iteration, which the optimiser may run on A's folding or
  * after a cyclic remap of A.
- * Stops when ||r||/||b|| < T (T = 0 runs all K iterations); the residual
- * reported is the true ||b - A x|| / ||b|| computed after the last
- * iteration.  A run with T > 0 that does not reach it prints "deso-cg: did
+ * Stops when ||r||/||b|| < T, or when r.r is exactly zero (T = 0 runs all
+ * K iterations unless that comes first); the residual reported is the
+ * true ||b - A x|| / ||b|| computed after the last iteration.  --repeat R
+ * solves R times, each from x0 = 0, inside the timed loop (cg_problem.h):
+ * iters then counts the iterations of all R solves.  A run with T > 0 that does not reach it prints "deso-cg: did
  * not reach tol ..." on rank 0 (stderr) and still exits 0; --json reports
  * "converged" (true when T = 0).  --verbose prints the recurrence residual
  * every --verbose-every iterations (default 10).  --dot writes the DOT of
@@ -301,42 +304,47 @@ int main(int argc, char **argv)
         if (oo.precond != PC_NONE) D(deso_dnrm2(n, r, 1, rnorm));           \
     } while (0)
 
-    D(deso_dcopy(n, b, 1, r, 1));
-    PRECONDITION();
-    D(deso_dcopy(n, z, 1, p, 1));
-    D(deso_ddot(n, r, 1, z, 1, rr));
-    D(deso_dnrm2(n, b, 1, bnorm));
-    double bnormv;
-    D(deso_scalar_get(bnorm, &bnormv));
-    long done = 0;
-    double relres = 1.0;
+    long done = 0, iters_run = 0;   /* this solve's, all solves'          */
+    double relres = 1.0, bnormv = 0.0;
     int converged = o.tol <= 0.0;
-    for (;;) {
-        double rrv, rn;
-        D(deso_scalar_get(rr, &rrv));
-        if (oo.precond != PC_NONE) D(deso_scalar_get(rnorm, &rn));
-        else rn = sqrt(rrv);
-        relres = rn / bnormv;
-        if (verbose && rank0 && done % oo.every == 0)
-            printf("deso-cg: iteration %ld residual %.3e\n", done, relres);
-        if (rn == 0.0 || (o.tol > 0.0 && relres < o.tol)) {
-            converged = 1;
-            break;
-        }
-        if (done >= o.iters) break;
-        D(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, 1.0, A, n, p, 1, 0.0, q, 1));
-        D(deso_ddot(n, p, 1, q, 1, pq));
-        D(deso_sdiv(alpha, rr, pq));
-        D(deso_daxpy(n, alpha, p, 1, x, 1));
-        D(deso_sneg(nalpha, alpha));
-        D(deso_daxpy(n, nalpha, q, 1, r, 1));
+    /* --repeat: the whole solve again from x0 = 0 (cg_problem.h)           */
+    for (long solve = 0; solve < o.repeat; solve++) {
+        if (solve > 0) D(deso_dscal(n, 0.0, x, 1));
+        D(deso_dcopy(n, b, 1, r, 1));
         PRECONDITION();
-        D(deso_ddot(n, r, 1, z, 1, rrnew));
-        D(deso_sdiv(beta, rrnew, rr));
-        D(deso_dscal(n, beta, p, 1));
-        D(deso_daxpy(n, 1.0, z, 1, p, 1));
-        D(deso_sset(rr, rrnew));
-        done++;
+        D(deso_dcopy(n, z, 1, p, 1));
+        D(deso_ddot(n, r, 1, z, 1, rr));
+        D(deso_dnrm2(n, b, 1, bnorm));
+        D(deso_scalar_get(bnorm, &bnormv));
+        done = 0;
+        for (;;) {
+            double rrv, rn;
+            D(deso_scalar_get(rr, &rrv));
+            if (oo.precond != PC_NONE) D(deso_scalar_get(rnorm, &rn));
+            else rn = sqrt(rrv);
+            relres = rn / bnormv;
+            if (verbose && rank0 && done % oo.every == 0)
+                printf("deso-cg: iteration %ld residual %.3e\n", done, relres);
+            if (rn == 0.0 || (o.tol > 0.0 && relres < o.tol)) {
+                converged = 1;
+                break;
+            }
+            if (done >= o.iters) break;
+            D(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, 1.0, A, n, p, 1, 0.0, q, 1));
+            D(deso_ddot(n, p, 1, q, 1, pq));
+            D(deso_sdiv(alpha, rr, pq));
+            D(deso_daxpy(n, alpha, p, 1, x, 1));
+            D(deso_sneg(nalpha, alpha));
+            D(deso_daxpy(n, nalpha, q, 1, r, 1));
+            PRECONDITION();
+            D(deso_ddot(n, r, 1, z, 1, rrnew));
+            D(deso_sdiv(beta, rrnew, rr));
+            D(deso_dscal(n, beta, p, 1));
+            D(deso_daxpy(n, 1.0, z, 1, p, 1));
+            D(deso_sset(rr, rrnew));
+            done++;
+        }
+        iters_run += done;
     }
     D(deso_flush(ctx));
     MPI_Barrier(MPI_COMM_WORLD);
@@ -376,7 +384,7 @@ int main(int argc, char **argv)
         snprintf(grid, sizeof grid, "%dx%d", info.grid_rows, info.grid_cols);
         if (o.json) {
             printf("{\"impl\":\"deso\",\"n\":%lld,\"p\":%d,\"grid\":\"%s\","
-                   "\"mode\":\"%s\",\"precond\":\"%s\",\"iters\":%ld,"
+                   "\"mode\":\"%s\",\"precond\":\"%s\",\"iters\":%ld,\"repeat\":%ld,"
                    "\"converged\":%s,\"residual\":%.10e,\"error\":%.10e,"
                    "\"time_loop\":%.6e,\"time_total\":%.6e,\"time_compute\":%.6e,"
                    "\"time_overhead\":%.6e,\"time_p2p\":%.6e,"
@@ -385,7 +393,7 @@ int main(int argc, char **argv)
                    "\"bytes_collective\":%lld,\"msgs_collective\":%lld,"
                    "\"plans_optimised\":%lld,\"plans_replayed\":%lld}\n",
                    (long long)n, P, grid, deso_mode_name(info.mode),
-                   pc_names[oo.precond], done, converged ? "true" : "false",
+                   pc_names[oo.precond], iters_run, o.repeat, converged ? "true" : "false",
                    residual, error, loop_max, st.time_total, st.time_compute, st.time_overhead,
                    st.time_p2p, st.time_collective, st.time_optimise, sum[0],
                    sum[1], sum[2], sum[3], (long long)st.plans_optimised,
@@ -394,7 +402,7 @@ int main(int argc, char **argv)
             printf("deso-cg: n=%lld P=%d grid=%s mode=%s precond=%s iters=%ld "
                    "residual=%.3e error=%.3e\n",
                    (long long)n, P, grid, deso_mode_name(info.mode),
-                   pc_names[oo.precond], done, residual, error);
+                   pc_names[oo.precond], iters_run, residual, error);
             printf("%-22s %12s %14s %10s\n", "category", "time (ms)", "bytes",
                    "messages");
             printf("%-22s %12.3f %14s %10s\n", "computation",

@@ -7,7 +7,10 @@
 # "asked" is what the driver asked for (the report checks the program's own
 # line, "out", against it: iterations, grid), "out" is the program's last
 # stdout line that is a JSON object, verbatim; "seconds" the run's wall time
-# as the driver saw it, start-up included (informative only).  A run that
+# as the driver saw it, start-up included (informative only); "cpu_others"
+# the CPU seconds that processes other than the run's own used meanwhile
+# (all cores; null where /proc/stat cannot tell), because the machine is
+# shared and a timing taken while someone else computed is not the code's.  A run that
 # produced nothing has "failed" (the reason, and "stderr": its last stderr
 # line) or "skipped" in place of "out".  The first line is the meta record
 # (bl_meta), the last the end record (bl_end).
@@ -27,6 +30,11 @@
 #   bl_skip TAG ASKED LABEL REASON          a record for a run not made
 #   bl_pair K TAG ASKED_A LABEL_A CMD_A ASKED_B LABEL_B CMD_B KEY
 #                             one pair of paired runs (names of arrays)
+#   bl_load ASKED LABEL       a record of the load average now (the machine
+#                             is shared: a reader can see when it was busy)
+#   bl_wait_quiet MAX         wait up to MAX seconds for other processes to
+#                             leave the cores idle; prints the seconds waited
+#   BL_LAST_OTHERS            the last run's cpu_others ("" when unknown)
 #   bl_end                    the end record
 #   bl_publish DEST           copy the results to DEST (atomically)
 #   bl_json_list "a b" [q]    [a,b] (numbers) or ["a","b"] with q
@@ -42,6 +50,8 @@ BL_GRACE=${BL_GRACE:-60}
 BL_FAILED=0
 BL_SKIPPED=0
 BL_TIMEOUT=${BL_TIMEOUT:-300} # seconds per run of a pair (bl_pair)
+BL_LAST_OTHERS=""
+BL_HZ=100
 declare -A BL_PAIR_SECONDS     # KEY -> the last complete pair's wall time
 
 bl_say() { echo "$BL_NAME: $*" >&2; }
@@ -61,6 +71,7 @@ bl_init() { # bl_init NAME
     # the interpreter itself, once: a wrapper (pyenv's shim) costs a good
     # fraction of a second per call, and there is a call per run
     BL_PYTHON=$(python3 -c 'import sys; print(sys.executable)')
+    BL_HZ=$(getconf CLK_TCK 2>/dev/null || echo 100)
     BL_TMP=$(mktemp -d "${TMPDIR:-/tmp}/deso-$BL_NAME.XXXXXX")
     # shellcheck disable=SC2064
     trap "rm -rf '$BL_TMP'" EXIT
@@ -71,6 +82,46 @@ bl_init() { # bl_init NAME
 }
 
 bl_clock_start() { BL_START=$(date +%s); }
+
+# bl_cpu_mark VAR: into VAR "BUSY CHILDREN": the machine's busy CPU seconds
+# since boot (all cores, from /proc/stat) and the CPU seconds of this shell's
+# finished children (bash's `times`, which must run in this shell, not in a
+# command substitution's subshell, where it would count nothing).  Between
+# two marks, busy minus children is what other processes used.
+bl_cpu_mark() {
+    times >"$BL_TMP/times"
+    printf -v "$1" '%s' "$(awk -v hz="$BL_HZ" 'FNR == 2 && FILENAME != "/proc/stat" {
+            for (i = 1; i <= 2; i++) { split($i, m, "m"); ch += m[1] * 60 + m[2] } }
+        FILENAME == "/proc/stat" && $1 == "cpu" {
+            busy = ($2 + $3 + $4 + $7 + $8 + $9) / hz }
+        END { if (busy > 0) printf("%.3f %.3f\n", busy, ch) }' "$BL_TMP/times" /proc/stat \
+        2>/dev/null || true)"
+}
+
+# bl_cpu_others MARK0 MARK1: others' CPU seconds between two marks, or null
+bl_cpu_others() {
+    awk -v a="$1" -v b="$2" 'BEGIN {
+        if (split(a, x, " ") < 2 || split(b, y, " ") < 2) { print "null"; exit }
+        d = (y[1] - x[1]) - (y[2] - x[2])
+        if (d < 0) d = 0
+        printf("%.2f\n", d) }'
+}
+
+bl_wait_quiet() { # bl_wait_quiet MAX
+    local max=$1 waited=0 m0 m1 o
+    while [ "$waited" -lt "$max" ]; do
+        bl_cpu_mark m0
+        sleep 1
+        bl_cpu_mark m1
+        o=$(bl_cpu_others "$m0" "$m1")
+        # quiet: others used under a tenth of one core over the second
+        if [ "$o" = null ] || awk -v o="$o" 'BEGIN { exit !(o < 0.1) }'; then
+            break
+        fi
+        waited=$((waited + 1))
+    done
+    echo "$waited"
+}
 bl_elapsed() { echo $(($(date +%s) - BL_START)); }
 bl_left() { echo $((BL_BUDGET - $(bl_elapsed))); }
 
@@ -128,7 +179,7 @@ bl_skip() { # bl_skip TAG ASKED LABEL REASON
 }
 
 bl_run() { # bl_run TAG ASKED LABEL TIMEOUT CMD...
-    local tag=$1 asked=$2 label=$3 to=$4 left rc t0 dt line reason last
+    local tag=$1 asked=$2 label=$3 to=$4 left rc t0 dt line reason last m0 m1
     shift 4
     left=$(bl_left)
     if [ "$left" -le 0 ]; then
@@ -138,14 +189,17 @@ bl_run() { # bl_run TAG ASKED LABEL TIMEOUT CMD...
     [ "$to" -gt $((left + BL_GRACE)) ] && to=$((left + BL_GRACE))
     printf '%s: %s ... ' "$BL_NAME" "$label" >&2
     t0=$(date +%s)
+    bl_cpu_mark m0
     rc=0
     timeout --kill-after=10 "$to" "$@" >"$BL_TMP/out" 2>"$BL_TMP/err" </dev/null || rc=$?
+    bl_cpu_mark m1
     dt=$(($(date +%s) - t0))
+    BL_LAST_OTHERS=$(bl_cpu_others "$m0" "$m1")
     line=$(bl_json_line "$BL_TMP/out")
     if [ "$rc" -eq 0 ] && [ -n "$line" ]; then
-        printf '{"bench":%s,"asked":{%s},"label":%s,"seconds":%s,"out":%s}\n' \
-            "$(bl_json_str "$tag")" "$asked" "$(bl_json_str "$label")" "$dt" "$line" \
-            >>"$BL_RESULTS"
+        printf '{"bench":%s,"asked":{%s},"label":%s,"seconds":%s,"cpu_others":%s,"out":%s}\n' \
+            "$(bl_json_str "$tag")" "$asked" "$(bl_json_str "$label")" "$dt" \
+            "$BL_LAST_OTHERS" "$line" >>"$BL_RESULTS"
         echo "ok (${dt}s)" >&2
         return 0
     fi
@@ -158,9 +212,9 @@ bl_run() { # bl_run TAG ASKED LABEL TIMEOUT CMD...
     fi
     last=$(grep -v '^[[:space:]]*$' "$BL_TMP/err" | tail -n 1 | cut -c1-200 || true)
     echo "FAILED: $reason${last:+ ($last)}" >&2
-    printf '{"bench":%s,"asked":{%s},"label":%s,"seconds":%s,"failed":%s,"stderr":%s}\n' \
+    printf '{"bench":%s,"asked":{%s},"label":%s,"seconds":%s,"cpu_others":%s,"failed":%s,"stderr":%s}\n' \
         "$(bl_json_str "$tag")" "$asked" "$(bl_json_str "$label")" "$dt" \
-        "$(bl_json_str "$reason")" "$(bl_json_str "$last")" >>"$BL_RESULTS"
+        "$BL_LAST_OTHERS" "$(bl_json_str "$reason")" "$(bl_json_str "$last")" >>"$BL_RESULTS"
     BL_FAILED=$((BL_FAILED + 1))
     return 0
 }
@@ -191,6 +245,12 @@ bl_pair() { # bl_pair K TAG ASKED_A LABEL_A CMD_A ASKED_B LABEL_B CMD_B KEY
     done
     BL_PAIR_SECONDS[$key]=$(($(date +%s) - t0))
     return 0
+}
+
+# Its "out" is {"loadavg":"1 5 15"}, the three figures of /proc/loadavg.
+bl_load() { # bl_load ASKED LABEL
+    printf '{"bench":"load","asked":{%s},"label":%s,"out":{"loadavg":%s}}\n' "$1" \
+        "$(bl_json_str "$2")" "$(bl_json_str "$(bl_loadavg)")" >>"$BL_RESULTS"
 }
 
 bl_end() {

@@ -1,22 +1,24 @@
 #!/usr/bin/env python3
 """bench_report.py: the README's benchmark sections, generated from raw results.
 
-    python3 scripts/bench_report.py          # both sections, from doc/*.jsonl
+    python3 scripts/bench_report.py          # every section, from doc/*.jsonl
                                              # (paths from the repository root)
     python3 scripts/bench_report.py --results doc/bench-results.jsonl \\
-        [--results doc/bench-remap.jsonl] [--readme README.md] [--doc doc] \\
-        [--no-plots] [--print]
+        [--results doc/bench-remap.jsonl] [--results doc/bench-sweep.jsonl] \\
+        [--readme README.md] [--doc doc] [--no-plots] [--print]
 
-Reads only the JSON-lines files written by scripts/bench.sh (suite "cg") and
-scripts/bench-remap.sh (suite "remap") through scripts/bench_lib.sh: a meta
-record, one record per run {"bench", "asked", "label", "out" | "failed" |
-"skipped"}, an end record.  Writes, per file, the README's section between
-its markers (cg: <!-- bench:begin --> / <!-- bench:end -->; remap:
-<!-- bench-remap:begin --> / <!-- bench-remap:end -->) and, for cg, two
-gnuplot PNGs in --doc.  Every figure in a section comes from the file; a
-figure that compares two programs uses only their time_loop (each program's
-solver loop, barrier to barrier, the slowest rank's), and only when both ran
-the iterations asked on the same grid.  Only the standard library is used;
+Reads only the JSON-lines files written by scripts/bench.sh (suite "cg"),
+scripts/bench-remap.sh (suite "remap") and scripts/bench-sweep.sh (suite
+"sweep") through scripts/bench_lib.sh: a meta record, one record per run
+{"bench", "asked", "label", "out" | "failed" | "skipped"}, an end record.
+Writes, per file, the README's section between its markers (cg:
+<!-- bench:begin --> / <!-- bench:end -->; remap: <!-- bench-remap:begin -->
+/ <!-- bench-remap:end -->; sweep: <!-- sweep:begin --> / <!-- sweep:end -->)
+and gnuplot PNGs in --doc (cg: two, sweep: one).  Every figure in a section
+comes from the file; a figure that compares two programs uses only their
+time_loop (each program's solver loop, barrier to barrier, the slowest
+rank's), and only when both ran the iterations asked (cg: on the same grid;
+sweep: each on the grid asked, where one was).  Only the standard library is used;
 the work is done by the modules in scripts/benchreport/.
 """
 import argparse
@@ -34,17 +36,20 @@ from benchreport.plots import plots
 from benchreport.readme import MARKERS, write_readme
 from benchreport.records import Results
 from benchreport.remap import remap_section
+from benchreport.sweep import sweep_section
+from benchreport.sweep_plot import sweep_plot
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_RESULTS = {"cg": os.path.join(ROOT, "doc", "bench-results.jsonl"),
-                   "remap": os.path.join(ROOT, "doc", "bench-remap.jsonl")}
+                   "remap": os.path.join(ROOT, "doc", "bench-remap.jsonl"),
+                   "sweep": os.path.join(ROOT, "doc", "bench-sweep.jsonl")}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--results", action="append",
-                    help="a results file (repeatable); default: doc/bench-results.jsonl"
-                    " and doc/bench-remap.jsonl, those that exist")
+                    help="a results file (repeatable); default: doc/bench-results.jsonl,"
+                    " doc/bench-remap.jsonl and doc/bench-sweep.jsonl, those that exist")
     ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
     ap.add_argument("--doc", default=os.path.join(ROOT, "doc"), help="where the plots go")
     ap.add_argument("--no-plots", action="store_true", help="no gnuplot, no PNGs")
@@ -52,8 +57,8 @@ def main():
     a = ap.parse_args()
     paths = a.results or [p for p in DEFAULT_RESULTS.values() if os.path.exists(p)]
     if not paths:
-        print("bench_report: no results: run scripts/bench.sh or scripts/bench-remap.sh"
-              " first, or pass --results FILE", file=sys.stderr)
+        print("bench_report: no results: run scripts/bench.sh, scripts/bench-remap.sh or"
+              " scripts/bench-sweep.sh first, or pass --results FILE", file=sys.stderr)
         return 1
     for path in paths:
         try:
@@ -66,17 +71,20 @@ def main():
             return 1
         here = os.path.dirname(os.path.abspath(a.readme))
         link = os.path.relpath(path, here)
+        made = []
+        draw = {"cg": plots, "sweep": sweep_plot}.get(res.suite)
+        if draw is not None and not a.no_plots:
+            os.makedirs(a.doc, exist_ok=True)
+            try:
+                made = [(os.path.relpath(os.path.join(a.doc, f), here), alt)
+                        for f, alt in draw(res, a.doc)]
+            except RuntimeError as e:
+                print(f"bench_report: {e}", file=sys.stderr)
+                return 1
         if res.suite == "cg":
-            made = []
-            if not a.no_plots:
-                os.makedirs(a.doc, exist_ok=True)
-                try:
-                    made = [(os.path.relpath(os.path.join(a.doc, f), here), alt)
-                            for f, alt in plots(res, a.doc)]
-                except RuntimeError as e:
-                    print(f"bench_report: {e}", file=sys.stderr)
-                    return 1
             body = cg_section(res, link, made)
+        elif res.suite == "sweep":
+            body = sweep_section(res, link, made)
         else:
             body = remap_section(res, link)
         write_readme(a.readme, res.suite, body)

@@ -33,6 +33,8 @@
 #   - deso-cg-cblas and deso-cg agree: the same iterations to a tolerance
 #     (with and without ssor), and the same residual and error to 1e-3
 #     after a fixed number of iterations;
+#   - --repeat R (both programs): the iterations of R solves, the residual
+#     and error of one;
 #   - the text output (summary line and Table 1), --verbose and
 #     --verbose-every (the recurrence residual every K iterations);
 #   - --dot writes a DOT graph of the plan on the grid and block size
@@ -140,7 +142,7 @@ for np in $nps; do
     # ---- deso-cg --------------------------------------------------------
     c="$cg --iters 2"
     for opt in --n --iters --tol --nb --grid --mode --matrix --precond \
-               --verbose-every --dot; do
+               --verbose-every --dot --repeat; do
         says=$opt; bad "$np" $c $opt            # missing value
     done
     for v in abc 0 -5 1.5 '' 99999999999999999999 1000001 2x; do
@@ -160,6 +162,9 @@ for np in $nps; do
     done
     for v in 0 x; do
         says=--verbose-every; bad "$np" $c --verbose-every "$v"
+    done
+    for v in 0 -1 x 1000001; do
+        says=--repeat; bad "$np" $c --repeat "$v"
     done
     says=--n; bad "$np" $c --n=0
     says=--grid; bad "$np" $c --grid=0x0
@@ -286,9 +291,10 @@ for k in 2 3; do
 done
 
 # ---- deso-cg-cblas: one process, no launcher -------------------------------
-for opt in --n --iters --tol --precond; do
+for opt in --n --iters --tol --precond --repeat; do
     says=$opt; bad serial "$cblas" $opt
 done
+says=--repeat; bad serial "$cblas" --repeat 0
 for v in 0 x 1000001; do
     says=--n; bad serial "$cblas" --n "$v"
 done
@@ -329,7 +335,7 @@ run() {
 # below; it fails by an assert, whose message the step prints.
 py_helpers='
 import json, math, re, sys
-CG_FIELDS = ("impl n p grid mode precond iters converged residual error "
+CG_FIELDS = ("impl n p grid mode precond iters repeat converged residual error "
              "time_total time_compute time_overhead time_p2p time_collective "
              "time_optimise bytes_p2p msgs_p2p bytes_collective "
              "msgs_collective plans_optimised plans_replayed").split()
@@ -354,10 +360,10 @@ def cg_json(path, **want):
             assert d[f] >= 0, "%s: %s = %r" % (path, f, d[f])
     for kind in ("p2p", "collective"):
         assert (d["bytes_" + kind] > 0) == (d["msgs_" + kind] > 0), d
-    # one plan per force with work: the first read of a residual, then one
-    # per iteration
+    # one plan per force with work: per solve (--repeat) the first read of
+    # a residual, then one per iteration
     assert d["plans_optimised"] >= 1, d
-    assert d["plans_optimised"] + d["plans_replayed"] == d["iters"] + 1, d
+    assert d["plans_optimised"] + d["plans_replayed"] == d["iters"] + d["repeat"], d
     return d
 def converged(d, tol, path):
     assert d["converged"] is True, "%s: not converged: %r" % (path, d)
@@ -441,6 +447,24 @@ for f in ("residual", "error"):
       "$tmp/ssor.out" "$tmp/fixed15.out"
 }
 
+# --repeat R: R solves from x0 = 0, the iterations summed over them, the
+# residual and error those of one solve (deso-cg and deso-cg-cblas)
+cg_repeat() {
+    run rep1 "$cg" --n 200 --iters 15 --json || return 1
+    run rep3 "$cg" --n 200 --iters 15 --repeat 3 --json || return 1
+    run serial:cbrep3 "$cblas" --n 200 --iters 15 --repeat 3 --json || return 1
+    py '
+one = cg_json(sys.argv[1], n=200, p=2, iters=15, repeat=1)
+three = cg_json(sys.argv[2], n=200, p=2, iters=45, repeat=3)
+cb = one_json(sys.argv[3])
+assert cb["impl"] == "cblas" and cb["iters"] == 45 and cb["repeat"] == 3, cb
+for d in (three, cb):
+    for f in ("residual", "error"):
+        rel = abs(d[f] - one[f]) / one[f]
+        assert rel < 1e-3, ("%s differs: %g against %g" % (f, d[f], one[f]))
+' "$tmp/rep1.out" "$tmp/rep3.out" "$tmp/cbrep3.out"
+}
+
 # --matrix: a 40 x 40 SPD matrix, symmetric coordinate format (lower
 # triangle only), badly scaled: A = D^1/2 T D^1/2 with D = diag(1.25^i)
 # and T = tridiag(-0.25, 1, -0.25), so cond(A) is in the thousands but
@@ -484,7 +508,7 @@ res = [float(l.split()[4]) for l in its]
 assert res[0] == 1.0 and 0 < res[-1] < 1e-2, its
 summ = [l for l in out if l.startswith("deso-cg: n=")]
 assert len(summ) == 1 and re.fullmatch(
-    r"deso-cg: n=120 P=2 grid=1x2 mode=full precond=none iters=6 "
+    r"deso-cg: n=120 P=2 grid=2x1 mode=full precond=none iters=6 "
     r"residual=\S+ error=\S+", summ[0]), summ
 rows = ("computation", "runtime overhead", "point-to-point", "collective",
         "optimisation", "total")
@@ -526,7 +550,7 @@ assert sum(" -> " in l for l in g) >= 5, "too few edges"
 # a plan), and there are exactly as many explanations.
 cg_log() {
     run log -genv DESO_LOG 1 -genv DESO_VERBOSE 1 "$cg" --n 100 --iters 4 \
-        --json || return 1
+        --grid 1x2 --json || return 1
     py '
 out = lines(sys.argv[1])
 d = json.loads(out[0])
@@ -654,6 +678,7 @@ step "deso-cg --tol converges below it, --json as asked" cg_tol
 step "deso-cg --tol out of reach: exit 0, converged false" cg_stalls
 step "deso-cg --precond jacobi, ssor" cg_precond
 step "deso-cg-cblas agrees with deso-cg" cg_cblas
+step "deso-cg and deso-cg-cblas --repeat" cg_repeat
 step "deso-cg --matrix (badly scaled SPD), jacobi" cg_matrix
 step "deso-cg text output, --verbose --verbose-every" cg_text
 step "deso-cg --dot, --grid, --nb" cg_dot

@@ -2,6 +2,7 @@
 
 records: the JSON-lines results files; fmt: figures and Markdown tables;
 cgdata and cg: the CG suite's figures and its README section; plots: its
-gnuplot PNGs; remap: the remap suite's section; readme: the markers the
-sections are written between.
+gnuplot PNGs; remap: the remap suite's section; sweepdata, sweep and
+sweep_plot: the small/mid sweep's figures, section and PNG; readme: the
+markers the sections are written between.
 """

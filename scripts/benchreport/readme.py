@@ -3,7 +3,9 @@ import os
 
 MARKERS = {"cg": ("<!-- bench:begin -->", "<!-- bench:end -->", "Benchmark results"),
            "remap": ("<!-- bench-remap:begin -->", "<!-- bench-remap:end -->",
-                     "Remap benchmark (`make bench-remap`)")}
+                     "Remap benchmark (`make bench-remap`)"),
+           "sweep": ("<!-- sweep:begin -->", "<!-- sweep:end -->",
+                     "Small and mid sizes (`make bench-sweep`)")}
 
 
 def write_readme(path, suite, body):

@@ -16,6 +16,8 @@ class Rec:
         self.label = r.get("label", "")
         self.failed = r.get("failed")
         self.skipped = r.get("skipped")
+        # CPU seconds other processes used during the run (None: not known)
+        self.cpu_others = num(r, "cpu_others")
         if "asked" in r or "out" in r:
             self.asked = r.get("asked") or {}
             self.out = r.get("out") if self.failed is None and self.skipped is None else None

@@ -5,13 +5,14 @@
  * process rows, in process column 0), pdgemv / pddot / pdaxpy / pdscal /
  * pdcopy / pdnrm2.
  *
- *   mpiexec.mpich -n P cg_pblas [--n N] [--iters K] [--tol T] [--nb NB]
- *                               [--grid RxC] [--json]
+ *   mpiexec.mpich -n P cg_pblas [--n N] [--iters K] [--tol T] [--repeat R]
+ *                               [--nb NB] [--grid RxC] [--json]
  *
  * Default grid: the most square R x C = P with R >= C (so for P = 2 it is 2x1
  * and the vectors are spread over both ranks). --json prints on rank 0:
- *   {"impl":"pblas","n":..,"p":..,"grid":"RxC","nb":..,"iters":..,"residual":..,
- *    "error":..,"time_loop":..,"time_total":..,"time_per_iter":..}
+ *   {"impl":"pblas","n":..,"p":..,"grid":"RxC","nb":..,"iters":..,"repeat":..,
+ *    "residual":..,"error":..,"time_loop":..,"time_total":..,"time_per_iter":..}
+ * iters: the iterations of all --repeat solves (cg_problem.h).
  * time_loop: the CG loop's MPI_Wtime from a barrier to a barrier, the slowest
  * rank's (set-up of r, p, rr included; generation and the true-residual check
  * excluded); deso-cg and cg_seq measure their time_loop the same way, so it is
@@ -168,34 +169,40 @@ int main(int argc, char **argv)
 
     const double one = 1.0, zero = 0.0, mone = -1.0;
 #define VEC(y) y, &ione, &ione, descv, &ione
-    /* the CG loop */
+    /* the CG loop, --repeat times from x0 = 0 (cg_problem.h) */
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
-    pdcopy_(&n, VEC(b), VEC(r));
-    pdcopy_(&n, VEC(r), VEC(p));
-    double rr = 0.0, bnorm = 0.0;
-    pddot_(&n, &rr, VEC(r), VEC(r));
-    pdnrm2_(&n, &bnorm, VEC(b));
-    share(&rr);
-    share(&bnorm);
+    double bnorm = 0.0;
     long done = 0;
-    while (done < o.iters) {
-        if (rr == 0.0 || (o.tol > 0.0 && sqrt(rr) / bnorm < o.tol))
-            break;
-        pdgemv_("N", &n, &n, &one, a, &ione, &ione, desca, VEC(p), &zero, VEC(q));
-        double pq = 0.0;
-        pddot_(&n, &pq, VEC(p), VEC(q));
-        double alpha = rr / pq, malpha = -alpha;
-        pdaxpy_(&n, &alpha, VEC(p), VEC(x));
-        pdaxpy_(&n, &malpha, VEC(q), VEC(r));
-        double rrnew = 0.0;
-        pddot_(&n, &rrnew, VEC(r), VEC(r));
-        share(&rrnew);
-        double beta = rrnew / rr;
-        pdscal_(&n, &beta, VEC(p));
-        pdaxpy_(&n, &one, VEC(r), VEC(p));
-        rr = rrnew;
-        done++;
+    for (long solve = 0; solve < o.repeat; solve++) {
+        if (solve > 0)
+            pdscal_(&n, &zero, VEC(x));
+        pdcopy_(&n, VEC(b), VEC(r));
+        pdcopy_(&n, VEC(r), VEC(p));
+        double rr = 0.0;
+        bnorm = 0.0;
+        pddot_(&n, &rr, VEC(r), VEC(r));
+        pdnrm2_(&n, &bnorm, VEC(b));
+        share(&rr);
+        share(&bnorm);
+        for (long k = 0; k < o.iters; k++) {
+            if (rr == 0.0 || (o.tol > 0.0 && sqrt(rr) / bnorm < o.tol))
+                break;
+            pdgemv_("N", &n, &n, &one, a, &ione, &ione, desca, VEC(p), &zero, VEC(q));
+            double pq = 0.0;
+            pddot_(&n, &pq, VEC(p), VEC(q));
+            double alpha = rr / pq, malpha = -alpha;
+            pdaxpy_(&n, &alpha, VEC(p), VEC(x));
+            pdaxpy_(&n, &malpha, VEC(q), VEC(r));
+            double rrnew = 0.0;
+            pddot_(&n, &rrnew, VEC(r), VEC(r));
+            share(&rrnew);
+            double beta = rrnew / rr;
+            pdscal_(&n, &beta, VEC(p));
+            pdaxpy_(&n, &one, VEC(r), VEC(p));
+            rr = rrnew;
+            done++;
+        }
     }
     MPI_Barrier(MPI_COMM_WORLD);
     double t1 = MPI_Wtime();
@@ -218,9 +225,10 @@ int main(int argc, char **argv)
     if (rank == 0) {
         if (o.json)
             printf("{\"impl\":\"pblas\",\"n\":%d,\"p\":%d,\"grid\":\"%dx%d\",\"nb\":%d,"
-                   "\"iters\":%ld,\"residual\":%.10e,\"error\":%.6e,\"time_loop\":%.6e,"
-                   "\"time_total\":%.6e,\"time_per_iter\":%.6e}\n",
-                   n, nprocs, nprow, npcol, nb, done, residual, error, loop_max, total, per);
+                   "\"iters\":%ld,\"repeat\":%ld,\"residual\":%.10e,\"error\":%.6e,"
+                   "\"time_loop\":%.6e,\"time_total\":%.6e,\"time_per_iter\":%.6e}\n",
+                   n, nprocs, nprow, npcol, nb, done, o.repeat, residual, error, loop_max,
+                   total, per);
         else
             printf("cg_pblas: n=%d p=%d grid=%dx%d nb=%d iters=%ld residual=%.10e "
                    "error=%.3e time_total=%.4fs time_per_iter=%.3fms\n",

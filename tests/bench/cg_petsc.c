@@ -1,7 +1,8 @@
 /* cg_petsc: the CG benchmark problem solved by PETSc's KSPCG, a benchmark
  * anchor only (never linked into deso, never built by make check).
  *
- *   mpiexec.openmpi -n P cg_petsc [--n N] [--iters K] [--tol T] [--json]
+ *   mpiexec.openmpi -n P cg_petsc [--n N] [--iters K] [--tol T] [--repeat R]
+ *                                 [--json]
  *
  * Debian builds PETSc on Open MPI, so scripts/bench.sh compiles this with
  * mpicc.openmpi and runs it with mpiexec.openmpi.  The matrix is MATDENSE
@@ -12,8 +13,9 @@
  * time_loop: KSPSolve from a barrier to a barrier, the slowest rank's
  * (set-up, generation and the final residual check excluded).  --json
  * prints on rank 0 the fields cg_pblas prints:
- *   {"impl":"petsc","n":..,"p":..,"grid":"Px1","iters":..,"residual":..,
- *    "error":..,"time_loop":..,"time_total":..,"time_per_iter":..}
+ *   {"impl":"petsc","n":..,"p":..,"grid":"Px1","iters":..,"repeat":..,
+ *    "residual":..,"error":..,"time_loop":..,"time_total":..,"time_per_iter":..}
+ * iters: the iterations of all --repeat solves (cg_problem.h).
  * Exit 0 on success, 1 on a PETSc error or a wrong solve, 2 on bad
  * options.                                                                */
 #include <math.h>
@@ -72,13 +74,19 @@ static PetscErrorCode solve(const struct cg_opts *o, int rank, int P)
         PetscCall(KSPSetConvergenceTest(ksp, KSPConvergedSkip, NULL, NULL));
     PetscCall(KSPSetUp(ksp));
 
+    /* --repeat: the solve again (cg_problem.h); KSP starts every solve
+     * from x = 0, its initial guess not being marked nonzero              */
     MPI_Barrier(PETSC_COMM_WORLD);
     double t0 = MPI_Wtime();
-    PetscCall(KSPSolve(ksp, b, x));
+    PetscInt its = 0;
+    for (long solve = 0; solve < o->repeat; solve++) {
+        PetscInt one_its;
+        PetscCall(KSPSolve(ksp, b, x));
+        PetscCall(KSPGetIterationNumber(ksp, &one_its));
+        its += one_its;
+    }
     MPI_Barrier(PETSC_COMM_WORLD);
     double t1 = MPI_Wtime();
-    PetscInt its;
-    PetscCall(KSPGetIterationNumber(ksp, &its));
 
     /* true residual ||b - A x|| / ||b|| and error ||x - 1|| / sqrt(n)      */
     PetscReal bnorm, tnorm, enorm;
@@ -96,10 +104,11 @@ static PetscErrorCode solve(const struct cg_opts *o, int rank, int P)
     if (rank == 0) {
         if (o->json)
             printf("{\"impl\":\"petsc\",\"n\":%ld,\"p\":%d,\"grid\":\"%dx1\","
-                   "\"iters\":%ld,\"residual\":%.10e,\"error\":%.6e,"
+                   "\"iters\":%ld,\"repeat\":%ld,\"residual\":%.10e,\"error\":%.6e,"
                    "\"time_loop\":%.6e,\"time_total\":%.6e,"
                    "\"time_per_iter\":%.6e}\n",
-                   n, P, P, (long)its, residual, error, loop_max, total, per);
+                   n, P, P, (long)its, o->repeat, residual, error, loop_max, total,
+                   per);
         else
             printf("cg_petsc: n=%ld p=%d grid=%dx1 iters=%ld residual=%.10e "
                    "error=%.3e time_total=%.4fs time_per_iter=%.3fms\n",

@@ -2,11 +2,12 @@
  * cg_problem.h with plain CBLAS on one process (no MPI, although it is built
  * with mpicc.mpich like every benchmark).
  *
- *   cg_seq [--n N] [--iters K] [--tol T] [--json]
+ *   cg_seq [--n N] [--iters K] [--tol T] [--repeat R] [--json]
  *
  * --json prints one line:
- *   {"impl":"seq","n":..,"p":1,"grid":"1x1","iters":..,"residual":..,"error":..,
- *    "time_loop":..,"time_total":..,"time_per_iter":..}
+ *   {"impl":"seq","n":..,"p":1,"grid":"1x1","iters":..,"repeat":..,"residual":..,
+ *    "error":..,"time_loop":..,"time_total":..,"time_per_iter":..}
+ * iters: the iterations of all --repeat solves (cg_problem.h).
  * time_loop is the CG loop's wall time (set-up of r, p, rr included;
  * generation and the final true-residual check excluded), the interval
  * deso-cg and cg_pblas report as time_loop between their barriers (one
@@ -59,26 +60,31 @@ int main(int argc, char **argv)
         x[i] = 0.0;
     }
 
-    /* the CG loop */
+    /* the CG loop, --repeat times from x0 = 0 (cg_problem.h) */
     double t0 = now();
-    cblas_dcopy(n, b, 1, r, 1);
-    cblas_dcopy(n, r, 1, p, 1);
-    double rr = cblas_ddot(n, r, 1, r, 1);
-    double bnorm = sqrt(cblas_ddot(n, b, 1, b, 1));
+    double bnorm = 1.0;
     long done = 0;
-    while (done < o.iters) {
-        if (rr == 0.0 || (o.tol > 0.0 && sqrt(rr) / bnorm < o.tol))
-            break;
-        cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, a, n, p, 1, 0.0, q, 1);
-        double alpha = rr / cblas_ddot(n, p, 1, q, 1);
-        cblas_daxpy(n, alpha, p, 1, x, 1);
-        cblas_daxpy(n, -alpha, q, 1, r, 1);
-        double rrnew = cblas_ddot(n, r, 1, r, 1);
-        double beta = rrnew / rr;
-        cblas_dscal(n, beta, p, 1);
-        cblas_daxpy(n, 1.0, r, 1, p, 1);
-        rr = rrnew;
-        done++;
+    for (long solve = 0; solve < o.repeat; solve++) {
+        if (solve > 0)
+            cblas_dscal(n, 0.0, x, 1);
+        cblas_dcopy(n, b, 1, r, 1);
+        cblas_dcopy(n, r, 1, p, 1);
+        double rr = cblas_ddot(n, r, 1, r, 1);
+        bnorm = sqrt(cblas_ddot(n, b, 1, b, 1));
+        for (long k = 0; k < o.iters; k++) {
+            if (rr == 0.0 || (o.tol > 0.0 && sqrt(rr) / bnorm < o.tol))
+                break;
+            cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, a, n, p, 1, 0.0, q, 1);
+            double alpha = rr / cblas_ddot(n, p, 1, q, 1);
+            cblas_daxpy(n, alpha, p, 1, x, 1);
+            cblas_daxpy(n, -alpha, q, 1, r, 1);
+            double rrnew = cblas_ddot(n, r, 1, r, 1);
+            double beta = rrnew / rr;
+            cblas_dscal(n, beta, p, 1);
+            cblas_daxpy(n, 1.0, r, 1, p, 1);
+            rr = rrnew;
+            done++;
+        }
     }
     double t1 = now();
 
@@ -94,9 +100,9 @@ int main(int argc, char **argv)
     double per = done > 0 ? total / (double)done : 0.0;
     if (o.json)
         printf("{\"impl\":\"seq\",\"n\":%d,\"p\":1,\"grid\":\"1x1\",\"iters\":%ld,"
-               "\"residual\":%.10e,\"error\":%.6e,\"time_loop\":%.6e,\"time_total\":%.6e,"
-               "\"time_per_iter\":%.6e}\n",
-               n, done, residual, error, total, total, per);
+               "\"repeat\":%ld,\"residual\":%.10e,\"error\":%.6e,\"time_loop\":%.6e,"
+               "\"time_total\":%.6e,\"time_per_iter\":%.6e}\n",
+               n, done, o.repeat, residual, error, total, total, per);
     else
         printf("cg_seq: n=%d iters=%ld residual=%.10e error=%.3e time_total=%.4fs "
                "time_per_iter=%.3fms\n", n, done, residual, error, total, 1e3 * per);
