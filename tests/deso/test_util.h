@@ -292,7 +292,7 @@ static inline int tu_default_rows(void)
  * on every grid.  On the fast group's 1-D grids each mode takes one block
  * size, in turn from an offset of P, so that its runs at P = 1 .. 4
  * together still pair every mode with every block size on a 1-D grid.  A
- * grid tu_grids lists explicitly that equals the default one (2x3 at
+ * grid tu_grids lists explicitly that equals the default one (3x2 at
  * P = 6) is walked once.  Returns the number of cases.                    */
 static inline int tu_cases(const int64_t *nbs, int nnb, tu_case *out)
 {
