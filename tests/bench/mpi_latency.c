@@ -8,7 +8,8 @@
  * BUILD/bench/mpi_latency; scripts/bench-sweep.sh builds the same file with
  * mpicc.openmpi for Open MPI (never part of make all).
  *
- *   mpiexec -n P mpi_latency [--reps R] [--rounds K] [--json]     (P >= 2)
+ *   mpiexec.mpich -n P mpi_latency [--reps R] [--rounds K] [--json]
+ *   mpiexec.openmpi -n P mpi_latency_openmpi ...          (P >= 2 for both)
  *
  * Each figure: a warm-up round, then K rounds (default 15) of R operations
  * back to back (default 5000), timed on rank 0 from a barrier; a round's
@@ -21,24 +22,14 @@
  * "mpi" is the first line of MPI_Get_library_version, shortened.
  * Bad options: one line on stderr, exit 2.
  */
-#include <errno.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ROUNDS 1000
+#include "bench_args.h"
 
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
+#define MAX_ROUNDS 1000
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -136,43 +127,15 @@ int main(int argc, char **argv)
 
     long reps = 5000, rounds = 15;
     int json = 0;
-    char err[200] = "";
-    for (int k = 1; k < argc && err[0] == '\0'; k++) {
-        const char *a = argv[k];
-        long *dst = NULL, hi = 0;
-        if (strcmp(a, "--json") == 0) {
-            json = 1;
-            continue;
-        } else if (strcmp(a, "--reps") == 0) {
-            dst = &reps;
-            hi = 100000000;
-        } else if (strcmp(a, "--rounds") == 0) {
-            dst = &rounds;
-            hi = MAX_ROUNDS;
-        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            if (rank == 0)
-                printf("usage: %s [--reps R] [--rounds K] [--json]\n", argv[0]);
-            MPI_Finalize();
-            return 0;
-        } else {
-            snprintf(err, sizeof err, "unknown option '%s'", a);
-            break;
-        }
-        if (k + 1 >= argc)
-            snprintf(err, sizeof err, "option %s needs a value", a);
-        else if (parse_long(argv[k + 1], 1, hi, dst) != 0)
-            snprintf(err, sizeof err, "%s must be an integer in [1, %ld], got '%s'", a, hi,
-                     argv[k + 1]);
-        k++;
-    }
-    if (err[0] == '\0' && nprocs < 2)
-        snprintf(err, sizeof err, "needs at least 2 ranks, running on %d", nprocs);
-    if (err[0] != '\0') {
-        if (rank == 0)
-            fprintf(stderr, "mpi_latency: %s\n", err);
-        MPI_Finalize();
-        return 2;
-    }
+    const bench_opt opts[] = {
+        {"--reps", &reps, 1, 100000000},
+        {"--rounds", &rounds, 1, MAX_ROUNDS},
+    };
+    int rc = bench_start(argc, argv, "mpi_latency",
+                         "[--reps R] [--rounds K] [--json]",
+                         opts, (int)(sizeof opts / sizeof opts[0]), 2,
+                         &json);
+    if (rc >= 0) return rc;
 
     char buf[400];
     memset(buf, 1, sizeof buf);

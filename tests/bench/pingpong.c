@@ -12,24 +12,14 @@
  *   {"impl":"pingpong","p":..,"alpha":..,"beta":..,"sizes":[..],"times":[..]}
  * alpha in seconds, beta in seconds per byte, times are one-way seconds.
  */
-#include <errno.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_SIZES 32
+#include "bench_args.h"
 
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
+#define MAX_SIZES 32
 
 /* One-way time of a message of `bytes`: best over `rounds` rounds of `reps`
  * round trips between ranks 0 and 1. Only ranks 0 and 1 call this. */
@@ -73,48 +63,16 @@ int main(int argc, char **argv)
 
     long reps = 200, rounds = 5, max_bytes = 4L << 20;
     int json = 0;
-    char err[200] = "";
-    for (int k = 1; k < argc && err[0] == '\0'; k++) {
-        const char *a = argv[k];
-        long *dst = NULL, lo = 1, hi = 0;
-        if (strcmp(a, "--json") == 0) {
-            json = 1;
-            continue;
-        } else if (strcmp(a, "--reps") == 0) {
-            dst = &reps;
-            hi = 1000000;
-        } else if (strcmp(a, "--rounds") == 0) {
-            dst = &rounds;
-            hi = 1000;
-        } else if (strcmp(a, "--max-bytes") == 0) {
-            dst = &max_bytes;
-            lo = 64;
-            hi = 1L << 30;
-        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            if (rank == 0)
-                printf("usage: %s [--reps R] [--rounds K] [--max-bytes B] [--json]\n",
-                       argv[0]);
-            MPI_Finalize();
-            return 0;
-        } else {
-            snprintf(err, sizeof err, "unknown option '%s'", a);
-            break;
-        }
-        if (k + 1 >= argc)
-            snprintf(err, sizeof err, "option %s needs a value", a);
-        else if (parse_long(argv[k + 1], lo, hi, dst) != 0)
-            snprintf(err, sizeof err, "%s must be an integer in [%ld, %ld], got '%s'", a, lo,
-                     hi, argv[k + 1]);
-        k++;
-    }
-    if (err[0] == '\0' && nprocs < 2)
-        snprintf(err, sizeof err, "needs at least 2 ranks, running on %d", nprocs);
-    if (err[0] != '\0') {
-        if (rank == 0)
-            fprintf(stderr, "pingpong: %s\n", err);
-        MPI_Finalize();
-        return 2;
-    }
+    const bench_opt opts[] = {
+        {"--reps", &reps, 1, 1000000},
+        {"--rounds", &rounds, 1, 1000},
+        {"--max-bytes", &max_bytes, 64, 1L << 30},
+    };
+    int rc = bench_start(argc, argv, "pingpong",
+                         "[--reps R] [--rounds K] [--max-bytes B] [--json]",
+                         opts, (int)(sizeof opts / sizeof opts[0]), 2,
+                         &json);
+    if (rc >= 0) return rc;
 
     long sizes[MAX_SIZES];
     int ns = 0;

@@ -17,22 +17,12 @@
  * Run with OPENBLAS_NUM_THREADS=1.
  */
 #include <cblas.h>
-#include <errno.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
+#include "bench_args.h"
 
 /* Sums x as four interleaved streams (quarters of the array), two
  * accumulators each: several streams keep more cache-line fetches in flight
@@ -74,44 +64,16 @@ int main(int argc, char **argv)
 
     long n = 8000, mb = 1024, reps = 5;
     int json = 0;
-    char err[200] = "";
-    for (int k = 1; k < argc && err[0] == '\0'; k++) {
-        const char *a = argv[k];
-        long *dst = NULL, lo = 1, hi = 0;
-        if (strcmp(a, "--json") == 0) {
-            json = 1;
-            continue;
-        } else if (strcmp(a, "--n") == 0) {
-            dst = &n;
-            hi = 100000;
-        } else if (strcmp(a, "--mb") == 0) {
-            dst = &mb;
-            hi = 1 << 20;
-        } else if (strcmp(a, "--reps") == 0) {
-            dst = &reps;
-            hi = 1000;
-        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            if (rank == 0)
-                printf("usage: %s [--n N] [--mb MB] [--reps R] [--json]\n", argv[0]);
-            MPI_Finalize();
-            return 0;
-        } else {
-            snprintf(err, sizeof err, "unknown option '%s'", a);
-            break;
-        }
-        if (k + 1 >= argc)
-            snprintf(err, sizeof err, "option %s needs a value", a);
-        else if (parse_long(argv[k + 1], lo, hi, dst) != 0)
-            snprintf(err, sizeof err, "%s must be an integer in [%ld, %ld], got '%s'", a, lo,
-                     hi, argv[k + 1]);
-        k++;
-    }
-    if (err[0] != '\0') {
-        if (rank == 0)
-            fprintf(stderr, "read_bw: %s\n", err);
-        MPI_Finalize();
-        return 2;
-    }
+    const bench_opt opts[] = {
+        {"--n", &n, 1, 100000},
+        {"--mb", &mb, 1, 1 << 20},
+        {"--reps", &reps, 1, 1000},
+    };
+    int rc = bench_start(argc, argv, "read_bw",
+                         "[--n N] [--mb MB] [--reps R] [--json]",
+                         opts, (int)(sizeof opts / sizeof opts[0]), 1,
+                         &json);
+    if (rc >= 0) return rc;
 
     /* 1. streaming read */
     size_t len = (size_t)mb * (1u << 20) / sizeof(double);
