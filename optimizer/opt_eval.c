@@ -81,7 +81,7 @@ struct opt__eval {
     int *cstart, *cons;       /* readers: edges cons[cstart[v] .. cstart[v
                                * + 1]) = node * BLAS_MAXOPS + slot        */
     bool *stale;              /* its edges below must be walked again ... */
-    int *todo, ntodo;         /* ... the stale values                     */
+    int *walk, nwalk;         /* ... the stale values                     */
     /* reductions under the placements met: red[id]; rslot[] open
      * addressing, -1 empty                                                */
     red_ent *red;
@@ -91,7 +91,7 @@ struct opt__eval {
     int *reds, nreds;         /* the nodes with a reduction, in order     */
     bool *is_red;             /* whether node i is one of them            */
     int *rcur;                /* red id of its placement now, -1: none    */
-    int *rtodo, nrtodo;       /* reductions whose placement changed ...   */
+    int *recost, nrecost;     /* reductions whose placement changed ...   */
     bool *rmark;              /* ... node i is among them                  */
     opt__place *last;         /* the placements the edges were walked for */
     bool grouped;             /* key, fuse, gsize, gall are up to date    */
@@ -335,7 +335,7 @@ static void set_term(opt__eval *e, int t, double time)
 
 static void mark_stale(opt__eval *e, int v)
 {
-    if (!e->stale[v]) e->todo[e->ntodo++] = v;
+    if (!e->stale[v]) e->walk[e->nwalk++] = v;
     e->stale[v] = true;
 }
 
@@ -350,7 +350,7 @@ static void node_diff(opt__eval *e, const opt__place *p, int i)
     const opt_node *nd = &e->g->nodes[i];
     if (e->is_red[i] && !e->rmark[i]) {
         e->rmark[i] = true;
-        e->rtodo[e->nrtodo++] = i;
+        e->recost[e->nrecost++] = i;
     }
     if (l->res != p[i].res) {
         mark_stale(e, nd->res);
@@ -554,12 +554,12 @@ static size_t eval_arrays(opt__eval *e, char *block)
     e->cstart = carve(block, &off, nv + 1, sizeof *e->cstart);
     e->cons = carve(block, &off, nn * BLAS_MAXOPS, sizeof *e->cons);
     e->stale = carve(block, &off, nv, sizeof *e->stale);
-    e->todo = carve(block, &off, nv, sizeof *e->todo);
+    e->walk = carve(block, &off, nv, sizeof *e->walk);
     e->taint = carve(block, &off, nv, sizeof *e->taint);
     e->last = carve(block, &off, nn, sizeof *e->last);
     e->reds = carve(block, &off, nn, sizeof *e->reds);
     e->is_red = carve(block, &off, nn, sizeof *e->is_red);
-    e->rtodo = carve(block, &off, nn, sizeof *e->rtodo);
+    e->recost = carve(block, &off, nn, sizeof *e->recost);
     e->rmark = carve(block, &off, nn, sizeof *e->rmark);
     e->rcur = carve(block, &off, nn, sizeof *e->rcur);
     e->key = carve(block, &off, nn, sizeof *e->key);
@@ -653,7 +653,7 @@ static deso_err eval_setup(opt__eval *e)
     for (int v = 0; v < g->nvals; v++) {
         const opt_value *val = &g->vals[v];
         e->stale[v] = true;
-        e->todo[e->ntodo++] = v;
+        e->walk[e->nwalk++] = v;
         int nviews = val->producer >= 0 ? 0 : val->nviews;
         for (int k = 0; k < OPT_MAXVIEWS; k++) e->view0[v][k] = -1;
         for (int k = 0; k < nviews; k++)
@@ -713,21 +713,22 @@ void opt__eval_free(opt__eval *e)
  * way leaves them to be remade next time.                                */
 static deso_err refresh_reds(opt__eval *e, const opt__place *p)
 {
-    for (int r = 0; r < e->nrtodo; r++) {
-        int i = e->rtodo[r];
+    for (int r = 0; r < e->nrecost; r++) {
+        int i = e->recost[r];
         bool changed;
         DESO_TRY(node_refresh(e, i, &p[i], &changed));
         if (changed) e->grouped = false;
     }
     bool all = !e->grouped;
     if (all) regroup(e);
-    int n = all ? e->nreds : e->nrtodo;
+    int n = all ? e->nreds : e->nrecost;
     for (int r = 0; r < n; r++) {
-        int i = all ? e->reds[r] : e->rtodo[r];
+        int i = all ? e->reds[r] : e->recost[r];
         node_term(e, i, &e->ncost[i]);
         set_term(e, e->npos[i], e->ncost[i].time);
     }
-    for (; e->nrtodo > 0; e->nrtodo--) e->rmark[e->rtodo[e->nrtodo - 1]] = false;
+    for (; e->nrecost > 0; e->nrecost--)
+        e->rmark[e->recost[e->nrecost - 1]] = false;
     return DESO_OK;
 }
 
@@ -737,8 +738,8 @@ static deso_err refresh(opt__eval *e, const opt__place *p)
     const opt_graph *g = e->g;
     for (int i = 0; i < g->nnodes; i++) node_diff(e, p, i);
     /* walked last first; a failed walk leaves its value on the list      */
-    for (; e->ntodo > 0; e->ntodo--)
-        DESO_TRY(value_walk(e, p, e->todo[e->ntodo - 1]));
+    for (; e->nwalk > 0; e->nwalk--)
+        DESO_TRY(value_walk(e, p, e->walk[e->nwalk - 1]));
     return refresh_reds(e, p);
 }
 
