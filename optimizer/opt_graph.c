@@ -29,37 +29,6 @@ void opt_graph_reset(opt_graph *g, const opt_defaults *df)
     g->nvals = g->nnodes = 0;
 }
 
-static bool value_equal(const opt_value *a, const opt_value *b)
-{
-    if (a->kind != b->kind || a->m != b->m || a->n != b->n ||
-        a->producer != b->producer || a->nviews != b->nviews ||
-        a->live_out != b->live_out || a->has_want != b->has_want)
-        return false;
-    if (a->has_want && !blas_layout_equal(&a->want, &b->want)) return false;
-    for (int k = 0; k < a->nviews; k++)
-        if (!blas_layout_equal(&a->views[k], &b->views[k])) return false;
-    return true;
-}
-
-bool opt_graph_equal(const opt_graph *a, const opt_graph *b)
-{
-    if (a->nvals != b->nvals || a->nnodes != b->nnodes ||
-        a->df.pr != b->df.pr || a->df.pc != b->df.pc ||
-        a->df.nb != b->df.nb || a->df.mode != b->df.mode)
-        return false;
-    for (int i = 0; i < a->nnodes; i++) {
-        const opt_node *x = &a->nodes[i], *y = &b->nodes[i];
-        if (x->d.op != y->d.op || x->d.flags != y->d.flags ||
-            x->d.nops != y->d.nops || x->res != y->res)
-            return false;
-        for (int k = 0; k < x->d.nops; k++)
-            if (x->ops[k] != y->ops[k]) return false;
-    }
-    for (int v = 0; v < a->nvals; v++)
-        if (!value_equal(&a->vals[v], &b->vals[v])) return false;
-    return true;
-}
-
 deso_err opt_graph_copy(const opt_graph *src, opt_graph *dst)
 {
     opt_graph_init(dst, &src->df);

@@ -67,9 +67,6 @@ void opt_graph_init(opt_graph *g, const opt_defaults *df);
 void opt_graph_free(opt_graph *g);
 /* Empties g for a new graph on df, keeping its storage.                   */
 void opt_graph_reset(opt_graph *g, const opt_defaults *df);
-/* Whether a and b are the same graph: grid, mode, values (kinds, shapes,
- * producers, live-in layouts, live-out marks) and nodes.                 */
-bool opt_graph_equal(const opt_graph *a, const opt_graph *b);
 /* dst (uninitialised) becomes a copy of src.                              */
 deso_err opt_graph_copy(const opt_graph *src, opt_graph *dst);
 /* A live-in value with its primary layout (its kind and shape come from
@@ -91,8 +88,8 @@ deso_err opt_graph_live_out(opt_graph *g, int id, const blas_layout *want);
  * layout into a plan's modelled time (never into its bytes and messages:
  * that move happens only if the next DAG asks for it), so that a plan does
  * not win one iteration by leaving a vector where every later iteration
- * must fetch it back.  Graphs that differ only in these marks are equal
- * and share keys: any plan is correct for either.                        */
+ * must fetch it back.  Graphs that differ only in these marks share keys
+ * and compiled forces: any plan is correct for either.                   */
 deso_err opt_graph_carry(opt_graph *g, int out, int in);
 
 /* ---- plans --------------------------------------------------------------- */

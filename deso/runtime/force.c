@@ -365,15 +365,14 @@ static deso_err run_nodes(deso_ctx *ctx, force_run *fr)
 {
     deso_err err = DESO_OK;
     const opt_plan *plan = fr->plan;
+    /* the preparation checked that the plan covers every node            */
     for (int i = 0; err == DESO_OK && ctx->head != NULL; i++) {
         deso__node *nd = ctx->head;
-        bool inplan = i < plan->nnodes;
-        int f = inplan && fr->fz != NULL ? plan->fuse[i] : -1;
+        int f = fr->fz != NULL ? plan->fuse[i] : -1;
         ctx->defer = f >= 0 ? &fr->fz[i] : NULL;
-        deso__view *rv = inplan ? fr->rv[i] : NULL;
-        if (inplan) fr->rv[i] = NULL;           /* the node owns it now  */
-        err = deso__log_exec_node(ctx, nd, inplan ? &plan->node[i] : NULL,
-                                  rv);
+        deso__view *rv = fr->rv[i];
+        fr->rv[i] = NULL;                       /* the node owns it now  */
+        err = deso__log_exec_node(ctx, nd, &plan->node[i], rv);
         ctx->defer = NULL;
         if (err != DESO_OK) break;
         ctx->head = nd->next;
