@@ -38,12 +38,14 @@ PKG_CFLAGS := $(MPI_CFLAGS) $(shell pkg-config --cflags openblas cmocka 2>/dev/n
 BLAS_LIBS  ?= $(shell pkg-config --libs openblas 2>/dev/null)
 SCALAPACK_LIBS ?= -lscalapack-mpich
 CMOCKA_LIBS ?= $(shell pkg-config --libs cmocka 2>/dev/null)
+# METIS (Debian's libmetis-dev) partitions the sparse placement's graph.
+METIS_LIBS ?= -lmetis
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L $(OPTFLAGS) $(WARN) $(SANFLAGS) \
            -fPIC -MMD -MP -I. -Iplacement $(PKG_CFLAGS)
 LDFLAGS := $(SANFLAGS)
-LIBS    := $(SCALAPACK_LIBS) $(BLAS_LIBS) -lm
+LIBS    := $(SCALAPACK_LIBS) $(METIS_LIBS) $(BLAS_LIBS) -lm
 
 # Lowest first (scripts/check-layers.sh enforces the order).
 LAYERS  := placement blas optimizer deso/core deso/remap deso/runtime deso/io deso
@@ -84,7 +86,7 @@ SONAME  := libdeso.so.$(ABI)
 INTERNAL := $(BUILD)/lib/internal/libdeso.a
 
 .PHONY: all lib programs tests check check-unit check-mpi check-counts check-long check-asan check-asan-walk \
-        check-fuzz check-install check-mpi-alias check-cli check-layers demo setup clean bench bench-remap \
+        check-fuzz check-install check-mpi-alias check-cli check-krylov check-abort check-layers demo setup clean bench bench-remap \
         bench-sweep benches install
 
 all: lib programs tests benches
@@ -149,11 +151,12 @@ setup:
 # Includes may only point down the layers (doc/DESIGN.md, "Layers").
 check-layers:
 	@sh scripts/check-layers.sh
+	@sh scripts/check-handler.sh
 
 check: setup check-layers
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory check-unit check-mpi check-counts
-	@$(MAKE) --no-print-directory check-install check-mpi-alias check-cli
+	@$(MAKE) --no-print-directory check-install check-mpi-alias check-cli check-krylov check-abort
 	@$(MAKE) --no-print-directory check-asan
 	@$(MAKE) --no-print-directory check-fuzz
 
@@ -213,9 +216,19 @@ check-install: lib programs
 check-mpi-alias:
 	@sh scripts/test-mpi-alias.sh
 
+# DESO_ERRORS_ABORT: a failing call prints its message and ends the job.
+check-abort: tests
+	@sh scripts/test-abort.sh $(BUILD)
+
 # Bad command-line input to the programs: one reason line, no crash.
 check-cli: programs
 	@sh scripts/test-cli.sh $(BUILD)
+
+# The Krylov examples against their plain-CBLAS twins, and README's
+# solver-loop diffs up to date with the examples.
+check-krylov: programs
+	@python3 scripts/readme_diffs.py --check
+	@MPIEXEC=$(MPIEXEC) sh scripts/test-krylov.sh $(BUILD)
 
 # libFuzzer targets in tests/fuzz, each for FUZZ_SECONDS (30 here; the
 # long group runs them 240 s each).
@@ -245,7 +258,8 @@ demo: setup
 	@sh scripts/demo.sh $(BUILD)
 
 # The public headers: deso.h and the headers it includes.
-PUBLIC_H := deso/deso.h deso/deso_redist.h deso/deso_stats.h placement/deso_errors.h
+PUBLIC_H := deso/deso.h deso/deso_redist.h deso/deso_stats.h placement/deso_errors.h \
+            deso/deso_cblas.h
 
 install: lib programs
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/deso \

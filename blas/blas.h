@@ -106,6 +106,12 @@ typedef enum blas_op {
     BLAS_OP_GER,        /* A <- a x y^T + A              [a, x, y, A]       */
     BLAS_OP_TRSV,       /* x <- op(T)^-1 x               [T, x]             */
     BLAS_OP_VMUL,       /* y <- x .* y (extension)       [x, y]             */
+    BLAS_OP_ROT,        /* u <- a u + b v (F_NEG: a u - b v)  [a, u, b, v]  */
+    BLAS_OP_VDIV,       /* y <- y ./ x (extension)       [x, y]             */
+    BLAS_OP_VRECIP,     /* y <- 1 ./ x (extension)       [x]                */
+    BLAS_OP_VABS,       /* y <- |x| (extension)          [x]                */
+    BLAS_OP_SMAX,       /* s <- fmax(a, b)               [a, b]             */
+    BLAS_OP_SMIN,       /* s <- fmin(a, b)               [a, b]             */
     BLAS_OP_COUNT
 } blas_op;
 
@@ -118,8 +124,11 @@ enum {
     BLAS_F_UNIT = 4,        /* trsv: unit diagonal                          */
     BLAS_F_BETA = 8,        /* gemv/axpby: y is read (beta not constant 0)  */
     BLAS_F_MASK = 16,       /* gemv: use only a triangle of A (dsymv)       */
-    BLAS_F_STRICT = 32      /* gemv mask: exclude the diagonal              */
+    BLAS_F_STRICT = 32,     /* gemv mask: exclude the diagonal              */
+    BLAS_F_NEG = 64         /* rot: subtract the second term                */
 };
+/* ger takes BLAS_F_MASK and BLAS_F_LOWER too: only the upper (lower)
+ * triangle of A, diagonal included, is updated (dsyr, dsyr2).            */
 
 typedef struct blas_desc {
     blas_op op;
@@ -178,6 +187,13 @@ int blas_desc_nops(blas_op op, unsigned flags);
 /* The grid dimension a node reduces over given its operands' layouts
  * (-1: no communication needed), and its reduction buffer length.          */
 int blas_red_dim(const blas_desc *d, const blas_layout *ops);
+/* The doubles a vector reduction's kernel writes for the collective (1:
+ * ddot, dasum; 2: idamax's (value, index); 3: dnrm2's scaled sums of
+ * squares); 0 for an operation without one or whose length depends on its
+ * operands (gemv).  A fused group's collective carries its members'
+ * partials one after the other.                                           */
+#define BLAS_RED_WIDTH_MAX 3
+int blas_red_width(blas_op op);
 int64_t blas_red_len(const blas_desc *d, const blas_local *ops);
 
 /* Where a scalar operand must live so that it is present wherever a value
@@ -188,6 +204,10 @@ blas_layout blas_scalar_for(const blas_layout *where);
  * along distributed dimensions, at most 64), or 0 when trsv needs the
  * matrix remapped to cyclic(min(m, 64)).                                  */
 int64_t blas_trsv_block_of(const blas_layout *T);
+
+/* The rotation generators on plain doubles (CBLAS's drotg and drotmg). */
+void blas_rotg(double *a, double *b, double *c, double *s);
+void blas_rotmg(double *d1, double *d2, double *b1, double b2, double *param);
 
 /* ---- kernels used by deso/'s distributed trsv ---------------------------- */
 

@@ -75,20 +75,6 @@ void blas__k_dot(const blas_desc *d, const blas_local *ops, blas_local *res,
                              : 0.0;
 }
 
-void blas__k_sumsq(const blas_desc *d, const blas_local *ops, blas_local *res,
-                   double *red)
-{
-    (void)d;
-    (void)res;
-    /* scaled like dnrm2 to avoid overflow: red = (scale, ssq) would need a
-     * custom MPI op; a plain sum of squares is exact enough for doubles in
-     * the normal range and keeps the reduction an MPI_SUM.                  */
-    double s = 0.0;
-    for (int64_t i = 0; i < ops[0].rows; i++)
-        s += ops[0].data[i] * ops[0].data[i];
-    red[0] = s;
-}
-
 void blas__k_asum(const blas_desc *d, const blas_local *ops, blas_local *res,
                   double *red)
 {
@@ -128,14 +114,6 @@ void blas__f_copy(const blas_desc *d, const blas_local *ops, blas_local *res,
     res->data[0] = red[0];
 }
 
-void blas__f_sqrt(const blas_desc *d, const blas_local *ops, blas_local *res,
-                  double *red)
-{
-    (void)d;
-    (void)ops;
-    res->data[0] = sqrt(red[0]);
-}
-
 void blas__f_index(const blas_desc *d, const blas_local *ops, blas_local *res,
                    double *red)
 {
@@ -156,6 +134,8 @@ void blas__k_scalar(const blas_desc *d, const blas_local *ops, blas_local *res,
     case BLAS_OP_SDIV: v = a / b; break;
     case BLAS_OP_SSQRT: v = sqrt(a); break;
     case BLAS_OP_SNEG: v = -a; break;
+    case BLAS_OP_SMAX: v = fmax(a, b); break;   /* a NaN loses, as in C     */
+    case BLAS_OP_SMIN: v = fmin(a, b); break;
     default: break;
     }
     if (res->rows > 0) res->data[0] = v;
@@ -239,8 +219,10 @@ void blas__f_gemv(const blas_desc *d, const blas_local *ops, blas_local *res,
 void blas__k_ger(const blas_desc *d, const blas_local *ops, blas_local *res,
                  double *red)
 {
-    (void)d;
-    (void)red;
+    if (d->flags & BLAS_F_MASK) {       /* dsyr, dsyr2: one triangle only  */
+        blas__k_ger_tri(d, ops, res, red);
+        return;
+    }
     if (res->rows == 0 || res->cols == 0) return;
     cblas_dger(CblasColMajor, ilen(res->rows), ilen(res->cols), sval(&ops[0]),
                ops[1].data, 1, ops[2].data, 1, res->data,

@@ -27,7 +27,8 @@ static deso_err c_copy(const blas_desc *d, const blas_layout *res,
     return DESO_OK;
 }
 
-/* scal, axpy, axpby: vectors as the result, scalars wherever it lives.    */
+/* scal, axpy, axpby, rot: vectors as the result, scalars wherever it
+ * lives.                                                                  */
 static deso_err c_update(const blas_desc *d, const blas_layout *res,
                          const blas_layout *cur, blas_layout *req)
 {
@@ -168,7 +169,7 @@ static const blas_op_info table[BLAS_OP_COUNT] = {
     [BLAS_OP_DOT] = {"ddot", 2, {V, V}, S, -1, BLAS_RED_SUM, false, c_reduce,
                      blas__k_dot, blas__f_copy},
     [BLAS_OP_NRM2] = {"dnrm2", 1, {V}, S, -1, BLAS_RED_SUM, false, c_reduce,
-                      blas__k_sumsq, blas__f_sqrt},
+                      blas__k_nrm2, blas__f_nrm2},
     [BLAS_OP_ASUM] = {"dasum", 1, {V}, S, -1, BLAS_RED_SUM, false, c_reduce,
                       blas__k_asum, blas__f_copy},
     [BLAS_OP_IAMAX] = {"idamax", 1, {V}, S, -1, BLAS_RED_MAXLOC, false,
@@ -193,6 +194,18 @@ static const blas_op_info table[BLAS_OP_COUNT] = {
                       NULL, NULL},
     [BLAS_OP_VMUL] = {"dvmul", 2, {V, V}, V, 1, BLAS_RED_NONE, false, c_elem,
                       blas__k_vmul, NULL},
+    [BLAS_OP_ROT] = {"drot", 4, {S, V, S, V}, V, 1, BLAS_RED_NONE, false,
+                     c_update, blas__k_rot, NULL},
+    [BLAS_OP_VDIV] = {"dvdiv", 2, {V, V}, V, 1, BLAS_RED_NONE, false, c_elem,
+                      blas__k_vdiv, NULL},
+    [BLAS_OP_VRECIP] = {"dvrecip", 1, {V}, V, -1, BLAS_RED_NONE, false,
+                        c_copy, blas__k_vrecip, NULL},
+    [BLAS_OP_VABS] = {"dvabs", 1, {V}, V, -1, BLAS_RED_NONE, false, c_copy,
+                      blas__k_vabs, NULL},
+    [BLAS_OP_SMAX] = {"scalar_max", 2, {S, S}, S, -1, BLAS_RED_NONE, false,
+                      c_scalar, blas__k_scalar, NULL},
+    [BLAS_OP_SMIN] = {"scalar_min", 2, {S, S}, S, -1, BLAS_RED_NONE, false,
+                      c_scalar, blas__k_scalar, NULL},
 };
 
 const blas_op_info *blas_op_get(blas_op op)
@@ -227,5 +240,15 @@ int64_t blas_red_len(const blas_desc *d, const blas_local *ops)
     if (info == NULL || info->red == BLAS_RED_NONE) return 0;
     if (d->op == BLAS_OP_GEMV)
         return (d->flags & BLAS_F_TRANS) ? ops[1].cols : ops[1].rows;
-    return info->red == BLAS_RED_MAXLOC ? 2 : 1;
+    return blas_red_width(d->op);
+}
+
+int blas_red_width(blas_op op)
+{
+    switch (op) {
+    case BLAS_OP_DOT: case BLAS_OP_ASUM: return 1;
+    case BLAS_OP_IAMAX: return 2;
+    case BLAS_OP_NRM2: return 3;
+    default: return 0;
+    }
 }

@@ -41,6 +41,8 @@ deso_err deso_finalize(deso_ctx **pctx)
                             "%s\n", ctx->wisdom, deso_last_error());
         if (err == DESO_OK) err = werr;
     }
+    /* while the context lives: an aborting handler needs its communicator */
+    deso__raise(ctx, "deso_finalize", err);
     deso__ctx_destroy(ctx);
     *pctx = NULL;
     return err;

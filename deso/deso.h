@@ -12,7 +12,9 @@
  *     through out-parameters.  deso_strerror(err) explains a code,
  *     deso_last_error() gives this rank's detailed message of the last
  *     call that failed (every failing call sets one; a call that succeeds
- *     leaves it as it was, as errno).
+ *     leaves it as it was, as errno).  A context's error handler
+ *     (deso_set_error_handler) can also print and abort, or call the
+ *     user's function, on every failing call.
  *   - "Collective": every rank of the context's communicator makes the same
  *     call in the same order with the same sizes and handles.  Operations
  *     are collective in this sense even though they only record: ranks that
@@ -148,6 +150,57 @@ typedef struct deso_info {
 
 /* Local.  Errors: DESO_ENULL.                                              */
 deso_err deso_get_info(const deso_ctx *ctx, deso_info *out);
+
+/* ---- error handlers ------------------------------------------------------ *
+ * What a context does when a call fails, in the manner of MPI's error
+ * handlers.  Every public function that reaches a context, through its
+ * ctx argument or through any handle argument (a destroyed handle's shell
+ * included), invokes the context's handler once when it is about to return
+ * an error, after everything the call does, so after the agreement of a
+ * collective call: a collective error reaches the handler on every rank
+ * that returns it, an error that is not agreed (a recording call's bad
+ * argument, deso_vec_create out of memory on one rank) only on the ranks
+ * that return it.  When the arguments reach several contexts (DESO_ECONTEXT)
+ * the first argument's is used.  Not invoked: by deso_init (no context
+ * exists yet), by functions that reach no context (deso_redist_*,
+ * deso_stats_*, deso_strerror, ...), for errors raised while a handler is
+ * running (those calls simply return their code), or when the call
+ * succeeds.  After the handler returns, the call returns the code as
+ * before.
+ *   fn   the public function's name ("deso_daxpy", also for deso_daxpy_arg)
+ *   msg  deso_last_error() at that point (a copy, valid during the call)
+ * A handler may call deso functions; it may destroy the context
+ * (deso_finalize) only if it does not return (exit, abort).  It must not
+ * longjmp out.                                                            */
+typedef void (*deso_error_handler)(deso_ctx *ctx, deso_err err,
+                                   const char *fn, const char *msg,
+                                   void *arg);
+
+/* Print "deso: fn: message (DESO_ECODE)" on stderr (msg without its
+ * leading "fn: "; deso_strerror(err) when msg is empty), then
+ * MPI_Abort(the context's communicator, -err), as MPI_ERRORS_ARE_FATAL
+ * does.  Usable as a handler (DESO_ERRORS_ABORT) or called from one.     */
+void deso_errors_abort(deso_ctx *ctx, deso_err err, const char *fn,
+                       const char *msg, void *arg);
+
+/* The predefined handlers: return the code (every context's default), or
+ * print and abort.                                                         */
+#define DESO_ERRORS_RETURN ((deso_error_handler)0)
+#define DESO_ERRORS_ABORT deso_errors_abort
+
+/* Sets the context's handler (DESO_ERRORS_RETURN, DESO_ERRORS_ABORT or the
+ * user's h, called with arg).  Local: each rank has its own; set the same
+ * on every rank for collective errors to be handled alike.
+ * Errors: DESO_ENULL, DESO_ESTALE (not a live context); these do not
+ * invoke any handler.                                                      */
+deso_err deso_set_error_handler(deso_ctx *ctx, deso_error_handler h,
+                                void *arg);
+
+/* The context's handler and its argument (DESO_ERRORS_RETURN and NULL by
+ * default), e.g. to restore them after a call whose errors the caller
+ * handles itself.  Local.  Errors: DESO_ENULL, DESO_ESTALE.               */
+deso_err deso_get_error_handler(const deso_ctx *ctx, deso_error_handler *h,
+                                void **arg);
 
 /* "none", "affine", "full"; "default" for DESO_MODE_DEFAULT, "?" for a
  * value outside the enum.  Local.                                          */
@@ -291,6 +344,30 @@ deso_err deso_mat_from_fn(deso_ctx *ctx, int64_t m, int64_t n, deso_mat_fn f,
  * DESO_ESIZE, DESO_ENOMEM, DESO_EMPI.  On error *out is NULL.             */
 deso_err deso_mat_from_mtx(deso_ctx *ctx, const char *path, deso_mat **out);
 
+/* Global matrix files: a 64-byte header, then the m n doubles of the
+ * matrix in column-major order, in the writer's byte order.  Header:
+ * bytes 0-7 "DESOMAT\0"; 8-11 version (uint32, 1); 12-15 header size
+ * (uint32, 64); 16-23 m (int64); 24-31 n (int64); 32-39 checksum (uint64);
+ * 40-63 zero.  checksum = the sum modulo 2^64, over every element A(i, j)
+ * with k = i + j m, of splitmix64's finaliser applied to
+ * bits(A(i, j)) ^ (k * 0x9E3779B97F4A7C15) + 0x9E3779B97F4A7C15, where
+ * bits is the IEEE-754 double's 64 bits: an order-free sum, so every rank
+ * checks its own part as it reads and nobody reads the file twice.
+ * Every rank reads or writes its own blocks with MPI-IO collective calls
+ * (two-phase I/O) in slabs of whole block columns; path names the same
+ * file on every rank (a shared file system across nodes).
+ *
+ * deso_mat_to_file writes A (a force point), replacing the file.
+ * deso_mat_from_file reads one into a new matrix in the default layout;
+ * the header is checked against the file's size before anything is
+ * allocated, the checksum while the data is read.  Collective.  Errors (on
+ * every rank): DESO_ENULL, DESO_ESTALE, DESO_EIO (cannot open, bad magic,
+ * version, byte order or size, checksum mismatch: the message says which),
+ * DESO_ENOTSUP (m > INT_MAX, which MPI's darray cannot describe),
+ * DESO_ENOMEM, DESO_EMPI, the force's errors.  On error *out is NULL.    */
+deso_err deso_mat_to_file(const deso_mat *a, const char *path);
+deso_err deso_mat_from_file(deso_ctx *ctx, const char *path, deso_mat **out);
+
 /* d <- diag(A): d[i] = A(i, i) for 0 <= i < min(m, n), d of that length.
  * Recorded as a copy from a vector built where the diagonal lives (one
  * all-reduce of min(m, n) doubles).  Collective.  Force point only when A
@@ -429,6 +506,30 @@ deso_err deso_scalar_destroy(deso_scalar **s);
  * Errors: DESO_ENULL, DESO_ESTALE, the force's errors.                    */
 deso_err deso_scalar_get(const deso_scalar *s, double *value);
 
+/* A new vector of x's length in x's context, zero-filled: like PETSc's
+ * VecDuplicate, the values are not copied (deso_dcopy does that, lazily).
+ * x may have pending updates; only its length is read.  Collective.  Not
+ * a force point.  Errors: DESO_ENULL (x or y NULL), DESO_ESTALE,
+ * DESO_EINVAL (x is not a vector), DESO_ENOMEM (not agreed, as
+ * deso_vec_create).  On error *y is NULL.                                */
+deso_err deso_vec_duplicate(const deso_vec *x, deso_vec **y);
+
+/* ---- reductions into new scalars ------------------------------------------ *
+ * deso_ddot, deso_dnrm2, deso_dasum and deso_idamax whose result scalar is
+ * created for the caller (in x's context; destroy it with
+ * deso_scalar_destroy, or leave it to deso_finalize): the same recorded
+ * node, arguments, checks and errors as the call without _new, plus
+ * DESO_ENULL for result NULL and DESO_ENOMEM.  On error *result is NULL
+ * and no scalar is left behind.  Collective.  Not force points.          */
+deso_err deso_ddot_new(int64_t n, const deso_vec *x, int64_t incx,
+                       const deso_vec *y, int64_t incy, deso_scalar **result);
+deso_err deso_dnrm2_new(int64_t n, const deso_vec *x, int64_t incx,
+                        deso_scalar **result);
+deso_err deso_dasum_new(int64_t n, const deso_vec *x, int64_t incx,
+                        deso_scalar **result);
+deso_err deso_idamax_new(int64_t n, const deso_vec *x, int64_t incx,
+                         deso_scalar **result);
+
 /* ---- lazy scalar arguments ----------------------------------------------- */
 
 /* A double or a lazy scalar; built by DESO_SARG(x) (C11 _Generic).        */
@@ -458,6 +559,11 @@ deso_err deso_sdiv_arg(deso_scalar *out, deso_sarg a, deso_sarg b);
 deso_err deso_ssqrt_arg(deso_scalar *out, deso_sarg a);
 deso_err deso_sneg_arg(deso_scalar *out, deso_sarg a);
 deso_err deso_sset_arg(deso_scalar *out, deso_sarg a);
+/* out <- the larger (smaller) of a and b, as C's fmax (fmin): a NaN
+ * operand gives the other one.  Collective.  Not a force point.  Errors:
+ * as deso_sadd_arg.                                                       */
+deso_err deso_smax_arg(deso_scalar *out, deso_sarg a, deso_sarg b);
+deso_err deso_smin_arg(deso_scalar *out, deso_sarg a, deso_sarg b);
 
 #define deso_sadd(out, a, b) deso_sadd_arg((out), DESO_SARG(a), DESO_SARG(b))
 #define deso_ssub(out, a, b) deso_ssub_arg((out), DESO_SARG(a), DESO_SARG(b))
@@ -466,6 +572,8 @@ deso_err deso_sset_arg(deso_scalar *out, deso_sarg a);
 #define deso_ssqrt(out, a) deso_ssqrt_arg((out), DESO_SARG(a))
 #define deso_sneg(out, a) deso_sneg_arg((out), DESO_SARG(a))
 #define deso_sset(out, a) deso_sset_arg((out), DESO_SARG(a))
+#define deso_smax(out, a, b) deso_smax_arg((out), DESO_SARG(a), DESO_SARG(b))
+#define deso_smin(out, a, b) deso_smin_arg((out), DESO_SARG(a), DESO_SARG(b))
 
 /* ---- level 1 (recorded; collective; not force points) ---------------------- *
  * Common errors: DESO_ENULL (NULL handle), DESO_ESTALE (destroyed handle),
@@ -491,7 +599,9 @@ deso_err deso_daxpby_arg(int64_t n, deso_sarg alpha, const deso_vec *x,
 /* result <- x . y   (lazy: read it with deso_scalar_get)                   */
 deso_err deso_ddot(int64_t n, const deso_vec *x, int64_t incx,
                    const deso_vec *y, int64_t incy, deso_scalar *result);
-/* result <- ||x||_2                                                        */
+/* result <- ||x||_2, scaled as reference BLAS's (Blue's algorithm), so
+ * that entries near the overflow or underflow thresholds (1e200, 1e-200)
+ * give the norm where a plain sum of squares would give inf or 0.        */
 deso_err deso_dnrm2(int64_t n, const deso_vec *x, int64_t incx,
                     deso_scalar *result);
 /* result <- sum |x_i|                                                      */
@@ -508,9 +618,66 @@ deso_err deso_idamax(int64_t n, const deso_vec *x, int64_t incx,
  * IEEE multiplication.                                                    */
 deso_err deso_dvmul(int64_t n, const deso_vec *x, int64_t incx, deso_vec *y,
                     int64_t incy);
+/* Extensions, rules and errors as deso_dvmul, IEEE arithmetic (x / 0 is
+ * +-inf, 0 / 0 NaN):  y <- y ./ x  (deso_dvdiv: y_i <- y_i / x_i);
+ * y <- 1 ./ x  (deso_dvrecip: y_i <- 1 / x_i, the old y is not read, e.g.
+ * a Jacobi preconditioner's inverse diagonal from deso_mat_diag's);
+ * y <- |x|  (deso_dvabs: y_i <- |x_i|, the old y is not read).  x and y
+ * may be the same vector.                                                 */
+deso_err deso_dvdiv(int64_t n, const deso_vec *x, int64_t incx, deso_vec *y,
+                    int64_t incy);
+deso_err deso_dvrecip(int64_t n, const deso_vec *x, int64_t incx,
+                      deso_vec *y, int64_t incy);
+deso_err deso_dvabs(int64_t n, const deso_vec *x, int64_t incx, deso_vec *y,
+                    int64_t incy);
+
+/* Plane rotation: x_i <- c x_i + s y_i, y_i <- c y_i - s x_i (both from
+ * the old values), c and s doubles or lazy scalars (e.g. computed from
+ * deso_ddot results without a force).  x and y must be different vectors
+ * (DESO_EINVAL).                                                          */
+deso_err deso_drot_arg(int64_t n, deso_vec *x, int64_t incx, deso_vec *y,
+                       int64_t incy, deso_sarg c, deso_sarg s);
+/* Modified rotation (x_i, y_i) <- H (x_i, y_i) with H from param as
+ * reference BLAS lays it out: param[0] is the flag (-1: H = [h11 h12; h21
+ * h22] from param[1..4] = h11, h21, h12, h22; 0: h11 = h22 = 1; 1: h12 =
+ * 1, h21 = -1; -2: H = I, nothing is recorded).  param is read at the call
+ * (host doubles: the flag decides which nodes are recorded).  Errors: as
+ * deso_drot_arg, DESO_ENULL for param, DESO_EINVAL for any other flag.   */
+deso_err deso_drotm(int64_t n, deso_vec *x, int64_t incx, deso_vec *y,
+                    int64_t incy, const double param[5]);
+
+/* The generators work on the host's doubles, with CBLAS's signatures, and
+ * compute at once (local, no context, not recorded, not a force point):
+ * they turn two or four numbers into a rotation with branches on their
+ * values (drotmg's flag even decides the form of H, so the DAG drotm
+ * records), and their inputs are the small data a solver keeps on every
+ * rank anyway (GMRES's Hessenberg column, already a host array for its
+ * least-squares update).  A lazy version would either force or encode the
+ * branches in the DAG, for no gain at this size.  Pass their results to
+ * deso_drot / deso_drotm as doubles.  Errors: DESO_ENULL (a NULL pointer;
+ * no context is reached, so no error handler runs).
+ * deso_drotg: (a, b) -> r = +-sqrt(a^2 + b^2) in *a, z in *b, c and s
+ * with [c s; -s c] (a, b)^T = (r, 0)^T, as cblas_drotg.
+ * deso_drotmg: as cblas_drotmg (param as deso_drotm reads it).           */
+deso_err deso_drotg(double *a, double *b, double *c, double *s);
+deso_err deso_drotmg(double *d1, double *d2, double *b1, double b2,
+                     double param[5]);
+
+/* Not provided:
+ *   dsdot (single-precision vectors accumulated in double): deso has no
+ *     single-precision vectors; use deso_ddot.
+ *   the banded and packed routines (dgbmv, dsbmv, dspmv, dtbmv, dtpmv,
+ *     dtbsv, dtpsv, dspr, dspr2): deso's matrices are dense and
+ *     block-cyclic, which a band or packed triangle does not fit without
+ *     a storage of its own; a banded matrix is, for now, a dense one with
+ *     zeros (deso_dgemv, deso_dsymv, deso_dtrmv, deso_dtrsv, deso_dsyr,
+ *     deso_dsyr2 on it), and a sparse handle is where band structure
+ *     would pay.                                                          */
 
 #define deso_dscal(n, alpha, x, incx)                                        \
     deso_dscal_arg((n), DESO_SARG(alpha), (x), (incx))
+#define deso_drot(n, x, incx, y, incy, c, s)                                 \
+    deso_drot_arg((n), (x), (incx), (y), (incy), DESO_SARG(c), DESO_SARG(s))
 #define deso_daxpy(n, alpha, x, incx, y, incy)                               \
     deso_daxpy_arg((n), DESO_SARG(alpha), (x), (incx), (y), (incy))
 #define deso_daxpby(n, alpha, x, incx, beta, y, incy)                        \
@@ -546,6 +713,22 @@ deso_err deso_dsymv_arg(deso_order order, deso_uplo uplo, int64_t n,
 deso_err deso_dtrsv(deso_order order, deso_uplo uplo, deso_trans trans,
                     deso_diag diag, int64_t n, const deso_mat *a, int64_t lda,
                     deso_vec *x, int64_t incx);
+/* x <- op(T) x, T triangular (its `uplo` triangle; with DESO_UNIT the
+ * diagonal is taken as ones and not read).                                */
+deso_err deso_dtrmv(deso_order order, deso_uplo uplo, deso_trans trans,
+                    deso_diag diag, int64_t n, const deso_mat *a, int64_t lda,
+                    deso_vec *x, int64_t incx);
+/* A <- alpha x x^T + A (dsyr) and A <- alpha x y^T + alpha y x^T + A
+ * (dsyr2), A symmetric n x n: only its `uplo` triangle is updated, the
+ * other is left as it was (reference BLAS).  alpha = 0.0 leaves A as it
+ * is.                                                                      */
+deso_err deso_dsyr_arg(deso_order order, deso_uplo uplo, int64_t n,
+                       deso_sarg alpha, const deso_vec *x, int64_t incx,
+                       deso_mat *a, int64_t lda);
+deso_err deso_dsyr2_arg(deso_order order, deso_uplo uplo, int64_t n,
+                        deso_sarg alpha, const deso_vec *x, int64_t incx,
+                        const deso_vec *y, int64_t incy, deso_mat *a,
+                        int64_t lda);
 
 #define deso_dgemv(order, trans, m, n, alpha, a, lda, x, incx, beta, y, incy) \
     deso_dgemv_arg((order), (trans), (m), (n), DESO_SARG(alpha), (a), (lda), \
@@ -556,6 +739,12 @@ deso_err deso_dtrsv(deso_order order, deso_uplo uplo, deso_trans trans,
 #define deso_dsymv(order, uplo, n, alpha, a, lda, x, incx, beta, y, incy)    \
     deso_dsymv_arg((order), (uplo), (n), DESO_SARG(alpha), (a), (lda), (x),  \
                    (incx), DESO_SARG(beta), (y), (incy))
+#define deso_dsyr(order, uplo, n, alpha, x, incx, a, lda)                    \
+    deso_dsyr_arg((order), (uplo), (n), DESO_SARG(alpha), (x), (incx), (a),  \
+                  (lda))
+#define deso_dsyr2(order, uplo, n, alpha, x, incx, y, incy, a, lda)          \
+    deso_dsyr2_arg((order), (uplo), (n), DESO_SARG(alpha), (x), (incx), (y), \
+                   (incy), (a), (lda))
 
 #ifdef __cplusplus
 }

@@ -115,6 +115,15 @@ deso_err deso_redist_local_shape(const deso_redist *r, int64_t *src_rows,
  * The same on every rank.  Local.                                          */
 const char *deso_redist_transport(const deso_redist *r);
 
+/* Seconds this rank spent in deso_redist_create (any pointer may be
+ * NULL): *plan planning alone (message lengths, schedule, the copy
+ * programs of both transports; local work, no communication), *setup the
+ * rest (the communicator duplicate, the node split, the shared-memory
+ * window and the agreements between ranks).  Local.
+ * Errors: DESO_ENULL (r NULL).                                             */
+deso_err deso_redist_times(const deso_redist *r, double *plan,
+                           double *setup);
+
 /* Frees the handle and its communicator; NULL-safe, sets *r to NULL.
  * Collective over the handle's communicator (MPI_Comm_free).              */
 void deso_redist_destroy(deso_redist **r);

@@ -14,10 +14,10 @@
  * A * ones computed with deso_dgemv.  Either way the exact solution is
  * ones, and "error" is ||x - ones|| / sqrt(n).
  * Preconditioned CG (z = M^-1 r, rho = r.z, p = z + beta p): jacobi M = D
- * (z = D^-1 r with deso_dvmul); ssor (symmetric Gauss-Seidel, omega = 1)
- * M = (D+L) D^-1 (D+U), z = (D+U)^-1 D (D+L)^-1 r: two deso_dtrsv on A
- * itself per iteration, which the optimiser may run on A's folding or
- * after a cyclic remap of A.
+ * (D^-1 once by deso_dvrecip, then z = D^-1 r with deso_dvmul); ssor
+ * (symmetric Gauss-Seidel, omega = 1) M = (D+L) D^-1 (D+U),
+ * z = (D+U)^-1 D (D+L)^-1 r: two deso_dtrsv on A itself per iteration,
+ * which the optimiser may run on A's folding or after a cyclic remap of A.
  * Stops when ||r||/||b|| < T, or when r.r is exactly zero (T = 0 runs all
  * K iterations unless that comes first); the residual reported is the
  * true ||b - A x|| / ||b|| computed after the last iteration.  --repeat R
@@ -44,21 +44,19 @@
 static int rank0;
 static deso_ctx *ctx;
 
-static void fail(deso_err e, const char *what)
+/* The context's error handler once the problem is loaded: any failing
+ * deso call ends the run with one line from rank 0 and exit code 1.      */
+static void fail(deso_ctx *c, deso_err e, const char *fn, const char *msg,
+                 void *arg)
 {
+    (void)c;
+    (void)arg;
     if (rank0)
-        fprintf(stderr, "deso-cg: %s: %s (%s)\n", what, deso_strerror(e),
-                deso_last_error());
+        fprintf(stderr, "deso-cg: %s: %s (%s)\n", fn, deso_strerror(e), msg);
     deso_finalize(&ctx);
     MPI_Finalize();
     exit(1);
 }
-
-#define D(call)                                                              \
-    do {                                                                     \
-        deso_err e_ = (call);                                                \
-        if (e_ != DESO_OK) fail(e_, #call);                                  \
-    } while (0)
 
 static double a_fn(int64_t i, int64_t j, void *arg)
 {
@@ -220,8 +218,6 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    deso_info info;
-    D(deso_get_info(ctx, &info));
     int64_t n = o.n;
     deso_mat *A;
     deso_vec *b, *x, *r, *p, *q, *t, *z, *d = NULL, *ones;
@@ -243,46 +239,44 @@ int main(int argc, char **argv)
             MPI_Finalize();
             return 2;
         }
-        D(deso_vec_create(ctx, n, &b));
+    }
+    deso_set_error_handler(ctx, fail, NULL);
+    deso_info info;
+    deso_get_info(ctx, &info);
+    if (oo.matrix != NULL) {
+        deso_vec_create(ctx, n, &b);
     } else {
-        D(deso_mat_from_fn(ctx, n, n, a_fn, &o.n, &A));
-        D(deso_vec_from_fn(ctx, n, b_fn, &o.n, &b));
+        deso_mat_from_fn(ctx, n, n, a_fn, &o.n, &A);
+        deso_vec_from_fn(ctx, n, b_fn, &o.n, &b);
     }
-    D(deso_vec_from_fn(ctx, n, one_fn, NULL, &ones));
+    deso_vec_from_fn(ctx, n, one_fn, NULL, &ones);
     if (oo.matrix != NULL)   /* b = A * ones                               */
-        D(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, 1.0, A, n, ones, 1, 0.0, b, 1));
+        deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, 1.0, A, n, ones, 1, 0.0, b, 1);
     if (oo.precond != PC_NONE) {
-        D(deso_vec_create(ctx, n, &d));
-        D(deso_mat_diag(A, d));   /* D, computed once                      */
+        deso_vec_create(ctx, n, &d);
+        deso_mat_diag(A, d);   /* D, computed once                          */
     }
-    if (oo.precond == PC_JACOBI) {   /* d <- D^-1, computed once            */
-        double *dv = malloc((size_t)n * sizeof *dv);
-        if (dv == NULL) fail(DESO_ENOMEM, "the diagonal");
-        D(deso_vec_gather(d, dv, DESO_ALL_RANKS));
-        for (int64_t i = 0; i < n; i++) dv[i] = 1.0 / dv[i];
-        D(deso_vec_destroy(&d));
-        D(deso_vec_from_array(ctx, n, dv, DESO_ALL_RANKS, &d));
-        free(dv);
-    }
-    D(deso_vec_create(ctx, n, &x));
-    D(deso_vec_create(ctx, n, &r));
-    D(deso_vec_create(ctx, n, &p));
-    D(deso_vec_create(ctx, n, &q));
-    D(deso_vec_create(ctx, n, &t));
-    if (oo.precond != PC_NONE) D(deso_vec_create(ctx, n, &z));
+    if (oo.precond == PC_JACOBI)     /* d <- D^-1, computed once, lazily    */
+        deso_dvrecip(n, d, 1, d, 1);
+    deso_vec_create(ctx, n, &x);
+    deso_vec_create(ctx, n, &r);
+    deso_vec_create(ctx, n, &p);
+    deso_vec_create(ctx, n, &q);
+    deso_vec_create(ctx, n, &t);
+    if (oo.precond != PC_NONE) deso_vec_create(ctx, n, &z);
     else z = r;   /* no preconditioner: z = r, rho = r.r                    */
     deso_scalar *rnorm;
-    D(deso_scalar_create(ctx, 0.0, &rnorm));
+    deso_scalar_create(ctx, 0.0, &rnorm);
     deso_scalar *rr, *rrnew, *pq, *alpha, *nalpha, *beta, *bnorm, *tnorm;
-    D(deso_scalar_create(ctx, 0.0, &rr));
-    D(deso_scalar_create(ctx, 0.0, &rrnew));
-    D(deso_scalar_create(ctx, 0.0, &pq));
-    D(deso_scalar_create(ctx, 0.0, &alpha));
-    D(deso_scalar_create(ctx, 0.0, &nalpha));
-    D(deso_scalar_create(ctx, 0.0, &beta));
-    D(deso_scalar_create(ctx, 0.0, &bnorm));
-    D(deso_scalar_create(ctx, 0.0, &tnorm));
-    D(deso_flush(ctx));
+    deso_scalar_create(ctx, 0.0, &rr);
+    deso_scalar_create(ctx, 0.0, &rrnew);
+    deso_scalar_create(ctx, 0.0, &pq);
+    deso_scalar_create(ctx, 0.0, &alpha);
+    deso_scalar_create(ctx, 0.0, &nalpha);
+    deso_scalar_create(ctx, 0.0, &beta);
+    deso_scalar_create(ctx, 0.0, &bnorm);
+    deso_scalar_create(ctx, 0.0, &tnorm);
+    deso_flush(ctx);
     /* time_loop: the solver's wall time measured as the anchors measure it
      * (tests/bench/cg_pblas.c): from a barrier before the first solver call
      * to a barrier after the final flush, the slowest rank's.  time_total
@@ -294,14 +288,14 @@ int main(int argc, char **argv)
 /* z <- M^-1 r                                                               */
 #define PRECONDITION()                                                       \
     do {                                                                     \
-        if (oo.precond != PC_NONE) D(deso_dcopy(n, r, 1, z, 1));             \
-        if (oo.precond == PC_JACOBI) D(deso_dvmul(n, d, 1, z, 1));           \
+        if (oo.precond != PC_NONE) deso_dcopy(n, r, 1, z, 1);                \
+        if (oo.precond == PC_JACOBI) deso_dvmul(n, d, 1, z, 1);              \
         if (oo.precond == PC_SSOR) {                                         \
-            D(deso_dtrsv(DESO_COL_MAJOR, DESO_LOWER, DESO_NO_TRANS, DESO_NON_UNIT, n, A, n, z, 1)); \
-            D(deso_dvmul(n, d, 1, z, 1));                                    \
-            D(deso_dtrsv(DESO_COL_MAJOR, DESO_UPPER, DESO_NO_TRANS, DESO_NON_UNIT, n, A, n, z, 1)); \
+            deso_dtrsv(DESO_COL_MAJOR, DESO_LOWER, DESO_NO_TRANS, DESO_NON_UNIT, n, A, n, z, 1); \
+            deso_dvmul(n, d, 1, z, 1);                                       \
+            deso_dtrsv(DESO_COL_MAJOR, DESO_UPPER, DESO_NO_TRANS, DESO_NON_UNIT, n, A, n, z, 1); \
         }                                                                    \
-        if (oo.precond != PC_NONE) D(deso_dnrm2(n, r, 1, rnorm));           \
+        if (oo.precond != PC_NONE) deso_dnrm2(n, r, 1, rnorm);               \
     } while (0)
 
     long done = 0, iters_run = 0;   /* this solve's, all solves'          */
@@ -309,18 +303,18 @@ int main(int argc, char **argv)
     int converged = o.tol <= 0.0;
     /* --repeat: the whole solve again from x0 = 0 (cg_problem.h)           */
     for (long solve = 0; solve < o.repeat; solve++) {
-        if (solve > 0) D(deso_dscal(n, 0.0, x, 1));
-        D(deso_dcopy(n, b, 1, r, 1));
+        if (solve > 0) deso_dscal(n, 0.0, x, 1);
+        deso_dcopy(n, b, 1, r, 1);
         PRECONDITION();
-        D(deso_dcopy(n, z, 1, p, 1));
-        D(deso_ddot(n, r, 1, z, 1, rr));
-        D(deso_dnrm2(n, b, 1, bnorm));
-        D(deso_scalar_get(bnorm, &bnormv));
+        deso_dcopy(n, z, 1, p, 1);
+        deso_ddot(n, r, 1, z, 1, rr);
+        deso_dnrm2(n, b, 1, bnorm);
+        deso_scalar_get(bnorm, &bnormv);
         done = 0;
         for (;;) {
             double rrv, rn;
-            D(deso_scalar_get(rr, &rrv));
-            if (oo.precond != PC_NONE) D(deso_scalar_get(rnorm, &rn));
+            deso_scalar_get(rr, &rrv);
+            if (oo.precond != PC_NONE) deso_scalar_get(rnorm, &rn);
             else rn = sqrt(rrv);
             relres = rn / bnormv;
             if (verbose && rank0 && done % oo.every == 0)
@@ -330,27 +324,27 @@ int main(int argc, char **argv)
                 break;
             }
             if (done >= o.iters) break;
-            D(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, 1.0, A, n, p, 1, 0.0, q, 1));
-            D(deso_ddot(n, p, 1, q, 1, pq));
-            D(deso_sdiv(alpha, rr, pq));
-            D(deso_daxpy(n, alpha, p, 1, x, 1));
-            D(deso_sneg(nalpha, alpha));
-            D(deso_daxpy(n, nalpha, q, 1, r, 1));
+            deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, 1.0, A, n, p, 1, 0.0, q, 1);
+            deso_ddot(n, p, 1, q, 1, pq);
+            deso_sdiv(alpha, rr, pq);
+            deso_daxpy(n, alpha, p, 1, x, 1);
+            deso_sneg(nalpha, alpha);
+            deso_daxpy(n, nalpha, q, 1, r, 1);
             PRECONDITION();
-            D(deso_ddot(n, r, 1, z, 1, rrnew));
-            D(deso_sdiv(beta, rrnew, rr));
-            D(deso_dscal(n, beta, p, 1));
-            D(deso_daxpy(n, 1.0, z, 1, p, 1));
-            D(deso_sset(rr, rrnew));
+            deso_ddot(n, r, 1, z, 1, rrnew);
+            deso_sdiv(beta, rrnew, rr);
+            deso_dscal(n, beta, p, 1);
+            deso_daxpy(n, 1.0, z, 1, p, 1);
+            deso_sset(rr, rrnew);
             done++;
         }
         iters_run += done;
     }
-    D(deso_flush(ctx));
+    deso_flush(ctx);
     MPI_Barrier(MPI_COMM_WORLD);
     double time_loop = MPI_Wtime() - loop_start;
     deso_stats st;
-    D(deso_stats_get(&st));
+    deso_stats_get(&st);
     if (oo.dot != NULL && rank0 && rename(dotpart, oo.dot) != 0)
         fprintf(stderr, "deso-cg: could not write %s\n", oo.dot);
     if (!converged && rank0)
@@ -358,16 +352,16 @@ int main(int argc, char **argv)
                 "(residual %.3e)\n", o.tol, done, relres);
 
     /* the true residual ||b - A x|| / ||b|| (not in the statistics)        */
-    D(deso_dcopy(n, b, 1, t, 1));
-    D(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, -1.0, A, n, x, 1, 1.0, t, 1));
-    D(deso_dnrm2(n, t, 1, tnorm));
+    deso_dcopy(n, b, 1, t, 1);
+    deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, -1.0, A, n, x, 1, 1.0, t, 1);
+    deso_dnrm2(n, t, 1, tnorm);
     double tnormv;
-    D(deso_scalar_get(tnorm, &tnormv));
+    deso_scalar_get(tnorm, &tnormv);
     double residual = tnormv / bnormv;
     /* the solution error ||x - ones|| / sqrt(n) (the exact x is ones)      */
-    D(deso_daxpy(n, -1.0, ones, 1, x, 1));
-    D(deso_dnrm2(n, x, 1, tnorm));
-    D(deso_scalar_get(tnorm, &tnormv));
+    deso_daxpy(n, -1.0, ones, 1, x, 1);
+    deso_dnrm2(n, x, 1, tnorm);
+    deso_scalar_get(tnorm, &tnormv);
     double error = tnormv / sqrt((double)n);
     if (oo.dot != NULL && rank0) remove(dotpart);
 
@@ -423,8 +417,8 @@ int main(int argc, char **argv)
                    (long long)st.plans_replayed);
         }
     }
-    D(deso_vec_destroy(&t));
-    D(deso_finalize(&ctx));
+    deso_vec_destroy(&t);
+    deso_finalize(&ctx);
     MPI_Finalize();
     return 0;
 }

@@ -35,7 +35,11 @@ static const char *usage =
 "             --json prints one line: P, Q, r, s, schedule, steps,\n"
 "             total_cost, messages, slice, grid (P rows of Q lengths).\n"
 "--run        remaps an array, verifies every element, prints the time\n"
-"             per remap and GB/s (array bytes / time).\n"
+"             per remap and GB/s (array bytes / time).  --json adds\n"
+"             time_create (deso_redist_create), time_plan (its planning\n"
+"             alone), time_setup (the rest: communicator, shared window,\n"
+"             agreements) and time_first (the first, verified execution),\n"
+"             each the slowest rank's.\n"
 "\n"
 "layout options (--run)\n"
 "  vector: --n LEN  source CYCLIC(r) on P ranks, target CYCLIC(s) on Q\n"
@@ -473,8 +477,17 @@ static int run(const opts *o, int me, int np)
         return 2;
     }
 
-    /* Verify the first execution, then time the replays.                 */
+    /* Verify the first execution (timed: plan + it is a one-shot remap),
+     * then time the replays.                                             */
+    double tplan = 0.0, tsetup = 0.0;
+    deso_redist_times(r, &tplan, &tsetup);
+    MPI_Allreduce(MPI_IN_PLACE, &tplan, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &tsetup, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double tfirst = MPI_Wtime();
     e = deso_redist_execute(r, a.a, a.lld, in_place ? a.a : b.a, b.lld);
+    tfirst = MPI_Wtime() - tfirst;
+    MPI_Allreduce(MPI_IN_PLACE, &tfirst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     int64_t wrong = e == DESO_OK ? side_wrong(&b, in_place ? a.a : b.a) : 1;
     MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT64_T, MPI_SUM,
                   MPI_COMM_WORLD);
@@ -525,12 +538,14 @@ static int run(const opts *o, int me, int np)
                    "\"ranks\":%d,\"schedule\":\"%s\",\"in_place\":%s,"
                    "\"transport\":\"%s\",\"shared_arrays\":%s,"
                    "\"reps\":%" PRId64 ",\"time\":%.6e,"
-                   "\"gbs\":%.4f,\"time_plan\":%.6e,\"verified\":%s",
+                   "\"gbs\":%.4f,\"time_create\":%.6e,\"time_plan\":%.6e,"
+                   "\"time_setup\":%.6e,\"time_first\":%.6e,\"verified\":%s",
                    o->P, o->Q, o->mb, o->mb2, o->m, o->n, o->mb, o->nb,
                    o->mb2, o->nb2, o->gr, o->gc, o->gr2, o->gc2, np,
                    deso_schedule_name(o->sched), in_place ? "true" : "false",
                    deso_redist_transport(r), o->shared ? "true" : "false",
-                   reps, t, gbs, tp, wrong == 0 ? "true" : "false");
+                   reps, t, gbs, tp, tplan, tsetup, tfirst,
+                   wrong == 0 ? "true" : "false");
             if (o->memcpy_ref)
                 printf(",\"memcpy_gbs\":%.4f,\"pct_memcpy\":%.1f",
                        tm > 0 ? (double)o->m * (double)o->n * 8.0 / tm / 1e9
@@ -543,11 +558,12 @@ static int run(const opts *o, int me, int np)
         } else {
             printf("remap %" PRId64 " x %" PRId64 ": %d ranks (%dx%d) -> "
                    "%d (%dx%d), %s, %s%s: %.3e s per remap, %.3f GB/s, plan "
-                   "%.3e s, %s\n", o->m, o->n, o->P, o->gr, o->gc, o->Q,
+                   "%.3e s, setup %.3e s, first execution %.3e s, %s\n",
+                   o->m, o->n, o->P, o->gr, o->gc, o->Q,
                    o->gr2, o->gc2, deso_schedule_name(o->sched),
                    deso_redist_transport(r),
-                   o->shared ? " (sources shared)" : "", t, gbs, tp,
-                   wrong == 0 ? "verified" : "WRONG");
+                   o->shared ? " (sources shared)" : "", t, gbs, tplan,
+                   tsetup, tfirst, wrong == 0 ? "verified" : "WRONG");
             if (o->memcpy_ref)
                 printf("memcpy: %.3f GB/s; remap = %.1f%% of memcpy "
                        "(median of %" PRId64 " pairs)\n",

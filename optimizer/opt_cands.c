@@ -12,8 +12,9 @@
  *            column oriented (dist 0) replicated over grid columns (the
  *            default replication of paper 003's unoptimised scheme);
  *            full: either orientation, replicated or at coordinate 0;
- *            updates (copy, scal, axpy, axpby, the element-wise vmul) put
- *            every vector operand where the result is.
+ *            updates (copy, scal, axpy, axpby, rot, the element-wise
+ *            vmul, vdiv, vrecip, vabs) put every vector operand where the
+ *            result is.
  *   scalars  affine: everywhere; full: any of the four replication states.
  *   gemv     x and A fixed; the result's folding fixed; full: reduced to
  *            coordinate 0 or all-reduced.
@@ -104,12 +105,14 @@ static bool is_reduction(blas_op op)
 static bool is_update(blas_op op)
 {
     return op == BLAS_OP_COPY || op == BLAS_OP_SCAL || op == BLAS_OP_AXPY ||
-           op == BLAS_OP_AXPBY || op == BLAS_OP_VMUL;
+           op == BLAS_OP_AXPBY || op == BLAS_OP_VMUL || op == BLAS_OP_ROT ||
+           op == BLAS_OP_VDIV || op == BLAS_OP_VRECIP || op == BLAS_OP_VABS;
 }
 
 static bool is_scalar_op(blas_op op)
 {
-    return op >= BLAS_OP_SADD && op <= BLAS_OP_SNEG;
+    return (op >= BLAS_OP_SADD && op <= BLAS_OP_SNEG) || op == BLAS_OP_SMAX ||
+           op == BLAS_OP_SMIN;
 }
 
 static deso_err make(const blas_op_info *info, const blas_desc *d,

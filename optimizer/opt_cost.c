@@ -251,8 +251,9 @@ void opt__add(opt_counts *a, const opt_counts *b)
 
 /* ---- the node's reduction ----------------------------------------------- */
 
-/* mult: the members of a fused group this node's collective carries (1:
- * not fused); their buffers are concatenated into one collective, an
+/* mult: the doubles a fused group's collective carries, its members'
+ * partials one after the other (0: not fused, the node's own reduction
+ * width); one collective, an
  * all-reduce when any member's result is replicated along the reduced
  * dimension (allred), else a reduce.                                      */
 void opt__node_cost(const opt_graph *g, const opt_node *nd,
@@ -280,7 +281,7 @@ void opt__node_cost(const opt_graph *g, const opt_node *nd,
         coll_add(c, pp, dims[rd], dims[o], tot, mx, len, factor);
         return;
     }
-    int64_t len = (info->red == BLAS_RED_MAXLOC ? 2 : 1) * (int64_t)mult;
+    int64_t len = mult > 0 ? mult : blas_red_width(nd->d.op);
     const blas_layout *X = &pl->req[0];
     int64_t ncomm = dims[o];
     if (pp->reduce_holders_only && X->dist != o && !(X->rep & (1u << o)))
@@ -484,7 +485,7 @@ deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
     }
     for (int i = 0; i < g->nnodes; i++)
         if (fuse[i] >= 0) {
-            gsize[fuse[i]]++;
+            gsize[fuse[i]] += blas_red_width(g->nodes[i].d.op);
             int rd = blas_red_dim(&g->nodes[i].d, p->node[i].req);
             if (rd >= 0 && (p->node[i].res.rep & (1u << rd)))
                 gall[fuse[i]] = true;
@@ -514,7 +515,7 @@ deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
         }
         opt_counts nc;
         /* a fused group's one collective is its first member's cost       */
-        if (fuse[i] < 0) opt__node_cost(g, nd, pl, pp, 1, false, &nc);
+        if (fuse[i] < 0) opt__node_cost(g, nd, pl, pp, 0, false, &nc);
         else if (fuse[i] == i)
             opt__node_cost(g, nd, pl, pp, gsize[i], gall[i], &nc);
         else memset(&nc, 0, sizeof nc);

@@ -499,7 +499,7 @@ static void regroup(opt__eval *e)
     opt__fuse_keys(g, e->key, e->taint, e->fuse);
     for (int i = 0; i < g->nnodes; i++)
         if (e->fuse[i] >= 0) {
-            e->gsize[e->fuse[i]]++;
+            e->gsize[e->fuse[i]] += blas_red_width(g->nodes[i].d.op);
             if (e->red[e->rcur[i]].rep_rd) e->gall[e->fuse[i]] = true;
         }
     e->grouped = true;
@@ -514,7 +514,7 @@ static void node_term(opt__eval *e, int i, opt_counts *c)
         memset(c, 0, sizeof *c);
         return;
     }
-    int mult = f < 0 ? 1 : e->gsize[i];
+    int mult = f < 0 ? 0 : e->gsize[i];
     bool allred = f < 0 ? false : e->gall[i];
     red_ent *m = &e->red[e->rcur[i]];
     if (!m->have_cost || m->mult != mult || m->allred != allred) {

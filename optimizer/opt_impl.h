@@ -30,8 +30,9 @@ void opt__bcast_cost(const blas_layout *S, const blas_layout *D,
                      const opt_params *pp, opt_counts *c);
 void opt__remap_cost(const blas_layout *S, const opt_params *pp,
                      opt_counts *c);
-/* Node nd's own collective under placement pl (*c is set): mult members
- * of a fused group, allred: the group is an all-reduce.                  */
+/* Node nd's own collective under placement pl (*c is set): mult doubles
+ * of a fused group's partials (0: not fused), allred: the group is an
+ * all-reduce.                                                            */
 void opt__node_cost(const opt_graph *g, const opt_node *nd,
                     const opt_place *pl, const opt_params *pp, int mult,
                     bool allred, opt_counts *c);

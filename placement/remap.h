@@ -86,24 +86,82 @@ typedef struct pl_run {
     int64_t off, len;
 } pl_run;
 
+/* ---- one dimension per period ------------------------------------------- */
+
+/* `cnt` pieces of `len` elements: piece k covers global indices
+ * [g + k dg, g + k dg + len), at local offset mine + k dmine on the side
+ * that asked and theirs + k dtheirs on its peer (steps 0 when cnt = 1).  */
+typedef struct pl_seq {
+    int64_t g, len, mine, theirs;
+    int64_t cnt, dg, dmine, dtheirs;
+} pl_seq;
+
+/* What one position of CYCLIC(r) on P shares with one position of
+ * CYCLIC(s) on Q over an extent M, described by one period: seq lists,
+ * in increasing global order, the pieces of [0, span), span = min(L, M)
+ * for L = lcm(P r, Q s).  The list repeats `full` times, shifted by
+ * (dg, dmine, dtheirs) = (L, L / P, L / Q) each time, then once more cut
+ * at global index rem (full = 0: the list once, cut at rem = M).  per:
+ * elements of the list; count: elements of the whole extent.             */
+typedef struct pl_dim {
+    int64_t nseq;
+    pl_seq *seq;
+    int64_t span, full, rem;
+    int64_t dg, dmine, dtheirs;
+    int64_t per, count;
+} pl_dim;
+
+/* Builds *out for position a of CYCLIC(r) on P and position c of
+ * CYCLIC(s) on Q over [0, M) in O(min(L / (P r), L / (Q s)) + 1) time and
+ * space, whatever M.  Errors: DESO_ENULL, DESO_EINVAL (an argument out of
+ * range), DESO_ENOMEM (*out left empty).                                  */
+deso_err pl_dim_make(int64_t M, int P, int64_t r, int a, int Q, int64_t s,
+                     int c, pl_dim *out);
+void pl_dim_free(pl_dim *d);   /* NULL-safe; leaves it empty               */
+
+/* Elements of q below global index x: *npieces pieces start below x, the
+ * last of them with *lastlen elements below x.                           */
+int64_t pl_seq_clip(const pl_seq *q, int64_t x, int64_t *npieces,
+                    int64_t *lastlen);
+
+/* Walks a pl_dim's pieces in increasing global order: start with
+ * PL_DIM_IT(d), then pl_dim_next until it returns false.                 */
+typedef struct pl_dim_it {
+    const pl_dim *d;
+    int64_t p, i, j;     /* period, progression, piece                      */
+} pl_dim_it;
+#define PL_DIM_IT(dp) ((pl_dim_it){ (dp), 0, 0, 0 })
+bool pl_dim_next(pl_dim_it *it, int64_t *g, int64_t *mine, int64_t *theirs,
+                 int64_t *len);
+
 /* One message of one rank: to (or from) `peer`, in schedule step `step`,
- * `count` elements packed in the order of its runs.                         */
+ * `count` elements packed in increasing global column-major order.  rows
+ * and cols describe it per dimension (mine: this rank's local rows and
+ * columns; theirs: the peer's); the element in local row i, column j of
+ * the message's pieces is at i + j ld.  runs is empty unless
+ * pl_remap_rank_runs spelt it out.                                        */
 typedef struct pl_msg {
     int peer;
     int step;
     int64_t count;
     int64_t nruns;
     pl_run *runs;
+    pl_dim rows, cols;
 } pl_msg;
 
-/* Everything one rank does in a remap: messages it sends (runs of its
- * source local array), messages it receives (runs of its target local
- * array), and the local copies (self: pairs of runs of equal length, source
- * then target).  Sends and receives are sorted by step.                    */
+/* Everything one rank does in a remap: messages it sends (pieces of its
+ * source local array), messages it receives (pieces of its target local
+ * array), and the local copy (self: mine = source, theirs = target
+ * offsets; has_self when it moves anything).  Sends and receives are
+ * sorted by step.  Runs (self: pairs of runs of equal length, source then
+ * target) exist only after pl_remap_rank_runs.                            */
 typedef struct pl_remap_rank {
     int me;
     int nsend, nrecv;
     pl_msg *send, *recv;
+    bool has_self;
+    pl_msg self;
+    bool runs_made;
     int64_t nself;
     pl_run *self_src, *self_dst;
     int64_t src_lrows, src_lcols;   /* local shapes of both arrays          */
@@ -123,5 +181,11 @@ deso_err pl_remap_plan_rank(const pl_bc_layout *src, const pl_bc_layout *dst,
                             int comm_size, pl_sched_kind kind, int me,
                             pl_remap_rank *out);
 void pl_remap_rank_free(pl_remap_rank *r);  /* NULL-safe                    */
+
+/* Spells out every message of r (and its self copy) as runs of the local
+ * arrays (leading dimension = local rows), adjacent runs merged: O(runs)
+ * time and memory, for consumers that need index lists and for tests.
+ * Idempotent.  Errors: DESO_ENULL, DESO_ENOMEM (r keeps no runs).         */
+deso_err pl_remap_rank_runs(pl_remap_rank *r);
 
 #endif

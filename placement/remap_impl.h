@@ -25,21 +25,6 @@ int64_t pl__slice_len(int64_t r, int64_t s, int64_t g, int p, int q);
 deso_err pl__dim_lengths(int64_t M, int P, int64_t r, int Q, int64_t s,
                          int64_t *len);
 
-/* A piece of one dimension that one position shares with a peer position:
- * global indices [g, g + len), local offsets `mine` on the walking side and
- * `theirs` on the peer's side.                                             */
-typedef struct pl__seg {
-    int64_t g, len, mine, theirs;
-    int peer;
-} pl__seg;
-
-/* The pieces position a of CYCLIC(r) on P shares with every position of
- * CYCLIC(s) on Q over an extent M, in increasing global order, adjacent
- * pieces with the same peer and contiguous offsets on both sides merged.
- * *out is malloc'ed (NULL when *n = 0).                                    */
-deso_err pl__dim_segments(int64_t M, int P, int64_t r, int a, int Q,
-                          int64_t s, pl__seg **out, int64_t *n);
-
 /* Edge colouring of a bipartite multigraph (Konig): colours every edge
  * (ep[e], eq[e]) with one of D = maximum degree colours so that no two
  * edges at a vertex share one.  colour[e] receives it.                     */

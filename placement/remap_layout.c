@@ -1,8 +1,9 @@
 /* One dimension of a block-cyclic remap for an arbitrary extent M: exact
- * message lengths and the pieces one position shares with each peer
- * (doc/DESIGN.md, "Any extent, two dimensions, replicated sources": walk
- * the blocks, split at the other side's block boundaries; never
- * materialise a slice of lcm(P r, Q s) elements).                          */
+ * message lengths (doc/DESIGN.md, "Any extent, two dimensions, replicated
+ * sources": whole slices by the closed form, the rest walked block by
+ * block, never materialising a slice of lcm(P r, Q s) elements), and the
+ * local shapes of a layout.  The pieces one position shares with a peer
+ * are remap_period.c's.                                                    */
 #include <stdlib.h>
 
 #include "placement/errors.h"
@@ -54,49 +55,6 @@ deso_err pl__dim_lengths(int64_t M, int P, int64_t r, int Q, int64_t s,
         }
     }
     walk_lengths(rest, P, r, Q, s, len);
-    return DESO_OK;
-}
-
-deso_err pl__dim_segments(int64_t M, int P, int64_t r, int a, int Q,
-                          int64_t s, pl__seg **out, int64_t *n)
-{
-    *out = NULL;
-    *n = 0;
-    int64_t start, Pr;
-    if (!pl__mul(a, r, &start) || start >= M) return DESO_OK;
-    bool one_block = !pl__mul(P, r, &Pr);   /* stride beyond int64: l = 0 */
-    /* First count, then fill: the count is exact and cheap to repeat.     */
-    int64_t cap = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        int64_t cnt = 0, l = 0;
-        for (int64_t b0 = start;; l++) {
-            int64_t end = block_end(b0, r, M);
-            for (int64_t x = b0; x < end;) {
-                int64_t y = block_end(x, s, end);
-                if (pass == 1) {
-                    int64_t tb = x / s;
-                    pl__seg *sg = &(*out)[cnt];
-                    sg->g = x;
-                    sg->len = y - x;
-                    sg->mine = l * r + (x - b0);
-                    sg->peer = (int)(tb % Q);
-                    sg->theirs = (tb / Q) * s + x % s;
-                }
-                cnt++;
-                x = y;
-            }
-            if (one_block || b0 > M - Pr || b0 + Pr >= M) break;
-            b0 += Pr;
-        }
-        if (pass == 0) {
-            cap = cnt;
-            *out = deso__malloc((size_t)cap * sizeof **out);
-            if (!*out)
-                return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no "
-                                  "memory for %lld segments", (long long)cap);
-        }
-    }
-    *n = cap;
     return DESO_OK;
 }
 

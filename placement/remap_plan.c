@@ -1,10 +1,11 @@
 /* One rank's part of a remap between two 2-D block-cyclic layouts (papers
  * 001 and 000; doc/DESIGN.md, "Any extent, two dimensions, replicated
- * sources"): the message matrix between the actual endpoints (grid
- * positions, or the holders of a replicated array), its schedule, and
- * this rank's messages as runs of its local arrays, in increasing global
- * column-major order on both sides so that packing and unpacking need no
- * index lists.                                                             */
+ * sources"): the message matrix between the actual
+ * endpoints (grid positions, or the holders of a replicated array), its
+ * schedule, and this rank's messages, each the product of a row and a
+ * column description of one period (remap_period.c), so that planning
+ * costs O(P + Q + period) and never O(elements).  remap_runs.c spells
+ * them out as runs when an index list is wanted.                          */
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,133 +122,32 @@ static bool layouts_identical(const pl_bc_layout *a, const pl_bc_layout *b)
     return true;
 }
 
-/* The pieces of one dimension this endpoint shares with each peer
- * position, grouped by peer (stable) and merged where contiguous on both
- * sides: peer c's pieces are seg[start[c] .. start[c+1]).                  */
-typedef struct buckets {
-    pl__seg *seg;
-    int64_t *start;
-} buckets;
-
-static void buckets_free(buckets *b)
+/* The message between endpoint e of side A and endpoint f of side B, per
+ * dimension (mine: A's local offsets), in O(one period) each.           */
+static deso_err msg_dims(const side *A, int e, const side *B, int f,
+                         pl_msg *m)
 {
-    free(b->seg);
-    free(b->start);
-    b->seg = NULL;
-    b->start = NULL;
-}
-
-static deso_err buckets_make(int64_t M, int P, int64_t r, int a, int Q,
-                             int64_t s, buckets *b)
-{
-    pl__seg *raw;
-    int64_t n;
-    b->seg = NULL;
-    b->start = deso__calloc((size_t)Q + 1, sizeof *b->start);
-    if (!b->start) return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no memory");
-    DESO_TRY(pl__dim_segments(M, P, r, a, Q, s, &raw, &n));
-    b->seg = deso__malloc((n > 0 ? (size_t)n : 1) * sizeof *b->seg);
-    int64_t *fill = deso__calloc((size_t)Q + 1, sizeof *fill);
-    if (!b->seg || !fill) {
-        free(raw);
-        free(fill);
-        return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no memory");
-    }
-    for (int64_t i = 0; i < n; i++) fill[raw[i].peer + 1]++;
-    for (int c = 0; c < Q; c++) fill[c + 1] += fill[c];
-    int64_t *cnt = b->start;   /* merged counts per peer, then prefix sums */
-    for (int64_t i = 0; i < n; i++) {
-        int c = raw[i].peer;
-        pl__seg *base = b->seg + fill[c];
-        if (cnt[c + 1] > 0) {
-            pl__seg *last = &base[cnt[c + 1] - 1];
-            if (last->mine + last->len == raw[i].mine &&
-                last->theirs + last->len == raw[i].theirs) {
-                last->len += raw[i].len;
-                continue;
-            }
-        }
-        base[cnt[c + 1]++] = raw[i];
-    }
-    /* Close the gaps left by merging.                                      */
-    int64_t w = 0;
-    for (int c = 0; c < Q; c++) {
-        int64_t k = cnt[c + 1];
-        memmove(b->seg + w, b->seg + fill[c], (size_t)k * sizeof *b->seg);
-        cnt[c] = w;   /* cnt[c] is already consumed: becomes start[c]      */
-        w += k;
-    }
-    cnt[Q] = w;
-    free(raw);
-    free(fill);
+    DESO_TRY(pl_dim_make(A->l->m, A->np[0], A->blk[0], side_pos(A, e, 0),
+                         B->np[0], B->blk[0], side_pos(B, f, 0), &m->rows));
+    DESO_TRY(pl_dim_make(A->l->n, A->np[1], A->blk[1], side_pos(A, e, 1),
+                         B->np[1], B->blk[1], side_pos(B, f, 1), &m->cols));
+    m->count = m->rows.count * m->cols.count;
     return DESO_OK;
 }
 
-/* A growing run list; merges a run that continues the previous one.      */
-typedef struct runs {
-    pl_run *r, *r2;       /* r2: the paired target runs of self copies     */
-    int64_t n, cap;
-} runs;
-
-static bool runs_push(runs *R, int64_t off, int64_t off2, int64_t len, bool pair)
+static void msg_free(pl_msg *m)
 {
-    if (R->n > 0) {
-        pl_run *l = &R->r[R->n - 1];
-        if (l->off + l->len == off &&
-            (!pair || R->r2[R->n - 1].off + R->r2[R->n - 1].len == off2)) {
-            l->len += len;
-            if (pair) R->r2[R->n - 1].len += len;
-            return true;
-        }
-    }
-    if (R->n == R->cap) {
-        int64_t nc = R->cap ? 2 * R->cap : 8;
-        pl_run *a = deso__realloc(R->r, (size_t)nc * sizeof *a);
-        if (!a) return false;
-        R->r = a;
-        if (pair) {
-            pl_run *b = deso__realloc(R->r2, (size_t)nc * sizeof *b);
-            if (!b) return false;
-            R->r2 = b;
-        }
-        R->cap = nc;
-    }
-    R->r[R->n] = (pl_run){off, len};
-    if (pair) R->r2[R->n] = (pl_run){off2, len};
-    R->n++;
-    return true;
-}
-
-/* Runs of the message whose row pieces are rb[rc] and column pieces
- * cb[cc]: offsets `mine` on this side (leading dimension ld), `theirs` on
- * the other (ld2) when pair.  Column-major global order.                   */
-static deso_err emit(const buckets *rb, int rc, const buckets *cb, int cc,
-                     int64_t ld, int64_t ld2, bool pair, runs *R,
-                     int64_t *count)
-{
-    *count = 0;
-    for (int64_t ci = cb->start[cc]; ci < cb->start[cc + 1]; ci++) {
-        const pl__seg *cs = &cb->seg[ci];
-        for (int64_t t = 0; t < cs->len; t++) {
-            for (int64_t ri = rb->start[rc]; ri < rb->start[rc + 1]; ri++) {
-                const pl__seg *rs = &rb->seg[ri];
-                if (!runs_push(R, (cs->mine + t) * ld + rs->mine,
-                               (cs->theirs + t) * ld2 + rs->theirs, rs->len,
-                               pair))
-                    return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no "
-                                      "memory for runs");
-                *count += rs->len;
-            }
-        }
-    }
-    return DESO_OK;
+    free(m->runs);
+    pl_dim_free(&m->rows);
+    pl_dim_free(&m->cols);
 }
 
 void pl_remap_rank_free(pl_remap_rank *r)
 {
     if (!r) return;
-    for (int i = 0; i < r->nsend; i++) free(r->send[i].runs);
-    for (int i = 0; i < r->nrecv; i++) free(r->recv[i].runs);
+    for (int i = 0; i < r->nsend; i++) msg_free(&r->send[i]);
+    for (int i = 0; i < r->nrecv; i++) msg_free(&r->recv[i]);
+    msg_free(&r->self);
     free(r->send);
     free(r->recv);
     free(r->self_src);
@@ -261,7 +161,6 @@ typedef struct work {
     int64_t *lens, *slen, *Lr, *Lc, *load;
     int *holder;
     pl_schedule sch;
-    buckets sr, sc, tr, tc;   /* send-side and receive-side pieces        */
 } work;
 
 static void work_free(work *w)
@@ -271,8 +170,6 @@ static void work_free(work *w)
     free(w->lens); free(w->slen); free(w->Lr); free(w->Lc); free(w->load);
     free(w->holder);
     pl_schedule_free(&w->sch);
-    buckets_free(&w->sr); buckets_free(&w->sc);
-    buckets_free(&w->tr); buckets_free(&w->tc);
 }
 
 /* The message matrix lens[i * NR + j] between source endpoints i and target
@@ -320,16 +217,94 @@ static deso_err message_matrix(work *w)
     return DESO_OK;
 }
 
-static deso_err new_msg(pl_msg **arr, int *n, int peer, int step,
-                        int64_t count, runs *R)
+/* Appends the message between endpoint e of A and f of B (rank peer,
+ * step k) to the list; its length must be the message matrix's.        */
+static deso_err add_msg(pl_msg **arr, int *n, const side *A, int e,
+                        const side *B, int f, int k, int64_t want)
 {
     pl_msg *a = deso__realloc(*arr, ((size_t)*n + 1) * sizeof *a);
     if (!a) return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no memory");
     *arr = a;
-    a[*n] = (pl_msg){peer, step, count, R->n, R->r};
+    pl_msg *m = &a[*n];
+    memset(m, 0, sizeof *m);
+    m->peer = side_rank(B, f);
+    m->step = k;
     (*n)++;
-    R->r = NULL;
-    R->n = R->cap = 0;
+    DESO_TRY(msg_dims(A, e, B, f, m));
+    DESO_CHECK(m->count == want, DESO_EINTERNAL, "pl_remap_plan_rank: a "
+               "message of %lld elements where the message matrix says %lld",
+               (long long)m->count, (long long)want);
+    return DESO_OK;
+}
+
+/* One dimension copied whole: local offsets 0 .. n on both sides.       */
+static deso_err whole_dim(int64_t n, pl_dim *d)
+{
+    memset(d, 0, sizeof *d);
+    d->seq = deso__calloc(1, sizeof *d->seq);
+    if (!d->seq) return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no memory");
+    d->seq[0] = (pl_seq){ .len = n, .cnt = 1 };
+    d->nseq = 1;
+    d->span = d->rem = d->per = d->count = n;
+    return DESO_OK;
+}
+
+/* Identical layouts: nothing moves; the self copy is the whole local
+ * array (the same shape and leading dimension on both sides).           */
+static deso_err plan_identical(pl_remap_rank *out)
+{
+    if (out->src_lrows * out->src_lcols == 0) return DESO_OK;
+    out->has_self = true;
+    out->self.peer = out->me;
+    DESO_TRY(whole_dim(out->src_lrows, &out->self.rows));
+    DESO_TRY(whole_dim(out->src_lcols, &out->self.cols));
+    out->self.count = out->src_lrows * out->src_lcols;
+    return DESO_OK;
+}
+
+/* The message matrix between the actual endpoints and its schedule; the
+ * schedule sees only real messages: a pair on one rank is a local copy
+ * and takes no step.                                                     */
+static deso_err plan_schedule(work *w, pl_sched_kind kind)
+{
+    side *S = &w->S, *T = &w->T;
+    DESO_TRY(message_matrix(w));
+    int NS = S->nend, NR = T->nend;
+    w->slen = deso__malloc((size_t)NS * NR * sizeof *w->slen);
+    if (!w->slen) return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no memory");
+    for (int i = 0; i < NS; i++)
+        for (int j = 0; j < NR; j++)
+            w->slen[(int64_t)i * NR + j] =
+                side_rank(S, i) == side_rank(T, j) ? 0 : w->lens[(int64_t)i * NR + j];
+    return pl_schedule_build(kind, NS, NR, w->slen, &w->sch);
+}
+
+/* This rank's sends (as source endpoint ie), its self copy, and its
+ * receives (as target endpoint je), each described per dimension.       */
+static deso_err plan_messages(work *w, int ie, int je, pl_remap_rank *out)
+{
+    side *S = &w->S, *T = &w->T;
+    int NS = S->nend, NR = T->nend;
+    for (int k = 0; ie >= 0 && k < w->sch.nsteps; k++) {
+        int j = w->sch.recv_of[(int64_t)k * NS + ie];
+        if (j >= 0)
+            DESO_TRY(add_msg(&out->send, &out->nsend, S, ie, T, j, k,
+                             w->lens[(int64_t)ie * NR + j]));
+    }
+    if (ie >= 0 && je >= 0 && w->lens[(int64_t)ie * NR + je] > 0) {
+        out->has_self = true;
+        out->self.peer = out->me;
+        DESO_TRY(msg_dims(S, ie, T, je, &out->self));
+    }
+    for (int k = 0; je >= 0 && k < w->sch.nsteps; k++)
+        for (int i = 0; i < NS; i++)
+            if (w->sch.recv_of[(int64_t)k * NS + i] == je)
+                DESO_TRY(add_msg(&out->recv, &out->nrecv, T, je, S, i, k,
+                                 w->lens[(int64_t)i * NR + je]));
+    for (int i = 0; i < out->nsend; i++)
+        if (out->send[i].count > out->max_msg) out->max_msg = out->send[i].count;
+    for (int i = 0; i < out->nrecv; i++)
+        if (out->recv[i].count > out->max_msg) out->max_msg = out->recv[i].count;
     return DESO_OK;
 }
 
@@ -356,84 +331,10 @@ static deso_err plan(const pl_bc_layout *src, const pl_bc_layout *dst,
     if (je >= 0) side_size(T, je, ex);
     out->dst_lrows = je >= 0 ? ex[0] : 0;
     out->dst_lcols = je >= 0 ? ex[1] : 0;
-    int64_t lds = out->src_lrows > 1 ? out->src_lrows : 1;
-    int64_t ldd = out->dst_lrows > 1 ? out->dst_lrows : 1;
-
-    if (layouts_identical(src, dst)) {
-        /* Nothing moves: one copy of the whole local array (the same shape
-         * and leading dimension on both sides).                            */
-        int64_t all = out->src_lrows * out->src_lcols;
-        if (all > 0) {
-            out->self_src = deso__malloc(sizeof *out->self_src);
-            out->self_dst = deso__malloc(sizeof *out->self_dst);
-            if (!out->self_src || !out->self_dst)
-                return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no memory");
-            out->self_src[0] = out->self_dst[0] = (pl_run){0, all};
-            out->nself = 1;
-        }
-        return DESO_OK;
-    }
-
-    DESO_TRY(message_matrix(w));
-    int NS = S->nend, NR = T->nend;
-    /* The schedule sees only real messages: a pair on one rank is a local
-     * copy and takes no step.                                              */
-    w->slen = deso__malloc((size_t)NS * NR * sizeof *w->slen);
-    if (!w->slen) return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no memory");
-    for (int i = 0; i < NS; i++)
-        for (int j = 0; j < NR; j++)
-            w->slen[(int64_t)i * NR + j] =
-                side_rank(S, i) == side_rank(T, j) ? 0 : w->lens[(int64_t)i * NR + j];
-    DESO_TRY(pl_schedule_build(kind, NS, NR, w->slen, &w->sch));
+    if (layouts_identical(src, dst)) return plan_identical(out);
+    DESO_TRY(plan_schedule(w, kind));
     out->nsteps = w->sch.nsteps;
-
-    runs R = {0};
-    deso_err err = DESO_OK;
-    int64_t count;
-    if (ie >= 0) {
-        int a = side_pos(S, ie, 0), b = side_pos(S, ie, 1);
-        DESO_TRY(buckets_make(src->m, S->np[0], S->blk[0], a, T->np[0], T->blk[0], &w->sr));
-        DESO_TRY(buckets_make(src->n, S->np[1], S->blk[1], b, T->np[1], T->blk[1], &w->sc));
-        for (int k = 0; k < w->sch.nsteps && !err; k++) {
-            int j = w->sch.recv_of[(int64_t)k * NS + ie];
-            if (j < 0) continue;
-            err = emit(&w->sr, side_pos(T, j, 0), &w->sc, side_pos(T, j, 1),
-                       lds, 0, false, &R, &count);
-            if (!err) err = new_msg(&out->send, &out->nsend, side_rank(T, j), k,
-                                    count, &R);
-        }
-        if (!err && je >= 0 && w->lens[(int64_t)ie * NR + je] > 0) {
-            err = emit(&w->sr, side_pos(T, je, 0), &w->sc, side_pos(T, je, 1),
-                       lds, ldd, true, &R, &count);
-            out->self_src = R.r;
-            out->self_dst = R.r2;
-            out->nself = R.n;
-            R = (runs){0};
-        }
-    }
-    if (!err && je >= 0) {
-        int c = side_pos(T, je, 0), d = side_pos(T, je, 1);
-        err = buckets_make(src->m, T->np[0], T->blk[0], c, S->np[0], S->blk[0], &w->tr);
-        if (!err)
-            err = buckets_make(src->n, T->np[1], T->blk[1], d, S->np[1], S->blk[1], &w->tc);
-        for (int k = 0; k < w->sch.nsteps && !err; k++) {
-            for (int i = 0; i < NS && !err; i++) {
-                if (w->sch.recv_of[(int64_t)k * NS + i] != je) continue;
-                err = emit(&w->tr, side_pos(S, i, 0), &w->tc, side_pos(S, i, 1),
-                           ldd, 0, false, &R, &count);
-                if (!err) err = new_msg(&out->recv, &out->nrecv, side_rank(S, i),
-                                        k, count, &R);
-            }
-        }
-    }
-    free(R.r);
-    free(R.r2);
-    if (err) return err;
-    for (int i = 0; i < out->nsend; i++)
-        if (out->send[i].count > out->max_msg) out->max_msg = out->send[i].count;
-    for (int i = 0; i < out->nrecv; i++)
-        if (out->recv[i].count > out->max_msg) out->max_msg = out->recv[i].count;
-    return DESO_OK;
+    return plan_messages(w, ie, je, out);
 }
 
 deso_err pl_remap_plan_rank(const pl_bc_layout *src, const pl_bc_layout *dst,

@@ -5,10 +5,13 @@
 # Cases: a vector of VEC doubles (1 x 2 ranks) and an MAT x MAT matrix (2 x 1
 # grid), each for cyclic(3) -> cyclic(5), cyclic(64) -> cyclic(1),
 # block -> cyclic(1) and identical layouts (cyclic(64) both sides; deso also
-# in place, where nothing moves).  The real remaps run twice: source arrays
-# from malloc (messages through the shared-memory rings) and from
-# deso_redist_array_alloc (receivers read the sources in place: one copy);
-# pdgemr2d runs on the same arrays.  Every case runs RUNS times, in rounds
+# in place, where nothing moves), and the matrix's grid change 2x1 with
+# 64 x 64 blocks -> 1x2 with 1 x 1.  The real remaps run three times: source
+# arrays from malloc (messages through the shared-memory rings), from
+# deso_redist_array_alloc (receivers read the sources in place: one copy),
+# and from malloc over MPI (DESO_REMAP_SHM=0); pdgemr2d runs on the same
+# arrays.  Each run also reports its plan time (time_plan) and its first
+# execution (time_first): (plan + first) / pdgemr2d is the one-shot ratio.  Every case runs RUNS times, in rounds
 # (every case once, then again), so that the machine's drift spreads over
 # all cases alike.
 #
@@ -79,27 +82,31 @@ if ! make --no-print-directory -s BUILD="$build" "$remap" >"$BL_TMP/make.log" 2>
     bl_say "make $remap failed; using the existing binary"
 fi
 
-# The cases: "SHAPE LAYOUT ARRAYS" words; case_args turns one into options.
+# The cases: "SHAPE:LAYOUT:ARRAYS" words (ARRAYS "mpi": malloc arrays with
+# the shared-memory transport off, DESO_REMAP_SHM=0); case_run turns one
+# into options.
 cases=""
-for arrays in malloc shared; do
-    for layout in c3-c5 c64-c1 block-c1; do
-        cases="$cases vector:$layout:$arrays"
+for shape in vector matrix; do
+    for arrays in malloc shared mpi; do
+        for layout in c3-c5 c64-c1 block-c1; do
+            cases="$cases $shape:$layout:$arrays"
+        done
     done
+    [ "$shape" = matrix ] && cases="$cases matrix:grid:malloc matrix:grid:mpi"
+    cases="$cases $shape:same:malloc $shape:inplace:malloc"
 done
-cases="$cases vector:same:malloc vector:inplace:malloc"
-for arrays in malloc shared; do
-    for layout in c3-c5 c64-c1 block-c1; do
-        cases="$cases matrix:$layout:$arrays"
-    done
-done
-cases="$cases matrix:same:malloc matrix:inplace:malloc"
 
-# case_run ASKED_VAR ARGS_VAR LABEL_VAR CASE (namerefs: the caller's variables)
+# case_run ASKED_VAR ARGS_VAR LABEL_VAR ENV_VAR CASE (namerefs: the caller's
+# variables; ENV_VAR gets the run's environment, an env command)
 # shellcheck disable=SC2034
 case_run() {
-    local -n c_asked=$1 c_args=$2 c_label=$3
-    local shape layout arrays len name change # len: a block's length
-    IFS=: read -r shape layout arrays <<<"$4"
+    local -n c_asked=$1 c_args=$2 c_label=$3 c_env=$4
+    local shape layout arrays len name change via # len: a block's length
+    IFS=: read -r shape layout arrays <<<"$5"
+    via=shm c_env=(env)
+    if [ "$arrays" = mpi ]; then
+        arrays=malloc via=mpi c_env=(env DESO_REMAP_SHM=0)
+    fi
     if [ "$shape" = vector ]; then
         len=$(((vec + 1) / 2)) name="vector of $vec"
         c_args=(--P 2 --Q 2 --n "$vec")
@@ -113,11 +120,15 @@ case_run() {
     block-c1) change="block -> cyclic(1)" c_args+=(--r "$len" --s 1) ;;
     same) change="identical cyclic(64)" c_args+=(--r 64 --s 64) ;;
     inplace) change="identical, deso in place" c_args+=(--r 64 --s 64 --in-place) ;;
+    grid)
+        change="2x1 grid, 64 x 64 blocks -> 1x2 grid, 1 x 1"
+        c_args=(--m "$mat" --n "$mat" --grid 2x1 --grid2 1x2 --mb 64 --nb 64 --mb2 1 --nb2 1)
+        ;;
     esac
     [ "$arrays" = shared ] && c_args+=(--shared-arrays)
-    c_asked=$(printf '"shape":"%s","layout":"%s","arrays":"%s","case":%s,"change":%s,"reps":%s,"ranks":2' \
-        "$shape" "$layout" "$arrays" "$(bl_json_str "$name")" "$(bl_json_str "$change")" "$reps")
-    c_label="$name, $change, $arrays arrays"
+    c_asked=$(printf '"shape":"%s","layout":"%s","arrays":"%s","via":"%s","case":%s,"change":%s,"reps":%s,"ranks":2' \
+        "$shape" "$layout" "$arrays" "$via" "$(bl_json_str "$name")" "$(bl_json_str "$change")" "$reps")
+    c_label="$name, $change, $arrays arrays, $via"
 }
 
 bl_clock_start
@@ -127,13 +138,13 @@ bl_meta remap "$(printf '"quick":%s,"reps":%s,"runs":%s,"vec":%s,"mat":%s,"ranks
 bl_say "start: vector $vec, matrix $mat^2, $runs runs of $reps reps per case;" \
     "load average $(bl_loadavg); budget ${BL_BUDGET}s"
 
-asked="" args=() label=""
+asked="" args=() label="" envs=()
 for ((round = 1; round <= runs; round++)); do
     for c in $cases; do
-        case_run asked args label "$c"
+        case_run asked args label envs "$c"
         bl_run remap "$asked,\"round\":$round" "$label (run $round of $runs)" "$BL_TIMEOUT" \
-            "$launch" -n 2 "$remap" "${args[@]}" --run --json --compare-scalapack --memcpy \
-            --reps "$reps"
+            "${envs[@]}" "$launch" -n 2 "$remap" "${args[@]}" --run --json --compare-scalapack \
+            --memcpy --reps "$reps"
     done
 done
 bl_end

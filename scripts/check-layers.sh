@@ -17,16 +17,18 @@
 #      only the public headers include each other by bare name (they are
 #      installed side by side);
 #   2. no include points up the layers (the public headers deso/deso.h,
-#      deso/deso_redist.h, deso/deso_stats.h and placement/deso_errors.h
-#      are the API and may be used from deso/core up);
+#      deso/deso_redist.h, deso/deso_stats.h, deso/deso_cblas.h and
+#      placement/deso_errors.h are the API and may be used from deso/core
+#      up);
 #   3. placement/, blas/ and optimizer/ never include mpi.h;
 #   4. the copy programs (deso/remap/copyprog.*) and the Matrix Market
-#      parser (deso/io/mtx.*) stay MPI-free, through whatever they include.
+#      parsers (deso/io/mtx.*, deso/io/mtx_coo.*) stay MPI-free, through
+#      whatever they include.
 # Prints the violations, then "layers: N passed, N failed" (one per file).
 set -u
 cd "$(dirname "$0")/.."
 order="placement blas optimizer deso/core deso/remap deso/runtime deso/io deso"
-public="deso/deso.h deso/deso_redist.h deso/deso_stats.h placement/deso_errors.h"
+public="deso/deso.h deso/deso_redist.h deso/deso_stats.h deso/deso_cblas.h placement/deso_errors.h"
 passed=0
 failed=0
 
@@ -94,7 +96,7 @@ check_file() { # file: prints violations, returns non-zero on any
         fi ;;
     esac
     case "$f" in
-    deso/remap/copyprog.* | deso/io/mtx.[ch])
+    deso/remap/copyprog.* | deso/io/mtx.[ch] | deso/io/mtx_coo.[ch])
         if reaches_mpi "$f" ""; then
             echo "$f: must stay MPI-free"; bad=1
         fi ;;

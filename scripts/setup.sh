@@ -7,7 +7,8 @@
 set -eu
 
 PKGS="mpich libmpich-dev libopenblas-dev libscalapack-mpich-dev libcmocka-dev
-      pkg-config make gcc clang libclang-rt-14-dev valgrind gnuplot-nox python3"
+      pkg-config make gcc clang libclang-rt-14-dev valgrind gnuplot-nox python3
+      libmetis-dev"
 if [ $# -gt 0 ]; then
     PKGS="$*"
 fi

@@ -1,16 +1,18 @@
 #!/bin/sh
 # The programs' command lines, bad and good.
 #
-# Bad input: BUILD/bin/deso-cg, deso-remap, deso-solve-pdgesv and (without
-# a launcher: it is one process) deso-cg-cblas with bad input for every
-# option (missing value, non-number, zero and negative sizes, a grid that
-# does not match P, an unknown mode or schedule, a missing or malformed
-# --matrix file, unknown options) at P = 1 and 2, each under `timeout`, and
-# checks that every run
+# Bad input: BUILD/bin/deso-cg, deso-remap, deso-solve-pdgesv,
+# deso-mtx2bin, deso-bicgstab, deso-lanczos and (without a launcher: they
+# are one process) deso-cg-cblas and the Krylov twins, with bad input for
+# every option (missing value, non-number, zero and negative sizes, a grid
+# that does not match P, an unknown mode or schedule, a missing or
+# malformed --matrix file, unknown options) at P = 1 and 2, each under
+# `timeout`, and checks that every run
 #   - exits with code 2, which README promises for deso-cg's bad options
 #     (the other programs keep the same convention), and not by a signal
 #     or a timeout; the one run whose options are valid but whose matrix
-#     no rank can hold exits 1 (deso-cg's exit on a library error);
+#     no rank can hold exits 1 (deso-cg's exit on a library error), as
+#     do deso-mtx2bin's runs on missing or malformed Matrix Market files;
 #   - prints exactly one line (stdout and stderr together): one reason
 #     from rank 0 rather than one per rank, "PROGRAM: ...", naming the
 #     option (or the rank and variable) at fault where there is one;
@@ -63,7 +65,10 @@ cg=$build/bin/deso-cg
 remap=$build/bin/deso-remap
 cblas=$build/bin/deso-cg-cblas
 solve=$build/bin/deso-solve-pdgesv
-for b in "$cg" "$remap" "$cblas" "$solve"; do
+m2b=$build/bin/deso-mtx2bin
+bicg=$build/bin/deso-bicgstab
+lanc=$build/bin/deso-lanczos
+for b in "$cg" "$remap" "$cblas" "$solve" "$m2b" "$bicg" "$lanc"; do
     if [ ! -x "$b" ]; then
         echo "test-cli: $b not found (make BUILD=$build programs)"
         echo "cli: 0 passed, 1 failed"
@@ -191,6 +196,26 @@ for np in $nps; do
     says="NB must be"; bad "$np" "$solve" 10 0
     says=arguments; bad "$np" "$solve" 10 2 3
 
+    # ---- deso-bicgstab, deso-lanczos --------------------------------------
+    for kp in "$bicg" "$lanc"; do
+        says=--n; bad "$np" "$kp" --n 0
+        says=--iters; bad "$np" "$kp" --iters x
+        says=--mode; bad "$np" "$kp" --mode fast
+        says=--grid; bad "$np" "$kp" --grid 0x2
+        says=grid; bad "$np" "$kp" --grid 3x5
+        says=--bogus; bad "$np" "$kp" --bogus
+        says=needs; bad "$np" "$kp" --n
+    done
+
+    # ---- deso-mtx2bin ----------------------------------------------------
+    says=usage; bad "$np" "$m2b"
+    says=usage; bad "$np" "$m2b" "$tmp/bad.mtx"
+    says=usage; bad "$np" "$m2b" a b c
+    for f in /nonexistent/a.mtx "$tmp/bad.mtx" "$tmp/empty.mtx" \
+             "$tmp/short.mtx" "$tmp/text.mtx" "$tmp"; do
+        code=1; says="$f"; bad "$np" "$m2b" "$f" "$tmp/out.bin"
+    done
+
     # ---- deso-remap ------------------------------------------------------
     p="$remap --plan-only --P 2 --Q 3 --r 2 --s 3"
     bad "$np" "$remap"                          # neither --plan-only nor --run
@@ -302,6 +327,11 @@ says=--tol; bad serial "$cblas" --tol -1
 says=--precond; bad serial "$cblas" --precond bogus
 says=--grid; bad serial "$cblas" --grid 1x1      # deso-cg's, not its own
 says=--mode; bad serial "$cblas" --mode full
+for kp in "$bicg-cblas" "$lanc-cblas"; do
+    says=--n; bad serial "$kp" --n -3
+    says=--grid; bad serial "$kp" --grid 1x1        # the deso versions' only
+    says=--history=1; bad serial "$kp" --history=1
+done
 
 
 # ---- good input --------------------------------------------------------------
@@ -674,6 +704,44 @@ check(sys.argv[4], in_place=True, transport="none")     # moves nothing
 ' "$tmp/rvec.out" "$tmp/rmat.out" "$tmp/rmpi.out" "$tmp/rin.out"
 }
 
+# deso-mtx2bin: a symmetric coordinate file with a duplicate entry becomes
+# the documented global matrix file (header, column-major values, the
+# checksum recomputed here); a missing input: exit 1, one line
+mtx2bin() {
+    printf '%%%%MatrixMarket matrix coordinate real symmetric\n5 5 4\n1 1 2.5\n3 1 -1.25\n3 1 0.5\n5 4 7\n' >"$tmp/s.mtx"
+    run m2b "$build/bin/deso-mtx2bin" "$tmp/s.mtx" "$tmp/s.bin" || return 1
+    timeout --kill-after=5 "$tmo" "$launch" -n 2 "$build/bin/deso-mtx2bin" \
+        "$tmp/none.mtx" "$tmp/x.bin" >"$tmp/m2bbad.out" 2>&1
+    rc=$?
+    [ "$rc" -eq 1 ] || { echo "missing input: exit $rc, expected 1"; return 1; }
+    py '
+import struct
+M = 2**64
+def mix(k, x):
+    z = struct.unpack("<Q", struct.pack("<d", x))[0]
+    z = ((z ^ (k * 0x9E3779B97F4A7C15 % M)) + 0x9E3779B97F4A7C15) % M
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) % M
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) % M
+    return z ^ (z >> 31)
+a = [[0.0] * 5 for _ in range(5)]
+for i, j, v in ((0, 0, 2.5), (2, 0, -0.75), (4, 3, 7.0)):
+    a[i][j] = v
+    a[j][i] = v
+b = open(sys.argv[1], "rb").read()
+magic, ver, hb, m, n, cs = struct.unpack("<8sIIqqQ", b[:40])
+assert magic == b"DESOMAT\0" and ver == 1 and hb == 64, b[:16]
+assert (m, n) == (5, 5) and b[40:64] == bytes(24) and len(b) == 64 + 200
+vals = struct.unpack("<25d", b[64:])
+want = [a[i][j] for j in range(5) for i in range(5)]
+assert list(vals) == want, (vals, want)
+assert cs == sum(mix(k, v) for k, v in enumerate(want)) % M, cs
+assert lines(sys.argv[2]) == ["deso-mtx2bin: %s: 5 x 5" % sys.argv[1]]
+bad = lines(sys.argv[3])
+assert len(bad) == 1 and bad[0].startswith("deso-mtx2bin: "), bad
+' "$tmp/s.bin" "$tmp/m2b.out" "$tmp/m2bbad.out"
+}
+
+step "deso-mtx2bin: the documented file, checksum; a missing input" mtx2bin
 step "deso-cg --tol converges below it, --json as asked" cg_tol
 step "deso-cg --tol out of reach: exit 0, converged false" cg_stalls
 step "deso-cg --precond jacobi, ssor" cg_precond

@@ -16,7 +16,9 @@
 #      solution error below 1e-10;
 #   6. libdeso.so exports the API only (deso_*, no deso__) under a SONAME,
 #      and libdeso.a defines no other global name;
-#   7. the first program links statically (pkg-config --static) and runs.
+#   7. the first program links statically (pkg-config --static) and runs;
+#   8. the installed deso_cblas.h compiles with <cblas.h> included before
+#      it and after it (pkg-config's flags only).
 # Prints "install: N passed, N failed"; exits non-zero on any failure.
 set -u
 build=${1:-build}
@@ -32,6 +34,7 @@ failed=0
 has_files() {
     for f in include/deso/deso.h include/deso/deso_redist.h \
              include/deso/deso_stats.h include/deso/deso_errors.h \
+             include/deso/deso_cblas.h \
              lib/libdeso.a lib/libdeso.so lib/pkgconfig/deso.pc \
              bin/deso-cg bin/deso-solve-pdgesv; do
         [ -e "$prefix/$f" ] || { echo "missing: $prefix/$f"; return 1; }
@@ -144,6 +147,32 @@ static_build() {
 }
 step "static build of README's first program" static_build
 step "statically linked first program at P = 2" run_first 2
+
+# deso_cblas.h beside the system's <cblas.h>, in either order.
+cblas_order() {
+    for order in before after; do
+        if [ $order = before ]; then
+            printf '#include <cblas.h>\n#include <deso_cblas.h>\n'
+        else
+            printf '#include <deso_cblas.h>\n#include <cblas.h>\n'
+        fi >"$tmp/src/cblas_$order.c"
+        cat >>"$tmp/src/cblas_$order.c" <<'EOC'
+int call(deso_mat *a, deso_vec *x, deso_vec *y);
+int call(deso_mat *a, deso_vec *x, deso_vec *y)
+{
+    enum CBLAS_TRANSPOSE t = CblasTrans;
+    return deso_cblas_dgemv(CblasColMajor, t, 2, 2, 1.0, a, 2, x, 1, 0.0,
+                            y, 1);
+}
+EOC
+        (cd "$tmp/src" &&
+         PKG_CONFIG_PATH=$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} &&
+         export PKG_CONFIG_PATH &&
+         mpicc.mpich -std=c11 -Wall -Wextra -Werror -c "cblas_$order.c" \
+             $(pkg-config --cflags deso)) || return 1
+    done
+}
+step "deso_cblas.h compiles with <cblas.h> before and after it" cblas_order
 
 echo "install: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -21,4 +21,10 @@ deso_err deso__wisdom_save(deso_ctx *ctx, const char *path);
  * option asks for it.  Collective.                                         */
 void deso__log_finalize(deso_ctx *ctx);
 
+/* Global matrix files: the most local elements one slab of
+ * deso_mat_to_file / deso_mat_from_file moves (elems outside 1 .. the
+ * default restores the default, 2^26).  Not collective, but every rank
+ * must set the same value before a file call.                            */
+void deso__matfile_slab_limit(int64_t elems);
+
 #endif

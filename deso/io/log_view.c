@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "deso/io/io.h"
+#include "deso/io/api_io.h"
 #include "deso/runtime/log.h"
 
 enum { NOPS = BLAS_OP_COUNT, NK = DESO__LOG_NKINDS, NROWS = DESO__LOG_NROWS };
@@ -22,7 +23,7 @@ static void row(FILE *f, const char *name, const double *t,
             t[0], t[1], csum[1], csum[2]);
 }
 
-deso_err deso_log_view(deso_ctx *ctx, FILE *f)
+deso_err deso__log_view(deso_ctx *ctx, FILE *f)
 {
     DESO_CHECK(ctx != NULL, DESO_ENULL, "deso_log_view: ctx is NULL");
     DESO_CHECK(ctx->magic == DESO__MAGIC_CTX, DESO_ESTALE,
@@ -92,6 +93,6 @@ void deso__log_finalize(deso_ctx *ctx)
             f = stdout;
         }
     }
-    deso_log_view(ctx, f);
+    deso__log_view(ctx, f);
     if (f != stdout) fclose(f);
 }

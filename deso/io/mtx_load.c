@@ -13,6 +13,7 @@
 #include "placement/alloc.h"
 #include "deso/runtime/runtime.h"
 #include "deso/io/mtx.h"
+#include "deso/io/api_io.h"
 
 #define CHUNK ((int64_t)1 << 16)   /* entries per broadcast               */
 #define MSGLEN 256                 /* bytes of the parser's message sent   */
@@ -65,7 +66,7 @@ static void keep_mine(const deso_ctx *ctx, deso__view *w, const double *buf,
     }
 }
 
-deso_err deso_mat_from_mtx(deso_ctx *ctx, const char *path, deso_mat **out)
+deso_err deso__mat_from_mtx(deso_ctx *ctx, const char *path, deso_mat **out)
 {
     const char *fn = "deso_mat_from_mtx";
     DESO_TRY(ctx_check(ctx, fn));
@@ -92,7 +93,7 @@ deso_err deso_mat_from_mtx(deso_ctx *ctx, const char *path, deso_mat **out)
     }
     uint64_t hash0 = ctx->hash, id0 = ctx->next_id;
     deso_mat *a = NULL;
-    err = deso_mat_create(ctx, m, n, &a);
+    err = deso__mat_create(ctx, m, n, &a);
     double *buf = NULL;
     int64_t chunk = nnz < CHUNK ? nnz : CHUNK;
     if (err == DESO_OK && chunk > 0) {
@@ -131,7 +132,7 @@ static double diag_at(int64_t i, void *arg)
     return ((const double *)arg)[i];
 }
 
-deso_err deso_mat_diag(const deso_mat *a, deso_vec *d)
+deso_err deso__mat_diag(const deso_mat *a, deso_vec *d)
 {
     const char *fn = "deso_mat_diag";
     deso_ctx *ctx = NULL;
@@ -168,8 +169,8 @@ deso_err deso_mat_diag(const deso_mat *a, deso_vec *d)
     }
     err = deso__allreduce(ctx, ctx->comm, diag, k, DESO__SUM);
     deso_vec *tmp = NULL;
-    if (err == DESO_OK) err = deso_vec_from_fn(ctx, k, diag_at, diag, &tmp);
-    if (err == DESO_OK) err = deso_dcopy(k, tmp, 1, d, 1);
+    if (err == DESO_OK) err = deso__vec_from_fn(ctx, k, diag_at, diag, &tmp);
+    if (err == DESO_OK) err = deso__dcopy(k, tmp, 1, d, 1);
     deso_vec_destroy(&tmp);
     free(diag);
     return err;

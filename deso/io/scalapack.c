@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "deso/runtime/runtime.h"
+#include "deso/io/api_io.h"
 #include "placement/alloc.h"
 
 int Csys2blacs_handle(MPI_Comm comm);
@@ -33,7 +34,7 @@ static deso_err ctx_check(const deso_ctx *ctx, const char *fn)
     return DESO_OK;
 }
 
-deso_err deso_blacs_context(deso_ctx *ctx, int *ctxt)
+deso_err deso__blacs_context(deso_ctx *ctx, int *ctxt)
 {
     static const char *fn = "deso_blacs_context";
     DESO_TRY(ctx_check(ctx, fn));
@@ -179,7 +180,7 @@ static deso_err from_scalapack(deso_ctx *ctx, double *local, const int desc[9],
     return DESO_OK;
 }
 
-deso_err deso_mat_from_scalapack(deso_ctx *ctx, double *local,
+deso_err deso__mat_from_scalapack(deso_ctx *ctx, double *local,
                                  const int desc[9], deso_copy_mode mode,
                                  deso_mat **out)
 {
@@ -187,7 +188,7 @@ deso_err deso_mat_from_scalapack(deso_ctx *ctx, double *local,
                           "deso_mat_from_scalapack");
 }
 
-deso_err deso_vec_from_scalapack(deso_ctx *ctx, double *local,
+deso_err deso__vec_from_scalapack(deso_ctx *ctx, double *local,
                                  const int desc[9], deso_copy_mode mode,
                                  deso_vec **out)
 {
@@ -245,11 +246,11 @@ static deso_err export_begin(const deso__handle *h, blas_kind kind, int *ctxt,
     DESO_TRY(deso__value_usable(h->val, fn));
     DESO_CHECK(h->val->ready && h->val->views, DESO_EINTERNAL,
                "%s: value not computed after a force", fn);
-    if (*ctxt < 0) DESO_TRY(deso_blacs_context(*ctx, ctxt));
+    if (*ctxt < 0) DESO_TRY(deso__blacs_context(*ctx, ctxt));
     return DESO_OK;
 }
 
-deso_err deso_mat_to_scalapack(const deso_mat *a, int ctxt, int64_t mb,
+deso_err deso__mat_to_scalapack(const deso_mat *a, int ctxt, int64_t mb,
                                int64_t nb, deso_copy_mode mode, int desc[9],
                                double **local)
 {
@@ -286,7 +287,7 @@ deso_err deso_mat_to_scalapack(const deso_mat *a, int ctxt, int64_t mb,
     return err;
 }
 
-deso_err deso_vec_to_scalapack(const deso_vec *x, int ctxt, int64_t mb,
+deso_err deso__vec_to_scalapack(const deso_vec *x, int ctxt, int64_t mb,
                                deso_copy_mode mode, int desc[9],
                                double **local)
 {

@@ -19,6 +19,7 @@
 
 #include "deso/core/agree.h"
 #include "deso/runtime/runtime.h"
+#include "deso/io/api_io.h"
 #include "placement/alloc.h"
 
 #define WISDOM_MAX_BYTES ((int64_t)64 << 20)
@@ -249,7 +250,7 @@ deso_err deso__wisdom_save(deso_ctx *ctx, const char *path)
     return (deso_err)code;
 }
 
-deso_err deso_wisdom_export(deso_ctx *ctx, const char *path)
+deso_err deso__wisdom_export(deso_ctx *ctx, const char *path)
 {
     DESO_CHECK(ctx != NULL, DESO_ENULL, "deso_wisdom_export: ctx is NULL");
     DESO_CHECK(ctx->magic == DESO__MAGIC_CTX, DESO_ESTALE,
@@ -257,7 +258,7 @@ deso_err deso_wisdom_export(deso_ctx *ctx, const char *path)
     return deso__wisdom_save(ctx, path);
 }
 
-deso_err deso_wisdom_import(deso_ctx *ctx, const char *path)
+deso_err deso__wisdom_import(deso_ctx *ctx, const char *path)
 {
     DESO_CHECK(ctx != NULL, DESO_ENULL, "deso_wisdom_import: ctx is NULL");
     DESO_CHECK(ctx->magic == DESO__MAGIC_CTX, DESO_ESTALE,

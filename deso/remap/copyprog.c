@@ -97,16 +97,15 @@ deso_err deso__cp_compile_tables(deso__cp_item *it, int64_t n,
     return compile(it, n, true, out);
 }
 
-static deso_err compile(deso__cp_item *it, int64_t n, bool tables,
-                        deso__copy *out)
+/* Merges runs contiguous on both sides, and single elements at a
+ * constant stride (cyclic(1) sides) into strided items, in place; returns
+ * the items left and adds the elements to *elems.                       */
+static int64_t merge_items(deso__cp_item *it, int64_t n, int64_t *elems)
 {
-    memset(out, 0, sizeof *out);
-    /* Merge runs contiguous on both sides, and single elements at a
-     * constant stride (cyclic(1) sides) into strided items.              */
     int64_t m = 0;
     for (int64_t i = 0; i < n; i++) {
         if (it[i].len <= 0) continue;
-        out->elems += it[i].len;
+        *elems += it[i].len;
         deso__cp_item *p = m > 0 ? &it[m - 1] : NULL;
         if (p && it[i].a == p->a + p->len * p->sa &&
             it[i].b == p->b + p->len * p->sb &&
@@ -123,7 +122,14 @@ static deso_err compile(deso__cp_item *it, int64_t n, bool tables,
             it[m++] = it[i];
         }
     }
-    n = m;
+    return m;
+}
+
+static deso_err compile(deso__cp_item *it, int64_t n, bool tables,
+                        deso__copy *out)
+{
+    memset(out, 0, sizeof *out);
+    n = merge_items(it, n, &out->elems);
     deso__cp_group *g = deso__malloc((size_t)(n ? n : 1) * sizeof *g);
     if (g == NULL)
         return deso__fail(DESO_ENOMEM, "copy program: out of memory");
@@ -173,8 +179,14 @@ static deso_err compile(deso__cp_item *it, int64_t n, bool tables,
     }
     memcpy(out->it, it, (size_t)ni * sizeof *it);
 
-    /* Periodic groups of short runs are copied element by element from an
-     * offset table: no branch per run.                                    */
+    return deso__cp_tables(out, tables);
+}
+
+/* Periodic groups of short runs are copied element by element from an
+ * offset table: no branch per run.                                       */
+deso_err deso__cp_tables(deso__copy *out, bool tables)
+{
+    int64_t ng = out->ngroups;
     int64_t ne = 0;
     for (int64_t gi = 0; gi < ng; gi++) {
         deso__cp_group *q = &out->g[gi];

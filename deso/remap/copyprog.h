@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "placement/deso_errors.h"
+#include "placement/remap.h"
 
 /* A copy program: pairs of runs (side a -> side b), single elements at a
  * constant stride merged into strided items, compressed into periodic
@@ -58,6 +59,30 @@ deso_err deso__cp_compile(deso__cp_item *it, int64_t n, deso__copy *out);
  * tables streams whole lines across runs (deso__cp_run_stream).         */
 deso_err deso__cp_compile_tables(deso__cp_item *it, int64_t n,
                                  deso__copy *out);
+
+/* Gives the periodic groups of program `out` (groups and items set) their
+ * element tables, as deso__cp_compile does; `tables` as for
+ * deso__cp_compile_tables.  Errors: DESO_ENOMEM (*out freed).            */
+deso_err deso__cp_tables(deso__copy *out, bool tables);
+
+/* How a planned message's two sides map onto a program's a and b.       */
+typedef enum deso__cp_role {
+    DESO__CP_SEND,     /* a: this rank's source array, b: a packed buffer */
+    DESO__CP_RECV,     /* a: a packed buffer, b: this rank's target array */
+    DESO__CP_SELF      /* a: the source array, b: the target array        */
+} deso__cp_role;
+
+/* Compiles message m of a plan (placement/remap.h) straight from its
+ * per-period rows x columns description, never spelling out its runs:
+ * O(one period of rows + the message's column pieces) time and memory
+ * when every column holds the same row pattern, and rows x columns
+ * otherwise.  ld_mine: leading dimension of the array m's `mine` offsets
+ * are in; ld_theirs: of the target (DESO__CP_SELF only).  The program
+ * copies the same elements in the same order as compiling m's runs would.
+ * Errors: DESO_ENOMEM (*out left empty).                                 */
+deso_err deso__cp_from_msg(const pl_msg *m, deso__cp_role role,
+                           int64_t ld_mine, int64_t ld_theirs,
+                           deso__copy *out);
 
 /* Makes *out a copy of c (its own groups, items and tables), to be
  * rewritten by deso__cp_resolve.  Errors: DESO_ENOMEM (*out empty).      */

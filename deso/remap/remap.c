@@ -239,64 +239,48 @@ static bool layouts_equal(const pl_bc_layout *a, const pl_bc_layout *b)
     return same_ranks(a, b);
 }
 
-/* Compiles one planner message; `send`: runs are on side a.             */
-static deso_err compile_msg(const pl_msg *pm, bool send, deso__cp_item *tmp,
-                            deso__msg *out)
+/* Compiles one planner message straight from its per-period description
+ * (deso__cp_from_msg); a message that is one run of the array keeps it
+ * (run_off, run_len) to go from or to the caller's array directly.     */
+static deso_err compile_msg(const pl_msg *pm, deso__cp_role role,
+                            int64_t ld, deso__msg *out)
 {
     out->peer = pm->peer;
     out->step = pm->step;
     out->count = pm->count;
     int dummy;
     DESO_TRY(deso__to_int(pm->count, "message length", &dummy));
-    out->run_len = -1;
-    if (pm->nruns == 1) {
-        out->run_off = pm->runs[0].off;
-        out->run_len = pm->runs[0].len;
-    }
-    int64_t pos = 0;
-    for (int64_t i = 0; i < pm->nruns; i++) {
-        const pl_run *u = &pm->runs[i];
-        tmp[i] = send ? (deso__cp_item){ u->off, pos, u->len, 1, 1 }
-                      : (deso__cp_item){ pos, u->off, u->len, 1, 1 };
-        pos += u->len;
-    }
-    if (pos != pm->count)
+    DESO_TRY(deso__cp_from_msg(pm, role, ld, 0, &out->prog));
+    const deso__copy *c = &out->prog;
+    if (c->elems != pm->count)
         return deso__fail(DESO_EINTERNAL, "deso__remap_init: a message to "
-                          "or from rank %d has %lld elements in its runs but "
-                          "count %lld", pm->peer, (long long)pos,
+                          "or from rank %d copies %lld elements but has "
+                          "count %lld", pm->peer, (long long)c->elems,
                           (long long)pm->count);
-    if (deso__cp_compile(tmp, pm->nruns, &out->prog) != DESO_OK)
-        return deso__fail(DESO_ENOMEM, "deso__remap_init: out of memory");
+    out->run_len = -1;
+    if (c->ngroups == 1 && c->nitems == 1 && c->g[0].reps == 1 &&
+        (c->it[0].len == 1 || (c->it[0].sa == 1 && c->it[0].sb == 1))) {
+        out->run_off = role == DESO__CP_SEND ? c->it[0].a : c->it[0].b;
+        out->run_len = c->it[0].len;
+    }
     return DESO_OK;
 }
 
 static deso_err build(deso__remap *out, const pl_remap_rank *p)
 {
-    int64_t maxruns = p->nself;
-    for (int i = 0; i < p->nsend; i++)
-        if (p->send[i].nruns > maxruns) maxruns = p->send[i].nruns;
-    for (int i = 0; i < p->nrecv; i++)
-        if (p->recv[i].nruns > maxruns) maxruns = p->recv[i].nruns;
-    deso__cp_item *tmp = deso__calloc((size_t)maxruns, sizeof *tmp);
-    out->send = deso__calloc((size_t)p->nsend, sizeof *out->send);
-    out->recv = deso__calloc((size_t)p->nrecv, sizeof *out->recv);
-    if (!tmp || !out->send || !out->recv) {
-        free(tmp);
+    int64_t lds = p->src_lrows > 1 ? p->src_lrows : 1;
+    int64_t ldd = p->dst_lrows > 1 ? p->dst_lrows : 1;
+    out->send = deso__calloc((size_t)(p->nsend ? p->nsend : 1), sizeof *out->send);
+    out->recv = deso__calloc((size_t)(p->nrecv ? p->nrecv : 1), sizeof *out->recv);
+    if (!out->send || !out->recv)
         return deso__fail(DESO_ENOMEM, "deso__remap_init: out of memory");
-    }
     deso_err e = DESO_OK;
     for (int i = 0; i < p->nsend && e == DESO_OK; i++, out->nsend++)
-        e = compile_msg(&p->send[i], true, tmp, &out->send[i]);
+        e = compile_msg(&p->send[i], DESO__CP_SEND, lds, &out->send[i]);
     for (int i = 0; i < p->nrecv && e == DESO_OK; i++, out->nrecv++)
-        e = compile_msg(&p->recv[i], false, tmp, &out->recv[i]);
-    if (e == DESO_OK) {
-        for (int64_t i = 0; i < p->nself; i++)
-            tmp[i] = (deso__cp_item){ p->self_src[i].off, p->self_dst[i].off,
-                                      p->self_src[i].len, 1, 1 };
-        if (deso__cp_compile(tmp, p->nself, &out->self) != DESO_OK)
-            e = deso__fail(DESO_ENOMEM, "deso__remap_init: out of memory");
-    }
-    free(tmp);
+        e = compile_msg(&p->recv[i], DESO__CP_RECV, ldd, &out->recv[i]);
+    if (e == DESO_OK && p->has_self)
+        e = deso__cp_from_msg(&p->self, DESO__CP_SELF, lds, ldd, &out->self);
     return e;
 }
 
@@ -318,50 +302,10 @@ deso_err deso__remap_init_keep(MPI_Comm comm, const pl_bc_layout *src,
     return remap_init(comm, src, dst, kind, true, out);
 }
 
-static deso_err remap_init(MPI_Comm comm, const pl_bc_layout *src,
-                           const pl_bc_layout *dst, pl_sched_kind kind,
-                           bool keep, deso__remap *out)
+/* Groups the messages by step (both lists are sorted by step) and lays
+ * out each step's messages in the buffers.  False when out of memory.   */
+static bool lay_out_steps(deso__remap *out)
 {
-    DESO_CHECK(out != NULL, DESO_ENULL, "deso__remap_init: out is NULL");
-    memset(out, 0, sizeof *out);
-    out->comm = MPI_COMM_NULL;
-    DESO_CHECK(src != NULL && dst != NULL, DESO_ENULL,
-               "deso__remap_init: a layout is NULL");
-    DESO_CHECK(comm != MPI_COMM_NULL, DESO_EINVAL,
-               "deso__remap_init: comm is MPI_COMM_NULL");
-    DESO_MPI_TRY(MPI_Comm_rank(comm, &out->me),
-                 "deso remap: MPI_Comm_rank");
-    DESO_MPI_TRY(MPI_Comm_size(comm, &out->size),
-                 "deso remap: MPI_Comm_size");
-
-    pl_remap_rank plan;
-    memset(&plan, 0, sizeof plan);
-    DESO_TRY(pl_remap_plan_rank(src, dst, out->size, kind, out->me, &plan));
-    out->comm = comm;
-    out->identical = layouts_equal(src, dst);
-    out->src_rows = plan.src_lrows;
-    out->src_cols = plan.src_lcols;
-    out->dst_rows = plan.dst_lrows;
-    out->dst_cols = plan.dst_lcols;
-    out->src_elems = plan.src_lrows * plan.src_lcols;
-    out->dst_elems = plan.dst_lrows * plan.dst_lcols;
-    out->active = plan.nsend > 0 || plan.nrecv > 0 || plan.nself > 0;
-    deso_err e = build(out, &plan);
-    if (e == DESO_OK && keep) {  /* for deso__remap_shm_prepare          */
-        out->plan = deso__malloc(sizeof *out->plan);
-        if (out->plan == NULL) e = DESO_ENOMEM;
-        else *out->plan = plan;
-    }
-    if (out->plan == NULL)
-        pl_remap_rank_free(&plan); /* the compiled programs replace its runs */
-    if (e != DESO_OK) {
-        out->comm = MPI_COMM_NULL;
-        deso__remap_free(out);
-        return e;
-    }
-
-    /* Group the messages by step (both lists are sorted by step) and lay
-     * out each step's messages in the buffers.                           */
     int nsteps = 0;
     for (int pass = 0; pass < 2; pass++) {
         int i = 0, j = 0, s = 0;
@@ -392,7 +336,7 @@ static deso_err remap_init(MPI_Comm comm, const pl_bc_layout *src,
         if (pass == 0) {
             nsteps = s;
             out->steps = deso__calloc((size_t)nsteps, sizeof *out->steps);
-            if (out->steps == NULL) goto nomem;
+            if (out->steps == NULL) return false;
         } else {
             out->nsteps = nsteps;
             out->sendbuf_len = sbuf;
@@ -400,6 +344,53 @@ static deso_err remap_init(MPI_Comm comm, const pl_bc_layout *src,
             out->max_reqs = maxreq;
         }
     }
+    return true;
+}
+
+static deso_err remap_init(MPI_Comm comm, const pl_bc_layout *src,
+                           const pl_bc_layout *dst, pl_sched_kind kind,
+                           bool keep, deso__remap *out)
+{
+    DESO_CHECK(out != NULL, DESO_ENULL, "deso__remap_init: out is NULL");
+    double t0 = MPI_Wtime();
+    memset(out, 0, sizeof *out);
+    out->comm = MPI_COMM_NULL;
+    DESO_CHECK(src != NULL && dst != NULL, DESO_ENULL,
+               "deso__remap_init: a layout is NULL");
+    DESO_CHECK(comm != MPI_COMM_NULL, DESO_EINVAL,
+               "deso__remap_init: comm is MPI_COMM_NULL");
+    DESO_MPI_TRY(MPI_Comm_rank(comm, &out->me),
+                 "deso remap: MPI_Comm_rank");
+    DESO_MPI_TRY(MPI_Comm_size(comm, &out->size),
+                 "deso remap: MPI_Comm_size");
+
+    pl_remap_rank plan;
+    memset(&plan, 0, sizeof plan);
+    DESO_TRY(pl_remap_plan_rank(src, dst, out->size, kind, out->me, &plan));
+    out->comm = comm;
+    out->identical = layouts_equal(src, dst);
+    out->src_rows = plan.src_lrows;
+    out->src_cols = plan.src_lcols;
+    out->dst_rows = plan.dst_lrows;
+    out->dst_cols = plan.dst_lcols;
+    out->src_elems = plan.src_lrows * plan.src_lcols;
+    out->dst_elems = plan.dst_lrows * plan.dst_lcols;
+    out->active = plan.nsend > 0 || plan.nrecv > 0 || plan.has_self;
+    deso_err e = build(out, &plan);
+    if (e == DESO_OK && keep) {  /* for deso__remap_shm_prepare          */
+        out->plan = deso__malloc(sizeof *out->plan);
+        if (out->plan == NULL) e = DESO_ENOMEM;
+        else *out->plan = plan;
+    }
+    if (out->plan == NULL)
+        pl_remap_rank_free(&plan); /* the compiled programs replace its runs */
+    if (e != DESO_OK) {
+        out->comm = MPI_COMM_NULL;
+        deso__remap_free(out);
+        return e;
+    }
+
+    if (!lay_out_steps(out)) goto nomem;
     out->sendbuf = deso__calloc((size_t)out->sendbuf_len, sizeof(double));
     out->recvbuf = deso__calloc((size_t)out->recvbuf_len, sizeof(double));
     out->reqs = deso__calloc((size_t)out->max_reqs, sizeof *out->reqs);
@@ -407,6 +398,7 @@ static deso_err remap_init(MPI_Comm comm, const pl_bc_layout *src,
     if (!out->sendbuf || !out->recvbuf || !out->reqs || !out->req_msg)
         goto nomem;
     if (plan_fusion(out) != DESO_OK) goto nomem;
+    out->t_plan = MPI_Wtime() - t0;
     return DESO_OK;
 
 nomem:

@@ -80,7 +80,9 @@ typedef struct deso__remap {
     MPI_Request *reqs;     /* max_reqs                                      */
     int *req_msg;          /* per request: receive index, or -1 - send     */
     struct deso__shm *shm; /* the shared-memory transport, or NULL         */
-    pl_remap_rank *plan;   /* this rank's runs, kept by _init_keep          */
+    pl_remap_rank *plan;   /* this rank's plan, kept by _init_keep          */
+    double t_plan;         /* seconds spent planning and compiling, here   */
+                           /* and in deso__remap_shm_prepare               */
 } deso__remap;
 
 /* Plans this rank's part of the remap src -> dst on `comm` (borrowed: the

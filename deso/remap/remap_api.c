@@ -24,6 +24,7 @@ struct deso_redist {
     int talks;               /* some rank sends a message (all agree)      */
     deso__remap r;
     int *src_ranks, *dst_ranks;
+    double t_plan, t_setup;  /* deso_redist_times                          */
 };
 
 /* ---- validation ----------------------------------------------------------- */
@@ -132,6 +133,7 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
     DESO_CHECK(comm != MPI_COMM_NULL, DESO_EINVAL,
                "%s: comm is MPI_COMM_NULL", fn);
 
+    double t0 = MPI_Wtime();
     deso_redist *h = deso__calloc(1, sizeof *h);
     MPI_Comm dup = MPI_COMM_NULL;
     int rc = MPI_Comm_dup(comm, &dup);
@@ -214,7 +216,18 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
         free_handle(h);
         return verdict;
     }
+    h->t_plan = h->r.t_plan;
+    h->t_setup = MPI_Wtime() - t0 - h->t_plan;
     *out = h;
+    return DESO_OK;
+}
+
+deso_err deso_redist_times(const deso_redist *r, double *plan,
+                           double *setup)
+{
+    DESO_CHECK(r != NULL, DESO_ENULL, "deso_redist_times: r is NULL");
+    if (plan != NULL) *plan = r->t_plan;
+    if (setup != NULL) *setup = r->t_setup;
     return DESO_OK;
 }
 

@@ -193,6 +193,9 @@ deso_err deso__pull_build(const deso__remap *r, const pl_bc_layout *src,
     deso__cp_item *all = NULL, *tmp = NULL;
     int64_t nall = 0, cap = 0;
     deso_err e = out->direct && out->peer_rows && cut ? DESO_OK : DESO_ENOMEM;
+    /* The plan describes messages per period; these programs map runs
+     * element range by element range, so spell the runs out here.       */
+    if (e == DESO_OK && r->plan != NULL) e = pl_remap_rank_runs(r->plan);
     bc_side D;
     if (e == DESO_OK && (mp == NULL || (nr > 0 && !side_of(dst, r->me, &D))))
         e = DESO_EINTERNAL;

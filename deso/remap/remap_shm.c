@@ -270,6 +270,7 @@ static bool setup(MPI_Comm comm, deso__remap *r, const pl_bc_layout *src,
     if (!deso__shm_allowed(comm) || r == NULL ||
         r->comm == MPI_COMM_NULL)
         return false;
+    double t0 = MPI_Wtime();      /* the programs are planning, not setup */
     struct deso__shm *s = deso__calloc(1, sizeof *s);
     if (s == NULL) return false;
     s->win = MPI_WIN_NULL;
@@ -282,6 +283,7 @@ static bool setup(MPI_Comm comm, deso__remap *r, const pl_bc_layout *src,
         return false;
     }
     r->shm = s;
+    r->t_plan += MPI_Wtime() - t0;
     return true;
 }
 

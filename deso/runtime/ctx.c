@@ -175,10 +175,10 @@ deso_err deso_flush(deso_ctx *ctx)
     DESO_CHECK(ctx != NULL, DESO_ENULL, "deso_flush: ctx is NULL");
     DESO_CHECK(ctx->magic == DESO__MAGIC_CTX, DESO_ESTALE,
                "deso_flush: not a live context");
-    return deso__force(ctx);
+    return deso__raise(ctx, "deso_flush", deso__force(ctx));
 }
 
-deso_err deso_get_info(const deso_ctx *ctx, deso_info *out)
+static deso_err get_info(const deso_ctx *ctx, deso_info *out)
 {
     DESO_CHECK(ctx != NULL && out != NULL, DESO_ENULL,
                "deso_get_info: NULL argument");
@@ -201,4 +201,12 @@ deso_err deso_get_info(const deso_ctx *ctx, deso_info *out)
     out->beta = ctx->params.beta;
     out->time_calibrate = ctx->time_calibrate;
     return DESO_OK;
+}
+
+deso_err deso_get_info(const deso_ctx *ctx, deso_info *out)
+{
+    deso_err err = get_info(ctx, out);
+    return err == DESO_OK ? err
+                          : deso__raise(deso__ctx_live(ctx), "deso_get_info",
+                                        err);
 }

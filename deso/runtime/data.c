@@ -66,7 +66,7 @@ static deso_err vec_begin(deso_ctx *ctx, int64_t n, void *out, const char *fn)
     return DESO_OK;
 }
 
-deso_err deso_vec_create(deso_ctx *ctx, int64_t n, deso_vec **x)
+deso_err deso__vec_create(deso_ctx *ctx, int64_t n, deso_vec **x)
 {
     DESO_TRY(vec_begin(ctx, n, x, "deso_vec_create"));
     blas_layout lay = opt_default_vec(&ctx->df, n);
@@ -76,7 +76,7 @@ deso_err deso_vec_create(deso_ctx *ctx, int64_t n, deso_vec **x)
     return DESO_OK;
 }
 
-deso_err deso_vec_from_fn(deso_ctx *ctx, int64_t n, deso_vec_fn f, void *arg,
+deso_err deso__vec_from_fn(deso_ctx *ctx, int64_t n, deso_vec_fn f, void *arg,
                           deso_vec **x)
 {
     DESO_TRY(vec_begin(ctx, n, x, "deso_vec_from_fn"));
@@ -91,7 +91,7 @@ deso_err deso_vec_from_fn(deso_ctx *ctx, int64_t n, deso_vec_fn f, void *arg,
     return DESO_OK;
 }
 
-deso_err deso_vec_from_array(deso_ctx *ctx, int64_t n, const double *data,
+deso_err deso__vec_from_array(deso_ctx *ctx, int64_t n, const double *data,
                              int root, deso_vec **x)
 {
     const char *fn = "deso_vec_from_array";
@@ -166,7 +166,7 @@ static void mat_globals(const blas_layout *l, int r, int c, int64_t li,
     *j = blas_cyc_global(l->nb, l->pc, c, lj);
 }
 
-deso_err deso_mat_create(deso_ctx *ctx, int64_t m, int64_t n, deso_mat **a)
+deso_err deso__mat_create(deso_ctx *ctx, int64_t m, int64_t n, deso_mat **a)
 {
     DESO_TRY(mat_begin(ctx, m, n, a, "deso_mat_create"));
     blas_layout lay = opt_default_mat(&ctx->df, m, n);
@@ -176,7 +176,7 @@ deso_err deso_mat_create(deso_ctx *ctx, int64_t m, int64_t n, deso_mat **a)
     return DESO_OK;
 }
 
-deso_err deso_mat_from_fn(deso_ctx *ctx, int64_t m, int64_t n, deso_mat_fn f,
+deso_err deso__mat_from_fn(deso_ctx *ctx, int64_t m, int64_t n, deso_mat_fn f,
                           void *arg, deso_mat **a)
 {
     DESO_TRY(mat_begin(ctx, m, n, a, "deso_mat_from_fn"));
@@ -264,7 +264,7 @@ static deso_err mat_scatter(deso_ctx *ctx, const blas_layout *lay,
     return DESO_OK;
 }
 
-deso_err deso_mat_from_array(deso_ctx *ctx, int64_t m, int64_t n,
+deso_err deso__mat_from_array(deso_ctx *ctx, int64_t m, int64_t n,
                              const double *a, int64_t lda, int root,
                              deso_mat **out)
 {
@@ -318,7 +318,7 @@ deso_err deso_mat_from_array(deso_ctx *ctx, int64_t m, int64_t n,
 
 /* ---- scalars -------------------------------------------------------------- */
 
-deso_err deso_scalar_create(deso_ctx *ctx, double value, deso_scalar **s)
+deso_err deso__scalar_create(deso_ctx *ctx, double value, deso_scalar **s)
 {
     DESO_TRY(ctx_check(ctx, "deso_scalar_create"));
     DESO_CHECK(s != NULL, DESO_ENULL, "deso_scalar_create: s is NULL");
@@ -351,7 +351,7 @@ static deso_err read_begin(const deso__handle *h, blas_kind kind,
     return DESO_OK;
 }
 
-deso_err deso_scalar_get(const deso_scalar *s, double *value)
+deso_err deso__scalar_get(const deso_scalar *s, double *value)
 {
     static const char *fn = "deso_scalar_get";
     deso_ctx *ctx = NULL;
@@ -375,7 +375,7 @@ deso_err deso_scalar_get(const deso_scalar *s, double *value)
     return DESO_OK;
 }
 
-deso_err deso_vec_get(const deso_vec *x, int64_t i, double *value)
+deso_err deso__vec_get(const deso_vec *x, int64_t i, double *value)
 {
     static const char *fn = "deso_vec_get";
     deso_ctx *ctx;
@@ -414,7 +414,7 @@ static deso_err gather_check(const deso_ctx *ctx, int root, const void *buf,
     return DESO_OK;
 }
 
-deso_err deso_vec_gather(const deso_vec *x, double *buf, int root)
+deso_err deso__vec_gather(const deso_vec *x, double *buf, int root)
 {
     static const char *fn = "deso_vec_gather";
     deso_ctx *ctx;
@@ -452,7 +452,7 @@ static deso_err mat_gather_run(deso_ctx *ctx, const deso__value *v,
                                const deso__view *w, double *buf, int64_t ld,
                                int root, double *tmp, double *all);
 
-deso_err deso_mat_gather(const deso_mat *a, double *buf, int64_t ld, int root)
+deso_err deso__mat_gather(const deso_mat *a, double *buf, int64_t ld, int root)
 {
     static const char *fn = "deso_mat_gather";
     deso_ctx *ctx;

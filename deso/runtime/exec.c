@@ -122,7 +122,8 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
 
     deso__fz *fz = ctx->defer;
     if (fz != NULL) {           /* a fused group's member: kernel only      */
-        if (info->distributed || blas_red_len(&nd->d, L) != 1) {
+        int64_t w = blas_red_len(&nd->d, L);
+        if (info->distributed || w < 1 || w > BLAS_RED_WIDTH_MAX) {
             deso__view_free(rv);
             return deso__fail(DESO_EINTERNAL, "%s: cannot fuse its reduction",
                               info->name);
@@ -131,11 +132,11 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
         fz->rv = rv;
         fz->rl = *rl;
         fz->rd = blas_red_dim(&nd->d, req);
-        fz->red = 0.0;
+        for (int j = 0; j < BLAS_RED_WIDTH_MAX; j++) fz->red[j] = 0.0;
         fz->part = takes_part(ctx, info, &nd->d, req, rl);
         if (fz->part) {
             double t0 = kernel_start(ctx);
-            info->kernel(&nd->d, L, &R, &fz->red);
+            info->kernel(&nd->d, L, &R, fz->red);
             kernel_time(ctx, nd->d.op, t0);
         }
         return DESO_OK;
@@ -173,6 +174,22 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
     return DESO_OK;
 }
 
+/* A fused group's collective carries its members' partials one after the
+ * other (as opt_cost.c models it): copies them into buf (to_buf) or back
+ * out of it (buf NULL: neither); returns their total length.             */
+static int64_t fused_copy(deso__fz *const *m, int k, double *buf, bool to_buf)
+{
+    int64_t o = 0;
+    for (int j = 0; j < k; j++) {
+        int w = blas_red_width(m[j]->nd->d.op);
+        size_t bytes = (size_t)w * sizeof(double);
+        if (buf != NULL && to_buf) memcpy(buf + o, m[j]->red, bytes);
+        if (buf != NULL && !to_buf) memcpy(m[j]->red, buf + o, bytes);
+        o += w;
+    }
+    return o;
+}
+
 deso_err deso__exec_fused(deso_ctx *ctx, deso__fz *const *m, int k)
 {
     DESO_CHECK(k > 0, DESO_EINTERNAL, "fused reduction: empty group");
@@ -181,21 +198,22 @@ deso_err deso__exec_fused(deso_ctx *ctx, deso__fz *const *m, int k)
      * member's result is replicated along rd                              */
     deso_err err = DESO_OK;
     if (m[0]->part) {
+        int64_t len = fused_copy(m, k, NULL, true);
         double small[8], *buf = small;
-        if (k > 8) buf = ctx->scratch;      /* sized by the preparation    */
-        DESO_CHECK(k <= 8 || k <= ctx->scratch_len, DESO_EINTERNAL,
+        if (len > 8) buf = ctx->scratch;    /* sized by the preparation    */
+        DESO_CHECK(len <= 8 || len <= ctx->scratch_len, DESO_EINTERNAL,
                    "fused reduction: %d members were not prepared", k);
-        for (int j = 0; j < k; j++) buf[j] = m[j]->red;
+        fused_copy(m, k, buf, true);
         if (m[0]->rd >= 0) {
             MPI_Comm comm = ctx->dimcomm[m[0]->rd];
             bool broadcast = false;
             for (int j = 0; j < k; j++)
                 broadcast = broadcast ||
                             (m[j]->rl.rep & (1u << m[0]->rd)) != 0;
-            err = broadcast ? deso__allreduce(ctx, comm, buf, k, DESO__SUM)
-                            : deso__reduce(ctx, comm, buf, k, DESO__SUM, 0);
+            err = broadcast ? deso__allreduce(ctx, comm, buf, len, DESO__SUM)
+                            : deso__reduce(ctx, comm, buf, len, DESO__SUM, 0);
         }
-        for (int j = 0; j < k; j++) m[j]->red = buf[j];
+        fused_copy(m, k, buf, false);
     }
     for (int j = 0; err == DESO_OK && j < k; j++) {
         deso__fz *f = m[j];
@@ -205,7 +223,7 @@ deso_err deso__exec_fused(deso_ctx *ctx, deso__fz *const *m, int k)
             blas_layout_holds(&f->rl, ctx->coord[0], ctx->coord[1])) {
             blas_local R = local_of(ctx, f->rv);
             double t0 = kernel_start(ctx);
-            info->finish(&nd->d, NULL, &R, &f->red);
+            info->finish(&nd->d, NULL, &R, f->red);
             kernel_time(ctx, nd->d.op, t0);
         }
     }

@@ -463,7 +463,7 @@ static deso_err force_timed(deso_ctx *ctx, deso_err before)
     return force_end(ctx, &fr, run_nodes(ctx, &fr));
 }
 
-deso_err deso_plan_explain(const deso_ctx *ctx, FILE *f)
+deso_err deso__plan_explain(const deso_ctx *ctx, FILE *f)
 {
     DESO_CHECK(ctx != NULL && f != NULL, DESO_ENULL,
                "deso_plan_explain: NULL argument");

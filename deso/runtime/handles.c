@@ -184,19 +184,21 @@ deso_err deso__value_usable(const deso__value *v, const char *fn)
 
 /* ---- public destroy / shape ----------------------------------------------- */
 
-#define DESTROY(fn, type)                                                    \
+/* The context is taken before the handle goes: *p is NULL afterwards. */
+#define DESTROY(fn, type, ctx_of)                                            \
     deso_err fn(type **p)                                                    \
     {                                                                        \
         if (p == NULL || *p == NULL) return DESO_OK;                         \
+        deso_ctx *ctx = ctx_of(*p);                                          \
         deso_err err = deso__handle_destroy(&(*p)->h, #fn);                  \
         *p = NULL;                                                           \
-        return err;                                                          \
+        return deso__raise(ctx, #fn, err);                                   \
     }
-DESTROY(deso_vec_destroy, deso_vec)
-DESTROY(deso_mat_destroy, deso_mat)
-DESTROY(deso_scalar_destroy, deso_scalar)
+DESTROY(deso_vec_destroy, deso_vec, deso__vec_ctx)
+DESTROY(deso_mat_destroy, deso_mat, deso__mat_ctx)
+DESTROY(deso_scalar_destroy, deso_scalar, deso__scalar_ctx)
 
-deso_err deso_vec_length(const deso_vec *x, int64_t *n)
+static deso_err vec_length(const deso_vec *x, int64_t *n)
 {
     deso_ctx *ctx = NULL;
     DESO_TRY(deso__handle_check(x ? &x->h : NULL, BLAS_VEC, &ctx,
@@ -206,7 +208,15 @@ deso_err deso_vec_length(const deso_vec *x, int64_t *n)
     return DESO_OK;
 }
 
-deso_err deso_mat_shape(const deso_mat *a, int64_t *m, int64_t *n)
+deso_err deso_vec_length(const deso_vec *x, int64_t *n)
+{
+    deso_err err = vec_length(x, n);
+    return err == DESO_OK ? err
+                          : deso__raise(deso__vec_ctx(x), "deso_vec_length",
+                                        err);
+}
+
+static deso_err mat_shape(const deso_mat *a, int64_t *m, int64_t *n)
 {
     deso_ctx *ctx = NULL;
     DESO_TRY(deso__handle_check(a ? &a->h : NULL, BLAS_MAT, &ctx,
@@ -216,4 +226,12 @@ deso_err deso_mat_shape(const deso_mat *a, int64_t *m, int64_t *n)
     *m = a->h.val->m;
     *n = a->h.val->n;
     return DESO_OK;
+}
+
+deso_err deso_mat_shape(const deso_mat *a, int64_t *m, int64_t *n)
+{
+    deso_err err = mat_shape(a, m, n);
+    return err == DESO_OK ? err
+                          : deso__raise(deso__mat_ctx(a), "deso_mat_shape",
+                                        err);
 }

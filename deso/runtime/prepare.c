@@ -209,7 +209,8 @@ static deso_err simulate(deso_ctx *ctx, int nvals, const opt_plan *plan,
     deso_err err = sim_init(ctx, nvals > 0 ? nvals : 1, &sv);
     for (int k = 0; err == DESO_OK && refs != NULL && k < nvals; k++)
         refs[k] = sv[k].refs;
-    *scratch = plan->nnodes;                  /* a fused group's partials */
+    /* a fused group's partials                                           */
+    *scratch = (int64_t)plan->nnodes * BLAS_RED_WIDTH_MAX;
     int i = 0;
     for (deso__node *nd = ctx->head; err == DESO_OK && nd != NULL;
          nd = nd->next, i++) {

@@ -2,7 +2,7 @@
  * 1: validate, canonicalise, record; nothing executes here).              */
 #include "deso/runtime/record.h"
 
-deso_err deso_dvmul(int64_t n, const deso_vec *x, int64_t incx, deso_vec *y,
+deso_err deso__dvmul(int64_t n, const deso_vec *x, int64_t incx, deso_vec *y,
                     int64_t incy)
 {
     const char *fn = "deso_dvmul";

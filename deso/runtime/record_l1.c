@@ -4,7 +4,7 @@
 
 static const int64_t VSHAPE_SCALAR[2] = {1, 1};
 
-deso_err deso_dcopy(int64_t n, const deso_vec *x, int64_t incx, deso_vec *y,
+deso_err deso__dcopy(int64_t n, const deso_vec *x, int64_t incx, deso_vec *y,
                     int64_t incy)
 {
     const char *fn = "deso_dcopy";
@@ -19,7 +19,7 @@ deso_err deso_dcopy(int64_t n, const deso_vec *x, int64_t incx, deso_vec *y,
 }
 
 /* A swap is two copies of the old versions: in SSA nothing is swapped.   */
-deso_err deso_dswap(int64_t n, deso_vec *x, int64_t incx, deso_vec *y,
+deso_err deso__dswap(int64_t n, deso_vec *x, int64_t incx, deso_vec *y,
                     int64_t incy)
 {
     const char *fn = "deso_dswap";
@@ -45,7 +45,7 @@ deso_err deso_dswap(int64_t n, deso_vec *x, int64_t incx, deso_vec *y,
     return err;
 }
 
-deso_err deso_dscal_arg(int64_t n, deso_sarg alpha, deso_vec *x, int64_t incx)
+deso_err deso__dscal_arg(int64_t n, deso_sarg alpha, deso_vec *x, int64_t incx)
 {
     const char *fn = "deso_dscal";
     deso_ctx *ctx = NULL;
@@ -61,7 +61,7 @@ deso_err deso_dscal_arg(int64_t n, deso_sarg alpha, deso_vec *x, int64_t incx)
     return deso__record(ctx, BLAS_OP_SCAL, 0, ops, ids, &x->h, shape);
 }
 
-deso_err deso_daxpy_arg(int64_t n, deso_sarg alpha, const deso_vec *x,
+deso_err deso__daxpy_arg(int64_t n, deso_sarg alpha, const deso_vec *x,
                         int64_t incx, deso_vec *y, int64_t incy)
 {
     const char *fn = "deso_daxpy";
@@ -81,7 +81,7 @@ deso_err deso_daxpy_arg(int64_t n, deso_sarg alpha, const deso_vec *x,
     return deso__record(ctx, BLAS_OP_AXPY, 0, ops, ids, &y->h, shape);
 }
 
-deso_err deso_daxpby_arg(int64_t n, deso_sarg alpha, const deso_vec *x,
+deso_err deso__daxpby_arg(int64_t n, deso_sarg alpha, const deso_vec *x,
                          int64_t incx, deso_sarg beta, deso_vec *y,
                          int64_t incy)
 {
@@ -122,25 +122,25 @@ static deso_err reduce1(blas_op op, const char *fn, int64_t n,
     return deso__record(ctx, op, 0, ops, ids, &result->h, VSHAPE_SCALAR);
 }
 
-deso_err deso_ddot(int64_t n, const deso_vec *x, int64_t incx,
+deso_err deso__ddot(int64_t n, const deso_vec *x, int64_t incx,
                    const deso_vec *y, int64_t incy, deso_scalar *result)
 {
     return reduce1(BLAS_OP_DOT, "deso_ddot", n, x, incx, y, incy, result);
 }
 
-deso_err deso_dnrm2(int64_t n, const deso_vec *x, int64_t incx,
+deso_err deso__dnrm2(int64_t n, const deso_vec *x, int64_t incx,
                     deso_scalar *result)
 {
     return reduce1(BLAS_OP_NRM2, "deso_dnrm2", n, x, incx, NULL, 1, result);
 }
 
-deso_err deso_dasum(int64_t n, const deso_vec *x, int64_t incx,
+deso_err deso__dasum(int64_t n, const deso_vec *x, int64_t incx,
                     deso_scalar *result)
 {
     return reduce1(BLAS_OP_ASUM, "deso_dasum", n, x, incx, NULL, 1, result);
 }
 
-deso_err deso_idamax(int64_t n, const deso_vec *x, int64_t incx,
+deso_err deso__idamax(int64_t n, const deso_vec *x, int64_t incx,
                      deso_scalar *result)
 {
     return reduce1(BLAS_OP_IAMAX, "deso_idamax", n, x, incx, NULL, 1, result);

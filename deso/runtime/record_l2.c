@@ -5,6 +5,7 @@
  * the executor only ever see column-major calls.  lda is only checked
  * >= 1.                                                                   */
 #include "deso/runtime/record.h"
+#include "deso/runtime/api_more.h"
 
 static deso_err enum_args(const char *fn, deso_order order, int pos)
 {
@@ -83,7 +84,7 @@ static deso_err gemv_node(deso_ctx *ctx, unsigned flags, int64_t m, int64_t n,
     return deso__record(ctx, BLAS_OP_GEMV, flags, ops, ids, &y->h, shape);
 }
 
-deso_err deso_dgemv_arg(deso_order order, deso_trans trans, int64_t m,
+deso_err deso__dgemv_arg(deso_order order, deso_trans trans, int64_t m,
                         int64_t n, deso_sarg alpha, const deso_mat *a,
                         int64_t lda, const deso_vec *x, int64_t incx,
                         deso_sarg beta, deso_vec *y, int64_t incy)
@@ -117,7 +118,7 @@ deso_err deso_dgemv_arg(deso_order order, deso_trans trans, int64_t m,
                      fn);
 }
 
-deso_err deso_dger_arg(deso_order order, int64_t m, int64_t n, deso_sarg alpha,
+deso_err deso__dger_arg(deso_order order, int64_t m, int64_t n, deso_sarg alpha,
                        const deso_vec *x, int64_t incx, const deso_vec *y,
                        int64_t incy, deso_mat *a, int64_t lda)
 {
@@ -156,7 +157,7 @@ deso_err deso_dger_arg(deso_order order, int64_t m, int64_t n, deso_sarg alpha,
 /* dsymv as two masked gemvs on the stored triangle:
  *   y <- alpha tri(A) x + beta y;   y <- alpha stri(A)^T x + y,
  * tri including the diagonal, stri excluding it (A_sym = tri + stri^T).  */
-deso_err deso_dsymv_arg(deso_order order, deso_uplo uplo, int64_t n,
+deso_err deso__dsymv_arg(deso_order order, deso_uplo uplo, int64_t n,
                         deso_sarg alpha, const deso_mat *a, int64_t lda,
                         const deso_vec *x, int64_t incx, deso_sarg beta,
                         deso_vec *y, int64_t incy)
@@ -190,13 +191,10 @@ deso_err deso_dsymv_arg(deso_order order, deso_uplo uplo, int64_t n,
     return err;
 }
 
-deso_err deso_dtrsv(deso_order order, deso_uplo uplo, deso_trans trans,
-                    deso_diag diag, int64_t n, const deso_mat *a, int64_t lda,
-                    deso_vec *x, int64_t incx)
+/* The enums of a triangular call (dtrsv's and dtrmv's).                   */
+static deso_err tri_enums(const char *fn, deso_uplo uplo, deso_trans trans,
+                          deso_diag diag)
 {
-    const char *fn = "deso_dtrsv";
-    deso_ctx *ctx = NULL;
-    DESO_TRY(enum_args(fn, order, 1));
     DESO_CHECK(uplo == DESO_UPPER || uplo == DESO_LOWER, DESO_EINVAL,
                "%s: bad uplo %d (arg 2)", fn, (int)uplo);
     DESO_CHECK(trans == DESO_NO_TRANS || trans == DESO_TRANS ||
@@ -204,6 +202,17 @@ deso_err deso_dtrsv(deso_order order, deso_uplo uplo, deso_trans trans,
                DESO_EINVAL, "%s: bad trans %d (arg 3)", fn, (int)trans);
     DESO_CHECK(diag == DESO_UNIT || diag == DESO_NON_UNIT, DESO_EINVAL,
                "%s: bad diag %d (arg 4)", fn, (int)diag);
+    return DESO_OK;
+}
+
+deso_err deso__dtrsv(deso_order order, deso_uplo uplo, deso_trans trans,
+                    deso_diag diag, int64_t n, const deso_mat *a, int64_t lda,
+                    deso_vec *x, int64_t incx)
+{
+    const char *fn = "deso_dtrsv";
+    deso_ctx *ctx = NULL;
+    DESO_TRY(enum_args(fn, order, 1));
+    DESO_TRY(tri_enums(fn, uplo, trans, diag));
     DESO_TRY(deso__n_arg(n, fn, 5));
     if (order == DESO_ROW_MAJOR) {
         /* the row-major T is H^T for the handle H: op(T) is H with the
@@ -220,4 +229,104 @@ deso_err deso_dtrsv(deso_order order, deso_uplo uplo, deso_trans trans,
     uint64_t ids[2] = {a->h.id, x->h.id};
     int64_t shape[2] = {1, n};
     return deso__record(ctx, BLAS_OP_TRSV, flags, ops, ids, &x->h, shape);
+}
+
+/* dtrmv as one masked gemv reading the old x twice:
+ *   non-unit: x <- op(tri(T)) x;   unit: x <- op(stri(T)) x + x,
+ * tri with the diagonal, stri without (the unit diagonal is the + x).    */
+deso_err deso__dtrmv(deso_order order, deso_uplo uplo, deso_trans trans,
+                    deso_diag diag, int64_t n, const deso_mat *a, int64_t lda,
+                    deso_vec *x, int64_t incx)
+{
+    const char *fn = "deso_dtrmv";
+    deso_ctx *ctx = NULL;
+    DESO_TRY(enum_args(fn, order, 1));
+    DESO_TRY(tri_enums(fn, uplo, trans, diag));
+    DESO_TRY(deso__n_arg(n, fn, 5));
+    if (order == DESO_ROW_MAJOR) {      /* as dtrsv                         */
+        uplo = flip_uplo(uplo);
+        trans = flip_trans(trans);
+    }
+    DESO_TRY(mat_arg(a, order, n, n, lda, &ctx, fn, 6));
+    DESO_TRY(deso__vec_arg(x, n, incx, &ctx, fn, "x", 8));
+    unsigned flags = BLAS_F_MASK | (uplo == DESO_LOWER ? BLAS_F_LOWER : 0) |
+                     (trans != DESO_NO_TRANS ? BLAS_F_TRANS : 0) |
+                     (diag == DESO_UNIT ? BLAS_F_STRICT : 0);
+    return gemv_node(ctx, flags, n, n, deso_sarg_double(1.0), a, x,
+                     deso_sarg_double(diag == DESO_UNIT ? 1.0 : 0.0), x, fn);
+}
+
+/* One ger node A <- alpha x y^T + A on A's `lower` or upper triangle.   */
+static deso_err ger_tri_node(deso_ctx *ctx, bool lower, deso_sarg alpha,
+                             const deso_vec *x, const deso_vec *y,
+                             deso_mat *a, const char *fn)
+{
+    deso__value *ops[4];
+    uint64_t ids[4];
+    DESO_TRY(deso__sarg_value(&ctx, alpha, &ops[0], &ids[0], fn, "alpha"));
+    ops[1] = x->h.val;
+    ids[1] = x->h.id;
+    ops[2] = y->h.val;
+    ids[2] = y->h.id;
+    ops[3] = a->h.val;
+    ids[3] = a->h.id;
+    unsigned flags = BLAS_F_MASK | (lower ? BLAS_F_LOWER : 0);
+    int64_t shape[2] = {a->h.val->m, a->h.val->n};
+    return deso__record(ctx, BLAS_OP_GER, flags, ops, ids, &a->h, shape);
+}
+
+/* The arguments dsyr and dsyr2 share (y only when `two`): uplo mapped to
+ * the stored triangle (x x^T and x y^T + y x^T are symmetric, so a
+ * row-major call only changes which triangle is meant).                  */
+static deso_err syr_args(const char *fn, deso_order order, deso_uplo *uplo,
+                         int64_t n, const deso_vec *x, int64_t incx,
+                         bool two, const deso_vec *y, int64_t incy,
+                         const deso_mat *a, int64_t lda, deso_sarg alpha,
+                         deso_ctx **ctx)
+{
+    DESO_TRY(enum_args(fn, order, 1));
+    DESO_CHECK(*uplo == DESO_UPPER || *uplo == DESO_LOWER, DESO_EINVAL,
+               "%s: bad uplo %d (arg 2)", fn, (int)*uplo);
+    DESO_TRY(deso__n_arg(n, fn, 3));
+    DESO_TRY(deso__vec_arg(x, n, incx, ctx, fn, "x", 5));
+    if (two) DESO_TRY(deso__vec_arg(y, n, incy, ctx, fn, "y", 7));
+    DESO_TRY(mat_arg(a, order, n, n, lda, ctx, fn, two ? 9 : 7));
+    DESO_TRY(deso__sarg_check(alpha, ctx, fn, "alpha"));
+    if (order == DESO_ROW_MAJOR) *uplo = flip_uplo(*uplo);
+    return DESO_OK;
+}
+
+deso_err deso__dsyr_arg(deso_order order, deso_uplo uplo, int64_t n,
+                       deso_sarg alpha, const deso_vec *x, int64_t incx,
+                       deso_mat *a, int64_t lda)
+{
+    const char *fn = "deso_dsyr";
+    deso_ctx *ctx = NULL;
+    DESO_TRY(syr_args(fn, order, &uplo, n, x, incx, false, NULL, 1, a, lda,
+                      alpha, &ctx));
+    return ger_tri_node(ctx, uplo == DESO_LOWER, alpha, x, x, a, fn);
+}
+
+/* dsyr2 as two masked gers: A <- alpha x y^T + A, then alpha y x^T.     */
+deso_err deso__dsyr2_arg(deso_order order, deso_uplo uplo, int64_t n,
+                        deso_sarg alpha, const deso_vec *x, int64_t incx,
+                        const deso_vec *y, int64_t incy, deso_mat *a,
+                        int64_t lda)
+{
+    const char *fn = "deso_dsyr2";
+    deso_ctx *ctx = NULL;
+    DESO_TRY(syr_args(fn, order, &uplo, n, x, incx, true, y, incy, a, lda,
+                      alpha, &ctx));
+    bool lower = uplo == DESO_LOWER;
+    deso__value *old = a->h.val;
+    uint64_t hash0 = ctx->hash;
+    deso__value_ref(old);
+    deso_err err = ger_tri_node(ctx, lower, alpha, x, y, a, fn);
+    if (err == DESO_OK) {
+        err = ger_tri_node(ctx, lower, alpha, y, x, a, fn);
+        /* all or nothing: A must not keep half the update                */
+        if (err != DESO_OK) deso__record_undo(ctx, &a->h, old, hash0);
+    }
+    deso__value_unref(old);
+    return err;
 }

@@ -1,6 +1,7 @@
 /* Scalar arithmetic on lazy scalars: recorded like any operation, so CG's
  * alpha = rho / (p . q) and beta never force.                             */
 #include "deso/runtime/record.h"
+#include "deso/runtime/api_more.h"
 
 static deso_err binop(blas_op op, const char *fn, deso_scalar *out,
                       deso_sarg a, deso_sarg b, int nargs)
@@ -23,39 +24,49 @@ static deso_err binop(blas_op op, const char *fn, deso_scalar *out,
     return deso__record(ctx, op, 0, ops, ids, &out->h, shape);
 }
 
-deso_err deso_sadd_arg(deso_scalar *out, deso_sarg a, deso_sarg b)
+deso_err deso__sadd_arg(deso_scalar *out, deso_sarg a, deso_sarg b)
 {
     return binop(BLAS_OP_SADD, "deso_sadd", out, a, b, 2);
 }
 
-deso_err deso_ssub_arg(deso_scalar *out, deso_sarg a, deso_sarg b)
+deso_err deso__ssub_arg(deso_scalar *out, deso_sarg a, deso_sarg b)
 {
     return binop(BLAS_OP_SSUB, "deso_ssub", out, a, b, 2);
 }
 
-deso_err deso_smul_arg(deso_scalar *out, deso_sarg a, deso_sarg b)
+deso_err deso__smul_arg(deso_scalar *out, deso_sarg a, deso_sarg b)
 {
     return binop(BLAS_OP_SMUL, "deso_smul", out, a, b, 2);
 }
 
-deso_err deso_sdiv_arg(deso_scalar *out, deso_sarg a, deso_sarg b)
+deso_err deso__sdiv_arg(deso_scalar *out, deso_sarg a, deso_sarg b)
 {
     return binop(BLAS_OP_SDIV, "deso_sdiv", out, a, b, 2);
 }
 
-deso_err deso_ssqrt_arg(deso_scalar *out, deso_sarg a)
+deso_err deso__ssqrt_arg(deso_scalar *out, deso_sarg a)
 {
     return binop(BLAS_OP_SSQRT, "deso_ssqrt", out, a, a, 1);
 }
 
-deso_err deso_sneg_arg(deso_scalar *out, deso_sarg a)
+deso_err deso__sneg_arg(deso_scalar *out, deso_sarg a)
 {
     return binop(BLAS_OP_SNEG, "deso_sneg", out, a, a, 1);
 }
 
+deso_err deso__smax_arg(deso_scalar *out, deso_sarg a, deso_sarg b)
+{
+    return binop(BLAS_OP_SMAX, "deso_smax", out, a, b, 2);
+}
+
+deso_err deso__smin_arg(deso_scalar *out, deso_sarg a, deso_sarg b)
+{
+    return binop(BLAS_OP_SMIN, "deso_smin", out, a, b, 2);
+}
+
 /* out <- a needs no node: values are immutable, so out's handle simply
  * points at a's value (or at a new constant).                             */
-deso_err deso_sset_arg(deso_scalar *out, deso_sarg a)
+deso_err deso__sset_arg(deso_scalar *out, deso_sarg a)
 {
     const char *fn = "deso_sset";
     deso_ctx *ctx = NULL;

@@ -90,7 +90,7 @@ typedef struct deso__fz {
     blas_layout rl;
     int rd;                   /* grid dimension reduced over                */
     bool part;                /* this rank ran the kernel (takes part)      */
-    double red;               /* the local partial result                   */
+    double red[BLAS_RED_WIDTH_MAX];  /* the local partial result          */
 } deso__fz;
 
 /* Per-node arrays of a force (force.c), kept by the context.              */
@@ -183,6 +183,8 @@ struct deso_ctx {
     int64_t scratch_len;      /*   deso__force_prepare                      */
     deso__fz *defer;          /* != NULL: exec_node defers the node's       */
                               /*   reduction and finish into it (force.c)   */
+    deso_error_handler errh;  /* errh.c: invoked at the public boundary    */
+    void *errh_arg;
 };
 
 #define DESO__VERSION "0.1.0"
@@ -377,5 +379,8 @@ deso_err deso__mat_remap_plan(deso_ctx *ctx, const blas_layout *src,
 deso_err deso__mat_remap(deso_ctx *ctx, const deso__view *src,
                          deso__view *dst);
 void deso__matrix_remaps_free(deso_ctx *ctx);
+
+/* The public functions' implementations and the error handler's hook. */
+#include "deso/runtime/api.h"
 
 #endif

@@ -65,6 +65,12 @@ static const struct {
     {BLAS_OP_GER, "SVVM", 'M', 3, BLAS_RED_NONE},
     {BLAS_OP_TRSV, "MV", 'V', 1, BLAS_RED_NONE},
     {BLAS_OP_VMUL, "VV", 'V', 1, BLAS_RED_NONE},
+    {BLAS_OP_ROT, "SVSV", 'V', 1, BLAS_RED_NONE},
+    {BLAS_OP_VDIV, "VV", 'V', 1, BLAS_RED_NONE},
+    {BLAS_OP_VRECIP, "V", 'V', -1, BLAS_RED_NONE},
+    {BLAS_OP_VABS, "V", 'V', -1, BLAS_RED_NONE},
+    {BLAS_OP_SMAX, "SS", 'S', -1, BLAS_RED_NONE},
+    {BLAS_OP_SMIN, "SS", 'S', -1, BLAS_RED_NONE},
 };
 
 static blas_kind kind_of(char c)
@@ -443,11 +449,11 @@ static double reduce_by_hand(blas_op op, const double *x, const double *y,
     blas_desc d = {op, 0, info->nops};
     int pr = dist == 0 ? p : 2, pc = dist == 1 ? p : 1;
     blas_layout lay = blas_layout_vec(n, dist, b, 0u, pr, pc);
-    double acc[2] = {0.0, 0.0};
+    double acc[BLAS_RED_WIDTH_MAX] = {0.0, 0.0, 0.0};
     if (info->red == BLAS_RED_MAXLOC) acc[0] = -1.0;
     for (int k = 0; k < p; k++) {
         int64_t idx[MAXN];
-        double xl[MAXN], yl[MAXN], red[2] = {NAN, NAN};
+        double xl[MAXN], yl[MAXN], red[BLAS_RED_WIDTH_MAX] = {NAN, NAN, NAN};
         int64_t len = owned(n, b, p, k, idx);
         for (int64_t l = 0; l < len; l++) {
             xl[l] = x[idx[l]];
@@ -456,11 +462,11 @@ static double reduce_by_hand(blas_op op, const double *x, const double *y,
         int r = dist == 0 ? k : 0, c = dist == 1 ? k : 0;
         blas_local in[2] = {piece(xl, len, 1, lay, r, c),
                             piece(yl, len, 1, lay, r, c)};
-        assert_int_equal(blas_red_len(&d, in),
-                         info->red == BLAS_RED_MAXLOC ? 2 : 1);
+        int w = blas_red_width(op);
+        assert_int_equal(blas_red_len(&d, in), w);
         info->kernel(&d, in, NULL, red);
         if (info->red == BLAS_RED_SUM) {
-            acc[0] += red[0];
+            for (int j = 0; j < w; j++) acc[j] += red[j];
         } else if (red[0] > acc[0] || (red[0] == acc[0] && red[1] < acc[1])) {
             acc[0] = red[0];
             acc[1] = red[1];

@@ -191,7 +191,11 @@ static void test_fuse_groups_pure(void **state)
     assert_int_equal(ev.node_cost[3].msgs_coll, ev.node_cost[0].msgs_coll);
     assert_int_equal(ev.node_cost[4].msgs_coll, 0);
     assert_int_equal(ev.node_cost[6].msgs_coll, ev.node_cost[0].msgs_coll);
-    assert_int_equal(ev.node_cost[0].bytes_coll,
+    /* payloads: ddot's sum and dnrm2's three scaled sums of squares (4
+     * doubles) against dnrm2 alone (3), and dasum's and ddot's (2)        */
+    assert_int_equal(3 * ev.node_cost[0].bytes_coll,
+                     4 * ev.node_cost[6].bytes_coll);
+    assert_int_equal(3 * ev.node_cost[3].bytes_coll,
                      2 * ev.node_cost[6].bytes_coll);
     opt_eval_free(&ev);
     opt_plan_free(&p);

@@ -799,6 +799,255 @@ static void test_mpi_errors(void **state)
     TU_OK(deso_finalize(&ctx));
 }
 
+/* ---- rotations, dtrmv, dsyr, dsyr2, element-wise, smax / smin ------------ */
+
+/* The level 1 extensions and rotations: NULL, stale, other context, wrong
+ * kind, sizes, increments, bad flags.                                     */
+static void more_level1(deso_vec *x, deso_vec *y, deso_vec *z,
+                        deso_vec *shell, deso_vec *ox, deso_scalar *s,
+                        deso_scalar *stales, deso_scalar *os)
+{
+    const deso_scalar *ns = NULL;
+    const deso_vec *sv = (const deso_vec *)(const void *)s;   /* wrong kind */
+    double P[5] = {-1.0, 1.0, 0.0, 0.0, 1.0}, bad[5] = {0.5, 1, 0, 0, 1};
+    MU_ERR(deso_drot(6, NULL, 1, y, 1, 0.6, 0.8), DESO_ENULL);
+    MU_ERR(deso_drot(6, x, 1, NULL, 1, 0.6, 0.8), DESO_ENULL);
+    MU_ERR(deso_drot(6, x, 1, y, 1, ns, 0.8), DESO_ENULL);
+    MU_ERR(deso_drot(6, x, 1, y, 1, 0.6, ns), DESO_ENULL);
+    MU_ERR(deso_drot(6, shell, 1, y, 1, 0.6, 0.8), DESO_ESTALE);
+    MU_ERR(deso_drot(6, x, 1, y, 1, stales, 0.8), DESO_ESTALE);
+    MU_ERR(deso_drot(6, x, 1, ox, 1, 0.6, 0.8), DESO_ECONTEXT);
+    MU_ERR(deso_drot(6, x, 1, y, 1, 0.6, os), DESO_ECONTEXT);
+    MU_ERR(deso_drot(6, x, 1, z, 1, 0.6, 0.8), DESO_ESIZE);
+    MU_ERR(deso_drot(-1, x, 1, y, 1, 0.6, 0.8), DESO_ESIZE);
+    MU_ERR(deso_drot(INT64_MAX, x, 1, y, 1, 0.6, 0.8), DESO_ESIZE);
+    MU_ERR(deso_drot(6, x, 2, y, 1, 0.6, 0.8), DESO_ENOTSUP);
+    MU_ERR(deso_drot(6, x, 1, y, 1, (deso_scalar *)(void *)x, 0.8),
+           DESO_EINVAL);
+    MU_ERR(deso_drot(6, x, 1, x, 1, 0.6, 0.8), DESO_EINVAL);
+    MU_ERR(deso_drotm(6, x, 1, y, 1, NULL), DESO_ENULL);
+    MU_ERR(deso_drotm(6, x, 1, y, 1, bad), DESO_EINVAL);
+    bad[0] = NAN;
+    MU_ERR(deso_drotm(6, x, 1, y, 1, bad), DESO_EINVAL);
+    MU_ERR(deso_drotm(6, NULL, 1, y, 1, P), DESO_ENULL);
+    MU_ERR(deso_drotm(6, shell, 1, y, 1, P), DESO_ESTALE);
+    MU_ERR(deso_drotm(6, ox, 1, y, 1, P), DESO_ECONTEXT);
+    MU_ERR(deso_drotm(5, x, 1, y, 1, P), DESO_ESIZE);
+    MU_ERR(deso_drotm(6, x, 1, y, -1, P), DESO_ENOTSUP);
+    MU_ERR(deso_drotm(6, y, 1, y, 1, P), DESO_EINVAL);
+    double a = 1.0, b = 2.0, c, sn, d1 = 1.0, d2 = 1.0, b1 = 1.0;
+    MU_ERR(deso_drotg(NULL, &b, &c, &sn), DESO_ENULL);
+    MU_ERR(deso_drotg(&a, NULL, &c, &sn), DESO_ENULL);
+    MU_ERR(deso_drotg(&a, &b, NULL, &sn), DESO_ENULL);
+    MU_ERR(deso_drotg(&a, &b, &c, NULL), DESO_ENULL);
+    MU_ERR(deso_drotmg(NULL, &d2, &b1, 1.0, P), DESO_ENULL);
+    MU_ERR(deso_drotmg(&d1, NULL, &b1, 1.0, P), DESO_ENULL);
+    MU_ERR(deso_drotmg(&d1, &d2, NULL, 1.0, P), DESO_ENULL);
+    MU_ERR(deso_drotmg(&d1, &d2, &b1, 1.0, NULL), DESO_ENULL);
+    static deso_err (*const el[])(int64_t, const deso_vec *, int64_t,
+                                  deso_vec *, int64_t) = {
+        deso_dvdiv, deso_dvrecip, deso_dvabs};
+    for (int k = 0; k < 3; k++) {
+        MU_ERR(el[k](6, NULL, 1, y, 1), DESO_ENULL);
+        MU_ERR(el[k](6, x, 1, NULL, 1), DESO_ENULL);
+        MU_ERR(el[k](6, shell, 1, y, 1), DESO_ESTALE);
+        MU_ERR(el[k](6, x, 1, ox, 1), DESO_ECONTEXT);
+        MU_ERR(el[k](6, sv, 1, y, 1), DESO_EINVAL);
+        MU_ERR(el[k](6, x, 1, z, 1), DESO_ESIZE);
+        MU_ERR(el[k](-1, x, 1, y, 1), DESO_ESIZE);
+        MU_ERR(el[k](6, x, 0, y, 1), DESO_ENOTSUP);
+        MU_ERR(el[k](6, x, 1, y, 3), DESO_ENOTSUP);
+    }
+}
+
+/* dtrmv, dsyr, dsyr2.                                                     */
+static void more_level2(deso_vec *x, deso_vec *y, deso_vec *z,
+                        deso_vec *shell, deso_vec *ox, deso_mat *A,
+                        deso_mat *S, deso_mat *staleA, deso_mat *oA,
+                        deso_scalar *stales, deso_scalar *os)
+{
+    const deso_order C = DESO_COL_MAJOR, R = DESO_ROW_MAJOR;
+    const deso_uplo U = DESO_UPPER;
+    const deso_trans N = DESO_NO_TRANS;
+    const deso_diag D = DESO_NON_UNIT;
+    const deso_scalar *ns = NULL;
+    MU_ERR(deso_dtrmv(C, U, N, D, 6, NULL, 6, x, 1), DESO_ENULL);
+    MU_ERR(deso_dtrmv(C, U, N, D, 6, S, 6, NULL, 1), DESO_ENULL);
+    MU_ERR(deso_dtrmv(C, U, N, D, 6, staleA, 6, x, 1), DESO_ESTALE);
+    MU_ERR(deso_dtrmv(C, U, N, D, 6, S, 6, shell, 1), DESO_ESTALE);
+    MU_ERR(deso_dtrmv(C, U, N, D, 6, oA, 6, x, 1), DESO_ECONTEXT);
+    MU_ERR(deso_dtrmv(C, U, N, D, 6, S, 6, ox, 1), DESO_ECONTEXT);
+    MU_ERR(deso_dtrmv(C, U, N, D, 5, A, 5, z, 1), DESO_ESIZE);
+    MU_ERR(deso_dtrmv(R, U, N, D, 6, A, 6, x, 1), DESO_ESIZE);
+    MU_ERR(deso_dtrmv(C, U, N, D, 6, S, 6, z, 1), DESO_ESIZE);
+    MU_ERR(deso_dtrmv(C, U, N, D, -1, S, 6, x, 1), DESO_ESIZE);
+    MU_ERR(deso_dtrmv((deso_order)0, U, N, D, 6, S, 6, x, 1), DESO_EINVAL);
+    MU_ERR(deso_dtrmv(C, (deso_uplo)0, N, D, 6, S, 6, x, 1), DESO_EINVAL);
+    MU_ERR(deso_dtrmv(C, U, (deso_trans)0, D, 6, S, 6, x, 1), DESO_EINVAL);
+    MU_ERR(deso_dtrmv(C, U, N, (deso_diag)0, 6, S, 6, x, 1), DESO_EINVAL);
+    MU_ERR(deso_dtrmv(C, U, N, D, 6, S, 0, x, 1), DESO_EINVAL);
+    MU_ERR(deso_dtrmv(C, U, N, D, 6, S, 6, x, 2), DESO_ENOTSUP);
+    MU_ERR(deso_dsyr(C, U, 6, 1.0, NULL, 1, S, 6), DESO_ENULL);
+    MU_ERR(deso_dsyr(C, U, 6, 1.0, x, 1, NULL, 6), DESO_ENULL);
+    MU_ERR(deso_dsyr(C, U, 6, ns, x, 1, S, 6), DESO_ENULL);
+    MU_ERR(deso_dsyr(C, U, 6, stales, x, 1, S, 6), DESO_ESTALE);
+    MU_ERR(deso_dsyr(C, U, 6, 1.0, x, 1, staleA, 6), DESO_ESTALE);
+    MU_ERR(deso_dsyr(C, U, 6, 1.0, x, 1, oA, 6), DESO_ECONTEXT);
+    MU_ERR(deso_dsyr(C, U, 6, os, x, 1, S, 6), DESO_ECONTEXT);
+    MU_ERR(deso_dsyr(C, U, 5, 1.0, z, 1, A, 5), DESO_ESIZE);
+    MU_ERR(deso_dsyr(C, U, 6, 1.0, z, 1, S, 6), DESO_ESIZE);
+    MU_ERR(deso_dsyr(C, U, -6, 1.0, x, 1, S, 6), DESO_ESIZE);
+    MU_ERR(deso_dsyr(C, (deso_uplo)1, 6, 1.0, x, 1, S, 6), DESO_EINVAL);
+    MU_ERR(deso_dsyr((deso_order)1, U, 6, 1.0, x, 1, S, 6), DESO_EINVAL);
+    MU_ERR(deso_dsyr(C, U, 6, 1.0, x, 1, S, -6), DESO_EINVAL);
+    MU_ERR(deso_dsyr(C, U, 6, 1.0, x, 2, S, 6), DESO_ENOTSUP);
+    MU_ERR(deso_dsyr2(C, U, 6, 1.0, x, 1, NULL, 1, S, 6), DESO_ENULL);
+    MU_ERR(deso_dsyr2(C, U, 6, 1.0, NULL, 1, y, 1, S, 6), DESO_ENULL);
+    MU_ERR(deso_dsyr2(C, U, 6, 1.0, x, 1, y, 1, NULL, 6), DESO_ENULL);
+    MU_ERR(deso_dsyr2(C, U, 6, 1.0, x, 1, shell, 1, S, 6), DESO_ESTALE);
+    MU_ERR(deso_dsyr2(C, U, 6, 1.0, x, 1, ox, 1, S, 6), DESO_ECONTEXT);
+    MU_ERR(deso_dsyr2(C, U, 6, os, x, 1, y, 1, S, 6), DESO_ECONTEXT);
+    MU_ERR(deso_dsyr2(C, U, 6, 1.0, x, 1, z, 1, S, 6), DESO_ESIZE);
+    MU_ERR(deso_dsyr2(C, U, 5, 1.0, z, 1, z, 1, A, 5), DESO_ESIZE);
+    MU_ERR(deso_dsyr2(C, (deso_uplo)0, 6, 1.0, x, 1, y, 1, S, 6),
+           DESO_EINVAL);
+    MU_ERR(deso_dsyr2(C, U, 6, 1.0, x, 1, y, 1, S, 0), DESO_EINVAL);
+    MU_ERR(deso_dsyr2(C, U, 6, 1.0, x, 1, y, 7, S, 6), DESO_ENOTSUP);
+}
+
+/* smax and smin.                                                          */
+static void more_scalar(deso_scalar *s, deso_scalar *stales, deso_scalar *os,
+                        deso_vec *x)
+{
+    const deso_scalar *ns = NULL;
+    MU_ERR(deso_smax(NULL, 1.0, 2.0), DESO_ENULL);
+    MU_ERR(deso_smin(NULL, 1.0, 2.0), DESO_ENULL);
+    MU_ERR(deso_smax(s, ns, 2.0), DESO_ENULL);
+    MU_ERR(deso_smin(s, 1.0, ns), DESO_ENULL);
+    MU_ERR(deso_smax(stales, 1.0, 2.0), DESO_ESTALE);
+    MU_ERR(deso_smin(s, stales, 2.0), DESO_ESTALE);
+    MU_ERR(deso_smax(s, 1.0, os), DESO_ECONTEXT);
+    MU_ERR(deso_smin(os, s, 1.0), DESO_ECONTEXT);
+    MU_ERR(deso_smax((deso_scalar *)(void *)x, 1.0, 2.0), DESO_EINVAL);
+}
+
+static void test_more_routines(void **state)
+{
+    (void)state;
+    deso_ctx *ctx = mu_ctx(DESO_MODE_FULL), *other = tu_ctx(0, 0, 3);
+    deso_vec *x, *y, *z, *shell, *ox;
+    deso_mat *A, *S, *staleA, *oA;
+    deso_scalar *s, *stales, *os;
+    TU_OK(deso_vec_create(ctx, 6, &x));
+    TU_OK(deso_vec_create(ctx, 6, &y));
+    TU_OK(deso_vec_create(ctx, 5, &z));
+    TU_OK(deso_vec_create(ctx, 6, &shell));
+    TU_OK(deso_vec_create(other, 6, &ox));
+    TU_OK(deso_mat_create(ctx, 5, 6, &A));
+    TU_OK(deso_mat_create(ctx, 6, 6, &S));
+    TU_OK(deso_mat_create(ctx, 6, 6, &staleA));
+    TU_OK(deso_mat_create(other, 6, 6, &oA));
+    TU_OK(deso_scalar_create(ctx, 1.0, &s));
+    TU_OK(deso_scalar_create(ctx, 1.0, &stales));
+    TU_OK(deso_scalar_create(other, 1.0, &os));
+    deso_vec *dv = shell;
+    deso_mat *dm = staleA;
+    deso_scalar *ds = stales;
+    TU_OK(deso_vec_destroy(&dv));
+    TU_OK(deso_mat_destroy(&dm));
+    TU_OK(deso_scalar_destroy(&ds));
+    more_level1(x, y, z, shell, ox, s, stales, os);
+    more_level2(x, y, z, shell, ox, A, S, staleA, oA, stales, os);
+    more_scalar(s, stales, os, x);
+    /* none of the above recorded anything                                 */
+    deso_info info;
+    TU_OK(deso_get_info(ctx, &info));
+    assert_true(tu_all(info.pending == 0));
+    /* drotm with the flag -2 records nothing either                       */
+    const double ident[5] = {-2.0, 9.0, 9.0, 9.0, 9.0};
+    TU_OK(deso_drotm(6, x, 1, y, 1, ident));
+    TU_OK(deso_get_info(ctx, &info));
+    assert_true(tu_all(info.pending == 0));
+    TU_OK(deso_finalize(&other));
+    TU_OK(deso_vec_destroy(&x));
+    TU_OK(deso_vec_destroy(&y));
+    TU_OK(deso_vec_destroy(&z));
+    TU_OK(deso_mat_destroy(&A));
+    TU_OK(deso_mat_destroy(&S));
+    TU_OK(deso_scalar_destroy(&s));
+    MU_SYNC();
+    check_usable(ctx);
+    TU_OK(deso_finalize(&ctx));
+}
+
+/* The context's live handles.                                            */
+static int new_values_live(const deso_ctx *ctx)
+{
+    int k = 0;
+    for (const deso__handle *h = ctx->handles; h != NULL; h = h->next)
+        k += h->magic == DESO__MAGIC_LIVE;
+    return k;
+}
+
+/* Values made for the caller and the error handler's setters.           */
+static void test_new_values(void **state)
+{
+    (void)state;
+    deso_ctx *ctx = mu_ctx(DESO_MODE_AFFINE), *other = tu_ctx(0, 0, 3);
+    deso_vec *x, *y, *o, *dead, *dup = NULL;
+    deso_mat *A;
+    deso_scalar *r = NULL;
+    TU_OK(deso_vec_create(ctx, 5, &x));
+    TU_OK(deso_vec_create(ctx, 5, &y));
+    TU_OK(deso_vec_create(ctx, 5, &dead));
+    TU_OK(deso_vec_create(other, 5, &o));
+    TU_OK(deso_mat_create(ctx, 5, 5, &A));
+    deso_vec *stale = dead;
+    TU_OK(deso_vec_destroy(&dead));
+    int live = new_values_live(ctx);
+    MU_ERR(deso_vec_duplicate(NULL, &dup), DESO_ENULL);
+    MU_ERR(deso_vec_duplicate(x, NULL), DESO_ENULL);
+    MU_ERR(deso_vec_duplicate(stale, &dup), DESO_ESTALE);
+    MU_ERR(deso_vec_duplicate((deso_vec *)A, &dup), DESO_EINVAL);
+    assert_null(dup);
+    MU_ERR(deso_ddot_new(5, x, 1, y, 1, NULL), DESO_ENULL);
+    MU_ERR(deso_ddot_new(-1, x, 1, y, 1, &r), DESO_ESIZE);
+    MU_ERR(deso_ddot_new(INT64_MAX, x, 1, y, 1, &r), DESO_ESIZE);
+    MU_ERR(deso_ddot_new(4, x, 1, y, 1, &r), DESO_ESIZE);
+    MU_ERR(deso_ddot_new(5, NULL, 1, y, 1, &r), DESO_ENULL);
+    MU_ERR(deso_ddot_new(5, x, 1, NULL, 1, &r), DESO_ENULL);
+    MU_ERR(deso_ddot_new(5, x, 1, stale, 1, &r), DESO_ESTALE);
+    MU_ERR(deso_ddot_new(5, x, 1, o, 1, &r), DESO_ECONTEXT);
+    MU_ERR(deso_ddot_new(5, x, 2, y, 1, &r), DESO_ENOTSUP);
+    MU_ERR(deso_dnrm2_new(5, x, 1, NULL), DESO_ENULL);
+    MU_ERR(deso_dnrm2_new(6, x, 1, &r), DESO_ESIZE);
+    MU_ERR(deso_dnrm2_new(5, stale, 1, &r), DESO_ESTALE);
+    MU_ERR(deso_dasum_new(5, NULL, 1, &r), DESO_ENULL);
+    MU_ERR(deso_dasum_new(5, x, 0, &r), DESO_ENOTSUP);
+    MU_ERR(deso_idamax_new(-3, x, 1, &r), DESO_ESIZE);
+    MU_ERR(deso_idamax_new(5, (deso_vec *)A, 1, &r), DESO_EINVAL);
+    assert_null(r);
+    /* a refused call leaves no handle behind                               */
+    assert_true(tu_all(new_values_live(ctx) == live));
+    /* a refused reduction names the call made                             */
+    MU_ERR(deso_dnrm2_new(6, x, 1, &r), DESO_ESIZE);
+    assert_true(tu_all(strncmp(deso_last_error(), "deso_dnrm2_new: ", 16) == 0));
+    deso_error_handler h;
+    void *arg;
+    MU_ERR(deso_set_error_handler(NULL, DESO_ERRORS_ABORT, NULL), DESO_ENULL);
+    MU_ERR(deso_get_error_handler(NULL, &h, &arg), DESO_ENULL);
+    MU_ERR(deso_get_error_handler(ctx, NULL, &arg), DESO_ENULL);
+    MU_ERR(deso_get_error_handler(ctx, &h, NULL), DESO_ENULL);
+    MU_SYNC();
+    TU_OK(deso_vec_destroy(&x));
+    TU_OK(deso_vec_destroy(&y));
+    TU_OK(deso_mat_destroy(&A));
+    TU_OK(deso_vec_destroy(&o));
+    check_usable(ctx);
+    TU_OK(deso_finalize(&other));
+    TU_OK(deso_finalize(&ctx));
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -816,6 +1065,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_remap),
         cmocka_unit_test(test_scalapack_args),
         cmocka_unit_test(test_mpi_errors),
+        cmocka_unit_test(test_more_routines),
+        cmocka_unit_test(test_new_values),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     MPI_Finalize();

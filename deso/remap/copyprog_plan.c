@@ -1,0 +1,344 @@
+/* deso/remap/copyprog_plan.c: copy programs compiled straight from a
+ * plan's per-period description of a message (placement/remap.h), so that
+ * compiling, like planning, costs one period and not one pass over the
+ * elements.  Pure computation, no MPI.
+ *
+ * The rows of a column are one period of pieces repeated `full` times and
+ * then cut: one group of the period's items repeated `full` times (or,
+ * when the period holds too many items, each progression a group of its
+ * own per period).  Columns repeat that row program at a fixed shift, so
+ * a row program of a single item becomes one group (or one item) per
+ * column piece.  Neighbours that continue each other merge, as
+ * deso__cp_compile's do, so messages that are one run stay one run.     */
+#include "deso/remap/copyprog.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "placement/alloc.h"
+#include "placement/errors.h"
+
+/* Longest period, in items, made one repeated group; longer periods are
+ * spelt out progression by progression.                                  */
+#define FLAT_MAX 4096
+
+/* A program being built, in (mine, other) coordinates: a is always this
+ * rank's array, b the packed buffer or the self copy's target.          */
+typedef struct cpb {
+    deso__cp_group *g;
+    deso__cp_item *it;
+    int64_t ng, ni, capg, capi, elems;
+    bool open;               /* the last group is literal and open        */
+    bool nomem;
+} cpb;
+
+static void cpb_free(cpb *b)
+{
+    free(b->g);
+    free(b->it);
+    memset(b, 0, sizeof *b);
+}
+
+static bool reserve(cpb *b, int64_t items)
+{
+    if (b->nomem) return false;
+    if (b->ni + items > b->capi) {
+        int64_t c = b->capi ? 2 * b->capi : 16;
+        while (c < b->ni + items) c *= 2;
+        deso__cp_item *v = deso__realloc(b->it, (size_t)c * sizeof *v);
+        if (!v) return !(b->nomem = true);
+        b->it = v;
+        b->capi = c;
+    }
+    if (b->ng + 1 > b->capg) {
+        int64_t c = b->capg ? 2 * b->capg : 16;
+        deso__cp_group *v = deso__realloc(b->g, (size_t)c * sizeof *v);
+        if (!v) return !(b->nomem = true);
+        b->g = v;
+        b->capg = c;
+    }
+    return true;
+}
+
+/* Whether x continues p (p then covers both): contiguous or at p's
+ * stride, the rules of deso__cp_compile plus strided items.              */
+static bool extend(deso__cp_item *p, const deso__cp_item *x)
+{
+    int64_t sa = p->len > 1 ? p->sa : x->len > 1 ? x->sa : x->a - p->a;
+    int64_t sb = p->len > 1 ? p->sb : x->len > 1 ? x->sb : x->b - p->b;
+    if (sa == 0 || sb == 0) return false;
+    if (p->len > 1 && x->len > 1 && (x->sa != sa || x->sb != sb))
+        return false;
+    if (p->len == 1 && x->len > 1 && (sa != x->sa || sb != x->sb))
+        return false;
+    if (x->a != p->a + p->len * sa || x->b != p->b + p->len * sb)
+        return false;
+    p->sa = sa;
+    p->sb = sb;
+    p->len += x->len;
+    return true;
+}
+
+/* Appends one item to the open literal group, merging when it can.       */
+static void cpb_item(cpb *b, deso__cp_item x)
+{
+    if (x.len <= 0 || b->nomem) return;
+    if (x.len == 1) x.sa = x.sb = 1;
+    b->elems += x.len;
+    if (b->open && extend(&b->it[b->ni - 1], &x)) return;
+    if (!reserve(b, 1)) return;
+    if (!b->open) {
+        b->g[b->ng++] = (deso__cp_group){ .first = b->ni, .k = 0, .reps = 1 };
+        b->open = true;
+    }
+    b->it[b->ni++] = x;
+    b->g[b->ng - 1].k++;
+}
+
+/* Appends k items repeated reps times, shifted by (da, db) each time.   */
+static void cpb_group(cpb *b, const deso__cp_item *x, int64_t k,
+                      int64_t reps, int64_t da, int64_t db)
+{
+    if (reps <= 0 || k <= 0 || b->nomem) return;
+    if (reps == 1) {
+        for (int64_t j = 0; j < k; j++) cpb_item(b, x[j]);
+        return;
+    }
+    if (k == 1 && x->len == 1) {
+        cpb_item(b, (deso__cp_item){ x->a, x->b, reps, da, db });
+        return;
+    }
+    if (k == 1 && da == x->len * x->sa && db == x->len * x->sb) {
+        cpb_item(b, (deso__cp_item){ x->a, x->b, x->len * reps, x->sa, x->sb });
+        return;
+    }
+    if (!reserve(b, k)) return;
+    b->g[b->ng++] = (deso__cp_group){ .first = b->ni, .k = k, .reps = reps,
+                                      .da = da, .db = db };
+    for (int64_t j = 0; j < k; j++) b->it[b->ni++] = x[j];
+    for (int64_t j = 0; j < k; j++) b->elems += reps * x[j].len;
+    b->open = false;
+}
+
+/* The other side's offset and step of a piece: the packed position (the
+ * buffer counts up) or the target offset.                                */
+typedef struct oside {
+    bool packed;
+    int64_t pos;             /* packed: elements emitted so far           */
+} oside;
+
+/* n pieces of q from piece 0, shifted by (sm, st), each `len` long.      */
+static void seq_emit(cpb *b, const pl_seq *q, int64_t n, int64_t len,
+                     int64_t sm, int64_t st, oside *o)
+{
+    int64_t bb = o->packed ? o->pos : q->theirs + st;
+    int64_t db = o->packed ? len : q->dtheirs;
+    deso__cp_item x = { q->mine + sm, bb, len, 1, 1 };
+    cpb_group(b, &x, 1, n, q->dmine, db);
+    o->pos += n * len;
+}
+
+/* The pieces of d cut at rem (the last, partial period), shifted by
+ * (sm, st).                                                              */
+static void rows_tail(cpb *b, const pl_dim *d, int64_t sm, int64_t st,
+                      oside *o)
+{
+    for (int64_t i = 0; i < d->nseq; i++) {
+        const pl_seq *q = &d->seq[i];
+        int64_t n, last;
+        pl_seq_clip(q, d->rem, &n, &last);
+        if (n == 0) break;
+        int64_t whole = last == q->len ? n : n - 1;
+        if (whole > 0) seq_emit(b, q, whole, q->len, sm, st, o);
+        if (whole < n) {
+            pl_seq p = *q;
+            p.mine += whole * q->dmine;
+            p.theirs += whole * q->dtheirs;
+            seq_emit(b, &p, 1, last, sm, st, o);
+        }
+    }
+}
+
+/* Items of one period: one progression of single elements is one strided
+ * item, others one item per piece.                                       */
+static int64_t period_items(const pl_dim *d)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < d->nseq && n <= FLAT_MAX; i++)
+        n += d->seq[i].len == 1 ? 1 : d->seq[i].cnt;
+    return n;
+}
+
+/* The row program of one column (mine offsets from 0; the other side
+ * from o): the whole periods, then the cut one.                         */
+static void rows_emit(cpb *b, const pl_dim *d, oside *o)
+{
+    if (d->full >= 2 && period_items(d) <= FLAT_MAX) {
+        cpb one = { 0 };
+        oside o1 = *o;
+        for (int64_t i = 0; i < d->nseq; i++) {
+            const pl_seq *q = &d->seq[i];
+            if (q->len == 1 || q->cnt == 1) {
+                seq_emit(&one, q, q->cnt, q->len, 0, 0, &o1);
+                continue;
+            }
+            for (int64_t j = 0; j < q->cnt; j++)   /* flat: one group      */
+                cpb_item(&one, (deso__cp_item){ q->mine + j * q->dmine,
+                         o1.packed ? o1.pos + j * q->len
+                                   : q->theirs + j * q->dtheirs,
+                         q->len, 1, 1 });
+            o1.pos += q->cnt * q->len;
+        }
+        b->nomem |= one.nomem;
+        cpb_group(b, one.it, one.ni, d->full, d->dmine,
+                  o->packed ? d->per : d->dtheirs);
+        cpb_free(&one);
+        o->pos += d->full * d->per;
+    } else {
+        for (int64_t p = 0; p < d->full; p++)
+            for (int64_t i = 0; i < d->nseq; i++)
+                seq_emit(b, &d->seq[i], d->seq[i].cnt, d->seq[i].len,
+                         p * d->dmine, p * d->dtheirs, o);
+    }
+    rows_tail(b, d, d->full * d->dmine, d->full * d->dtheirs, o);
+}
+
+/* Items of b spelt out, or -1 when more than RECOMPILE_MAX.             */
+#define RECOMPILE_MAX ((int64_t)1 << 16)
+static int64_t spelt(const cpb *b)
+{
+    int64_t n = 0;
+    for (int64_t gi = 0; gi < b->ng && n <= RECOMPILE_MAX; gi++)
+        n += b->g[gi].k * b->g[gi].reps;
+    return n <= RECOMPILE_MAX ? n : -1;
+}
+
+/* Row programs of at most this many items are spelt out and repeated
+ * across the columns of a piece as one group.                            */
+#define ROWS_FLAT 64
+
+/* Spells R out into x (spelt(R) items, offsets as in R).                 */
+static void flatten(const cpb *R, deso__cp_item *x)
+{
+    int64_t k = 0;
+    for (int64_t gi = 0; gi < R->ng; gi++)
+        for (int64_t t = 0; t < R->g[gi].reps; t++)
+            for (int64_t j = 0; j < R->g[gi].k; j++) {
+                x[k] = R->it[R->g[gi].first + j];
+                x[k].a += t * R->g[gi].da;
+                x[k++].b += t * R->g[gi].db;
+            }
+}
+
+/* Appends program R (one column's rows) shifted by (sa, sb); x: scratch
+ * for R->ni items.                                                       */
+static void append_shifted(cpb *b, const cpb *R, int64_t sa, int64_t sb,
+                           deso__cp_item *x)
+{
+    for (int64_t gi = 0; gi < R->ng && !b->nomem; gi++) {
+        const deso__cp_group *g = &R->g[gi];
+        for (int64_t j = 0; j < g->k; j++) {
+            x[j] = R->it[g->first + j];
+            x[j].a += sa;
+            x[j].b += sb;
+        }
+        cpb_group(b, x, g->k, g->reps, g->da, g->db);
+    }
+}
+
+/* The whole message: the row program once, then per column piece either
+ * one group (a row program of at most ROWS_FLAT items, spelt out) or the
+ * row program per column.                                                */
+static void msg_emit(cpb *b, const pl_msg *m, bool packed, int64_t ldm,
+                     int64_t ldt)
+{
+    cpb R = { 0 };
+    oside o = { packed, 0 };
+    rows_emit(&R, &m->rows, &o);
+    int64_t nf = spelt(&R);
+    bool flat = nf >= 1 && nf <= ROWS_FLAT;
+    int64_t nx = R.ni > ROWS_FLAT ? R.ni : ROWS_FLAT;
+    deso__cp_item *x = deso__malloc((size_t)nx * sizeof *x);
+    deso__cp_item f[ROWS_FLAT];
+    b->nomem |= R.nomem || x == NULL;
+    if (flat && !b->nomem) flatten(&R, f);
+    int64_t per = m->rows.count, pos = 0, cg, cm, ct, cl;
+    pl_dim_it ci = PL_DIM_IT(&m->cols);
+    while (!b->nomem && pl_dim_next(&ci, &cg, &cm, &ct, &cl)) {
+        int64_t db = packed ? per : ldt, b0 = packed ? pos : ct * ldt;
+        if (flat) {
+            for (int64_t j = 0; j < nf; j++) {
+                x[j] = f[j];
+                x[j].a += cm * ldm;
+                x[j].b += b0;
+            }
+            cpb_group(b, x, nf, cl, ldm, db);
+        } else {
+            for (int64_t t = 0; t < cl; t++)
+                append_shifted(b, &R, (cm + t) * ldm, b0 + t * db, x);
+        }
+        pos += cl * per;
+    }
+    free(x);
+    cpb_free(&R);
+}
+
+/* A program of few items in all (b, whose arrays out holds) is spelt out
+ * and compiled again by
+ * deso__cp_compile, whose search for periods also finds the ones that
+ * span columns (a column's items repeated across columns): the program
+ * executions were tuned on.  Larger ones stay as built.                 */
+static deso_err recompile(cpb *b, deso__copy *out)
+{
+    int64_t n = spelt(b);
+    deso__cp_item *x = deso__malloc((size_t)(n > 0 ? n : 1) * sizeof *x);
+    if (!x) {
+        deso__cp_free(out);
+        return deso__fail(DESO_ENOMEM, "copy program: out of memory");
+    }
+    int64_t k = 0;
+    for (int64_t gi = 0; gi < b->ng; gi++)
+        for (int64_t t = 0; t < b->g[gi].reps; t++)
+            for (int64_t j = 0; j < b->g[gi].k; j++) {
+                x[k] = b->it[b->g[gi].first + j];
+                x[k].a += t * b->g[gi].da;
+                x[k++].b += t * b->g[gi].db;
+            }
+    deso__copy c;
+    deso_err e = deso__cp_compile(x, n, &c);
+    free(x);
+    deso__cp_free(out);      /* b's arrays: out holds them               */
+    if (e == DESO_OK) *out = c;
+    return e;
+}
+
+deso_err deso__cp_from_msg(const pl_msg *m, deso__cp_role role,
+                           int64_t ld_mine, int64_t ld_theirs,
+                           deso__copy *out)
+{
+    memset(out, 0, sizeof *out);
+    cpb b = { 0 };
+    msg_emit(&b, m, role != DESO__CP_SELF, ld_mine, ld_theirs);
+    if (b.nomem) {
+        cpb_free(&b);
+        return deso__fail(DESO_ENOMEM, "copy program: out of memory");
+    }
+    if (role == DESO__CP_RECV) {     /* built as (array, buffer): swap   */
+        for (int64_t i = 0; i < b.ni; i++) {
+            deso__cp_item *u = &b.it[i];
+            *u = (deso__cp_item){ u->b, u->a, u->len, u->sb, u->sa };
+        }
+        for (int64_t gi = 0; gi < b.ng; gi++) {
+            int64_t t = b.g[gi].da;
+            b.g[gi].da = b.g[gi].db;
+            b.g[gi].db = t;
+        }
+    }
+    out->g = b.g;
+    out->it = b.it;
+    out->ngroups = b.ng;
+    out->nitems = b.ni;
+    out->elems = b.elems;
+    if (spelt(&b) > 1) return recompile(&b, out);
+    return deso__cp_tables(out, false);
+}
