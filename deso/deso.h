@@ -171,7 +171,11 @@ deso_err deso_get_info(const deso_ctx *ctx, deso_info *out);
  *   msg  deso_last_error() at that point (a copy, valid during the call)
  * A handler may call deso functions; it may destroy the context
  * (deso_finalize) only if it does not return (exit, abort).  It must not
- * longjmp out.                                                            */
+ * longjmp out.  deso_finalize is collective: a handler that calls it
+ * before exiting (as examples/cg.c's does) waits for the other ranks, so
+ * it suits errors every rank returns; an error one rank returns alone
+ * (the ones marked "not agreed" above) then leaves it waiting, which
+ * DESO_ERRORS_ABORT does not.                                             */
 typedef void (*deso_error_handler)(deso_ctx *ctx, deso_err err,
                                    const char *fn, const char *msg,
                                    void *arg);
@@ -361,9 +365,10 @@ deso_err deso_mat_from_mtx(deso_ctx *ctx, const char *path, deso_mat **out);
  * deso_mat_from_file reads one into a new matrix in the default layout;
  * the header is checked against the file's size before anything is
  * allocated, the checksum while the data is read.  Collective.  Errors (on
- * every rank): DESO_ENULL, DESO_ESTALE, DESO_EIO (cannot open, bad magic,
+ * every rank, but for a NULL or destroyed a, which fails where it is, as
+ * in every call): DESO_ENULL, DESO_ESTALE, DESO_EIO (cannot open, bad magic,
  * version, byte order or size, checksum mismatch: the message says which),
- * DESO_ENOTSUP (m > INT_MAX, which MPI's darray cannot describe),
+ * DESO_ENOTSUP (m > INT_MAX, or a block column beyond MPI's int counts),
  * DESO_ENOMEM, DESO_EMPI, the force's errors.  On error *out is NULL.    */
 deso_err deso_mat_to_file(const deso_mat *a, const char *path);
 deso_err deso_mat_from_file(deso_ctx *ctx, const char *path, deso_mat **out);

@@ -315,6 +315,10 @@ deso_err opt_ntg_build(const opt_ntg_call *calls, int ncalls, int nvec,
     DESO_CHECK(nvec >= 1 && nvec <= OPT_NTG_MAX_VECS && n >= 1 && ncalls >= 0,
                DESO_EINVAL, "NTG: %d vectors of %lld entries, %d calls", nvec,
                (long long)n, ncalls);
+    /* a vector's vertex weights (its block lengths) add up to n, in METIS's
+     * 32-bit integers                                                      */
+    DESO_CHECK(n < INT32_MAX, DESO_ESIZE, "NTG: %lld entries exceed METIS's "
+               "32-bit vertex weights", (long long)n);
     for (int k = 0; k < ncalls; k++) DESO_TRY(check_call(&calls[k], nvec, n));
     DESO_TRY(choose_blocks(nvec, n, o, g));
     deso_err e = build(calls, ncalls, o, g);

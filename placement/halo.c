@@ -16,10 +16,12 @@ void pl_blocks_range(const pl_blocks *b, int r, int64_t *lo, int64_t *hi)
     *hi = *lo + base + (r < extra ? 1 : 0);
 }
 
-/* The first `extra` blocks have base + 1 indices, the rest base.         */
+/* The first `extra` blocks have base + 1 indices, the rest base; an index
+ * outside [0, n) has no owner (-1), which the callers refuse.            */
 static int blocks_rank(int64_t j, const void *arg)
 {
     const pl_blocks *b = arg;
+    if (j < 0 || j >= b->n) return -1;
     int64_t base = b->n / b->nparts, extra = b->n % b->nparts;
     int64_t big = extra * (base + 1);
     return (int)(j < big ? j / (base + 1) : extra + (j - big) / base);

@@ -88,16 +88,36 @@ static uint64_t piece_sum(const piece *p, int64_t m, int64_t lc0, int64_t lc1)
     return s;
 }
 
+/* The most local rows any rank has (grid row 0 holds the first block).    */
+static int64_t rows_max(const blas_layout *l, int64_t m)
+{
+    return blas_numroc(m, l->b, 0, l->pr);
+}
+
+/* Whether MPI's int arguments can describe the layout's slabs: block sizes
+ * and one block column of every grid column as darray extents, and one
+ * block column of local elements as a count.  Checked (and agreed) before
+ * any I/O, so that no count is ever truncated.                            */
+static deso_err slab_fits(const blas_layout *l, int64_t m, const char *fn)
+{
+    DESO_CHECK(l->b <= INT_MAX && l->nb <= INT_MAX / l->pc &&
+                   rows_max(l, m) <= INT_MAX / l->nb,
+               DESO_ENOTSUP, "%s: blocks of %lld x %lld on a %dx%d grid: a "
+               "block column exceeds MPI's int counts", fn, (long long)l->b,
+               (long long)l->nb, l->pr, l->pc);
+    return DESO_OK;
+}
+
 /* The columns of every slab: a multiple of nb * pc, as many as keep the
- * local elements of a slab under slab_elems (at least one block column).  */
+ * local elements of a slab under slab_elems (at least one block column;
+ * slab_fits keeps that within an int).                                    */
 static int64_t slab_width(const blas_layout *l, int64_t m)
 {
     int64_t step = l->nb * l->pc;
-    int64_t rows = (m + l->pr - 1) / l->pr;      /* the most any rank has  */
-    int64_t k = slab_elems / (rows * l->nb > 0 ? rows * l->nb : 1);
-    if (k < 1) k = 1;
+    int64_t col = rows_max(l, m) * l->nb;
+    int64_t k = slab_elems / (col > 0 ? col : 1);
     if (k > INT_MAX / step) k = INT_MAX / step;
-    return k * step;
+    return (k < 1 ? 1 : k) * step;
 }
 
 /* The darray view of the slab of columns [j0, j0 + w).                    */
@@ -136,29 +156,40 @@ static void slab_local(const piece *p, int64_t j0, int64_t w, int64_t *lc0,
     *count = blas_numroc(w, l->nb, p->c, l->pc);
 }
 
-/* Reads (write = false) or writes every slab of the piece, collectively,
+/* Reads (write = false) or writes one slab of the piece, collectively,
  * adding the checksum of what passes.                                     */
-static deso_err cross_slabs(MPI_File fh, const piece *p, int64_t m, int64_t n,
-                            bool write, uint64_t *sum)
+static deso_err cross_slab(MPI_File fh, const piece *p, int64_t m, int64_t j0,
+                           int64_t wj, bool write, uint64_t *sum)
+{
+    int64_t lc0, lcn;
+    slab_local(p, j0, wj, &lc0, &lcn);
+    DESO_TRY(slab_view(fh, p, m, j0, wj));
+    double *at = p->data + lc0 * p->ld;
+    int cnt = (int)(p->rows * lcn);      /* within an int: slab_width     */
+    MPI_Status st;
+    if (write) {
+        *sum += piece_sum(p, m, lc0, lc0 + lcn);
+        return deso__mpi(MPI_File_write_all(fh, at, cnt, MPI_DOUBLE, &st),
+                         "MPI_File_write_all");
+    }
+    DESO_TRY(deso__mpi(MPI_File_read_all(fh, at, cnt, MPI_DOUBLE, &st),
+                       "MPI_File_read_all"));
+    *sum += piece_sum(p, m, lc0, lc0 + lcn);
+    return DESO_OK;
+}
+
+/* Every slab in turn; each slab's outcome is agreed, so that a rank whose
+ * I/O failed does not leave the others in the next slab's collectives.   */
+static deso_err cross_slabs(deso_ctx *ctx, MPI_File fh, const piece *p,
+                            int64_t m, int64_t n, bool write, uint64_t *sum,
+                            const char *fn)
 {
     int64_t w = slab_width(p->lay, m);
     *sum = 0;
     for (int64_t j0 = 0; j0 < n; j0 += w) {
-        int64_t wj = n - j0 < w ? n - j0 : w, lc0, lcn;
-        slab_local(p, j0, wj, &lc0, &lcn);
-        DESO_TRY(slab_view(fh, p, m, j0, wj));
-        double *at = p->data + lc0 * p->ld;
-        int cnt = (int)(p->rows * lcn);
-        MPI_Status st;
-        if (write) {
-            *sum += piece_sum(p, m, lc0, lc0 + lcn);
-            DESO_TRY(deso__mpi(MPI_File_write_all(fh, at, cnt, MPI_DOUBLE,
-                                                  &st), "MPI_File_write_all"));
-        } else {
-            DESO_TRY(deso__mpi(MPI_File_read_all(fh, at, cnt, MPI_DOUBLE,
-                                                 &st), "MPI_File_read_all"));
-            *sum += piece_sum(p, m, lc0, lc0 + lcn);
-        }
+        deso_err err = cross_slab(fh, p, m, j0, n - j0 < w ? n - j0 : w, write,
+                                  sum);
+        DESO_TRY(deso__agree_counted(ctx, fn, err, NULL, 0));
     }
     return DESO_OK;
 }
@@ -189,21 +220,18 @@ static deso_err io_fail(int rc, const char *fn, const char *what)
     return deso__fail(DESO_EIO, "%s: %s: %.*s", fn, what, len, s);
 }
 
-/* Opens path collectively; every rank returns the same outcome, and no
+/* Opens path collectively (every rank's arguments agreed first, as the
+ * open is a collective call); every rank returns the same outcome, and no
  * rank keeps a handle when any failed.                                    */
 static deso_err open_agreed(deso_ctx *ctx, const char *path, int amode,
-                            deso_err mine, const char *fn, MPI_File *fh)
+                            const char *fn, MPI_File *fh)
 {
     *fh = MPI_FILE_NULL;
-    deso_err err = DESO_OK;
-    if (mine == DESO_OK) {
-        int rc = MPI_File_open(ctx->comm, path, amode, MPI_INFO_NULL, fh);
-        if (rc != MPI_SUCCESS) {
-            err = io_fail(rc, fn, "cannot open the file");
-            *fh = MPI_FILE_NULL;
-        }
-    }
-    err = deso__agree_counted(ctx, fn, mine != DESO_OK ? mine : err, NULL, 0);
+    int rc = MPI_File_open(ctx->comm, path, amode, MPI_INFO_NULL, fh);
+    deso_err err = rc == MPI_SUCCESS ? DESO_OK
+                                     : io_fail(rc, fn, "cannot open the file");
+    if (rc != MPI_SUCCESS) *fh = MPI_FILE_NULL;
+    err = deso__agree_counted(ctx, fn, err, NULL, 0);
     if (err != DESO_OK && *fh != MPI_FILE_NULL) MPI_File_close(fh);
     return err;
 }
@@ -231,14 +259,15 @@ static deso_err write_body(deso_ctx *ctx, deso__value *v, MPI_File fh,
 {
     deso__view *w;
     deso_err err = write_view(ctx, v, &w);
+    if (err == DESO_OK) err = slab_fits(&w->lay, v->m, fn);
     DESO_TRY(deso__agree_counted(ctx, fn, err, NULL, 0));
     piece p = piece_of(ctx, w);
     uint64_t sum = 0;
     MPI_Offset size = HEADER_BYTES + (MPI_Offset)v->m * v->n * 8;
-    DESO_TRY(deso__mpi(MPI_File_set_size(fh, size), "MPI_File_set_size"));
-    err = v->m > 0 && v->n > 0 ? cross_slabs(fh, &p, v->m, v->n, true, &sum)
-                               : DESO_OK;
+    err = deso__mpi(MPI_File_set_size(fh, size), "MPI_File_set_size");
     DESO_TRY(deso__agree_counted(ctx, fn, err, NULL, 0));
+    if (v->m > 0 && v->n > 0)
+        DESO_TRY(cross_slabs(ctx, fh, &p, v->m, v->n, true, &sum, fn));
     DESO_TRY(sum_all(ctx, &sum));
     file_header h;
     memset(&h, 0, sizeof h);
@@ -272,13 +301,14 @@ deso_err deso__mat_to_file(const deso_mat *a, const char *path)
                         ? deso__fail(DESO_ENOTSUP, "%s: %lld rows: at most %d",
                                      fn, (long long)h->val->m, INT_MAX)
                         : DESO_OK;
-    MPI_File fh;
-    DESO_TRY(open_agreed(ctx, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, mine, fn,
-                         &fh));
+    DESO_TRY(deso__agree_counted(ctx, fn, mine, NULL, 0));
+    /* the force first: a failed one leaves no new, empty file behind     */
     deso_err err = deso__force(ctx);
     if (err == DESO_OK) err = deso__value_usable(h->val, fn);
-    err = deso__agree_counted(ctx, fn, err, NULL, 0);
-    if (err == DESO_OK) err = write_body(ctx, h->val, fh, fn);
+    DESO_TRY(deso__agree_counted(ctx, fn, err, NULL, 0));
+    MPI_File fh;
+    DESO_TRY(open_agreed(ctx, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, fn, &fh));
+    err = write_body(ctx, h->val, fh, fn);
     MPI_File_close(&fh);
     return err;
 }
@@ -337,15 +367,15 @@ static deso_err read_body(deso_ctx *ctx, MPI_File fh, const file_header *h,
 {
     blas_layout lay = opt_default_mat(&ctx->df, h->m, h->n);
     deso__value *v = deso__value_new(BLAS_MAT, h->m, h->n);
-    deso_err err = v != NULL ? deso__view_alloc(ctx, &lay, &v->views)
-                             : deso__fail(DESO_ENOMEM, "%s: no memory", fn);
+    deso_err err = slab_fits(&lay, h->m, fn);
+    if (err == DESO_OK)
+        err = v != NULL ? deso__view_alloc(ctx, &lay, &v->views)
+                        : deso__fail(DESO_ENOMEM, "%s: no memory", fn);
     err = deso__agree_counted(ctx, fn, err, NULL, 0);
     uint64_t sum = 0;
     if (err == DESO_OK && h->m > 0 && h->n > 0) {
         piece p = piece_of(ctx, v->views);
-        err = cross_slabs(fh, &p, h->m, h->n, false, &sum);
-        /* a failed read on one rank must not leave the others in the sum */
-        err = deso__agree_counted(ctx, fn, err, NULL, 0);
+        err = cross_slabs(ctx, fh, &p, h->m, h->n, false, &sum, fn);
     }
     if (err == DESO_OK) err = sum_all(ctx, &sum);
     if (err == DESO_OK && sum != h->checksum)
@@ -374,8 +404,9 @@ deso_err deso__mat_from_file(deso_ctx *ctx, const char *path, deso_mat **out)
                         ? deso__fail(DESO_ENULL, "%s: path is NULL (arg 2)", fn)
                         : DESO_OK;
     if (out != NULL) *out = NULL;
+    DESO_TRY(deso__agree_counted(ctx, fn, mine, NULL, 0));
     MPI_File fh;
-    DESO_TRY(open_agreed(ctx, path, MPI_MODE_RDONLY, mine, fn, &fh));
+    DESO_TRY(open_agreed(ctx, path, MPI_MODE_RDONLY, fn, &fh));
     file_header h;
     memset(&h, 0, sizeof h);
     deso__handle *hd = NULL;

@@ -1,7 +1,7 @@
 /* Internal: a streaming Matrix Market coordinate reader that keeps only the
  * rows its caller holds, as compressed sparse rows (MPI-free).
  *
- * Accepts "%%MatrixMarket matrix coordinate real|integer|pattern
+ * Accepts "%%MatrixMarket matrix coordinate real|double|integer|pattern
  * general|symmetric|skew-symmetric".  Symmetric files hold the lower
  * triangle and are expanded ((i, j) also sets (j, i)); duplicates are
  * summed; pattern entries are 1.0.  The file is read through a bounded
@@ -72,8 +72,9 @@ uint64_t deso__coo_digest(const deso__coo *s);
  * A file that changed since the first reading (another header, a row with
  * more or fewer entries, other entries or values) is DESO_EIO, as is a
  * stream that cannot start again (not a regular file); nothing is written
- * outside the arrays either way.  DESO_ESTATE for an out the count did
- * not make on this stream.  On error *out is freed and left empty.      */
+ * outside the arrays either way; on such an error *out is freed and left
+ * empty.  DESO_ESTATE for an out the count did not make on this stream
+ * (*out is left as it is: it may not be this stream's to free).          */
 deso_err deso__coo_fill_rows(deso__coo *s, pl_csr *out);
 
 /* Both readings: count, then fill.                                        */

@@ -29,13 +29,13 @@ typedef deso_err (*reduce_fn)(int64_t n, const deso_vec *x, int64_t incx,
                               const deso_vec *y, int64_t incy,
                               deso_scalar *result);
 
-static deso_err ddot_(int64_t n, const deso_vec *x, int64_t incx,
+static deso_err ddot_into(int64_t n, const deso_vec *x, int64_t incx,
                       const deso_vec *y, int64_t incy, deso_scalar *r)
 {
     return deso__ddot(n, x, incx, y, incy, r);
 }
 
-static deso_err dnrm2_(int64_t n, const deso_vec *x, int64_t incx,
+static deso_err dnrm2_into(int64_t n, const deso_vec *x, int64_t incx,
                        const deso_vec *y, int64_t incy, deso_scalar *r)
 {
     (void)y;
@@ -43,7 +43,7 @@ static deso_err dnrm2_(int64_t n, const deso_vec *x, int64_t incx,
     return deso__dnrm2(n, x, incx, r);
 }
 
-static deso_err dasum_(int64_t n, const deso_vec *x, int64_t incx,
+static deso_err dasum_into(int64_t n, const deso_vec *x, int64_t incx,
                        const deso_vec *y, int64_t incy, deso_scalar *r)
 {
     (void)y;
@@ -51,7 +51,7 @@ static deso_err dasum_(int64_t n, const deso_vec *x, int64_t incx,
     return deso__dasum(n, x, incx, r);
 }
 
-static deso_err idamax_(int64_t n, const deso_vec *x, int64_t incx,
+static deso_err idamax_into(int64_t n, const deso_vec *x, int64_t incx,
                         const deso_vec *y, int64_t incy, deso_scalar *r)
 {
     (void)y;
@@ -103,7 +103,7 @@ deso_err deso_ddot_new(int64_t n, const deso_vec *x, int64_t incx,
                        const deso_vec *y, int64_t incy, deso_scalar **result)
 {
     const char *fn = "deso_ddot_new";
-    deso_err e = reduce_new(ddot_, fn, 6, n, x, incx, y, incy, result);
+    deso_err e = reduce_new(ddot_into, fn, 6, n, x, incx, y, incy, result);
     return e == DESO_OK ? e : deso__raise(REACH(x, y), fn, e);
 }
 
@@ -111,7 +111,7 @@ deso_err deso_dnrm2_new(int64_t n, const deso_vec *x, int64_t incx,
                         deso_scalar **result)
 {
     const char *fn = "deso_dnrm2_new";
-    deso_err e = reduce_new(dnrm2_, fn, 4, n, x, incx, NULL, 1, result);
+    deso_err e = reduce_new(dnrm2_into, fn, 4, n, x, incx, NULL, 1, result);
     return e == DESO_OK ? e : deso__raise(deso__vec_ctx(x), fn, e);
 }
 
@@ -119,7 +119,7 @@ deso_err deso_dasum_new(int64_t n, const deso_vec *x, int64_t incx,
                         deso_scalar **result)
 {
     const char *fn = "deso_dasum_new";
-    deso_err e = reduce_new(dasum_, fn, 4, n, x, incx, NULL, 1, result);
+    deso_err e = reduce_new(dasum_into, fn, 4, n, x, incx, NULL, 1, result);
     return e == DESO_OK ? e : deso__raise(deso__vec_ctx(x), fn, e);
 }
 
@@ -127,6 +127,6 @@ deso_err deso_idamax_new(int64_t n, const deso_vec *x, int64_t incx,
                          deso_scalar **result)
 {
     const char *fn = "deso_idamax_new";
-    deso_err e = reduce_new(idamax_, fn, 4, n, x, incx, NULL, 1, result);
+    deso_err e = reduce_new(idamax_into, fn, 4, n, x, incx, NULL, 1, result);
     return e == DESO_OK ? e : deso__raise(deso__vec_ctx(x), fn, e);
 }

@@ -5,13 +5,14 @@
  * column-major order, and the checksum recomputed here from deso.h's
  * definition; every matrix read back is gathered and compared bitwise
  * with the generator.  Files are written on one grid and read on another,
- * with slabs of one block column and of the default size, after a pending
+ * with slabs of a few block columns and of the default size, after a pending
  * update (the write is a force point).  Hostile files (bad magic, version,
  * byte order, size, shape, a flipped data bit) fail on every rank with
- * DESO_EIO and leave *out NULL; NULL arguments and a destroyed handle
- * are refused.  Awkward sizes: 1 x 1, m < P, n < P,
+ * DESO_EIO and leave *out NULL; NULL arguments (also on one rank only)
+ * and a destroyed handle are refused.  Awkward sizes: 1 x 1, m < P, n < P,
  * m and n not multiples of the block sizes, 0 columns.
- * deso-np: 1 2 3 4 6                                                        */
+ * deso-np: 1 2 3 4
+ * deso-np-long: 6                                                           */
 #include <stdint.h>
 
 #include "test_util.h"
@@ -98,20 +99,19 @@ static int mat_ok(const deso_mat *a, int64_t m, int64_t n, double bump)
     return tu_all(ok);
 }
 
-/* Writes gen's m x n matrix on grid g (with a pending rank-one update
- * adding bump to A(0, 0)), checks the file, reads it back on grid h.     */
-static void round_trip(const char *path, int64_t m, int64_t n, int g[2],
-                       int h[2], int64_t nb)
+/* Writes gen's m x n matrix in context w (with a pending rank-one update
+ * adding bump to A(0, 0)), checks the file, reads it back in context r.  */
+static void round_trip(const char *path, int64_t m, int64_t n, deso_ctx *w,
+                       deso_ctx *r)
 {
-    deso_ctx *ctx = tu_ctx(g[0], g[1], nb);
     deso_mat *a = NULL, *b = NULL;
-    TU_OK(deso_mat_from_fn(ctx, m, n, gen, NULL, &a));
+    TU_OK(deso_mat_from_fn(w, m, n, gen, NULL, &a));
     double bump = 0.0;
     if (m > 0 && n > 0) {
         /* e0 e0^T scaled: a pending update the write must force          */
         deso_vec *x, *y;
-        TU_OK(deso_vec_from_fn(ctx, m, unit, NULL, &x));
-        TU_OK(deso_vec_from_fn(ctx, n, unit, NULL, &y));
+        TU_OK(deso_vec_from_fn(w, m, unit, NULL, &x));
+        TU_OK(deso_vec_from_fn(w, n, unit, NULL, &y));
         bump = 0.5;
         TU_OK(deso_dger(DESO_COL_MAJOR, m, n, bump, x, 1, y, 1, a, m));
         TU_OK(deso_vec_destroy(&x));
@@ -120,12 +120,9 @@ static void round_trip(const char *path, int64_t m, int64_t n, int g[2],
     TU_OK(deso_mat_to_file(a, path));
     assert_true(file_ok(path, m, n, bump));
     TU_OK(deso_mat_destroy(&a));
-    TU_OK(deso_finalize(&ctx));
-    ctx = tu_ctx(h[0], h[1], nb);
-    TU_OK(deso_mat_from_file(ctx, path, &b));
+    TU_OK(deso_mat_from_file(r, path, &b));
     assert_true(mat_ok(b, m, n, bump));
     TU_OK(deso_mat_destroy(&b));
-    TU_OK(deso_finalize(&ctx));
 }
 
 static void test_round_trip(void **state)
@@ -138,16 +135,27 @@ static void test_round_trip(void **state)
     const int64_t shapes[][2] = {{1, 1}, {P > 1 ? P - 1 : 1, 5}, {37, 53},
                                  {3, P > 1 ? P - 1 : 1}, {4, 0}, {64, 17}};
     const int64_t nbs[] = {1, 3, DESO_NB_BLOCK};
+    /* one context per grid and block size, made once (each deso_init
+     * measures the machine)                                               */
+    deso_ctx *ctx[4][3];
+    for (int gi = 0; gi < ng; gi++)
+        for (int b = 0; b < 3; b++)
+            ctx[gi][b] = tu_ctx(grids[gi][0], grids[gi][1], nbs[b]);
+    /* every shape on every grid pair, written on one grid and read on the
+     * next; the block sizes and slab limits in turn, so that each shape
+     * meets each block size over the grids and both slab limits          */
     int k = 0;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int gi = 0; gi < ng; gi++)
-            for (int b = 0; b < 3; b++, k++) {
-                /* slabs of one block column, then the default            */
-                deso__matfile_slab_limit(k % 2 ? 1 : 0);
-                round_trip(path, shapes[s][0], shapes[s][1], grids[gi],
-                           grids[(gi + 1) % ng], nbs[b]);
+            for (int lim = 0; lim < 2; lim++, k++) {
+                /* the default slabs, then slabs of a few block columns   */
+                deso__matfile_slab_limit(lim ? 200 : 0);
+                round_trip(path, shapes[s][0], shapes[s][1], ctx[gi][k % 3],
+                           ctx[(gi + 1) % ng][k % 3]);
             }
     deso__matfile_slab_limit(0);
+    for (int gi = 0; gi < ng; gi++)
+        for (int b = 0; b < 3; b++) TU_OK(deso_finalize(&ctx[gi][b]));
     if (rank() == 0) remove(path);
     tu_scratch_done(dir);
 }
@@ -223,6 +231,12 @@ static void test_hostile(void **state)
     TU_ERR(deso_mat_to_file(a, bad), DESO_EIO);
     TU_ERR(deso_mat_to_file(a, NULL), DESO_ENULL);
     TU_ERR(deso_mat_to_file(NULL, good), DESO_ENULL);
+    /* one rank's bad path fails every rank, before anyone opens the file */
+    int last = rank() == tu_size() - 1;
+    TU_ERR(deso_mat_to_file(a, last ? NULL : bad), DESO_ENULL);
+    deso_mat *b1 = NULL;
+    TU_ERR(deso_mat_from_file(ctx, last ? NULL : good, &b1), DESO_ENULL);
+    assert_true(tu_all(b1 == NULL));
     deso_mat *dead = a;                /* a destroyed handle's shell        */
     TU_OK(deso_mat_destroy(&a));
     TU_ERR(deso_mat_to_file(dead, good), DESO_ESTALE);

@@ -13,7 +13,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "deso_errors.h"
 #include "remap.h"
@@ -105,8 +104,9 @@ static void test_all_pairs(void **state)
                             check_one(777, P, blk[i], a, Q, blk[j], c);
 }
 
-/* Long extents: counts against the message lengths, in time independent
- * of the extent (a 2^33-element vector plans like a short one).         */
+/* Long extents: counts against the message lengths, with a number of
+ * progressions bounded by the blocks walked, not by the extent (a
+ * 2^33-element vector plans like a short one).                          */
 static void test_long_extents(void **state)
 {
     (void)state;
@@ -124,7 +124,6 @@ static void test_long_extents(void **state)
         assert_non_null(len);
         assert_int_equal(pl__dim_lengths(cs[i].M, P, cs[i].r, Q, cs[i].s,
                                          len), DESO_OK);
-        clock_t t0 = clock();
         for (int a = 0; a < P; a++)
             for (int c = 0; c < Q; c++) {
                 pl_dim d;
@@ -136,9 +135,6 @@ static void test_long_extents(void **state)
                 assert_true(d.nseq <= 3 * ((wa < wc ? wa : wc) + 1));
                 pl_dim_free(&d);
             }
-        double sec = (double)(clock() - t0) / CLOCKS_PER_SEC;
-        if (sec > 0.5)
-            fail_msg("case %zu: %d x %d pairs took %.3f s", i, P, Q, sec);
         free(len);
     }
 }
