@@ -18,7 +18,7 @@
  * and DESO_ERRORS_RETURN set explicitly, return codes as before.
  *
  * DESO_ERRORS_ABORT ends the job: run as `test_error_handler --abort`
- * (under mpiexec, by scripts/test-abort.sh) the program makes one failing
+ * (under mpiexec.mpich, by scripts/test-abort.sh) the program makes one failing
  * collective call with it set and must never reach the line after it.
  * deso-np: 1 2 3 4                                                        */
 #include "deso/runtime/runtime.h"
@@ -367,19 +367,21 @@ static void at_finalize(deso_ctx *ctx, deso_err err, const char *fn,
                   deso_get_info(ctx, &info) == DESO_OK;
 }
 
+/* Ranks that recorded different calls fail deso_finalize's force: the
+ * handler runs on every rank.  One rank cannot differ from itself: there
+ * the same pending call finalizes cleanly and the handler stays quiet.   */
 static void test_finalize(void **state)
 {
     (void)state;
-    if (np == 1) skip();
     deso_ctx *ctx = tu_ctx(0, 0, 2);
     TU_OK(deso_set_error_handler(ctx, at_finalize, &cookie));
     deso_vec *y;
     TU_OK(deso_vec_create(ctx, 4, &y));
     if (me == 0) assert_int_equal(deso_dscal(4, 2.0, y, 1), DESO_OK);
-    finalize_ok = 0;
-    TU_ERR(deso_finalize(&ctx), DESO_EMISMATCH);
+    finalize_ok = -1;
+    TU_ERR(deso_finalize(&ctx), np > 1 ? DESO_EMISMATCH : DESO_OK);
     assert_null(ctx);
-    assert_true(tu_all(finalize_ok));
+    assert_true(tu_all(np > 1 ? finalize_ok == 1 : finalize_ok == -1));
 }
 
 /* A handler whose own calls fail is not re-entered.                      */

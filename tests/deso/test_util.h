@@ -366,24 +366,16 @@ static inline double tu_value(const deso_scalar *s)
     return v;
 }
 
-/* A scratch directory made by rank 0 (mkdtemp under /tmp, named after
- * `name`), its path on every rank in dir; 0, or -1 when it could not be
- * made.  Collective.                                                       */
+/* A scratch directory made by rank 0 (mkdtemp under $TMPDIR or /tmp,
+ * named after `name`), its path on every rank in dir; 0, or -1 when it
+ * could not be made.  Collective.                                         */
 static inline int tu_scratch_dir(const char *name, char *dir, size_t len)
 {
     int me = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    if (me == 0) {
-        /* mkdtemp replaces the template's last six characters             */
-        int k = snprintf(dir, len, "/tmp/deso-%s-", name);
-        if (k < 0 || (size_t)k + 7 > len) {
-            dir[0] = '\0';
-        } else {
-            memset(dir + k, 'X', 6);
-            dir[k + 6] = '\0';
-            if (mkdtemp(dir) == NULL) dir[0] = '\0';
-        }
-    }
+    if (me == 0 && (tu_temp_template(name, dir, len) != 0 ||
+                    mkdtemp(dir) == NULL))
+        dir[0] = '\0';
     MPI_Bcast(dir, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD);
     return dir[0] == '\0' ? -1 : 0;
 }

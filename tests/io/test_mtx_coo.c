@@ -350,11 +350,8 @@ static void test_file_matches_memory(void **state)
                                (long long)tu_below(&g, m) + 1,
                                (long long)tu_below(&g, m) + 1, tu_rand(&g));
     assert_true(at > ((size_t)1 << 16));
-    char path[] = "/tmp/deso-mtx-coo-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, t, at), (ssize_t)at);
-    close(fd);
+    char path[256];
+    assert_int_equal(tu_temp_file("mtx-coo", t, at, path, sizeof path), 0);
     deso__coo *s = NULL;
     assert_int_equal(deso__coo_open_file(path, &s), DESO_OK);
     int64_t lohi[2] = {100, 200};
@@ -374,13 +371,9 @@ static void test_file_matches_memory(void **state)
 }
 
 /* text to a fresh file; its name in path.                               */
-static void write_file(const char *text, size_t len, char path[32])
+static void write_file(const char *text, size_t len, char path[256])
 {
-    snprintf(path, 32, "/tmp/deso-mtx-coo-XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, text, len), (ssize_t)len);
-    close(fd);
+    assert_int_equal(tu_temp_file("mtx-coo", text, len, path, 256), 0);
 }
 
 /* The 5-point Laplacian on a g x g grid: its lower triangle (symmetric)
@@ -440,7 +433,7 @@ static void test_peak_heap_is_the_csr(void **state)
     for (int symmetric = 0; symmetric <= 1; symmetric++) {
         size_t len;
         char *t = laplacian_file(300, symmetric, &len);
-        char path[32];
+        char path[256];
         write_file(t, len, path);
         free(t);
         expect_peak_is_the_csr(path, 0, 300 * 300);
@@ -512,7 +505,7 @@ static void test_disk_file_changed_and_pipe(void **state)
 {
     (void)state;
     const char *was = BANNER "4 4 2\n1 1 1\n4 4 1\n";
-    char path[32];
+    char path[256];
     write_file(was, strlen(was), path);
     deso__coo *s = NULL;
     int64_t lohi[2] = {0, 4};
