@@ -72,15 +72,9 @@
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-build}
-case $build in
-/*) ;;
-*) build=$(pwd)/$build ;;
-esac
-cd "$root"
 # shellcheck source=scripts/bench_lib.sh
-. scripts/bench_lib.sh
+. "$(dirname "$0")/bench_lib.sh"
+bl_enter "${1:-build}"
 
 quick=${BENCH_QUICK:-0}
 if [ "$quick" = 1 ]; then

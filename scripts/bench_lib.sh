@@ -54,6 +54,19 @@ BL_LAST_OTHERS=""
 BL_HZ=100
 declare -A BL_PAIR_SECONDS     # KEY -> the last complete pair's wall time
 
+# bl_enter BUILD: sets root (the repository) and build (BUILD, made absolute
+# from the caller's directory), then goes to root, where the benchmark
+# scripts run.
+bl_enter() {
+    root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+    build=$1
+    case $build in
+    /*) ;;
+    *) build=$(pwd)/$build ;;
+    esac
+    cd "$root"
+}
+
 bl_say() { echo "$BL_NAME: $*" >&2; }
 bl_die() {
     echo "$BL_NAME: $*" >&2

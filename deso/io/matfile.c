@@ -202,14 +202,6 @@ static deso_err sum_all(deso_ctx *ctx, uint64_t *sum)
                      "MPI_Allreduce (checksum)");
 }
 
-static deso_err ctx_check(const deso_ctx *ctx, const char *fn)
-{
-    DESO_CHECK(ctx != NULL, DESO_ENULL, "%s: ctx is NULL", fn);
-    DESO_CHECK(ctx->magic == DESO__MAGIC_CTX, DESO_ESTALE,
-               "%s: not a live context", fn);
-    return DESO_OK;
-}
-
 /* A failed MPI-IO call on the file as DESO_EIO, with MPI's reason.        */
 static deso_err io_fail(int rc, const char *fn, const char *what)
 {
@@ -397,7 +389,7 @@ static deso_err read_body(deso_ctx *ctx, MPI_File fh, const file_header *h,
 deso_err deso__mat_from_file(deso_ctx *ctx, const char *path, deso_mat **out)
 {
     static const char *fn = "deso_mat_from_file";
-    DESO_TRY(ctx_check(ctx, fn));
+    DESO_TRY(deso__ctx_check(ctx, fn));
     deso_err mine = out == NULL
                         ? deso__fail(DESO_ENULL, "%s: out is NULL (arg 3)", fn)
                     : path == NULL

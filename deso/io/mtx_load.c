@@ -18,14 +18,6 @@
 #define CHUNK ((int64_t)1 << 16)   /* entries per broadcast               */
 #define MSGLEN 256                 /* bytes of the parser's message sent   */
 
-static deso_err ctx_check(const deso_ctx *ctx, const char *fn)
-{
-    DESO_CHECK(ctx != NULL, DESO_ENULL, "%s: ctx is NULL", fn);
-    DESO_CHECK(ctx->magic == DESO__MAGIC_CTX, DESO_ESTALE,
-               "%s: not a live context", fn);
-    return DESO_OK;
-}
-
 /* Rank 0's outcome on every rank: the code, the message (so deso_last_error
  * reads the same everywhere) and the shape.                               */
 static deso_err share_outcome(deso_ctx *ctx, deso_err err, int64_t *m,
@@ -69,7 +61,7 @@ static void keep_mine(const deso_ctx *ctx, deso__view *w, const double *buf,
 deso_err deso__mat_from_mtx(deso_ctx *ctx, const char *path, deso_mat **out)
 {
     const char *fn = "deso_mat_from_mtx";
-    DESO_TRY(ctx_check(ctx, fn));
+    DESO_TRY(deso__ctx_check(ctx, fn));
     /* a NULL out on one rank must not leave the others in a collective    */
     deso_err mine = out == NULL
                         ? deso__fail(DESO_ENULL, "%s: out is NULL (arg 3)", fn)

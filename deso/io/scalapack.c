@@ -26,18 +26,10 @@ void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow,
                      int *mycol);
 void Cblacs_gridexit(int ctxt);
 
-static deso_err ctx_check(const deso_ctx *ctx, const char *fn)
-{
-    DESO_CHECK(ctx != NULL, DESO_ENULL, "%s: ctx is NULL", fn);
-    DESO_CHECK(ctx->magic == DESO__MAGIC_CTX, DESO_ESTALE,
-               "%s: not a live context", fn);
-    return DESO_OK;
-}
-
 deso_err deso__blacs_context(deso_ctx *ctx, int *ctxt)
 {
     static const char *fn = "deso_blacs_context";
-    DESO_TRY(ctx_check(ctx, fn));
+    DESO_TRY(deso__ctx_check(ctx, fn));
     DESO_CHECK(ctxt != NULL, DESO_ENULL, "%s: ctxt is NULL", fn);
     *ctxt = -1;
     /* a BLACS system handle for our own communicator, so that BLACS
@@ -152,7 +144,7 @@ static deso_err from_scalapack(deso_ctx *ctx, double *local, const int desc[9],
                                deso_copy_mode mode, bool vec, void *out,
                                const char *fn)
 {
-    DESO_TRY(ctx_check(ctx, fn));
+    DESO_TRY(deso__ctx_check(ctx, fn));
     deso_err err = DESO_OK;
     blas_layout lay;
     if (out == NULL || desc == NULL)

@@ -172,9 +172,7 @@ void deso__ctx_destroy(deso_ctx *ctx) { ctx_free(ctx); }
 
 deso_err deso_flush(deso_ctx *ctx)
 {
-    DESO_CHECK(ctx != NULL, DESO_ENULL, "deso_flush: ctx is NULL");
-    DESO_CHECK(ctx->magic == DESO__MAGIC_CTX, DESO_ESTALE,
-               "deso_flush: not a live context");
+    DESO_TRY(deso__ctx_check(ctx, "deso_flush"));
     return deso__raise(ctx, "deso_flush", deso__force(ctx));
 }
 

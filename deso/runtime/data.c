@@ -20,14 +20,6 @@ static deso_err agree(deso_ctx *ctx, const char *fn, deso_err err)
     return deso__agree_counted(ctx, fn, err, NULL, 0);
 }
 
-static deso_err ctx_check(const deso_ctx *ctx, const char *fn)
-{
-    DESO_CHECK(ctx != NULL, DESO_ENULL, "%s: ctx is NULL", fn);
-    DESO_CHECK(ctx->magic == DESO__MAGIC_CTX, DESO_ESTALE,
-               "%s: not a live context", fn);
-    return DESO_OK;
-}
-
 /* A ready value with one zeroed view in `lay`, and a handle on it.        */
 static deso_err new_ready(deso_ctx *ctx, const blas_layout *lay,
                           deso__handle **h)
@@ -58,7 +50,7 @@ static int64_t vec_global(const deso_ctx *ctx, const blas_layout *l,
 
 static deso_err vec_begin(deso_ctx *ctx, int64_t n, void *out, const char *fn)
 {
-    DESO_TRY(ctx_check(ctx, fn));
+    DESO_TRY(deso__ctx_check(ctx, fn));
     DESO_CHECK(out != NULL, DESO_ENULL, "%s: out-parameter is NULL", fn);
     DESO_CHECK(n >= 0, DESO_ESIZE, "%s: n = %lld < 0", fn, (long long)n);
     DESO_CHECK(n / ctx->size <= HUGE_ELEMS, DESO_ENOMEM,
@@ -95,7 +87,7 @@ deso_err deso__vec_from_array(deso_ctx *ctx, int64_t n, const double *data,
                              int root, deso_vec **x)
 {
     const char *fn = "deso_vec_from_array";
-    DESO_TRY(ctx_check(ctx, fn));
+    DESO_TRY(deso__ctx_check(ctx, fn));
     /* With a root, every check that can differ between ranks (data and x
      * are per-rank pointers; memory) is agreed on before the broadcast, and
      * everything is allocated before that agreement.                      */
@@ -147,7 +139,7 @@ deso_err deso__vec_from_array(deso_ctx *ctx, int64_t n, const double *data,
 static deso_err mat_begin(deso_ctx *ctx, int64_t m, int64_t n, void *out,
                           const char *fn)
 {
-    DESO_TRY(ctx_check(ctx, fn));
+    DESO_TRY(deso__ctx_check(ctx, fn));
     DESO_CHECK(out != NULL, DESO_ENULL, "%s: out-parameter is NULL", fn);
     DESO_CHECK(m >= 0 && n >= 0, DESO_ESIZE, "%s: shape %lld x %lld", fn,
                (long long)m, (long long)n);
@@ -269,7 +261,7 @@ deso_err deso__mat_from_array(deso_ctx *ctx, int64_t m, int64_t n,
                              deso_mat **out)
 {
     const char *fn = "deso_mat_from_array";
-    DESO_TRY(ctx_check(ctx, fn));
+    DESO_TRY(deso__ctx_check(ctx, fn));
     /* Every check that can differ between ranks (pointers, memory) is
      * agreed on before the root starts sending: a rank that gave up alone
      * would leave the others waiting for their piece.                     */
@@ -320,7 +312,7 @@ deso_err deso__mat_from_array(deso_ctx *ctx, int64_t m, int64_t n,
 
 deso_err deso__scalar_create(deso_ctx *ctx, double value, deso_scalar **s)
 {
-    DESO_TRY(ctx_check(ctx, "deso_scalar_create"));
+    DESO_TRY(deso__ctx_check(ctx, "deso_scalar_create"));
     DESO_CHECK(s != NULL, DESO_ENULL, "deso_scalar_create: s is NULL");
     deso__value *v;
     DESO_TRY(deso__value_const(ctx, value, &v));

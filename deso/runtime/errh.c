@@ -15,10 +15,7 @@ static bool handling;
 deso_err deso_set_error_handler(deso_ctx *ctx, deso_error_handler h,
                                 void *arg)
 {
-    DESO_CHECK(ctx != NULL, DESO_ENULL,
-               "deso_set_error_handler: ctx is NULL (arg 1)");
-    DESO_CHECK(ctx->magic == DESO__MAGIC_CTX, DESO_ESTALE,
-               "deso_set_error_handler: not a live context");
+    DESO_TRY(deso__ctx_check(ctx, "deso_set_error_handler"));
     ctx->errh = h;
     ctx->errh_arg = arg;
     return DESO_OK;

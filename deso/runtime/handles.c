@@ -141,6 +141,14 @@ static const char *kind_name(blas_kind k)
     return k == BLAS_VEC ? "vector" : k == BLAS_MAT ? "matrix" : "scalar";
 }
 
+deso_err deso__ctx_check(const deso_ctx *ctx, const char *fn)
+{
+    DESO_CHECK(ctx != NULL, DESO_ENULL, "%s: ctx is NULL", fn);
+    DESO_CHECK(ctx->magic == DESO__MAGIC_CTX, DESO_ESTALE,
+               "%s: not a live context", fn);
+    return DESO_OK;
+}
+
 deso_err deso__handle_check(const deso__handle *h, blas_kind kind,
                             deso_ctx **ctx, const char *fn, const char *arg)
 {

@@ -246,6 +246,9 @@ deso__view *deso__value_find(deso__value *v, const blas_layout *lay);
 deso_err deso__value_const(deso_ctx *ctx, double v, deso__value **out);
 deso_err deso__handle_new(deso_ctx *ctx, blas_kind kind, deso__value *v,
                           deso__handle **out);
+/* Validates a context argument of public function fn: DESO_ENULL (NULL),
+ * DESO_ESTALE (not a live context).                                       */
+deso_err deso__ctx_check(const deso_ctx *ctx, const char *fn);
 /* Validates a handle: DESO_ENULL, DESO_ESTALE, DESO_ECONTEXT (when *ctx is
  * already set and differs), DESO_EINVAL (wrong kind).  Sets *ctx.         */
 deso_err deso__handle_check(const deso__handle *h, blas_kind kind,
