@@ -118,6 +118,31 @@ deso_err deso__dgemv_arg(deso_order order, deso_trans trans, int64_t m,
                      fn);
 }
 
+/* One ger node A <- alpha x y^T + A (flags: BLAS_F_MASK with or without
+ * BLAS_F_LOWER for one triangle only, as dsyr and dsyr2 need).           */
+static deso_err ger_node(deso_ctx *ctx, unsigned flags, deso_sarg alpha,
+                         const deso_vec *x, const deso_vec *y, deso_mat *a,
+                         const char *fn)
+{
+    deso__value *ops[4];
+    uint64_t ids[4];
+    DESO_TRY(deso__sarg_value(&ctx, alpha, &ops[0], &ids[0], fn, "alpha"));
+    ops[1] = x->h.val;
+    ids[1] = x->h.id;
+    ops[2] = y->h.val;
+    ids[2] = y->h.id;
+    ops[3] = a->h.val;
+    ids[3] = a->h.id;
+    int64_t shape[2] = {a->h.val->m, a->h.val->n};
+    return deso__record(ctx, BLAS_OP_GER, flags, ops, ids, &a->h, shape);
+}
+
+/* The flags of a ger on one triangle only.                               */
+static unsigned tri_flags(bool lower)
+{
+    return BLAS_F_MASK | (lower ? BLAS_F_LOWER : 0);
+}
+
 deso_err deso__dger_arg(deso_order order, int64_t m, int64_t n, deso_sarg alpha,
                        const deso_vec *x, int64_t incx, const deso_vec *y,
                        int64_t incy, deso_mat *a, int64_t lda)
@@ -141,17 +166,7 @@ deso_err deso__dger_arg(deso_order order, int64_t m, int64_t n, deso_sarg alpha,
     }
     DESO_TRY(mat_arg(a, order, m, n, lda, &ctx, fn, 9));
     DESO_TRY(deso__sarg_check(alpha, &ctx, fn, "alpha"));
-    deso__value *ops[4];
-    uint64_t ids[4];
-    DESO_TRY(deso__sarg_value(&ctx, alpha, &ops[0], &ids[0], fn, "alpha"));
-    ops[1] = x->h.val;
-    ids[1] = x->h.id;
-    ops[2] = y->h.val;
-    ids[2] = y->h.id;
-    ops[3] = a->h.val;
-    ids[3] = a->h.id;
-    int64_t shape[2] = {m, n};
-    return deso__record(ctx, BLAS_OP_GER, 0, ops, ids, &a->h, shape);
+    return ger_node(ctx, 0, alpha, x, y, a, fn);
 }
 
 /* dsymv as two masked gemvs on the stored triangle:
@@ -256,25 +271,6 @@ deso_err deso__dtrmv(deso_order order, deso_uplo uplo, deso_trans trans,
                      deso_sarg_double(diag == DESO_UNIT ? 1.0 : 0.0), x, fn);
 }
 
-/* One ger node A <- alpha x y^T + A on A's `lower` or upper triangle.   */
-static deso_err ger_tri_node(deso_ctx *ctx, bool lower, deso_sarg alpha,
-                             const deso_vec *x, const deso_vec *y,
-                             deso_mat *a, const char *fn)
-{
-    deso__value *ops[4];
-    uint64_t ids[4];
-    DESO_TRY(deso__sarg_value(&ctx, alpha, &ops[0], &ids[0], fn, "alpha"));
-    ops[1] = x->h.val;
-    ids[1] = x->h.id;
-    ops[2] = y->h.val;
-    ids[2] = y->h.id;
-    ops[3] = a->h.val;
-    ids[3] = a->h.id;
-    unsigned flags = BLAS_F_MASK | (lower ? BLAS_F_LOWER : 0);
-    int64_t shape[2] = {a->h.val->m, a->h.val->n};
-    return deso__record(ctx, BLAS_OP_GER, flags, ops, ids, &a->h, shape);
-}
-
 /* The arguments dsyr and dsyr2 share (y only when `two`): uplo mapped to
  * the stored triangle (x x^T and x y^T + y x^T are symmetric, so a
  * row-major call only changes which triangle is meant).                  */
@@ -304,7 +300,7 @@ deso_err deso__dsyr_arg(deso_order order, deso_uplo uplo, int64_t n,
     deso_ctx *ctx = NULL;
     DESO_TRY(syr_args(fn, order, &uplo, n, x, incx, false, NULL, 1, a, lda,
                       alpha, &ctx));
-    return ger_tri_node(ctx, uplo == DESO_LOWER, alpha, x, x, a, fn);
+    return ger_node(ctx, tri_flags(uplo == DESO_LOWER), alpha, x, x, a, fn);
 }
 
 /* dsyr2 as two masked gers: A <- alpha x y^T + A, then alpha y x^T.     */
@@ -321,9 +317,9 @@ deso_err deso__dsyr2_arg(deso_order order, deso_uplo uplo, int64_t n,
     deso__value *old = a->h.val;
     uint64_t hash0 = ctx->hash;
     deso__value_ref(old);
-    deso_err err = ger_tri_node(ctx, lower, alpha, x, y, a, fn);
+    deso_err err = ger_node(ctx, tri_flags(lower), alpha, x, y, a, fn);
     if (err == DESO_OK) {
-        err = ger_tri_node(ctx, lower, alpha, y, x, a, fn);
+        err = ger_node(ctx, tri_flags(lower), alpha, y, x, a, fn);
         /* all or nothing: A must not keep half the update                */
         if (err != DESO_OK) deso__record_undo(ctx, &a->h, old, hash0);
     }
