@@ -101,13 +101,15 @@ deso_err deso__record(deso_ctx *ctx, blas_op op, unsigned flags,
     deso__hash_mix(ctx, (uint64_t)shape[1]);
     for (int k = 0; k < nops; k++) deso__hash_mix(ctx, ids[k]);
     deso__hash_mix(ctx, out->id);
+    bool loop = deso__period_step(ctx, nd, ids, out->id);
     if (timed)
         deso__stats_time(DESO_T_OVERHEAD,
                          DESO__TIME_SAMPLE * (deso__now() - t0));
 
-    /* the size bound: a long DAG flushes itself (the same count on every
-     * rank, so this force is collective like any other)                   */
-    if (ctx->nnodes >= ctx->max_nodes) return deso__force(ctx);
+    /* the size bound, or whole periods of a loop (period.c): the DAG
+     * flushes itself (at the same call on every rank, so this force is
+     * collective like any other)                                          */
+    if (ctx->nnodes >= ctx->max_nodes || loop) return deso__force(ctx);
     return DESO_OK;
 }
 
@@ -133,6 +135,7 @@ bool deso__record_undo(deso_ctx *ctx, deso__handle *out, deso__value *old,
     *pp = NULL;
     ctx->tail = prev;
     ctx->nnodes--;
+    deso__period_undo(ctx);
     deso__node_free(nd);
     deso__value_ref(old);
     deso__value_unref(out->val);          /* the handle's reference        */

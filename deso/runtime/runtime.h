@@ -60,6 +60,9 @@ typedef struct deso__value {
     int gid;                  /* its value id in the graph                 */
     int nread;                /* pending nodes reading it                  */
     uint64_t hid;             /* id of the handle it was made for (0: none)*/
+    /* period.c: the pending DAG (generation) and node that produced it    */
+    uint32_t born_gen;
+    int32_t born;
 } deso__value;
 
 typedef struct deso__node {
@@ -134,6 +137,24 @@ typedef struct deso__compiled {
 
 #define DESO__COMPILED 4      /* compiled forces kept per context           */
 
+/* period.c: the pending DAG's calls as signatures, to find a loop in it.
+ * Fixed arrays in the context, so that finding one never allocates (a
+ * failure on one rank would make it force alone).                       */
+#define DESO__PERIOD_WINDOW 1024  /* nodes looked at, from the DAG's start */
+#define DESO__PERIOD_SLOTS 2048   /* the last-seen table (a power of 2)   */
+typedef struct deso__period {
+    uint32_t gen;             /* the pending DAG's generation (from 1)      */
+    int32_t n;                /* its nodes signed so far                    */
+    int32_t p, rep;           /* the period found, and how many nodes in a
+                               * row equal the node p before them           */
+    uint64_t first_id;        /* the first handle id made during the DAG    */
+    uint64_t anchor;          /* the signature of the call that ended the   */
+    bool anchored;            /*   last force made for a loop               */
+    uint64_t sig[DESO__PERIOD_WINDOW];
+    struct { uint64_t sig; uint32_t gen; int32_t at; }
+        last[DESO__PERIOD_SLOTS];
+} deso__period;
+
 struct deso_ctx {
     uint32_t magic;
     MPI_Comm comm;            /* dup of the user's                          */
@@ -148,6 +169,7 @@ struct deso_ctx {
     const char *wisdom, *trace, *log;   /* NULL or into names            */
     char names[3 * DESO__PATH_MAX];     /* rank 0's file names (agreed)   */
     int64_t max_nodes;
+    deso__period period;      /* period.c                                   */
     deso__node *head, *tail;
     int64_t nnodes;
     uint64_t hash;            /* running hash of recorded calls             */
@@ -272,6 +294,15 @@ void deso__hash_mix(deso_ctx *ctx, uint64_t v);
 void deso__node_free(deso__node *nd);
 /* Frees every pending node, marking their results poisoned with `why`.   */
 void deso__dag_drop(deso_ctx *ctx, deso_err why);
+
+/* ---- loops in the pending DAG (period.c) -------------------------------- */
+/* Signs node nd, just appended to the DAG (ids as for deso__record); true
+ * when the DAG should be forced now: it ends in whole repetitions of a
+ * period of calls, enough of them to be worth a force of their own.      */
+bool deso__period_step(deso_ctx *ctx, deso__node *nd, const uint64_t *ids,
+                       uint64_t out_id);
+/* The last node was undone (deso__record_undo).                          */
+void deso__period_undo(deso_ctx *ctx);
 
 /* ---- the alpha-beta probe (probe.c) ------------------------------------ */
 /* Measures alpha and beta (a few ping-pongs between ranks 0 and 1 and a
