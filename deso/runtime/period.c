@@ -125,13 +125,14 @@ bool deso__period_step(deso_ctx *ctx, deso__node *nd, const uint64_t *ids,
     }
     remember(P, sig, i);
     int32_t span = P->rep + P->p;         /* the repeating tail's length  */
-    if (P->p == 0 || span < MIN_NODES || span < PERIODS * P->p) return false;
+    int32_t least = P->p * PERIODS > MIN_NODES ? P->p * PERIODS : MIN_NODES;
+    if (P->p == 0 || span < least) return false;
     /* the call that ended the last such force, else (a first loop, or
      * another one: its call did not come round in a whole period) the end
      * of a period                                                        */
     bool at_anchor = P->anchored && sig == P->anchor;
     bool whole = P->rep % P->p == 0 &&
-                 (!P->anchored || span >= MIN_NODES + P->p);
+                 (!P->anchored || span >= least + P->p);
     if (!at_anchor && !whole) return false;
     P->anchor = sig;
     P->anchored = true;
