@@ -56,7 +56,7 @@ deso_err deso__record(deso_ctx *ctx, blas_op op, unsigned flags,
                       deso__value **ops, const uint64_t *ids,
                       deso__handle *out, const int64_t *shape)
 {
-    bool timed = ++ctx->recorded % DESO__TIME_SAMPLE == 0;
+    bool timed = deso__sample(&ctx->recorded);
     double t0 = timed ? deso__now() : 0.0;
     const blas_op_info *info = blas_op_get(op);
     DESO_CHECK(info != NULL, DESO_EINTERNAL, "record: unknown op %d", op);

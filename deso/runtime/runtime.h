@@ -173,8 +173,8 @@ struct deso_ctx {
     deso__node *head, *tail;
     int64_t nnodes;
     uint64_t hash;            /* running hash of recorded calls             */
-    uint64_t recorded;        /* calls recorded (dag.c samples their time)  */
-    uint64_t sampled;         /* small nodes run (exec.c samples theirs)    */
+    uint64_t recorded;        /* deso__sample's state for recording times   */
+    uint64_t sampled;         /* ... and for small nodes' (exec.c)          */
     int weight;               /* the running node's timings count this many
                                * times (0: not timed; deso__time_weight)    */
     uint64_t next_id;
@@ -349,6 +349,16 @@ deso_err deso__force_prepare(deso_ctx *ctx, deso__compiled *c, int nvals,
 deso_err deso__force_agree(deso_ctx *ctx, uint64_t hash, deso_err local);
 /* Small nodes' times are sampled: one in DESO__TIME_SAMPLE is timed.     */
 #define DESO__TIME_SAMPLE 16
+/* Whether to time this one: true with probability 1 / DESO__TIME_SAMPLE,
+ * drawn from *state (a linear congruential step; its top bits).  Drawn,
+ * not counted: a loop of 10 small nodes sampled every 16th would time
+ * only the even ones.  Timing never changes what runs, so the draws
+ * need not agree between ranks.                                         */
+static inline bool deso__sample(uint64_t *state)
+{
+    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+    return (*state >> 60) == 0;
+}
 /* How many times node nd's timings count (0: it is not timed): 1 for a
  * node on large operands, else DESO__TIME_SAMPLE for one small node in
  * DESO__TIME_SAMPLE and 0 for the others.                               */
