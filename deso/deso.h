@@ -438,8 +438,8 @@ deso_err deso_spmat_from_rows(deso_ctx *ctx, int64_t m, int64_t n,
  * "lap2d-perm:G" (lap2d:G under a fixed pseudo-random symmetric
  * permutation, the same on every run).  Symmetric positive definite.
  * Errors: DESO_ENULL, DESO_ESTALE, DESO_EINVAL (unknown name, malformed
- * size), DESO_ESIZE (G < 1, n >= 2^40), DESO_EMISMATCH (a spec of
- * another size on some rank), DESO_ENOMEM.                                 */
+ * size), DESO_ESIZE (G < 1, n >= 2^40), DESO_EMISMATCH (another
+ * generator or size on some rank), DESO_ENOMEM.                            */
 deso_err deso_spmat_from_gen(deso_ctx *ctx, const char *spec,
                              deso_spmat **out);
 

@@ -24,5 +24,5 @@ deso_err deso__spmat_from_mtx(deso_ctx *ctx, const char *path,
     } else {
         pl_csr_free(&rows);
     }
-    return deso__spmat_publish(ctx, fn, err, sp, out);
+    return deso__spmat_publish(ctx, fn, err, 0, sp, out);
 }

@@ -302,11 +302,13 @@ deso_err deso__spmat_alloc(const deso_ctx *ctx, int64_t m, int64_t n,
 /* sp's starts: contiguous row blocks, the first m % P one row longer.   */
 void deso__spmat_blocks(const deso_ctx *ctx, deso__spmat_data *sp);
 /* Every constructor's agreed ending: local is this rank's outcome, sp
- * (NULL when local failed) its rows.  The ranks agree on the outcome and
- * the shape and learn each other's entry counts; on success *out is the
- * new handle, which owns sp; else sp is freed.  Collective.             */
+ * (NULL when local failed) its rows.  The ranks agree on the outcome, the
+ * shape and tag (what else must match: the generator), and learn each
+ * other's entry counts; on success *out is the new handle, which owns sp;
+ * else sp is freed.  Collective.                                          */
 deso_err deso__spmat_publish(deso_ctx *ctx, const char *fn, deso_err local,
-                             deso__spmat_data *sp, deso_spmat **out);
+                             int64_t tag, deso__spmat_data *sp,
+                             deso_spmat **out);
 
 /* ---- the sparse product's halo (spmat_halo.c) ----------------------------- */
 /* sp's halo plan, made on the first call (collective then, with two

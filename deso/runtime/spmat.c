@@ -65,26 +65,29 @@ void deso__spmat_blocks(const deso_ctx *ctx, deso__spmat_data *sp)
 
 /* The agreed ending of every constructor.  local is this rank's outcome so
  * far; on success sp holds its rows and every rank's start.  The ranks
- * agree (the shape too: the same m and n everywhere), then learn every
+ * agree (the shape and tag too: the same everywhere), then learn every
  * rank's entry count in one all-reduce.  sp is the handle's, or freed.  */
 deso_err deso__spmat_publish(deso_ctx *ctx, const char *fn, deso_err local,
-                             deso__spmat_data *sp, deso_spmat **out)
+                             int64_t tag, deso__spmat_data *sp,
+                             deso_spmat **out)
 {
     uint64_t hash0 = ctx->hash, id0 = ctx->next_id;
     deso__handle *h = NULL;
     double *cnt = NULL;
-    int64_t flags[4] = {0, 0, 0, 0};
+    int64_t flags[6] = {0, 0, 0, 0, 0, 0};
     if (local == DESO_OK) {
         flags[0] = sp->m; flags[1] = ~sp->m;
         flags[2] = sp->n; flags[3] = ~sp->n;
+        flags[4] = tag; flags[5] = ~tag;
         cnt = deso__calloc((size_t)ctx->size, sizeof *cnt);
         if (cnt == NULL) local = deso__fail(DESO_ENOMEM, "%s: no memory", fn);
     }
     if (local == DESO_OK) local = deso__handle_new_spmat(ctx, sp, &h);
-    deso_err err = deso__agree_counted(ctx, fn, local, flags, 4);
-    if (err == DESO_OK && (flags[0] != ~flags[1] || flags[2] != ~flags[3]))
-        err = deso__fail(DESO_EMISMATCH, "%s: the shape differs between "
-                         "ranks", fn);
+    deso_err err = deso__agree_counted(ctx, fn, local, flags, 6);
+    if (err == DESO_OK && (flags[0] != ~flags[1] || flags[2] != ~flags[3] ||
+                           flags[4] != ~flags[5]))
+        err = deso__fail(DESO_EMISMATCH, "%s: the matrix differs between "
+                         "ranks (shape or generator)", fn);
     if (err == DESO_OK) {
         cnt[ctx->rank] = (double)sp->rows.rowptr[sp->rows.nrows];
         err = deso__allreduce(ctx, ctx->comm, cnt, ctx->size, DESO__SUM);
@@ -228,7 +231,7 @@ deso_err deso__spmat_from_rows(deso_ctx *ctx, int64_t m, int64_t n,
         sp->rows.row0 = row0;
         pl_csr_sort_rows(&sp->rows);
     }
-    return deso__spmat_publish(ctx, fn, err, sp, out);
+    return deso__spmat_publish(ctx, fn, err, 0, sp, out);
 }
 
 /* ---- from a generator ----------------------------------------------------- */
@@ -251,7 +254,9 @@ deso_err deso__spmat_from_gen(deso_ctx *ctx, const char *spec,
         int r = ctx->rank;
         err = pl_gen_rows(&g, sp->start[r], sp->start[r + 1], &sp->rows);
     }
-    return deso__spmat_publish(ctx, fn, err, sp, out);
+    /* lap2d:8 and lap3d:4 have one shape: the generator is agreed too   */
+    int64_t tag = ((int64_t)g.kind << 48) ^ g.g;
+    return deso__spmat_publish(ctx, fn, err, tag, sp, out);
 }
 
 /* ---- from global CSR arrays on a root ------------------------------------ */
@@ -377,5 +382,5 @@ deso_err deso__spmat_from_csr(deso_ctx *ctx, int64_t m, int64_t n,
     free(buf);
     free(cnt);
     if (err == DESO_OK) pl_csr_sort_rows(&sp->rows);
-    return deso__spmat_publish(ctx, fn, err, sp, out);
+    return deso__spmat_publish(ctx, fn, err, 0, sp, out);
 }

@@ -238,9 +238,16 @@ static void test_from_gen(void **state)
     /* a bad spec on one rank only fails every rank                        */
     TU_ERR(deso_spmat_from_gen(ctx, me == np - 1 ? "lap2d:x" : "lap2d:4", &a),
            DESO_EINVAL);
-    if (np > 1)
+    if (np > 1) {
         TU_ERR(deso_spmat_from_gen(ctx, me == 0 ? "lap2d:3" : "lap2d:4", &a),
                DESO_EMISMATCH);
+        /* one shape (n = 64), two matrices                                 */
+        TU_ERR(deso_spmat_from_gen(ctx, me == 0 ? "lap2d:8" : "lap3d:4", &a),
+               DESO_EMISMATCH);
+        TU_ERR(deso_spmat_from_gen(ctx, me == 0 ? "lap2d:8" : "lap2d-perm:8",
+                                   &a),
+               DESO_EMISMATCH);
+    }
     assert_null(a);
 }
 
