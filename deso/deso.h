@@ -65,6 +65,7 @@ typedef struct deso_ctx deso_ctx;
 typedef struct deso_vec deso_vec;
 typedef struct deso_mat deso_mat;
 typedef struct deso_scalar deso_scalar;
+typedef struct deso_spmat deso_spmat;
 
 /* ---- context and options ------------------------------------------------ */
 
@@ -380,6 +381,100 @@ deso_err deso_mat_from_file(deso_ctx *ctx, const char *path, deso_mat **out);
  * Errors: DESO_ENULL, DESO_ESTALE, DESO_ECONTEXT, DESO_ESIZE (d has the
  * wrong length), DESO_ENOMEM, DESO_EMPI, the force's errors.              */
 deso_err deso_mat_diag(const deso_mat *a, deso_vec *d);
+
+/* ---- sparse matrices ----------------------------------------------------- *
+ * An m x n sparse matrix is held as compressed sparse rows: each rank holds
+ * a contiguous block of rows (its own entries only; no rank ever holds the
+ * whole matrix, and nothing is densified).  Within a row the entries are
+ * sorted by column and entries given twice are summed; explicit zeros are
+ * kept (they are part of the pattern).  The *pattern order* of a matrix is
+ * its entries row by row, columns ascending within a row: the order of
+ * deso_spmat_gather's arrays and of deso_spmat_set_values's values.
+ * m and n are at most 2^53 (indices travel exactly as doubles).  Every
+ * constructor is collective and agreed: an error on any rank (a bad
+ * argument, memory, the file) is returned on every rank with the same code
+ * and message, and *out is NULL.  None is a force point.                  */
+
+/* The matrix of a Matrix Market coordinate file (real, integer or pattern;
+ * general or symmetric, symmetric files expanded; duplicates summed).
+ * Every rank streams the file twice and keeps its block of rows (the first
+ * m % P ranks one row more), so path must name the same regular file on
+ * every rank.  Errors: DESO_ENULL, DESO_ESTALE, DESO_EIO (missing,
+ * unreadable or malformed file, or one that changed while it was read),
+ * DESO_ENOTSUP (array, complex, hermitian, skew-symmetric files),
+ * DESO_ESIZE, DESO_EMISMATCH (another file on some rank), DESO_ENOMEM,
+ * DESO_EMPI.                                                               */
+deso_err deso_spmat_from_mtx(deso_ctx *ctx, const char *path,
+                             deso_spmat **out);
+
+/* The matrix of global CSR arrays on rank `root`: row i's entries are
+ * col[k], val[k] for rowptr[i] <= k < rowptr[i + 1], rowptr[0] = 0,
+ * columns in [0, n) in any order (duplicates summed).  The root sends each
+ * rank its block of rows (the first m % P ranks one row more); the arrays
+ * may be NULL elsewhere.  Errors: DESO_ENULL, DESO_ESTALE, DESO_ESIZE (m
+ * or n < 0 or > 2^53), DESO_EINVAL (root out of range or not the same on
+ * every rank, a decreasing rowptr, a column out of range: the first bad
+ * entry named), DESO_EMISMATCH (m or n not the same on every rank),
+ * DESO_ENOMEM, DESO_EMPI.                                                  */
+deso_err deso_spmat_from_csr(deso_ctx *ctx, int64_t m, int64_t n,
+                             const int64_t *rowptr, const int64_t *col,
+                             const double *val, int root, deso_spmat **out);
+
+/* Distributed assembly: each rank gives its own rows row0 .. row0 + nrows
+ * - 1 as local CSR arrays (rowptr[0 .. nrows], rowptr[0] = 0; global
+ * columns in [0, n), any order, duplicates summed).  The ranks' row ranges
+ * must follow one another in rank order and cover [0, m) exactly (a rank
+ * may have none); the matrix keeps that distribution.  Nothing is sent
+ * but the ranges and counts.  Errors: as deso_spmat_from_csr, and
+ * DESO_EINVAL when the ranges do not tile [0, m) in rank order.          */
+deso_err deso_spmat_from_rows(deso_ctx *ctx, int64_t m, int64_t n,
+                              int64_t row0, int64_t nrows,
+                              const int64_t *rowptr, const int64_t *col,
+                              const double *val, deso_spmat **out);
+
+/* A generated matrix, each rank making only its own rows (contiguous
+ * blocks, as deso_spmat_from_mtx): "lap2d:G" (the 5-point Laplacian on a
+ * G x G grid, n = G^2, natural order), "lap3d:G" (7-point, n = G^3),
+ * "lap2d-perm:G" (lap2d:G under a fixed pseudo-random symmetric
+ * permutation, the same on every run).  Symmetric positive definite.
+ * Errors: DESO_ENULL, DESO_ESTALE, DESO_EINVAL (unknown name, malformed
+ * size), DESO_ESIZE (G < 1, n >= 2^40), DESO_EMISMATCH (another
+ * generator or size on some rank), DESO_ENOMEM.                            */
+deso_err deso_spmat_from_gen(deso_ctx *ctx, const char *spec,
+                             deso_spmat **out);
+
+/* New values on the same pattern: val[0 .. nnz) in pattern order, on
+ * every rank (DESO_ALL_RANKS: each rank takes its own part, nothing is
+ * sent) or on `root` (which sends each rank its part; val may be NULL
+ * elsewhere).  The distribution, and so any plan made for the matrix,
+ * stays.  Collective.  Errors (with a root, on every rank, but for a NULL
+ * or destroyed a, which fails where it is): DESO_ENULL, DESO_ESTALE,
+ * DESO_EINVAL (root out of range or not the same on every rank),
+ * DESO_EMPI.                                                               */
+deso_err deso_spmat_set_values(deso_spmat *a, const double *val, int root);
+
+/* Global shape and entry count (entries summed over ranks).  Local.
+ * Errors: DESO_ENULL, DESO_ESTALE.                                          */
+deso_err deso_spmat_shape(const deso_spmat *a, int64_t *m, int64_t *n,
+                          int64_t *nnz);
+
+/* This rank's share: its first row, its row count and its entries.
+ * Local.  Errors: DESO_ENULL, DESO_ESTALE.                                 */
+deso_err deso_spmat_local(const deso_spmat *a, int64_t *row0,
+                          int64_t *nrows, int64_t *nnz);
+
+/* The whole matrix as global CSR arrays in pattern order on rank `root`
+ * (rowptr[0 .. m], col and val [0 .. nnz)), or on every rank with
+ * DESO_ALL_RANKS; the arrays may be NULL elsewhere.  Collective.  Errors
+ * (on every rank when any rank has one, but for a NULL or destroyed a):
+ * DESO_ENULL, DESO_ESTALE, DESO_EINVAL (root out of range or not the same
+ * on every rank), DESO_ENOMEM, DESO_EMPI.                                 */
+deso_err deso_spmat_gather(const deso_spmat *a, int64_t *rowptr,
+                           int64_t *col, double *val, int root);
+
+/* Destroys the handle and sets *a to NULL.  NULL-safe.  Local.  Errors:
+ * DESO_ESTALE when *a was already destroyed through another pointer.     */
+deso_err deso_spmat_destroy(deso_spmat **a);
 
 /* ---- ScaLAPACK interoperability ------------------------------------------ *
  * A deso context on an R x C grid stores a matrix exactly as ScaLAPACK

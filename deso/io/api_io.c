@@ -34,6 +34,15 @@ deso_err deso_mat_from_mtx(deso_ctx *ctx, const char *path, deso_mat **out)
     return e;
 }
 
+deso_err deso_spmat_from_mtx(deso_ctx *ctx, const char *path,
+                             deso_spmat **out)
+{
+    deso_err e = deso__spmat_from_mtx(ctx, path, out);
+    if (e != DESO_OK)
+        e = deso__raise(DESO__CTX(ctx), "deso_spmat_from_mtx", e);
+    return e;
+}
+
 deso_err deso_mat_diag(const deso_mat *a, deso_vec *d)
 {
     deso_err e = deso__mat_diag(a, d);

@@ -12,6 +12,8 @@ deso_err deso__wisdom_export(deso_ctx *ctx, const char *path);
 deso_err deso__wisdom_import(deso_ctx *ctx, const char *path);
 deso_err deso__mat_from_mtx(deso_ctx *ctx, const char *path, deso_mat **out);
 deso_err deso__mat_diag(const deso_mat *a, deso_vec *d);
+deso_err deso__spmat_from_mtx(deso_ctx *ctx, const char *path,
+                              deso_spmat **out);
 deso_err deso__blacs_context(deso_ctx *ctx, int *ctxt);
 deso_err deso__mat_from_scalapack(deso_ctx *ctx, double *local,
                                   const int desc[9], deso_copy_mode mode,

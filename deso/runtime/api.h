@@ -22,6 +22,7 @@ deso_ctx *deso__ctx_live(const deso_ctx *ctx);
 deso_ctx *deso__vec_ctx(const deso_vec *x);
 deso_ctx *deso__mat_ctx(const deso_mat *a);
 deso_ctx *deso__scalar_ctx(const deso_scalar *s);
+deso_ctx *deso__spmat_ctx(const deso_spmat *a);
 deso_ctx *deso__sarg_ctx(deso_sarg a);
 
 #define DESO__CTX(x)                                                         \
@@ -31,6 +32,8 @@ deso_ctx *deso__sarg_ctx(deso_sarg a);
              const deso_mat *: deso__mat_ctx,                                \
              deso_scalar *: deso__scalar_ctx,                                \
              const deso_scalar *: deso__scalar_ctx,                          \
+             deso_spmat *: deso__spmat_ctx,                                  \
+             const deso_spmat *: deso__spmat_ctx,                            \
              deso_sarg: deso__sarg_ctx)(x)
 
 /* ---- implementations of the public functions (api_runtime.c wraps them) */
@@ -93,6 +96,22 @@ deso_err deso__dsymv_arg(deso_order order, deso_uplo uplo, int64_t n,
                          deso_sarg alpha, const deso_mat *a, int64_t lda,
                          const deso_vec *x, int64_t incx, deso_sarg beta,
                          deso_vec *y, int64_t incy);
+deso_err deso__spmat_from_csr(deso_ctx *ctx, int64_t m, int64_t n,
+                              const int64_t *rowptr, const int64_t *col,
+                              const double *val, int root, deso_spmat **out);
+deso_err deso__spmat_from_rows(deso_ctx *ctx, int64_t m, int64_t n,
+                               int64_t row0, int64_t nrows,
+                               const int64_t *rowptr, const int64_t *col,
+                               const double *val, deso_spmat **out);
+deso_err deso__spmat_from_gen(deso_ctx *ctx, const char *spec,
+                              deso_spmat **out);
+deso_err deso__spmat_set_values(deso_spmat *a, const double *val, int root);
+deso_err deso__spmat_shape(const deso_spmat *a, int64_t *m, int64_t *n,
+                           int64_t *nnz);
+deso_err deso__spmat_local(const deso_spmat *a, int64_t *row0,
+                           int64_t *nrows, int64_t *nnz);
+deso_err deso__spmat_gather(const deso_spmat *a, int64_t *rowptr,
+                            int64_t *col, double *val, int root);
 deso_err deso__dtrsv(deso_order order, deso_uplo uplo, deso_trans trans,
                      deso_diag diag, int64_t n, const deso_mat *a, int64_t lda,
                      deso_vec *x, int64_t incx);

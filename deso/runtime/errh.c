@@ -98,6 +98,11 @@ deso_ctx *deso__mat_ctx(const deso_mat *a)
     return a != NULL ? handle_ctx(&a->h) : NULL;
 }
 
+deso_ctx *deso__spmat_ctx(const deso_spmat *a)
+{
+    return a != NULL ? handle_ctx(&a->h) : NULL;
+}
+
 deso_ctx *deso__scalar_ctx(const deso_scalar *s)
 {
     return s != NULL ? handle_ctx(&s->h) : NULL;

@@ -114,31 +114,54 @@ deso_err deso__value_const(deso_ctx *ctx, double x, deso__value **out)
     return DESO_OK;
 }
 
-deso_err deso__handle_new(deso_ctx *ctx, blas_kind kind, deso__value *v,
-                          deso__handle **out)
+/* A new live handle of an m x n object, in the context's list and mixed
+ * into the SPMD hash; NULL when out of memory.                          */
+static deso__handle *handle_link(deso_ctx *ctx, blas_kind kind, int64_t m,
+                                 int64_t n)
 {
-    /* the largest of the three public structs: they all wrap one handle   */
+    /* the largest of the public structs: they all wrap one handle         */
     deso__handle *h = deso__calloc(1, sizeof(struct deso_vec));
-    DESO_CHECK(h != NULL, DESO_ENOMEM, "out of memory (handle)");
+    if (h == NULL) return NULL;
     h->magic = DESO__MAGIC_LIVE;
     h->kind = kind;
     h->ctx = ctx;
-    h->val = v;
-    deso__value_ref(v);
     h->id = ctx->next_id++;
-    v->hid = h->id;
     h->next = ctx->handles;
     ctx->handles = h;
     deso__hash_mix(ctx, 0x6e6577u ^ ((uint64_t)kind << 32));
-    deso__hash_mix(ctx, (uint64_t)v->m);
-    deso__hash_mix(ctx, (uint64_t)v->n);
+    deso__hash_mix(ctx, (uint64_t)m);
+    deso__hash_mix(ctx, (uint64_t)n);
+    return h;
+}
+
+deso_err deso__handle_new(deso_ctx *ctx, blas_kind kind, deso__value *v,
+                          deso__handle **out)
+{
+    deso__handle *h = handle_link(ctx, kind, v->m, v->n);
+    DESO_CHECK(h != NULL, DESO_ENOMEM, "out of memory (handle)");
+    h->val = v;
+    deso__value_ref(v);
+    v->hid = h->id;
+    *out = h;
+    return DESO_OK;
+}
+
+deso_err deso__handle_new_spmat(deso_ctx *ctx, deso__spmat_data *sp,
+                                deso__handle **out)
+{
+    deso__handle *h = handle_link(ctx, DESO__SPMAT, sp->m, sp->n);
+    DESO_CHECK(h != NULL, DESO_ENOMEM, "out of memory (handle)");
+    h->sp = sp;
     *out = h;
     return DESO_OK;
 }
 
 static const char *kind_name(blas_kind k)
 {
-    return k == BLAS_VEC ? "vector" : k == BLAS_MAT ? "matrix" : "scalar";
+    return k == BLAS_VEC   ? "vector"
+           : k == BLAS_MAT ? "matrix"
+           : k == BLAS_SCA ? "scalar"
+                           : "sparse matrix";
 }
 
 deso_err deso__ctx_check(const deso_ctx *ctx, const char *fn)
@@ -177,6 +200,8 @@ deso_err deso__handle_destroy(deso__handle *h, const char *fn)
     h->magic = DESO__MAGIC_DEAD;
     deso__value_unref(h->val);
     h->val = NULL;
+    deso__spmat_data_free(h->sp);
+    h->sp = NULL;
     return DESO_OK;
 }
 
@@ -205,6 +230,7 @@ deso_err deso__value_usable(const deso__value *v, const char *fn)
 DESTROY(deso_vec_destroy, deso_vec, deso__vec_ctx)
 DESTROY(deso_mat_destroy, deso_mat, deso__mat_ctx)
 DESTROY(deso_scalar_destroy, deso_scalar, deso__scalar_ctx)
+DESTROY(deso_spmat_destroy, deso_spmat, deso__spmat_ctx)
 
 static deso_err vec_length(const deso_vec *x, int64_t *n)
 {

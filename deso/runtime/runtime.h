@@ -22,7 +22,9 @@
 #include "optimizer/opt_graph.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/wisdom.h"
+#include "placement/csr.h"
 #include "placement/errors.h"
+#include "placement/halo.h"
 #include "deso/remap/remap.h"
 #include "deso/core/mpi.h"
 #include "deso/core/stats.h"
@@ -72,11 +74,47 @@ typedef struct deso__node {
     struct deso__node *next;
 } deso__node;
 
+/* The halo plan of a sparse matrix's product (spmat_halo.c): x in
+ * contiguous blocks (xstart), the entries this rank receives (h's receive
+ * lists, global) and sends (h's send lists, as local positions), its rows'
+ * local columns into [own entries | halo], and the messages' peers,
+ * counts and buffers, so that an exchange allocates nothing.             */
+typedef struct deso__halo_plan {
+    pl_halo h;
+    int64_t *xstart;          /* size + 1                                   */
+    int64_t nown, nhalo;
+    int32_t *lcol;
+    int nsend, nrecv;
+    int *speer, *rpeer;
+    int64_t *scount, *rcount;
+    double **sptr, **rptr;    /* into sbuf, rbuf                            */
+    double *sbuf, *rbuf;
+    MPI_Request *req;         /* nsend + nrecv                              */
+} deso__halo_plan;
+
+/* A sparse matrix (spmat.c): this rank's block of rows in CSR, and where
+ * every rank's block starts.  Not an SSA value: nothing recorded reads it
+ * yet, so new values on its pattern are written in place (and its halo
+ * plan, which depends on the pattern only, stays).                       */
+typedef struct deso__spmat_data {
+    int64_t m, n, nnz;        /* global shape and entries                   */
+    int64_t *start;           /* size + 1: rank r holds rows                */
+                              /*   [start[r], start[r + 1])                 */
+    int64_t *count;           /* size: the entries each rank holds          */
+    pl_csr rows;              /* columns global, sorted, unique per row     */
+    deso__halo_plan *halo;    /* made by the first deso__spmat_halo         */
+} deso__spmat_data;
+
+/* A handle's kind: a value's (blas_kind), or a sparse matrix's, which is
+ * no value the optimiser places.                                         */
+#define DESO__SPMAT ((blas_kind)(BLAS_SCA + 1))
+
 typedef struct deso__handle {
     uint32_t magic;
     blas_kind kind;
     deso_ctx *ctx;
-    deso__value *val;
+    deso__value *val;         /* NULL for a sparse matrix                   */
+    deso__spmat_data *sp;     /* a sparse matrix's data, else NULL          */
     uint64_t id;              /* creation order: the same on every rank     */
     struct deso__handle *next;
 } deso__handle;
@@ -84,6 +122,7 @@ typedef struct deso__handle {
 struct deso_vec { deso__handle h; };
 struct deso_mat { deso__handle h; };
 struct deso_scalar { deso__handle h; };
+struct deso_spmat { deso__handle h; };
 
 /* A ddot/dnrm2/dasum whose reduction is deferred to its fused group's one
  * collective (force.c, optimizer's opt_fuse_groups).                     */
@@ -268,6 +307,47 @@ deso__view *deso__value_find(deso__value *v, const blas_layout *lay);
 deso_err deso__value_const(deso_ctx *ctx, double v, deso__value **out);
 deso_err deso__handle_new(deso_ctx *ctx, blas_kind kind, deso__value *v,
                           deso__handle **out);
+/* A sparse matrix's handle on sp (which it owns from then on).           */
+deso_err deso__handle_new_spmat(deso_ctx *ctx, deso__spmat_data *sp,
+                                deso__handle **out);
+void deso__spmat_data_free(deso__spmat_data *sp);     /* NULL-safe     */
+
+/* ---- sparse matrices (spmat.c) ------------------------------------------- */
+/* Indices travel as doubles: a sparse matrix's extents are at most 2^53.  */
+#define DESO__SPMAT_MAX_DIM ((int64_t)1 << 53)
+/* The checks every constructor makes first: out, and the shape.          */
+deso_err deso__spmat_begin(int64_t m, int64_t n, const void *out,
+                           const char *fn);
+/* An empty m x n matrix's data, with room for every rank's start.       */
+deso_err deso__spmat_alloc(const deso_ctx *ctx, int64_t m, int64_t n,
+                           deso__spmat_data **out);
+/* sp's starts: contiguous row blocks, the first m % P one row longer.   */
+void deso__spmat_blocks(const deso_ctx *ctx, deso__spmat_data *sp);
+/* Every constructor's agreed ending: local is this rank's outcome, sp
+ * (NULL when local failed) its rows.  The ranks agree on the outcome, the
+ * shape and tag (what else must match: the generator), and learn each
+ * other's entry counts; on success *out is the new handle, which owns sp;
+ * else sp is freed.  Collective.                                          */
+deso_err deso__spmat_publish(deso_ctx *ctx, const char *fn, deso_err local,
+                             int64_t tag, deso__spmat_data *sp,
+                             deso_spmat **out);
+
+/* ---- the sparse product's halo (spmat_halo.c) ----------------------------- */
+/* sp's halo plan, made on the first call (collective then, with two
+ * counted agreements, one all-reduce of P x P counts and the lists'
+ * exchange) and kept with sp.  Errors agreed.                             */
+deso_err deso__spmat_halo(deso_ctx *ctx, deso__spmat_data *sp,
+                          deso__halo_plan **out);
+void deso__halo_plan_free(deso__halo_plan *hp);      /* NULL-safe       */
+/* xext[0 .. nown) holds this rank's x entries; fills xext[nown ..
+ * nown + nhalo) with the halo.  Collective; allocates nothing.          */
+deso_err deso__halo_exchange(deso_ctx *ctx, deso__halo_plan *hp,
+                             double *xext);
+/* The reverse: zext[nown ..) (this rank's contributions to other ranks'
+ * entries) is sent back to the owners, which add it into their own
+ * zext[0 .. nown).  Collective; allocates nothing.                      */
+deso_err deso__halo_reverse(deso_ctx *ctx, deso__halo_plan *hp,
+                            double *zext);
 /* Validates a context argument of public function fn: DESO_ENULL (NULL),
  * DESO_ESTALE (not a live context).                                       */
 deso_err deso__ctx_check(const deso_ctx *ctx, const char *fn);

@@ -4,7 +4,7 @@
  * name, message, argument).  Every public function that reaches a context
  * is called once with a bad argument, the context reached through each
  * kind of argument (the context itself, a vector, a matrix, a scalar, a
- * lazy scalar argument, a later argument when the first is NULL, a
+ * sparse matrix, a lazy scalar argument, a later argument when the first is NULL, a
  * destroyed handle's shell), the routines of every section of deso.h
  * included: the handler runs exactly once, with the code
  * the call returned, the function's public name, deso_last_error() as its
@@ -173,6 +173,37 @@ static void ctx_calls(deso_ctx *ctx)
     (void)s;
 }
 
+/* The sparse matrix's constructors (through the context) and its other
+ * calls (through the handle, a destroyed one's shell included).          */
+static void spmat_calls(deso_ctx *ctx)
+{
+    deso_spmat *a = NULL;
+    int64_t rp[2] = {0, 1}, cl[1] = {0}, m, n, nnz;
+    double v[1] = {1.0};
+    EH_ERR(ctx, deso_spmat_from_mtx(ctx, "/nonexistent/a.mtx", &a), DESO_EIO,
+           "deso_spmat_from_mtx");
+    EH_ERR(ctx, deso_spmat_from_csr(ctx, 1, 1, rp, cl, v, np, &a),
+           DESO_EINVAL, "deso_spmat_from_csr");
+    EH_ERR(ctx, deso_spmat_from_rows(ctx, -1, 1, 0, 0, rp, cl, v, &a),
+           DESO_ESIZE, "deso_spmat_from_rows");
+    EH_ERR(ctx, deso_spmat_from_gen(ctx, "lap7d:3", &a), DESO_EINVAL,
+           "deso_spmat_from_gen");
+    TU_OK(deso_spmat_from_gen(ctx, "lap2d:3", &a));
+    EH_ERR(ctx, deso_spmat_shape(a, NULL, &n, &nnz), DESO_ENULL,
+           "deso_spmat_shape");
+    EH_ERR(ctx, deso_spmat_local(a, &m, NULL, &nnz), DESO_ENULL,
+           "deso_spmat_local");
+    EH_ERR(ctx, deso_spmat_set_values(a, v, np + 1), DESO_EINVAL,
+           "deso_spmat_set_values");
+    EH_ERR(ctx, deso_spmat_gather(a, NULL, NULL, NULL, DESO_ALL_RANKS),
+           DESO_ENULL, "deso_spmat_gather");
+    deso_spmat *a2 = a, *a3 = a;
+    EH_OK(deso_spmat_destroy(&a));
+    EH_ERR(ctx, deso_spmat_destroy(&a2), DESO_ESTALE, "deso_spmat_destroy");
+    EH_ERR(ctx, deso_spmat_shape(a3, &m, &n, &nnz), DESO_ESTALE,
+           "deso_spmat_shape");
+}
+
 /* Reads, shapes, destruction: reached through the handle.                 */
 static void handle_calls(deso_ctx *ctx)
 {
@@ -316,6 +347,8 @@ static void test_each_function(void **state)
     (void)state;
     deso_ctx *ctx = counted_ctx();
     ctx_calls(ctx);
+    EH_SYNC();
+    spmat_calls(ctx);
     EH_SYNC();
     handle_calls(ctx);
     EH_SYNC();

@@ -1048,6 +1048,80 @@ static void test_new_values(void **state)
     TU_OK(deso_finalize(&ctx));
 }
 
+/* ---- sparse matrices ------------------------------------------------------ */
+
+static void test_spmat(void **state)
+{
+    (void)state;
+    deso_ctx *ctx = mu_ctx(DESO_MODE_FULL);
+    deso_spmat *a = NULL, *dead = NULL;
+    deso_vec *x;
+    int64_t rp[3] = {0, 1, 2}, cl[2] = {1, 0}, m, n, nnz, buf[8];
+    double v[2] = {1.0, 2.0}, vb[8];
+    const int64_t big = INT64_MAX;
+    TU_OK(deso_vec_create(ctx, 4, &x));
+    TU_OK(deso_spmat_from_gen(ctx, "lap2d:2", &dead));
+    deso_spmat *stale = dead;
+    TU_OK(deso_spmat_destroy(&dead));
+    const deso_spmat *xs = (const deso_spmat *)(const void *)x; /* a vector */
+    MU_ERR(deso_spmat_from_csr(NULL, 2, 2, rp, cl, v, 0, &a), DESO_ENULL);
+    MU_ERR(deso_spmat_from_csr(ctx, 2, 2, rp, cl, v, 0, NULL), DESO_ENULL);
+    MU_ERR(deso_spmat_from_csr(ctx, -1, 2, rp, cl, v, 0, &a), DESO_ESIZE);
+    MU_ERR(deso_spmat_from_csr(ctx, 2, big, rp, cl, v, 0, &a), DESO_ESIZE);
+    MU_ERR(deso_spmat_from_csr(ctx, 2, 2, rp, cl, v, np, &a), DESO_EINVAL);
+    MU_ERR(deso_spmat_from_csr(ctx, 2, 2, rp, cl, v, DESO_ALL_RANKS, &a),
+           DESO_EINVAL);
+    MU_ERR(deso_spmat_from_csr(ctx, 2, 2, NULL, cl, v, 0, &a), DESO_ENULL);
+    MU_ERR(deso_spmat_from_csr(ctx, 2, 2, rp, NULL, v, 0, &a), DESO_ENULL);
+    MU_ERR(deso_spmat_from_csr(ctx, 2, 1, rp, cl, v, 0, &a), DESO_EINVAL);
+    MU_ERR(deso_spmat_from_rows(ctx, 2, 2, 0, 3, rp, cl, v, &a), DESO_EINVAL);
+    MU_ERR(deso_spmat_from_rows(ctx, 2, 2, -1, 0, rp, cl, v, &a),
+           DESO_EINVAL);
+    MU_ERR(deso_spmat_from_rows(ctx, big, 2, 0, 0, rp, cl, v, &a),
+           DESO_ESIZE);
+    MU_ERR(deso_spmat_from_gen(ctx, NULL, &a), DESO_ENULL);
+    MU_ERR(deso_spmat_from_gen(ctx, "lap2d:", &a), DESO_EINVAL);
+    MU_ERR(deso_spmat_from_gen(ctx, "lap3d:99999999", &a), DESO_ESIZE);
+    MU_ERR(deso_spmat_from_mtx(ctx, NULL, &a), DESO_ENULL);
+    assert_null(a);
+    MU_ERR(deso_spmat_shape(NULL, &m, &n, &nnz), DESO_ENULL);
+    MU_ERR(deso_spmat_shape(stale, &m, &n, &nnz), DESO_ESTALE);
+    MU_ERR(deso_spmat_shape(xs, &m, &n, &nnz), DESO_EINVAL);
+    MU_ERR(deso_spmat_local(stale, &m, &n, &nnz), DESO_ESTALE);
+    MU_ERR(deso_spmat_set_values(NULL, v, 0), DESO_ENULL);
+    MU_ERR(deso_spmat_set_values(stale, v, 0), DESO_ESTALE);
+    MU_ERR(deso_spmat_gather(stale, buf, buf, vb, 0), DESO_ESTALE);
+    MU_ERR(deso_spmat_gather(xs, buf, buf, vb, 0), DESO_EINVAL);
+    deso_spmat *again = stale;
+    MU_ERR(deso_spmat_destroy(&again), DESO_ESTALE);
+    MU_ERR(deso_spmat_destroy(NULL), DESO_OK);
+    TU_OK(deso_spmat_from_csr(ctx, 2, 2, rp, cl, v, 0, &a));
+    MU_ERR(deso_spmat_gather(a, buf, buf, vb, -3), DESO_EINVAL);
+    MU_ERR(deso_spmat_gather(a, NULL, buf, vb, DESO_ALL_RANKS), DESO_ENULL);
+    MU_ERR(deso_spmat_set_values(a, NULL, DESO_ALL_RANKS), DESO_ENULL);
+    MU_SYNC();
+    /* bad arguments on one rank only: no rank is left in a collective      */
+    int last = np - 1;
+    MU_ERR(deso_spmat_gather(a, me == last ? NULL : buf, buf, vb, last),
+           DESO_ENULL);
+    MU_ERR(deso_spmat_set_values(a, me == last ? NULL : v, last), DESO_ENULL);
+    MU_ERR(deso_spmat_from_gen(ctx, me == last ? NULL : "lap2d:2", &a),
+           DESO_ENULL);
+    MU_ERR(deso_spmat_from_rows(ctx, 2, 2, 0, me == last ? 2 : 0,
+                                me == last ? NULL : rp, cl, v, &a),
+           DESO_ENULL);
+    MU_SYNC();
+    /* the matrix still reads back, the context still computes            */
+    TU_OK(deso_spmat_from_csr(ctx, 2, 2, rp, cl, v, 0, &a));
+    TU_OK(deso_spmat_gather(a, buf, buf + 3, vb, DESO_ALL_RANKS));
+    assert_true(tu_all(buf[1] == 1 && buf[2] == 2 && buf[3] == 1 &&
+                       buf[4] == 0 && vb[0] == 1.0 && vb[1] == 2.0));
+    TU_OK(deso_spmat_destroy(&a));
+    TU_OK(deso_vec_destroy(&x));
+    check_usable(ctx);
+    TU_OK(deso_finalize(&ctx));
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -1067,6 +1141,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_mpi_errors),
         cmocka_unit_test(test_more_routines),
         cmocka_unit_test(test_new_values),
+        cmocka_unit_test(test_spmat),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     MPI_Finalize();

@@ -1,0 +1,214 @@
+/* Reading and refilling sparse matrices: new values on the same pattern,
+ * the gather of the whole matrix, the shape and this rank's share.
+ *
+ * In pattern order rank r's entries are one contiguous run (its rows are
+ * one block, in rank order), starting after the entries of the ranks
+ * before it: values move as slices, with no index lists.               */
+#include <stdlib.h>
+#include <string.h>
+
+#include "placement/alloc.h"
+#include "deso/runtime/runtime.h"
+
+static deso_err spmat_check(const deso_spmat *a, const char *fn,
+                            deso_ctx **ctx)
+{
+    *ctx = NULL;
+    return deso__handle_check(a ? &a->h : NULL, DESO__SPMAT, ctx, fn, "a");
+}
+
+/* Where rank r's entries start in pattern order.                         */
+static int64_t entry_offset(const deso__spmat_data *sp, int r)
+{
+    int64_t off = 0;
+    for (int q = 0; q < r; q++) off += sp->count[q];
+    return off;
+}
+
+deso_err deso__spmat_shape(const deso_spmat *a, int64_t *m, int64_t *n,
+                           int64_t *nnz)
+{
+    static const char *fn = "deso_spmat_shape";
+    deso_ctx *ctx;
+    DESO_TRY(spmat_check(a, fn, &ctx));
+    DESO_CHECK(m != NULL && n != NULL && nnz != NULL, DESO_ENULL,
+               "%s: NULL out-parameter", fn);
+    *m = a->h.sp->m;
+    *n = a->h.sp->n;
+    *nnz = a->h.sp->nnz;
+    return DESO_OK;
+}
+
+deso_err deso__spmat_local(const deso_spmat *a, int64_t *row0,
+                           int64_t *nrows, int64_t *nnz)
+{
+    static const char *fn = "deso_spmat_local";
+    deso_ctx *ctx;
+    DESO_TRY(spmat_check(a, fn, &ctx));
+    DESO_CHECK(row0 != NULL && nrows != NULL && nnz != NULL, DESO_ENULL,
+               "%s: NULL out-parameter", fn);
+    const pl_csr *rows = &a->h.sp->rows;
+    *row0 = rows->row0;
+    *nrows = rows->nrows;
+    *nnz = rows->rowptr[rows->nrows];
+    return DESO_OK;
+}
+
+/* ---- new values ---------------------------------------------------------- */
+
+deso_err deso__spmat_set_values(deso_spmat *a, const double *val, int root)
+{
+    static const char *fn = "deso_spmat_set_values";
+    deso_ctx *ctx;
+    DESO_TRY(spmat_check(a, fn, &ctx));
+    deso__spmat_data *sp = a->h.sp;
+    deso_err err = DESO_OK;
+    if (root != DESO_ALL_RANKS && (root < 0 || root >= ctx->size))
+        err = deso__fail(DESO_EINVAL, "%s: root %d out of range", fn, root);
+    bool mine = root == DESO_ALL_RANKS || root == ctx->rank;
+    if (err == DESO_OK && mine && val == NULL && sp->nnz > 0)
+        err = deso__fail(DESO_ENULL, "%s: val is NULL", fn);
+    if (root == DESO_ALL_RANKS) {
+        DESO_TRY(err);
+        int64_t own = sp->count[ctx->rank];
+        if (own > 0)
+            memcpy(sp->rows.val, val + entry_offset(sp, ctx->rank),
+                   (size_t)own * sizeof(double));
+        return DESO_OK;
+    }
+    int64_t flags[2] = {root, ~(int64_t)root};
+    DESO_TRY(deso__agree_counted(ctx, fn, err, flags, 2));
+    DESO_CHECK(flags[0] == ~flags[1], DESO_EINVAL,
+               "%s: root differs between ranks", fn);
+    if (!mine) {
+        int64_t len = sp->count[ctx->rank];
+        if (len == 0) return DESO_OK;
+        return deso__exchange(ctx->comm, DESO__TAG_DATA, 0, NULL, NULL, NULL,
+                              1, &root, &sp->rows.val, &len,
+                              &(MPI_Request){0});
+    }
+    int64_t off = 0;
+    for (int q = 0; q < ctx->size; q++) {
+        int64_t len = sp->count[q];
+        /* MPI only reads a send buffer: the const goes for the call       */
+        double *src = (double *)(uintptr_t)(val + off);
+        off += len;
+        if (len == 0) continue;
+        if (q == root) {
+            memcpy(sp->rows.val, src, (size_t)len * sizeof(double));
+            continue;
+        }
+        DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 1, &q, &src, &len,
+                                0, NULL, NULL, NULL, &(MPI_Request){0}));
+    }
+    return DESO_OK;
+}
+
+/* ---- gather ---------------------------------------------------------------- */
+
+/* This rank's rows packed as doubles: row lengths, columns, values.      */
+static void pack_own(const pl_csr *a, double *buf)
+{
+    int64_t k = 0, nnz = a->rowptr[a->nrows];
+    for (int64_t i = 0; i < a->nrows; i++)
+        buf[k++] = (double)(a->rowptr[i + 1] - a->rowptr[i]);
+    for (int64_t e = 0; e < nnz; e++) buf[k++] = (double)a->col[e];
+    if (nnz > 0) memcpy(buf + k, a->val, (size_t)nnz * sizeof(double));
+}
+
+/* Rows lo .. hi - 1, packed as pack_own packs them, into the global
+ * arrays (rowptr[lo] already set).                                       */
+static void unpack_global(const double *buf, int64_t lo, int64_t hi,
+                          int64_t *rowptr, int64_t *col, double *val)
+{
+    int64_t k = 0;
+    for (int64_t i = lo; i < hi; i++)
+        rowptr[i + 1] = rowptr[i] + (int64_t)buf[k++];
+    int64_t e0 = rowptr[lo], nnz = rowptr[hi] - e0;
+    for (int64_t e = 0; e < nnz; e++) col[e0 + e] = (int64_t)buf[k++];
+    if (nnz > 0) memcpy(val + e0, buf + k, (size_t)nnz * sizeof(double));
+}
+
+/* The packed length of rank q's rows.                                     */
+static int64_t packed_len(const deso__spmat_data *sp, int q)
+{
+    return sp->start[q + 1] - sp->start[q] + 2 * sp->count[q];
+}
+
+/* Rank r0 collects every rank's packed rows (one message each); with
+ * every rank as the destination it then broadcasts the three arrays.    */
+static deso_err gather_run(deso_ctx *ctx, const deso__spmat_data *sp,
+                           int64_t *rowptr, int64_t *col, double *val,
+                           int root, double *buf)
+{
+    int r0 = root == DESO_ALL_RANKS ? 0 : root;
+    if (ctx->rank == r0) {
+        rowptr[0] = 0;
+        for (int q = 0; q < ctx->size; q++) {
+            int64_t len = packed_len(sp, q);
+            if (q == r0) pack_own(&sp->rows, buf);
+            else if (sp->start[q + 1] > sp->start[q])
+                DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 0, NULL,
+                                        NULL, NULL, 1, &q, &buf, &len,
+                                        &(MPI_Request){0}));
+            unpack_global(buf, sp->start[q], sp->start[q + 1], rowptr, col,
+                          val);
+        }
+    } else if (sp->rows.nrows > 0) {
+        int64_t len = packed_len(sp, ctx->rank);
+        pack_own(&sp->rows, buf);
+        DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 1, &r0, &buf, &len,
+                                0, NULL, NULL, NULL, &(MPI_Request){0}));
+    }
+    if (root != DESO_ALL_RANKS) return DESO_OK;
+    /* the indices as doubles through buf (room for m + 1 and nnz)        */
+    int64_t *ia[2] = {rowptr, col};
+    int64_t len[2] = {sp->m + 1, sp->nnz};
+    for (int t = 0; t < 2; t++) {
+        if (ctx->rank == 0)
+            for (int64_t k = 0; k < len[t]; k++) buf[k] = (double)ia[t][k];
+        DESO_TRY(deso__bcast(ctx->comm, buf, len[t], 0));
+        for (int64_t k = 0; k < len[t]; k++) ia[t][k] = (int64_t)buf[k];
+    }
+    return deso__bcast(ctx->comm, val, sp->nnz, 0);
+}
+
+deso_err deso__spmat_gather(const deso_spmat *a, int64_t *rowptr,
+                            int64_t *col, double *val, int root)
+{
+    static const char *fn = "deso_spmat_gather";
+    deso_ctx *ctx;
+    DESO_TRY(spmat_check(a, fn, &ctx));
+    const deso__spmat_data *sp = a->h.sp;
+    deso_err err = DESO_OK;
+    if (root != DESO_ALL_RANKS && (root < 0 || root >= ctx->size))
+        err = deso__fail(DESO_EINVAL, "%s: root %d out of range", fn, root);
+    bool mine = root == DESO_ALL_RANKS || root == ctx->rank;
+    if (err == DESO_OK && mine &&
+        (rowptr == NULL || (sp->nnz > 0 && (col == NULL || val == NULL))))
+        err = deso__fail(DESO_ENULL, "%s: rowptr, col or val is NULL", fn);
+    /* the buffer is made before the agreement: the root's holds the
+     * largest block, another rank's its own; with every rank as the
+     * destination also the broadcast indices                             */
+    int r0 = root == DESO_ALL_RANKS ? 0 : root;
+    int64_t len = 0;
+    for (int q = 0; q < ctx->size; q++)
+        if (ctx->rank == r0 || q == ctx->rank)
+            len = packed_len(sp, q) > len ? packed_len(sp, q) : len;
+    if (root == DESO_ALL_RANKS) {
+        len = sp->m + 1 > len ? sp->m + 1 : len;
+        len = sp->nnz > len ? sp->nnz : len;
+    }
+    double *buf = NULL;
+    if (err == DESO_OK) {
+        buf = deso__malloc((size_t)(len > 0 ? len : 1) * sizeof(double));
+        if (buf == NULL) err = deso__fail(DESO_ENOMEM, "%s: no memory", fn);
+    }
+    int64_t flags[2] = {root, ~(int64_t)root};
+    err = deso__agree_counted(ctx, fn, err, flags, 2);
+    if (err == DESO_OK && flags[0] != ~flags[1])
+        err = deso__fail(DESO_EINVAL, "%s: root differs between ranks", fn);
+    if (err == DESO_OK) err = gather_run(ctx, sp, rowptr, col, val, root, buf);
+    free(buf);
+    return err;
+}
