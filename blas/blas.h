@@ -139,7 +139,7 @@ typedef struct blas_desc {
 /* One local piece handed to a kernel.  Matrices: column-major with leading
  * dimension max(1, rows).  r, c are this rank's grid coordinates.  A
  * matrix may be a slab of the local piece: its local columns [c0, c0 +
- * cols), c0 a multiple of the column block size (streamed out-of-core
+ * cols), c0 a multiple of blas_gemv_chunk (streamed out-of-core
  * matrices; 0 otherwise).                                                 */
 typedef struct blas_local {
     double *data;
@@ -211,10 +211,14 @@ int64_t blas_trsv_block_of(const blas_layout *T);
 
 /* ---- kernels used by deso/'s out-of-core streaming ----------------------- */
 
-/* red += op(A) x over A's columns (a slab when A->c0 > 0: x is indexed
- * from c0 for no transpose, red for transpose), one column block at a
- * time, as dgemv's kernel runs on the whole local piece; dgemv's mask
- * flags restrict it to a triangle.                                        */
+/* dgemv accumulates its local product in chunks of this many columns (or
+ * the column block, when smaller), in core and streamed alike.           */
+#define BLAS_GEMV_COLS 64
+int64_t blas_gemv_chunk(const blas_layout *A);
+/* red += op(A) x over A's columns (a slab when A->c0 > 0, c0 a multiple
+ * of the chunk: x is indexed from c0 for no transpose, red for
+ * transpose), one chunk at a time, as dgemv's kernel runs on the whole
+ * local piece; dgemv's mask flags restrict it to a triangle.             */
 void blas_gemv_part(const blas_desc *d, const blas_local *A,
                     const blas_local *x, double *red);
 

@@ -187,32 +187,54 @@ static void gemv_block_masked(unsigned flags, const double *blk, int64_t ld,
         }
 }
 
+/* Local columns [j, j + w) of a masked gemv (A's columns from col),
+ * split where they cross a column block (global columns are consecutive
+ * within one).                                                          */
+static void gemv_cols_masked(const blas_desc *d, const blas_local *A,
+                             const double *col, int64_t j, int64_t w,
+                             const double *x, double *red)
+{
+    bool trans = (d->flags & BLAS_F_TRANS) != 0;
+    int64_t rows = A->rows, ld = rows > 1 ? rows : 1;
+    int64_t mb = A->lay.b, nb = A->lay.nb;
+    for (int64_t k = 0; k < w;) {
+        int64_t part = nb - (j + k) % nb;
+        if (part > w - k) part = w - k;
+        int64_t gj0 = blas_cyc_global(nb, A->lay.pc, A->c, j + k);
+        for (int64_t li0 = 0; li0 < rows; li0 += mb) {
+            int64_t h = rows - li0 < mb ? rows - li0 : mb;
+            int64_t gi0 = blas_cyc_global(mb, A->lay.pr, A->r, li0);
+            gemv_block_masked(d->flags, col + k * ld + li0, ld, h, part, gi0,
+                              gj0, trans ? x + li0 : x + j + k,
+                              trans ? red + j + k : red + li0);
+        }
+        k += part;
+    }
+}
+
+int64_t blas_gemv_chunk(const blas_layout *A)
+{
+    return A->nb < BLAS_GEMV_COLS ? A->nb : BLAS_GEMV_COLS;
+}
+
 void blas_gemv_part(const blas_desc *d, const blas_local *A,
                     const blas_local *x, double *red)
 {
     bool trans = (d->flags & BLAS_F_TRANS) != 0;
     int64_t rows = A->rows, cols = A->cols, ld = rows > 1 ? rows : 1;
     if (rows == 0 || cols == 0) return;
-    int64_t mb = A->lay.b, nb = A->lay.nb;
-    bool mask = (d->flags & BLAS_F_MASK) != 0;
-    for (int64_t lj0 = 0; lj0 < cols; lj0 += nb) {
-        int64_t w = cols - lj0 < nb ? cols - lj0 : nb, j = A->c0 + lj0;
+    int64_t u = blas_gemv_chunk(&A->lay);
+    /* the in-core and the streamed product both accumulate one chunk of
+     * columns at a time, from the same local column, so they add in the
+     * same order                                                         */
+    for (int64_t lj0 = 0; lj0 < cols; lj0 += u) {
+        int64_t w = cols - lj0 < u ? cols - lj0 : u, j = A->c0 + lj0;
         const double *col = A->data + lj0 * ld;
-        /* the in-core and the streamed product both accumulate one block
-         * column at a time, so they add in the same order               */
-        if (!mask) {
+        if (d->flags & BLAS_F_MASK)
+            gemv_cols_masked(d, A, col, j, w, x->data, red);
+        else
             blas_gemv_acc(trans, rows, w, col, ld, trans ? x->data
                           : x->data + j, trans ? red + j : red);
-            continue;
-        }
-        int64_t gj0 = blas_cyc_global(nb, A->lay.pc, A->c, j);
-        for (int64_t li0 = 0; li0 < rows; li0 += mb) {
-            int64_t h = rows - li0 < mb ? rows - li0 : mb;
-            int64_t gi0 = blas_cyc_global(mb, A->lay.pr, A->r, li0);
-            gemv_block_masked(d->flags, col + li0, ld, h, w, gi0, gj0,
-                              trans ? x->data + li0 : x->data + j,
-                              trans ? red + j : red + li0);
-        }
     }
 }
 

@@ -3,7 +3,7 @@
  * lives, on every rank, in a local array file (ooc_file.c); where a new
  * matrix lives is decided and agreed when it is made (ooc_make.c), and
  * the operations that can stream it (dgemv, dsymv, dtrmv, dger, dsyr,
- * dsyr2) read it in slabs of whole block columns while the previous slab
+ * dsyr2) read it in slabs of whole column chunks while the previous slab
  * is computed on (ooc_exec.c).  Its layout is pinned: nothing remaps it. */
 #ifndef DESO_OOC_H
 #define DESO_OOC_H
@@ -13,7 +13,8 @@
 struct deso__ooc {
     int fd;
     int64_t rows, cols;       /* the local piece, column-major             */
-    int64_t slab;             /* columns per slab: whole column blocks      */
+    int64_t slab;             /* columns per slab: a multiple of           */
+                              /*   blas_gemv_chunk                          */
 };
 
 /* ---- the files (ooc_file.c) ---------------------------------------------- */

@@ -1,12 +1,12 @@
 /* Streaming an out-of-core matrix through a node's kernel: slabs of whole
- * column blocks, the next slab read by a helper thread while the current
- * one is computed on (double buffering in the context's two slab
- * buffers; the first slab's read is exposed).  A reader thread rather
+ * chunks of dgemv's accumulation (blas_gemv_chunk), the next slab read by
+ * a helper thread while the current one is computed on (double buffering
+ * in the context's two slab buffers; the first slab's read is exposed).  A reader thread rather
  * than MPI-IO's non-blocking reads: the file is the rank's own, so plain
  * pread does it with no MPI progress to rely on during the kernel.
  *
  * dgemv (with dsymv's and dtrmv's triangle masks) accumulates its partial
- * products one column block at a time, as the in-core kernel does
+ * products one chunk of columns at a time, as the in-core kernel does
  * (blas_gemv_part), so the streamed and the in-core results are the same
  * bits whatever the slab width.  dger (dsyr, dsyr2) reads a slab, updates
  * it and writes it to the result's file (the operand's own when the node

@@ -1,6 +1,6 @@
 /* Local array files: the local piece of an out-of-core matrix, one file
  * per rank (paper 002's local placement model), column-major like an
- * in-core piece, so that whole block columns are contiguous and a slab is
+ * in-core piece, so that whole local columns are contiguous and a slab is
  * one read.
  *
  * The file has no name once opened (O_TMPFILE, else a unique name unlinked

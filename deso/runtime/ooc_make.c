@@ -3,8 +3,9 @@
  * agreement: a matrix half in files and half in memory would need two
  * code paths per operation for nothing).  "What is left" is the budget
  * less this rank's live in-core matrices.  The slab width is chosen here
- * too: two slabs (double buffering) of whole column blocks within what is
- * left, at least one column block; a rank without a budget of its own
+ * too: two slabs (double buffering) of whole chunks of dgemv's
+ * accumulation (blas_gemv_chunk: at most 64 columns) within what is left,
+ * at least one chunk; a rank without a budget of its own
  * uses DEFAULT_SLAB_BYTES per slab.                                      */
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,8 @@ static int64_t budget_left(const deso_ctx *ctx)
     return left > 0 ? left : 0;
 }
 
-/* Columns per slab of a rows x cols piece folded in column blocks of nb. */
+/* Columns per slab of a rows x cols piece: a multiple of nb, the column
+ * chunk dgemv accumulates by (blas_gemv_chunk).                          */
 static int64_t slab_columns(const deso_ctx *ctx, int64_t rows, int64_t cols,
                             int64_t nb)
 {
@@ -67,7 +69,7 @@ deso_err deso__ooc_view_new(deso_ctx *ctx, const blas_layout *lay,
     *out = NULL;
     int64_t rows, cols;
     blas_layout_local(lay, ctx->coord[0], ctx->coord[1], &rows, &cols);
-    int64_t slab = slab_columns(ctx, rows, cols, lay->nb);
+    int64_t slab = slab_columns(ctx, rows, cols, blas_gemv_chunk(lay));
     DESO_TRY(slab_buffers(ctx, rows * slab));
     deso__view *w = deso__calloc(1, sizeof *w);
     DESO_CHECK(w != NULL, DESO_ENOMEM, "out of memory (view)");

@@ -30,7 +30,8 @@
 static double gen(int64_t i, int64_t j, void *arg)
 {
     (void)arg;
-    return (double)((i * 7 + j * 13) % 17) / 8.0 - 1.0 + 1e-3 * (double)i;
+    /* full mantissas, so that adding in another order changes the bits */
+    return sin(0.37 * (double)i + 1.3 * (double)j) + 1e-3 * (double)i;
 }
 
 static double sym(int64_t i, int64_t j, void *arg)
@@ -42,7 +43,7 @@ static double sym(int64_t i, int64_t j, void *arg)
 
 static double vgen(int64_t i, void *arg)
 {
-    return 0.5 + (double)((i * 3 + *(int *)arg) % 7) / 3.0;
+    return 0.5 + cos(0.71 * (double)i + (double)*(int *)arg);
 }
 
 static deso_vec *vec(deso_ctx *ctx, int64_t n, int seed)
@@ -205,10 +206,11 @@ static void test_bitwise(void **state)
     (void)state;
     static const int64_t nbs[] = {4, 5};
     tu_case cases[TU_MAX_CASES];
-    /* the fast group: every mode on the default grid (the long group
-     * walks every grid and block size)                                  */
-    int nc = TU_NMODES;
-    for (int k = 0; k < nc; k++) cases[k] = (tu_case){tu_mode(k), 0, 0, 5};
+    /* the fast group: every mode on a 1 x P grid, whose local pieces
+     * have several column blocks when P > 1 (the long group walks every
+     * grid and block size)                                              */
+    int nc = TU_NMODES, P = tu_size();
+    for (int k = 0; k < nc; k++) cases[k] = (tu_case){tu_mode(k), 1, P, 5};
     if (tu_long()) nc = tu_cases(nbs, 2, cases);
     for (int k = 0; k < nc; k++) run_case(&cases[k]);
     TU_SYNC();
