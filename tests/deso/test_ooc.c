@@ -10,7 +10,10 @@
  * long group: every grid and block size of tu_cases); budgets of one byte (slabs of one column
  * block) and of a few blocks (slabs that do not divide the local
  * columns); sizes not multiples of the block size, n < P and 1 x 1.  A
- * CG of a few iterations streams its matrix each time.  Also: only one
+ * CG of a few iterations streams its matrix each time.  Every source (a
+ * generator, an array on every rank or sent from rank 0, a Matrix Market
+ * file, a matrix file) writes each element to the files once and gives
+ * the generator's in-core product bit for bit.  Also: only one
  * rank over its budget still puts the matrix out of core everywhere, each
  * rank keeps its own budget; the directory stays empty (the files have no
  * name); bad budget strings fail deso_init on every rank; an unusable
@@ -365,6 +368,94 @@ static void test_bad_dir(void **state)
     }
 }
 
+/* y = A x for A made out of core from each source, against A from the
+ * generator in core: the same bits.                                     */
+static void product(deso_ctx *ctx, deso_mat *A, int64_t m, int64_t n,
+                    double *out)
+{
+    deso_vec *x = vec(ctx, n, 1), *y = NULL;
+    TU_CALL(deso_vec_create(ctx, m, &y));
+    TU_CALL(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, m, n, 1.0, A, m, x, 1,
+                       0.0, y, 1));
+    tu_fetch(y, out);
+    TU_CALL(deso_vec_destroy(&x));
+    TU_CALL(deso_vec_destroy(&y));
+    TU_CALL(deso_mat_destroy(&A));
+}
+
+/* Rank 0 writes gen's m x n matrix as a Matrix Market array file.       */
+static void write_mtx(const char *path, int64_t m, int64_t n)
+{
+    int me = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me == 0) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, "%%%%MatrixMarket matrix array real general\n%lld %lld\n",
+                (long long)m, (long long)n);
+        for (int64_t j = 0; j < n; j++)
+            for (int64_t i = 0; i < m; i++)
+                fprintf(f, "%.17g\n", gen(i, j, NULL));
+        fclose(f);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Every source of a matrix writes its local array file: a generator, an
+ * array (on every rank, or sent from rank 0), a Matrix Market file and a
+ * matrix file.                                                           */
+static void test_sources(void **state)
+{
+    (void)state;
+    int64_t m = 23, n = 17, P = tu_size();
+    char dir[512], bin[600], mtx[600];
+    assert_true(tu_all(tu_scratch_dir("ooc-src", dir, sizeof dir) == 0));
+    snprintf(bin, sizeof bin, "%s/a.bin", dir);
+    snprintf(mtx, sizeof mtx, "%s/a.mtx", dir);
+    write_mtx(mtx, m, n);
+    double *a = malloc((size_t)(m * n) * sizeof *a), want[23], got[23];
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < m; i++) a[j * m + i] = gen(i, j, NULL);
+    tu_case c = {DESO_MODE_NONE, 1, (int)P, 4};
+    deso_ctx *ctx = case_ctx(&c, 0, NULL);
+    deso_mat *A = NULL;
+    TU_OK(deso_mat_from_fn(ctx, m, n, gen, NULL, &A));
+    TU_OK(deso_mat_to_file(A, bin));
+    product(ctx, A, m, n, want);
+    TU_OK(deso_finalize(&ctx));
+    ctx = case_ctx(&c, 1, NULL);
+    for (int k = 0; k < 5; k++) {
+        tu_label("source %d", k);
+        deso_stats_reset();
+        A = NULL;
+        if (k == 0) TU_CALL(deso_mat_from_fn(ctx, m, n, gen, NULL, &A));
+        if (k == 1)
+            TU_CALL(deso_mat_from_array(ctx, m, n, a, m, DESO_ALL_RANKS, &A));
+        if (k == 2) TU_CALL(deso_mat_from_array(ctx, m, n, a, m, 0, &A));
+        if (k == 3) TU_CALL(deso_mat_from_mtx(ctx, mtx, &A));
+        if (k == 4) TU_CALL(deso_mat_from_file(ctx, bin, &A));
+        deso_stats st;
+        TU_CALL(deso_stats_get(&st));
+        int64_t w = st.bytes_io_written;
+        MPI_Allreduce(MPI_IN_PLACE, &w, 1, MPI_INT64_T, MPI_SUM,
+                      MPI_COMM_WORLD);
+        TU_CHECK(w == m * n * 8);        /* every element, once          */
+        if (A != NULL) product(ctx, A, m, n, got);
+        TU_CHECK(memcmp(want, got, sizeof want) == 0);
+        tu_case_end();
+    }
+    TU_SYNC();
+    TU_OK(deso_finalize(&ctx));
+    free(a);
+    int me = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me == 0) {
+        remove(bin);
+        remove(mtx);
+    }
+    tu_scratch_done(dir);
+}
+
 /* What cannot stream is refused, the same way on every rank.            */
 static void test_refused(void **state)
 {
@@ -390,4 +481,5 @@ static void test_refused(void **state)
 TU_MAIN(cmocka_unit_test(test_bitwise), cmocka_unit_test(test_one_rank_over),
         cmocka_unit_test(test_nothing_left),
         cmocka_unit_test(test_budget_strings), cmocka_unit_test(test_bad_dir),
+        cmocka_unit_test(test_sources),
         cmocka_unit_test(test_refused))
