@@ -94,7 +94,8 @@ deso_err deso__record(deso_ctx *ctx, blas_op op, unsigned flags,
     }
     nd->res = res;
     /* an update of an out-of-core matrix is out of core                  */
-    res->ooc = info->inout < nops && ops[info->inout]->ooc;
+    res->ooc = info->result == BLAS_MAT && info->inout >= 0 &&
+               info->inout < nops && ops[info->inout]->ooc;
     deso__value_ref(res);                 /* the node's own reference     */
     deso__value_unref(out->val);          /* the handle moves on          */
     out->val = res;
