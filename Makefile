@@ -86,7 +86,7 @@ SONAME  := libdeso.so.$(ABI)
 INTERNAL := $(BUILD)/lib/internal/libdeso.a
 
 .PHONY: all lib programs tests check check-unit check-mpi check-counts check-long check-asan check-asan-walk \
-        check-fuzz check-install check-mpi-alias check-cli check-krylov check-abort check-layers demo setup clean bench bench-remap \
+        check-fuzz check-install check-mpi-alias check-cli check-krylov check-abort check-layers demo setup clean bench bench-remap bench-ooc \
         bench-sweep benches install
 
 all: lib programs tests benches
@@ -252,6 +252,12 @@ bench-sweep: setup
 bench-remap: setup
 	@$(MAKE) --no-print-directory all
 	@bash scripts/bench-remap.sh $(BUILD)
+
+# out-of-core CG: the small case (OOC_CASE=large: about 36 GB, checked
+# against the free disk first)
+bench-ooc: setup
+	@$(MAKE) --no-print-directory all
+	@bash scripts/bench-ooc.sh $(BUILD) $(or $(OOC_CASE),small)
 
 demo: setup
 	@$(MAKE) --no-print-directory all

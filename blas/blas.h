@@ -137,12 +137,16 @@ typedef struct blas_desc {
 } blas_desc;
 
 /* One local piece handed to a kernel.  Matrices: column-major with leading
- * dimension max(1, rows).  r, c are this rank's grid coordinates.         */
+ * dimension max(1, rows).  r, c are this rank's grid coordinates.  A
+ * matrix may be a slab of the local piece: its local columns [c0, c0 +
+ * cols), c0 a multiple of blas_gemv_chunk (streamed out-of-core
+ * matrices; 0 otherwise).                                                 */
 typedef struct blas_local {
     double *data;
     int64_t rows, cols;
     blas_layout lay;
     int r, c;
+    int64_t c0;
 } blas_local;
 
 typedef enum blas_red {
@@ -204,6 +208,19 @@ blas_layout blas_scalar_for(const blas_layout *where);
  * along distributed dimensions, at most 64), or 0 when trsv needs the
  * matrix remapped to cyclic(min(m, 64)).                                  */
 int64_t blas_trsv_block_of(const blas_layout *T);
+
+/* ---- kernels used by deso/'s out-of-core streaming ----------------------- */
+
+/* dgemv accumulates its local product in chunks of this many columns (or
+ * the column block, when smaller), in core and streamed alike.           */
+#define BLAS_GEMV_COLS 64
+int64_t blas_gemv_chunk(const blas_layout *A);
+/* red += op(A) x over A's columns (a slab when A->c0 > 0, c0 a multiple
+ * of the chunk: x is indexed from c0 for no transpose, red for
+ * transpose), one chunk at a time, as dgemv's kernel runs on the whole
+ * local piece; dgemv's mask flags restrict it to a triangle.             */
+void blas_gemv_part(const blas_desc *d, const blas_local *A,
+                    const blas_local *x, double *red);
 
 /* The rotation generators on plain doubles (CBLAS's drotg and drotmg). */
 void blas_rotg(double *a, double *b, double *c, double *s);

@@ -154,52 +154,87 @@ void blas__k_gemv(const blas_desc *d, const blas_local *ops, blas_local *res,
                   double *red)
 {
     (void)res;
-    const blas_local *A = &ops[1], *x = &ops[2];
-    bool trans = (d->flags & BLAS_F_TRANS) != 0;
-    int64_t rows = A->rows, cols = A->cols, ld = rows > 1 ? rows : 1;
-    int64_t outn = trans ? cols : rows;
+    const blas_local *A = &ops[1];
+    int64_t outn = (d->flags & BLAS_F_TRANS) ? A->cols : A->rows;
     for (int64_t i = 0; i < outn; i++) red[i] = 0.0;
-    if (rows == 0 || cols == 0) return;
-    if (!(d->flags & BLAS_F_MASK)) {
-        cblas_dgemv(CblasColMajor, trans ? CblasTrans : CblasNoTrans,
-                    ilen(rows), ilen(cols), 1.0, A->data, ilen(ld), x->data, 1,
-                    0.0, red, 1);
+    blas_gemv_part(d, A, &ops[2], red);
+}
+
+/* One block of a triangle-masked gemv: all of it, none, or element by
+ * element where the triangle's edge crosses it.                         */
+static void gemv_block_masked(unsigned flags, const double *blk, int64_t ld,
+                              int64_t h, int64_t w, int64_t gi0, int64_t gj0,
+                              const double *x, double *red)
+{
+    bool trans = (flags & BLAS_F_TRANS) != 0;
+    int in = 0;
+    for (int64_t a = 0; a < 2; a++)
+        for (int64_t b = 0; b < 2; b++)
+            in += in_mask(flags, gi0 + a * (h - 1), gj0 + b * (w - 1));
+    /* a half-plane and its complement are convex: the corners decide
+     * whether the block is wholly in or wholly out.                      */
+    if (in == 4) {
+        blas_gemv_acc(trans, h, w, blk, ld, x, red);
         return;
     }
+    if (in == 0) return;
+    for (int64_t b = 0; b < w; b++)
+        for (int64_t a = 0; a < h; a++) {
+            if (!in_mask(flags, gi0 + a, gj0 + b)) continue;
+            double v = blk[b * ld + a];
+            if (trans) red[b] += v * x[a];
+            else red[a] += v * x[b];
+        }
+}
+
+/* Local columns [j, j + w) of a masked gemv (A's columns from col),
+ * split where they cross a column block (global columns are consecutive
+ * within one).                                                          */
+static void gemv_cols_masked(const blas_desc *d, const blas_local *A,
+                             const double *col, int64_t j, int64_t w,
+                             const double *x, double *red)
+{
+    bool trans = (d->flags & BLAS_F_TRANS) != 0;
+    int64_t rows = A->rows, ld = rows > 1 ? rows : 1;
     int64_t mb = A->lay.b, nb = A->lay.nb;
-    int pr = A->lay.pr, pc = A->lay.pc;
-    for (int64_t lj0 = 0; lj0 < cols; lj0 += nb) {
-        int64_t w = cols - lj0 < nb ? cols - lj0 : nb;
-        int64_t gj0 = blas_cyc_global(nb, pc, A->c, lj0);
+    for (int64_t k = 0; k < w;) {
+        int64_t part = nb - (j + k) % nb;
+        if (part > w - k) part = w - k;
+        int64_t gj0 = blas_cyc_global(nb, A->lay.pc, A->c, j + k);
         for (int64_t li0 = 0; li0 < rows; li0 += mb) {
             int64_t h = rows - li0 < mb ? rows - li0 : mb;
-            int64_t gi0 = blas_cyc_global(mb, pr, A->r, li0);
-            int in = 0;
-            for (int64_t a = 0; a < 2; a++)
-                for (int64_t b = 0; b < 2; b++)
-                    in += in_mask(d->flags, gi0 + a * (h - 1),
-                                  gj0 + b * (w - 1));
-            bool all = in == 4, none = in == 0;
-            /* a half-plane and its complement are convex: the corners
-             * decide whether the block is wholly in or wholly out.         */
-            const double *blk = A->data + lj0 * ld + li0;
-            if (all) {
-                if (trans)
-                    blas_gemv_acc(true, h, w, blk, ld, x->data + li0,
-                                  red + lj0);
-                else
-                    blas_gemv_acc(false, h, w, blk, ld, x->data + lj0,
-                                  red + li0);
-            } else if (!none) {
-                for (int64_t b = 0; b < w; b++)
-                    for (int64_t a = 0; a < h; a++) {
-                        if (!in_mask(d->flags, gi0 + a, gj0 + b)) continue;
-                        double v = blk[b * ld + a];
-                        if (trans) red[lj0 + b] += v * x->data[li0 + a];
-                        else red[li0 + a] += v * x->data[lj0 + b];
-                    }
-            }
+            int64_t gi0 = blas_cyc_global(mb, A->lay.pr, A->r, li0);
+            gemv_block_masked(d->flags, col + k * ld + li0, ld, h, part, gi0,
+                              gj0, trans ? x + li0 : x + j + k,
+                              trans ? red + j + k : red + li0);
         }
+        k += part;
+    }
+}
+
+int64_t blas_gemv_chunk(const blas_layout *A)
+{
+    return A->nb < BLAS_GEMV_COLS ? A->nb : BLAS_GEMV_COLS;
+}
+
+void blas_gemv_part(const blas_desc *d, const blas_local *A,
+                    const blas_local *x, double *red)
+{
+    bool trans = (d->flags & BLAS_F_TRANS) != 0;
+    int64_t rows = A->rows, cols = A->cols, ld = rows > 1 ? rows : 1;
+    if (rows == 0 || cols == 0) return;
+    int64_t u = blas_gemv_chunk(&A->lay);
+    /* the in-core and the streamed product both accumulate one chunk of
+     * columns at a time, from the same local column, so they add in the
+     * same order                                                         */
+    for (int64_t lj0 = 0; lj0 < cols; lj0 += u) {
+        int64_t w = cols - lj0 < u ? cols - lj0 : u, j = A->c0 + lj0;
+        const double *col = A->data + lj0 * ld;
+        if (d->flags & BLAS_F_MASK)
+            gemv_cols_masked(d, A, col, j, w, x->data, red);
+        else
+            blas_gemv_acc(trans, rows, w, col, ld, trans ? x->data
+                          : x->data + j, trans ? red + j : red);
     }
 }
 
@@ -225,7 +260,7 @@ void blas__k_ger(const blas_desc *d, const blas_local *ops, blas_local *res,
     }
     if (res->rows == 0 || res->cols == 0) return;
     cblas_dger(CblasColMajor, ilen(res->rows), ilen(res->cols), sval(&ops[0]),
-               ops[1].data, 1, ops[2].data, 1, res->data,
+               ops[1].data, 1, ops[2].data + res->c0, 1, res->data,
                ilen(res->rows > 1 ? res->rows : 1));
 }
 

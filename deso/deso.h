@@ -88,7 +88,10 @@ typedef enum deso_mode {
  * value everywhere, with one warning on rank 0's stderr naming the
  * variable.  File names are used by rank 0 alone (it reads the wisdom and
  * broadcasts it, and writes the wisdom, trace and log files), so a file
- * that only rank 0's machine can see works.  No option is per rank.      */
+ * that only rank 0's machine can see works.  Two options are per rank and
+ * not agreed, since they describe the rank's own node: mem_limit and
+ * ooc_dir (an invalid value on any rank still fails deso_init
+ * everywhere).                                                           */
 typedef struct deso_options {
     deso_mode mode;          /* DESO_OPT=none|affine|full; default none     */
     int grid_rows;           /* DESO_GRID=RxC; default: the most square     */
@@ -103,6 +106,15 @@ typedef struct deso_options {
                              /*   at finalize, FILE there, "0" none         */
     int verbose;             /* DESO_VERBOSE: > 0 explain every new plan on */
                              /*   stderr, < 0 quiet; default quiet           */
+    int64_t mem_limit;       /* DESO_MEM_LIMIT=SIZE (bytes, or with K, M, G */
+                             /*   or T: powers of 1024, e.g. 512M, 2G): the */
+                             /*   memory this rank's matrices may take;     */
+                             /*   a matrix whose local part exceeds what is */
+                             /*   left on any rank lives out of core on     */
+                             /*   every rank; < 0 or "0": no limit (default)*/
+    const char *ooc_dir;     /* DESO_OOC_DIR: where out-of-core matrices'   */
+                             /*   local array files go; default $TMPDIR,    */
+                             /*   else /tmp                                 */
 } deso_options;
 
 /* Zeroes *opt (every field unset).  Local.                                 */
@@ -147,6 +159,10 @@ typedef struct deso_info {
      * held them or on one rank).  Kept apart from every statistic: it is
      * the library measuring the machine once, not the user's work.         */
     double alpha, beta, time_calibrate;
+    /* This rank's own (never agreed): its memory budget in bytes (-1: no
+     * limit) and the directory of its local array files.                  */
+    int64_t mem_limit;
+    const char *ooc_dir;
 } deso_info;
 
 /* Local.  Errors: DESO_ENULL.                                              */

@@ -38,6 +38,11 @@ typedef struct deso_stats {
     /* of the p2p counts: remap messages on the shared-memory transport,
      * which no MPI call carries (DESO_REMAP_SHM)                           */
     int64_t bytes_shm, msgs_shm;
+    /* out-of-core matrices: the time the kernels waited for their local
+     * array files (reads overlap the computation, so this is the part they
+     * did not hide) and writes took, and the bytes read and written       */
+    double time_io;
+    int64_t bytes_io_read, bytes_io_written;
 } deso_stats;
 
 /* This rank's counters since start-up or the last reset.  Local.           */

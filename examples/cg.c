@@ -7,7 +7,11 @@
  *                        [--grid RxC] [--nb NB] [--json] [--verbose]
  *                        [--verbose-every K] [--matrix FILE.mtx]
  *                        [--precond none|jacobi|ssor] [--dot FILE.dot]
+ *                        [--mem-limit SIZE] [--ooc-dir DIR]
  *
+ * --mem-limit and --ooc-dir set DESO_MEM_LIMIT and DESO_OOC_DIR (deso.h's
+ * deso_options: a matrix over the budget is streamed from a local array
+ * file; the jacobi and ssor preconditioners need it in core).
  * Problem (cg_problem.h): a(i,j) = 1/(1+|i-j|) generated where
  * it lives (no rank ever holds the whole matrix), b = A * ones, x0 = 0;
  * or --matrix: a square real Matrix Market file (deso_mat_from_mtx), b =
@@ -88,6 +92,22 @@ struct own_opts {
     const char *dot;        /* --dot                                       */
 };
 
+static const char *opt_value(int argc, char **argv, int *k, const char *name,
+                             int *missing);
+
+/* --mem-limit SIZE and --ooc-dir DIR: the library's own variables, so
+ * that it parses and checks them (one message on a bad value).          */
+static int memory_opt(int argc, char **argv, int *k, int *missing)
+{
+    static const char *const names[][2] = {
+        {"--mem-limit", "DESO_MEM_LIMIT"}, {"--ooc-dir", "DESO_OOC_DIR"}};
+    for (int i = 0; i < 2; i++) {
+        const char *val = opt_value(argc, argv, k, names[i][0], missing);
+        if (val != NULL) return setenv(names[i][1], val, 1) == 0 ? 1 : -1;
+    }
+    return 0;
+}
+
 /* The value of option `name` at argv[*k] ("--name V" or "--name=V"), or
  * NULL when argv[*k] is not that option; *k moves past it.                */
 static const char *opt_value(int argc, char **argv, int *k, const char *name,
@@ -126,6 +146,12 @@ static int own_opts(int *argc, char **argv, struct own_opts *oo, char *err,
             oo->matrix = val;
             continue;
         }
+        int mem = memory_opt(*argc, argv, &k, &missing);
+        if (mem < 0) {
+            snprintf(err, errlen, "could not set %s", a);
+            return -1;
+        }
+        if (mem > 0) continue;
         if ((val = opt_value(*argc, argv, &k, "--dot", &missing)) != NULL) {
             oo->dot = val;
             continue;
@@ -191,7 +217,8 @@ int main(int argc, char **argv)
     if (rc == 0) rc = cg_parse_opts(argc, argv, 1, &o, msg, sizeof msg);
     if (rc == 1 && rank0)
         printf("%s [--mode none|affine|full] [--verbose] [--verbose-every K]\n"
-               "    [--matrix FILE.mtx] [--precond none|jacobi|ssor] [--dot FILE.dot]\n",
+               "    [--matrix FILE.mtx] [--precond none|jacobi|ssor] [--dot FILE.dot]\n"
+               "    [--mem-limit SIZE] [--ooc-dir DIR]\n",
                msg);
     if (rc < 0 && rank0) fprintf(stderr, "deso-cg: %s\n", msg);
     if (rc != 0) {
@@ -366,11 +393,13 @@ int main(int argc, char **argv)
     if (oo.dot != NULL && rank0) remove(dotpart);
 
     /* totals over ranks, outside the counted statistics                    */
-    long long mine[4] = {(long long)st.bytes_p2p, (long long)st.msgs_p2p,
+    long long mine[6] = {(long long)st.bytes_p2p, (long long)st.msgs_p2p,
                          (long long)st.bytes_collective,
-                         (long long)st.msgs_collective};
-    long long sum[4];
-    MPI_Reduce(mine, sum, 4, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+                         (long long)st.msgs_collective,
+                         (long long)st.bytes_io_read,
+                         (long long)st.bytes_io_written};
+    long long sum[6];
+    MPI_Reduce(mine, sum, 6, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     double loop_max = time_loop;
     MPI_Reduce(&time_loop, &loop_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank0) {
@@ -383,13 +412,16 @@ int main(int argc, char **argv)
                    "\"time_loop\":%.6e,\"time_total\":%.6e,\"time_compute\":%.6e,"
                    "\"time_overhead\":%.6e,\"time_p2p\":%.6e,"
                    "\"time_collective\":%.6e,\"time_optimise\":%.6e,"
+                   "\"time_io\":%.6e,\"bytes_io_read\":%lld,"
+                   "\"bytes_io_written\":%lld,"
                    "\"bytes_p2p\":%lld,\"msgs_p2p\":%lld,"
                    "\"bytes_collective\":%lld,\"msgs_collective\":%lld,"
                    "\"plans_optimised\":%lld,\"plans_replayed\":%lld}\n",
                    (long long)n, P, grid, deso_mode_name(info.mode),
                    pc_names[oo.precond], iters_run, o.repeat, converged ? "true" : "false",
                    residual, error, loop_max, st.time_total, st.time_compute, st.time_overhead,
-                   st.time_p2p, st.time_collective, st.time_optimise, sum[0],
+                   st.time_p2p, st.time_collective, st.time_optimise,
+                   st.time_io, sum[4], sum[5], sum[0],
                    sum[1], sum[2], sum[3], (long long)st.plans_optimised,
                    (long long)st.plans_replayed);
         } else {
@@ -409,6 +441,9 @@ int main(int argc, char **argv)
                    1e3 * st.time_collective, sum[2], sum[3]);
             printf("%-22s %12.3f %14s %10s\n", "optimisation",
                    1e3 * st.time_optimise, "-", "-");
+            /* bytes read from out-of-core matrices' local array files    */
+            printf("%-22s %12.3f %14lld %10s\n", "out-of-core reads",
+                   1e3 * st.time_io, sum[4], "-");
             printf("%-22s %12.3f %14lld %10lld\n", "total",
                    1e3 * st.time_total, sum[0] + sum[2], sum[1] + sum[3]);
             printf("plans optimised %lld, replayed %lld (times: rank 0; "

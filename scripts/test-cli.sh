@@ -526,6 +526,25 @@ assert 3 * jac["iters"] < none["iters"], (jac["iters"], none["iters"])
 
 # the text output: --verbose-every 2 prints the recurrence residual at
 # iterations 0, 2, 4, 6, then the summary line and Table 1
+# --mem-limit: the matrix streamed from its local array files gives the
+# in-core run's residual to the bit; a bad size is one clear error, exit 2
+cg_ooc() {
+    run ic "$cg" --n 300 --iters 8 --tol 0 --grid 1x2 --nb 16 --json \
+        || return 1
+    run oc "$cg" --n 300 --iters 8 --tol 0 --grid 1x2 --nb 16 --json \
+        --mem-limit 64K --ooc-dir "$tmp" || return 1
+    timeout --kill-after=5 "$tmo" "$launch" -n 2 "$cg" --n 300 \
+        --mem-limit 2GB >"$tmp/ocbad.out" 2>"$tmp/ocbad.err"
+    [ $? -eq 2 ] || { echo "--mem-limit 2GB: exit status not 2"; return 1; }
+    py '
+a, b = cg_json(sys.argv[1]), cg_json(sys.argv[2])
+assert a["residual"] == b["residual"] and a["error"] == b["error"], (a, b)
+assert a["bytes_io_read"] == 0 and b["bytes_io_read"] >= 8 * 300 * 300 * 8, b
+err = lines(sys.argv[3])
+assert len(err) == 1 and "DESO_MEM_LIMIT" in err[0], err
+' "$tmp/ic.out" "$tmp/oc.out" "$tmp/ocbad.err"
+}
+
 cg_text() {
     run text "$cg" --n 120 --iters 6 --mode full --verbose --verbose-every 2 \
         || return 1
@@ -750,6 +769,7 @@ step "deso-cg and deso-cg-cblas --repeat" cg_repeat
 step "deso-cg --matrix (badly scaled SPD), jacobi" cg_matrix
 step "deso-cg text output, --verbose --verbose-every" cg_text
 step "deso-cg --dot, --grid, --nb" cg_dot
+step "deso-cg --mem-limit, --ooc-dir: the same residual, streamed" cg_ooc
 step "DESO_LOG=1 DESO_VERBOSE=1 deso-cg: the log, the plans explained" cg_log
 step "deso-remap --plan-only, every schedule" remap_plan
 step "deso-remap --run --json: verified" remap_run

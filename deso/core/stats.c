@@ -33,6 +33,7 @@ void deso__stats_time(deso__timer t, double seconds)
     case DESO_T_P2P:        counters.time_p2p += seconds; break;
     case DESO_T_COLLECTIVE: counters.time_collective += seconds; break;
     case DESO_T_OPTIMISE:   counters.time_optimise += seconds; break;
+    case DESO_T_IO:         counters.time_io += seconds; break;
     case DESO_T_COUNT:      break;
     }
 }
@@ -41,7 +42,15 @@ double deso__stats_timed(void)
 {
     return counters.time_compute + counters.time_overhead +
            counters.time_p2p + counters.time_collective +
-           counters.time_optimise;
+           counters.time_optimise + counters.time_io;
+}
+
+double deso__stats_io_time(void) { return counters.time_io; }
+
+void deso__stats_io(int64_t read, int64_t written)
+{
+    counters.bytes_io_read += read;
+    counters.bytes_io_written += written;
 }
 
 void deso__stats_traffic(int64_t *bytes, int64_t *msgs)

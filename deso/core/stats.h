@@ -12,6 +12,7 @@ typedef enum deso__timer {
     DESO_T_P2P,
     DESO_T_COLLECTIVE,
     DESO_T_OPTIMISE,
+    DESO_T_IO,
     DESO_T_COUNT
 } deso__timer;
 
@@ -42,6 +43,11 @@ void deso__stats_shm(int64_t bytes);
 void deso__stats_collective(int64_t bytes, int size, int rank_in_comm,
                             int factor);
 
-void deso__stats_plan(int optimised);   /* 1: optimised, 0: replayed       */
+void deso__stats_plan(int optimised);
+
+/* Bytes read from and written to out-of-core matrices' local files.      */
+void deso__stats_io(int64_t read, int64_t written);
+/* The I/O seconds counted so far.                                         */
+double deso__stats_io_time(void);   /* 1: optimised, 0: replayed       */
 
 #endif

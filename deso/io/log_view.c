@@ -23,6 +23,20 @@ static void row(FILE *f, const char *name, const double *t,
             t[0], t[1], csum[1], csum[2]);
 }
 
+/* The out-of-core matrices' file time (max over ranks) and bytes read
+ * and written (sums), as deso_stats counts them, onto rank 0.  Collective. */
+static int io_reduce(const deso_ctx *ctx, double *tmax, long long *bsum)
+{
+    deso_stats st;
+    deso_stats_get(&st);
+    double t = st.time_io;
+    long long b[2] = {(long long)st.bytes_io_read,
+                      (long long)st.bytes_io_written};
+    int rc = MPI_Reduce(&t, tmax, 1, MPI_DOUBLE, MPI_MAX, 0, ctx->comm);
+    if (rc != MPI_SUCCESS) return rc;
+    return MPI_Reduce(b, bsum, 2, MPI_LONG_LONG, MPI_SUM, 0, ctx->comm);
+}
+
 deso_err deso__log_view(deso_ctx *ctx, FILE *f)
 {
     DESO_CHECK(ctx != NULL, DESO_ENULL, "deso_log_view: ctx is NULL");
@@ -44,6 +58,9 @@ deso_err deso__log_view(deso_ctx *ctx, FILE *f)
     if (rc == MPI_SUCCESS)
         rc = MPI_Reduce(c, csum, 3 * NROWS, MPI_LONG_LONG, MPI_SUM, 0,
                         ctx->comm);
+    double io_t = 0.0;
+    long long io_b[2] = {0, 0};
+    if (rc == MPI_SUCCESS) rc = io_reduce(ctx, &io_t, io_b);
     DESO_TRY(deso__mpi(rc, "deso_log_view: MPI_Reduce"));
     if (ctx->rank != 0) return DESO_OK;
     DESO_CHECK(f != NULL, DESO_ENULL, "deso_log_view: f is NULL");
@@ -70,6 +87,10 @@ deso_err deso__log_view(deso_ctx *ctx, FILE *f)
                 csum[3 * r + 2]);
     }
     long long tot = plans[0] + plans[1];
+    fprintf(f, "\n%-22s %12s %14s %14s\n", "out-of-core files", "time (s)",
+            "bytes read", "bytes written");
+    fprintf(f, "%-22s %12.6f %14lld %14lld\n", "(deso_stats counting)",
+            io_t, io_b[0], io_b[1]);
     fprintf(f, "\nplans (rank 0, since the last deso_stats_reset): optimised "
                "%lld, replayed %lld (cache hit rate %.1f%%)\n",
             plans[0], plans[1], tot > 0 ? 100.0 * (double)plans[1] / tot : 0.0);

@@ -23,7 +23,7 @@
 #include "deso/core/mpi.h"
 #include "deso/io/io.h"
 #include "deso/io/api_io.h"
-#include "deso/runtime/runtime.h"
+#include "deso/runtime/ooc.h"
 #include "placement/alloc.h"
 
 #define HEADER_BYTES 64
@@ -297,6 +297,7 @@ deso_err deso__mat_to_file(const deso_mat *a, const char *path)
     /* the force first: a failed one leaves no new, empty file behind     */
     deso_err err = deso__force(ctx);
     if (err == DESO_OK) err = deso__value_usable(h->val, fn);
+    if (err == DESO_OK) err = deso__mat_in_core(h->val, fn);
     DESO_TRY(deso__agree_counted(ctx, fn, err, NULL, 0));
     MPI_File fh;
     DESO_TRY(open_agreed(ctx, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, fn, &fh));
@@ -360,6 +361,9 @@ static deso_err read_body(deso_ctx *ctx, MPI_File fh, const file_header *h,
     blas_layout lay = opt_default_mat(&ctx->df, h->m, h->n);
     deso__value *v = deso__value_new(BLAS_MAT, h->m, h->n);
     deso_err err = slab_fits(&lay, h->m, fn);
+    /* made in core, then moved to its file when it is out of core        */
+    deso__view *home = NULL;
+    err = deso__mat_home(ctx, &lay, err, fn, &home);
     if (err == DESO_OK)
         err = v != NULL ? deso__view_alloc(ctx, &lay, &v->views)
                         : deso__fail(DESO_ENOMEM, "%s: no memory", fn);
@@ -375,6 +379,7 @@ static deso_err read_body(deso_ctx *ctx, MPI_File fh, const file_header *h,
                          "data %016llx): the file is corrupt", fn,
                          (unsigned long long)h->checksum,
                          (unsigned long long)sum);
+    if (home != NULL) err = deso__mat_spill(ctx, v, home, err, fn);
     if (err == DESO_OK) {
         v->ready = true;
         err = deso__handle_new(ctx, BLAS_MAT, v, out);

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "placement/alloc.h"
-#include "deso/runtime/runtime.h"
+#include "deso/runtime/ooc.h"
 #include "deso/io/mtx.h"
 #include "deso/io/api_io.h"
 
@@ -85,7 +85,11 @@ deso_err deso__mat_from_mtx(deso_ctx *ctx, const char *path, deso_mat **out)
     }
     uint64_t hash0 = ctx->hash, id0 = ctx->next_id;
     deso_mat *a = NULL;
-    err = deso__mat_create(ctx, m, n, &a);
+    /* made in core, then moved to its file when it is out of core        */
+    blas_layout lay = opt_default_mat(&ctx->df, m, n);
+    deso__view *home = NULL;
+    err = deso__mat_home(ctx, &lay, DESO_OK, fn, &home);
+    if (err == DESO_OK) err = deso__mat_new_in_core(ctx, m, n, &a);
     double *buf = NULL;
     int64_t chunk = nnz < CHUNK ? nnz : CHUNK;
     if (err == DESO_OK && chunk > 0) {
@@ -106,6 +110,8 @@ deso_err deso__mat_from_mtx(deso_ctx *ctx, const char *path, deso_mat **out)
     }
     free(buf);
     deso__mtx_free(&x);
+    if (home != NULL)
+        err = deso__mat_spill(ctx, a != NULL ? a->h.val : NULL, home, err, fn);
     if (err != DESO_OK) {
         if (a != NULL) deso_mat_destroy(&a);
         /* as if never called, so that the ranks' call hashes still agree  */
@@ -140,6 +146,7 @@ deso_err deso__mat_diag(const deso_mat *a, deso_vec *d)
     DESO_TRY(deso__value_usable(v, fn));
     DESO_CHECK(v->ready && v->views != NULL, DESO_EINTERNAL,
                "%s: matrix not computed after a force", fn);
+    DESO_TRY(deso__mat_in_core(v, fn));
     double *diag = deso__malloc((size_t)(k > 0 ? k : 1) * sizeof(double));
     deso_err err = deso__agree_counted(
         ctx, fn, diag ? DESO_OK : deso__fail(DESO_ENOMEM, "%s: no memory", fn),

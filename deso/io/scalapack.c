@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "deso/runtime/runtime.h"
+#include "deso/runtime/ooc.h"
 #include "deso/io/api_io.h"
 #include "placement/alloc.h"
 
@@ -195,6 +195,7 @@ static deso_err to_scalapack(deso_ctx *ctx, deso__value *v,
                              const char *fn)
 {
     deso__view *w;
+    DESO_TRY(deso__mat_in_core(v, fn));
     DESO_TRY(deso__value_view(ctx, v, lay, &w));
     int m, n, lld;
     DESO_TRY(deso__to_int(v->kind == BLAS_MAT ? v->m : v->n, "M", &m));

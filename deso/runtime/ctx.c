@@ -59,6 +59,7 @@ static void ctx_free(deso_ctx *ctx)
     if (ctx->maxloc != MPI_OP_NULL) MPI_Op_free(&ctx->maxloc);
     if (ctx->pairtype != MPI_DATATYPE_NULL) MPI_Type_free(&ctx->pairtype);
     free(ctx->scratch);
+    free(ctx->ooc_buf[0]);
     ctx->magic = 0;
     free(ctx);
 }
@@ -70,6 +71,11 @@ static deso_err ctx_configure(deso_ctx *ctx, const deso_options *o)
     deso_options res;
     pl_grid g;
     deso_err local = deso__options_resolve(o, ctx->size, &res, &g);
+    /* the two per-rank options, kept from this rank's own resolution     */
+    if (local == DESO_OK) {
+        ctx->mem_limit = res.mem_limit;
+        snprintf(ctx->ooc_dir, sizeof ctx->ooc_dir, "%s", res.ooc_dir);
+    }
     if (local == DESO_OK) {
         ctx->cache = opt_cache_new(DESO__CACHE_PLANS);
         if (ctx->cache == NULL)
@@ -118,6 +124,12 @@ static deso_err ctx_setup(deso_ctx *ctx, const deso_options *o)
                        "MPI_Op_create"));
     ctx->params = opt_params_default();
     ctx->params.reduce_holders_only = true;
+    /* whether any rank has a budget: if none has, creating a matrix needs
+     * no agreement on where it lives                                      */
+    int any = ctx->mem_limit > 0;
+    DESO_TRY(deso__mpi(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX,
+                                     ctx->comm), "MPI_Allreduce"));
+    ctx->ooc_any = any != 0;
     return DESO_OK;
 }
 
@@ -201,6 +213,8 @@ static deso_err get_info(const deso_ctx *ctx, deso_info *out)
     out->alpha = ctx->params.alpha;
     out->beta = ctx->params.beta;
     out->time_calibrate = ctx->time_calibrate;
+    out->mem_limit = ctx->mem_limit;
+    out->ooc_dir = ctx->ooc_dir;
     return DESO_OK;
 }
 

@@ -64,6 +64,13 @@ deso_err deso__record(deso_ctx *ctx, blas_op op, unsigned flags,
     deso_err err = DESO_OK;
     for (int k = 0; k < nops && err == DESO_OK; k++)
         err = deso__value_usable(ops[k], info->name);
+    for (int k = 0; k < nops && err == DESO_OK; k++)
+        if (ops[k]->ooc && op != BLAS_OP_GEMV && op != BLAS_OP_GER)
+            err = deso__fail(DESO_ENOTSUP, "%s: the matrix is out of core, "
+                             "and only dgemv, dsymv, dtrmv, dger, dsyr and "
+                             "dsyr2 stream one (a triangular solve would "
+                             "read it block by block along the diagonal)",
+                             info->name);
     deso__node *nd = NULL;
     deso__value *res = NULL;
     if (err == DESO_OK) {
@@ -86,6 +93,9 @@ deso_err deso__record(deso_ctx *ctx, blas_op op, unsigned flags,
         deso__value_ref(ops[k]);
     }
     nd->res = res;
+    /* an update of an out-of-core matrix is out of core                  */
+    res->ooc = info->result == BLAS_MAT && info->inout >= 0 &&
+               info->inout < nops && ops[info->inout]->ooc;
     deso__value_ref(res);                 /* the node's own reference     */
     deso__value_unref(out->val);          /* the handle moves on          */
     out->val = res;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "placement/alloc.h"
-#include "deso/runtime/runtime.h"
+#include "deso/runtime/ooc.h"
 
 /* No rank can hold more elements than this (deso__ALLOC_MAX bytes): larger
  * sizes fail with DESO_ENOMEM before any layout arithmetic can overflow. */
@@ -20,13 +20,18 @@ static deso_err agree(deso_ctx *ctx, const char *fn, deso_err err)
     return deso__agree_counted(ctx, fn, err, NULL, 0);
 }
 
-/* A ready value with one zeroed view in `lay`, and a handle on it.        */
-static deso_err new_ready(deso_ctx *ctx, const blas_layout *lay,
-                          deso__handle **h)
+/* A ready value with one zeroed view in `lay`, and a handle on it; the
+ * view is `home` (an out-of-core matrix's: deso__mat_home) when given. */
+static deso_err new_home(deso_ctx *ctx, const blas_layout *lay,
+                         deso__view *home, deso__handle **h)
 {
     deso__value *v = deso__value_new(lay->kind, lay->m, lay->n);
+    if (v == NULL) deso__view_free(home);
     DESO_CHECK(v != NULL, DESO_ENOMEM, "out of memory");
-    deso_err err = deso__view_alloc(ctx, lay, &v->views);
+    v->views = home;
+    v->ooc = home != NULL;
+    deso_err err = home != NULL ? DESO_OK
+                                : deso__view_alloc(ctx, lay, &v->views);
     if (err == DESO_OK) {
         v->ready = true;
         err = deso__handle_new(ctx, lay->kind, v, h);
@@ -36,6 +41,12 @@ static deso_err new_ready(deso_ctx *ctx, const blas_layout *lay,
         deso__value_unref(v);
     }
     return err;
+}
+
+static deso_err new_ready(deso_ctx *ctx, const blas_layout *lay,
+                          deso__handle **h)
+{
+    return new_home(ctx, lay, NULL, h);
 }
 
 static int64_t vec_global(const deso_ctx *ctx, const blas_layout *l,
@@ -158,7 +169,34 @@ static void mat_globals(const blas_layout *l, int r, int c, int64_t li,
     *j = blas_cyc_global(l->nb, l->pc, c, lj);
 }
 
+/* A new matrix's default layout and where it lives (deso__mat_home),
+ * after the checks of mat_begin, agreed with them when some rank has a
+ * memory budget.                                                         */
+static deso_err mat_start(deso_ctx *ctx, int64_t m, int64_t n, void *out,
+                          const char *fn, deso_err local, blas_layout *lay,
+                          deso__view **home)
+{
+    DESO_TRY(deso__ctx_check(ctx, fn));
+    deso_err err = local != DESO_OK ? local : mat_begin(ctx, m, n, out, fn);
+    memset(lay, 0, sizeof *lay);
+    if (err == DESO_OK) *lay = opt_default_mat(&ctx->df, m, n);
+    return deso__mat_home(ctx, lay, err, fn, home);
+}
+
 deso_err deso__mat_create(deso_ctx *ctx, int64_t m, int64_t n, deso_mat **a)
+{
+    blas_layout lay;
+    deso__view *home;
+    DESO_TRY(mat_start(ctx, m, n, a, "deso_mat_create", DESO_OK, &lay,
+                       &home));
+    deso__handle *h;
+    DESO_TRY(new_home(ctx, &lay, home, &h));
+    *a = (deso_mat *)h;
+    return DESO_OK;
+}
+
+deso_err deso__mat_new_in_core(deso_ctx *ctx, int64_t m, int64_t n,
+                               deso_mat **a)
 {
     DESO_TRY(mat_begin(ctx, m, n, a, "deso_mat_create"));
     blas_layout lay = opt_default_mat(&ctx->df, m, n);
@@ -168,22 +206,58 @@ deso_err deso__mat_create(deso_ctx *ctx, int64_t m, int64_t n, deso_mat **a)
     return DESO_OK;
 }
 
+/* Local columns [c0, c0 + w) of f's matrix in layout lay into out.      */
+static void fn_columns(const deso_ctx *ctx, const blas_layout *lay,
+                       int64_t rows, int64_t c0, int64_t w, deso_mat_fn f,
+                       void *arg, double *out)
+{
+    for (int64_t lj = 0; lj < w; lj++)
+        for (int64_t li = 0; li < rows; li++) {
+            int64_t i, j;
+            mat_globals(lay, ctx->coord[0], ctx->coord[1], li, c0 + lj, &i,
+                        &j);
+            out[lj * rows + li] = f(i, j, arg);
+        }
+}
+
+/* An out-of-core matrix from f, one slab at a time.  Agreed.             */
+static deso_err fn_stream(deso_ctx *ctx, deso__view *w, deso_mat_fn f,
+                          void *arg, const char *fn)
+{
+    deso_err err = DESO_OK;
+    deso__ooc *o = w->ooc;
+    for (int64_t c0 = 0; err == DESO_OK && c0 < w->cols; c0 += o->slab) {
+        int64_t k = w->cols - c0 < o->slab ? w->cols - c0 : o->slab;
+        fn_columns(ctx, &w->lay, w->rows, c0, k, f, arg, ctx->ooc_buf[0]);
+        double t0 = deso__now();
+        err = deso__ooc_io(o, true, c0, k, ctx->ooc_buf[0]);
+        deso__stats_time(DESO_T_IO, deso__now() - t0);
+        if (err == DESO_OK)
+            deso__stats_io(0, w->rows * k * (int64_t)sizeof(double));
+    }
+    return deso__agree_counted(ctx, fn, err, NULL, 0);
+}
+
 deso_err deso__mat_from_fn(deso_ctx *ctx, int64_t m, int64_t n, deso_mat_fn f,
                           void *arg, deso_mat **a)
 {
-    DESO_TRY(mat_begin(ctx, m, n, a, "deso_mat_from_fn"));
-    DESO_CHECK(f != NULL, DESO_ENULL, "deso_mat_from_fn: f is NULL (arg 4)");
-    blas_layout lay = opt_default_mat(&ctx->df, m, n);
+    static const char *fn = "deso_mat_from_fn";
+    blas_layout lay;
+    deso__view *home;
+    DESO_TRY(deso__ctx_check(ctx, fn));
+    deso_err err = f != NULL ? DESO_OK : deso__fail(DESO_ENULL, "%s: f is "
+                                                    "NULL (arg 4)", fn);
+    DESO_TRY(mat_start(ctx, m, n, a, fn, err, &lay, &home));
     deso__handle *h;
-    DESO_TRY(new_ready(ctx, &lay, &h));
+    DESO_TRY(new_home(ctx, &lay, home, &h));
     deso__view *w = h->val->views;
-    int64_t ld = w->rows;
-    for (int64_t lj = 0; lj < w->cols; lj++)
-        for (int64_t li = 0; li < w->rows; li++) {
-            int64_t i, j;
-            mat_globals(&lay, ctx->coord[0], ctx->coord[1], li, lj, &i, &j);
-            w->data[lj * ld + li] = f(i, j, arg);
-        }
+    if (w->ooc != NULL) err = fn_stream(ctx, w, f, arg, fn);
+    else fn_columns(ctx, &lay, w->rows, 0, w->cols, f, arg, w->data);
+    if (err != DESO_OK) {
+        deso_mat *tmp = (deso_mat *)h;
+        deso_mat_destroy(&tmp);
+        return err;
+    }
     *a = (deso_mat *)h;
     return DESO_OK;
 }
@@ -277,8 +351,13 @@ deso_err deso__mat_from_array(deso_ctx *ctx, int64_t m, int64_t n,
     if (err == DESO_OK && mine && a == NULL && m * n > 0)
         err = deso__fail(DESO_ENULL, "%s: a is NULL (arg 4)", fn);
     bool talk = root != DESO_ALL_RANKS;
+    blas_layout lay;
+    memset(&lay, 0, sizeof lay);
+    if (err == DESO_OK) lay = opt_default_mat(&ctx->df, m, n);
+    /* made in core, then moved to its file (deso__mat_spill)            */
+    deso__view *home = NULL;
+    err = deso__mat_home(ctx, &lay, err, fn, &home);
     if (err != DESO_OK && !talk) return err;
-    blas_layout lay = opt_default_mat(&ctx->df, m, n);
     uint64_t hash0 = ctx->hash, id0 = ctx->next_id;
     deso__handle *h = NULL;
     if (err == DESO_OK) err = new_ready(ctx, &lay, &h);
@@ -292,6 +371,8 @@ deso_err deso__mat_from_array(deso_ctx *ctx, int64_t m, int64_t n,
     if (err == DESO_OK && talk) err = mat_scatter(ctx, &lay, a, lda, root, buf,
                                               w);
     free(buf);
+    if (home != NULL)
+        err = deso__mat_spill(ctx, h != NULL ? h->val : NULL, home, err, fn);
     if (err != DESO_OK) {
         if (h != NULL) {
             deso_mat *tmp = (deso_mat *)h;
@@ -450,6 +531,7 @@ deso_err deso__mat_gather(const deso_mat *a, double *buf, int64_t ld, int root)
     deso_ctx *ctx;
     deso__value *v;
     DESO_TRY(read_begin(a ? &a->h : NULL, BLAS_MAT, fn, &ctx, &v));
+    DESO_TRY(deso__mat_in_core(v, fn));
     bool mine;
     deso_err err = gather_check(ctx, root, buf, v->m * v->n, fn, &mine);
     if (err == DESO_OK && mine && ld < (v->m > 1 ? v->m : 1))

@@ -7,6 +7,7 @@
 
 #include "deso/runtime/runtime.h"
 #include "deso/runtime/log.h"
+#include "deso/runtime/ooc.h"
 #include "placement/alloc.h"
 
 static blas_local local_of(const deso_ctx *ctx, const deso__view *w)
@@ -81,6 +82,37 @@ static bool takes_part(const deso_ctx *ctx, const blas_op_info *info,
     return blas_layout_holds(&req[0], r, c);
 }
 
+/* Whether node nd streams an out-of-core matrix (its operand or its
+ * result: the same everywhere, since where a matrix lives is agreed).  */
+static bool streams(const deso__node *nd, deso__view *const *v,
+                    const deso__view *rv)
+{
+    for (int k = 0; k < nd->d.nops; k++)
+        if (v[k]->ooc != NULL) return true;
+    return rv->ooc != NULL;
+}
+
+/* The node's local kernel, streamed when it has an out-of-core matrix:
+ * then always timed (a slab costs far more than a clock reading), the
+ * waits for the file as I/O, the rest as compute.                       */
+static deso_err run_kernel(deso_ctx *ctx, const deso__node *nd,
+                           blas_local *L, deso__view *const *v,
+                           deso__view *rv, blas_local *R, double *red)
+{
+    if (!streams(nd, v, rv)) {
+        double t0 = kernel_start(ctx);
+        blas_op_get(nd->d.op)->kernel(&nd->d, L, R, red);
+        kernel_time(ctx, nd->d.op, t0);
+        return DESO_OK;
+    }
+    double t0 = deso__now(), io0 = deso__stats_io_time();
+    deso_err err = deso__ooc_kernel(ctx, nd, L, v, rv, red);
+    double dt = deso__now() - t0;
+    deso__stats_time(DESO_T_COMPUTE, dt - (deso__stats_io_time() - io0));
+    deso__log_op(nd->d.op, dt);
+    return err;
+}
+
 deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
                          deso__view *rv)
 {
@@ -113,7 +145,8 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
         rv->next = NULL;
     } else {
         if (rv == NULL) DESO_TRY(deso__view_alloc(ctx, rl, &rv));
-        if (io >= 0 && rv->rows * rv->cols > 0)
+        /* (an out-of-core result is written slab by slab as it streams) */
+        if (io >= 0 && rv->rows * rv->cols > 0 && rv->ooc == NULL)
             memcpy(rv->data, v[io]->data,
                    (size_t)(rv->rows * rv->cols) * sizeof(double));
     }
@@ -154,12 +187,13 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
                              "elements was not prepared", info->name,
                              (long long)len);
         if (err == DESO_OK) {
-            double t0 = kernel_start(ctx);
-            info->kernel(&nd->d, L, &R, red);
-            kernel_time(ctx, nd->d.op, t0);
+            deso_err kerr = run_kernel(ctx, nd, L, v, rv, &R, red);
             if (info->red != BLAS_RED_NONE)
                 err = reduce_step(ctx, info, blas_red_dim(&nd->d, req), rl,
                                   red, len);
+            if (streams(nd, v, rv))    /* an I/O error is every rank's    */
+                kerr = deso__agree_counted(ctx, info->name, kerr, NULL, 0);
+            if (err == DESO_OK) err = kerr;
         }
         if (err == DESO_OK && info->finish != NULL &&
             blas_layout_holds(rl, ctx->coord[0], ctx->coord[1])) {

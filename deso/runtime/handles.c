@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "placement/alloc.h"
-#include "deso/runtime/runtime.h"
+#include "deso/runtime/ooc.h"
 
 deso__value *deso__value_new(blas_kind kind, int64_t m, int64_t n)
 {
@@ -27,6 +27,7 @@ void deso__view_free(deso__view *w)
 {
     if (w == NULL || deso__view_put(w)) return;
     if (!w->borrowed) free(w->data);
+    deso__ooc_close(w->ooc);
     free(w);
 }
 

@@ -2,9 +2,10 @@
  * caller set (non-zero) wins over DESO_* variables, which win over the
  * defaults (mode none, the most square grid with rows >= columns, nb 64,
  * 4096 nodes, no wisdom,
- * trace or log, quiet).  This is one rank's view: options_agree.c makes
+ * trace or log, quiet, no memory limit).  This is one rank's view: options_agree.c makes
  * it the same on every rank.                                               */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,6 +71,51 @@ static deso_err take_path(const char *given, const char *var,
     return DESO_OK;
 }
 
+/* A size in bytes: digits, then at most one of K, M, G, T (powers of
+ * 1024, either case) and nothing else; "0" is no limit.  Strict, so that
+ * a typo ("2 G", "2GB", "1.5G") is refused instead of read as something
+ * else.                                                                  */
+static deso_err parse_size(const char *name, const char *s, int64_t *out)
+{
+    const char *p = s;
+    int64_t v = 0;
+    while (*p >= '0' && *p <= '9') {
+        DESO_CHECK(v <= (INT64_MAX - (*p - '0')) / 10, DESO_EINVAL,
+                   "%s='%s': too large", name, s);
+        v = v * 10 + (*p++ - '0');
+    }
+    static const char units[] = "KMGTkmgt";
+    int shift = 0;
+    const char *u = p != s && *p != '\0' ? strchr(units, *p) : NULL;
+    if (u != NULL) {
+        shift = 10 * (int)((u - units) % 4 + 1);
+        p++;
+    }
+    DESO_CHECK(p != s && *p == '\0', DESO_EINVAL,
+               "%s='%s': expected a size in bytes, optionally with K, M, G "
+               "or T (e.g. 512M, 2G)", name, s);
+    DESO_CHECK(v <= INT64_MAX >> shift, DESO_EINVAL, "%s='%s': too large",
+               name, s);
+    *out = v << shift;
+    return DESO_OK;
+}
+
+/* The memory budget (per rank, never agreed: options_agree.c) and the
+ * directory of the local array files (default $TMPDIR, else /tmp).     */
+static deso_err resolve_memory(deso_options *o)
+{
+    const char *e;
+    if (o->mem_limit == 0 && (e = getenv("DESO_MEM_LIMIT")) && *e) {
+        DESO_TRY(parse_size("DESO_MEM_LIMIT", e, &o->mem_limit));
+        if (o->mem_limit == 0) o->mem_limit = -1;
+    }
+    if (o->mem_limit <= 0) o->mem_limit = -1;
+    DESO_TRY(take_path(o->ooc_dir, "DESO_OOC_DIR", &o->ooc_dir));
+    if (o->ooc_dir == NULL) DESO_TRY(take_path(NULL, "TMPDIR", &o->ooc_dir));
+    if (o->ooc_dir == NULL) o->ooc_dir = "/tmp";
+    return DESO_OK;
+}
+
 /* DESO_VERBOSE: unset, empty or 0 is quiet, anything else explains.      */
 static int env_verbose(void)
 {
@@ -119,6 +165,7 @@ deso_err deso__options_resolve(const deso_options *in, int P,
     DESO_CHECK(o.max_nodes > 0, DESO_EINVAL,
                "deso_options.max_nodes = %lld (expected > 0)",
                (long long)o.max_nodes);
+    DESO_TRY(resolve_memory(&o));
     bool square = o.grid_rows == 0 && o.grid_cols == 0;
     deso_err e2 = pl_grid_2d(P, o.grid_rows, o.grid_cols, grid);
     if (e2 != DESO_OK)

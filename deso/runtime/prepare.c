@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "deso/runtime/runtime.h"
+#include "deso/runtime/ooc.h"
 #include "placement/alloc.h"
 
 /* A value of the graph, as the executor will find it.  Its layouts are
@@ -127,6 +127,10 @@ static deso_err need_view(deso_ctx *ctx, sim_value *s, const blas_layout *l,
 {
     if (sim_has(s, l)) return DESO_OK;
     DESO_CHECK(s->n > 0, DESO_EINTERNAL, "force: operand without data");
+    /* no candidate moves a matrix that dgemv or dger reads, and the other
+     * operations refuse an out-of-core one, so this is a bug if reached  */
+    DESO_CHECK(!s->v->ooc, DESO_EINTERNAL, "force: an out-of-core matrix "
+               "would be remapped (its layout is pinned)");
     deso__view *w;
     DESO_TRY(deso__view_alloc(ctx, l, &w));
     w->next = s->v->spare;
@@ -135,6 +139,15 @@ static deso_err need_view(deso_ctx *ctx, sim_value *s, const blas_layout *l,
     DESO_TRY(deso__exchange_ready(ctx, s->v->kind, src, l));
     rec_step(rec, i, k, src);
     return sim_add(s, 1, l);
+}
+
+/* Node nd's result view in layout rl: a new local array file when the
+ * result is an out-of-core matrix.                                       */
+static deso_err result_view(deso_ctx *ctx, const deso__node *nd,
+                            const blas_layout *rl, deso__view **rv)
+{
+    if (nd->res->ooc) return deso__ooc_view_new(ctx, rl, rv);
+    return deso__view_alloc(ctx, rl, rv);
 }
 
 /* Scratch doubles node nd needs in placement req: what blas_red_len
@@ -179,7 +192,7 @@ static deso_err prepare_node(deso_ctx *ctx, sim_value *sv, deso__node *nd,
                     blas_layout_equal(&req[io], rl);
     *rv = NULL;
     if (!takeover) {
-        DESO_TRY(deso__view_alloc(ctx, rl, rv));
+        DESO_TRY(result_view(ctx, nd, rl, rv));
         rec_step(rec, i, -1, NULL);
     }
     DESO_TRY(sim_add(&sv[nd->res->gid], 0, rl));
@@ -254,7 +267,7 @@ static deso_err run_script(deso_ctx *ctx, const deso__compiled *c,
         for (; s < c->nsteps && c->steps[s].node == i; s++) {
             const deso__prep_step *st = &c->steps[s];
             if (st->op < 0) {
-                DESO_TRY(deso__view_alloc(ctx, &plan->node[i].res, &rv[i]));
+                DESO_TRY(result_view(ctx, nd, &plan->node[i].res, &rv[i]));
                 continue;
             }
             deso__value *v = nd->ops[st->op];

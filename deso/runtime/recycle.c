@@ -54,7 +54,8 @@ deso__view *deso__view_take(const blas_layout *lay, int64_t rows,
 
 bool deso__view_put(deso__view *w)
 {
-    if (w->borrowed || !poolable(&w->lay) || npool == POOL_VIEWS)
+    if (w->borrowed || w->ooc != NULL || !poolable(&w->lay) ||
+        npool == POOL_VIEWS)
         return false;
     pool[npool++] = w;
     return true;

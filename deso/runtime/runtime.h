@@ -39,12 +39,17 @@
 #define DESO__TAG_EXCHANGE 0x5845
 #define DESO__TAG_DATA 0x4441
 
+/* An out-of-core matrix's local array file (ooc_file.c).                */
+typedef struct deso__ooc deso__ooc;
+
 typedef struct deso__view {
     blas_layout lay;
     pl_placement pl;          /* the same placement, for the optimiser      */
     double *data;             /* local piece (may be NULL when empty)       */
     int64_t rows, cols;       /* local shape                                */
     bool borrowed;            /* data is the user's (DESO_BORROW): no free  */
+    deso__ooc *ooc;           /* != NULL: the local piece lives in this    */
+                              /*   file (data NULL), streamed in slabs     */
     struct deso__view *next;
 } deso__view;
 
@@ -53,6 +58,8 @@ typedef struct deso__value {
     int64_t m, n;
     int refs;
     bool ready;               /* computed: views hold its data              */
+    bool ooc;                 /* an out-of-core matrix: its one view is a  */
+                              /*   local array file, its layout pinned      */
     deso_err poison;          /* != OK: the flush that owed it failed       */
     deso__view *views;
     deso__view *spare;        /* made by a force's preparation, not filled
@@ -246,6 +253,13 @@ struct deso_ctx {
                               /*   reduction and finish into it (force.c)   */
     deso_error_handler errh;  /* errh.c: invoked at the public boundary    */
     void *errh_arg;
+    /* out-of-core matrices (ooc_*.c); per rank, never agreed               */
+    int64_t mem_limit;        /* bytes; <= 0: no limit                      */
+    bool ooc_any;             /* some rank has a limit (agreed at init)     */
+    bool ooc_warned;          /* the RAM file system warning was printed   */
+    char ooc_dir[DESO__PATH_MAX];
+    double *ooc_buf[2];       /* the two slab buffers (one allocation)      */
+    int64_t ooc_buf_len;      /* doubles in each                            */
 };
 
 #define DESO__VERSION "0.1.0"

@@ -327,7 +327,7 @@ static int64_t owned(int64_t n, int64_t b, int p, int k, int64_t *idx)
 static blas_local piece(double *data, int64_t rows, int64_t cols,
                         blas_layout lay, int r, int c)
 {
-    return (blas_local){data, rows, cols, lay, r, c};
+    return (blas_local){data, rows, cols, lay, r, c, 0};
 }
 
 /* |got - want| within rounding of terms whose magnitudes sum to `scale`:

@@ -1,0 +1,124 @@
+/* Streaming an out-of-core matrix through a node's kernel: slabs of whole
+ * chunks of dgemv's accumulation (blas_gemv_chunk), the next slab read by
+ * a helper thread while the current one is computed on (double buffering
+ * in the context's two slab buffers; the first slab's read is exposed).  A reader thread rather
+ * than MPI-IO's non-blocking reads: the file is the rank's own, so plain
+ * pread does it with no MPI progress to rely on during the kernel.
+ *
+ * dgemv (with dsymv's and dtrmv's triangle masks) accumulates its partial
+ * products one chunk of columns at a time, as the in-core kernel does
+ * (blas_gemv_part), so the streamed and the in-core results are the same
+ * bits whatever the slab width.  dger (dsyr, dsyr2) reads a slab, updates
+ * it and writes it to the result's file (the operand's own when the node
+ * takes its buffer over).
+ *
+ * The time the kernel waits for a read is the statistics' I/O time; the
+ * bytes read and written are counted as they are done.                  */
+#include <pthread.h>
+#include <string.h>
+
+#include "deso/runtime/ooc.h"
+
+typedef struct slab_read {
+    deso__ooc *f;
+    int64_t c0, w;
+    double *buf;
+    deso_err err;
+    pthread_t th;
+    bool running;
+} slab_read;
+
+static void *read_main(void *arg)
+{
+    slab_read *r = arg;
+    r->err = deso__ooc_io(r->f, false, r->c0, r->w, r->buf);
+    return NULL;
+}
+
+/* Starts reading local columns [c0, c0 + w) of f into buf; in this thread
+ * when no thread can be started.                                         */
+static void read_start(slab_read *r, deso__ooc *f, int64_t c0, int64_t w,
+                       double *buf)
+{
+    r->f = f;
+    r->c0 = c0;
+    r->w = w;
+    r->buf = buf;
+    r->err = DESO_OK;
+    r->running = pthread_create(&r->th, NULL, read_main, r) == 0;
+    if (!r->running) read_main(r);
+}
+
+/* Waits for the read; the wait is I/O time.                               */
+static deso_err read_wait(slab_read *r)
+{
+    double t0 = deso__now();
+    if (r->running) pthread_join(r->th, NULL);
+    r->running = false;
+    deso__stats_time(DESO_T_IO, deso__now() - t0);
+    if (r->err == DESO_OK)
+        deso__stats_io((int64_t)(r->f->rows * r->w) * (int64_t)sizeof(double),
+                       0);
+    return r->err;
+}
+
+/* The slab of local columns [c0, c0 + w) of piece P held in buf.         */
+static blas_local slab_of(const blas_local *P, double *buf, int64_t c0,
+                          int64_t w)
+{
+    blas_local s = *P;
+    s.data = buf;
+    s.c0 = c0;
+    s.cols = w;
+    return s;
+}
+
+/* One slab's work: a dgemv's products into red, or a dger's update
+ * written to out.                                                        */
+static deso_err slab_work(const deso__node *nd, blas_local *L, blas_local *S,
+                          deso__ooc *out, double *red)
+{
+    if (nd->d.op == BLAS_OP_GEMV) {
+        blas_gemv_part(&nd->d, S, &L[2], red);
+        return DESO_OK;
+    }
+    blas_op_get(nd->d.op)->kernel(&nd->d, L, S, red);
+    double t0 = deso__now();
+    deso_err err = deso__ooc_io(out, true, S->c0, S->cols, S->data);
+    deso__stats_time(DESO_T_IO, deso__now() - t0);
+    if (err == DESO_OK)
+        deso__stats_io(0, (int64_t)(S->rows * S->cols) *
+                              (int64_t)sizeof(double));
+    return err;
+}
+
+deso_err deso__ooc_kernel(deso_ctx *ctx, const deso__node *nd,
+                          blas_local *L, deso__view *const *v,
+                          deso__view *rv, double *red)
+{
+    bool gemv = nd->d.op == BLAS_OP_GEMV;
+    const deso__view *A = gemv ? v[1] : v[3];
+    deso__ooc *f = A->ooc, *out = gemv ? NULL : rv->ooc;
+    blas_local P = gemv ? L[1] : L[3];
+    if (gemv) {
+        int64_t outn = (nd->d.flags & BLAS_F_TRANS) ? f->cols : f->rows;
+        for (int64_t i = 0; i < outn; i++) red[i] = 0.0;
+    }
+    if (f->rows == 0 || f->cols == 0) return DESO_OK;
+    slab_read r;
+    read_start(&r, f, 0, f->slab < f->cols ? f->slab : f->cols, ctx->ooc_buf[0]);
+    deso_err err = DESO_OK;
+    for (int64_t c0 = 0, s = 0; c0 < f->cols; c0 += f->slab, s++) {
+        int64_t w = f->cols - c0 < f->slab ? f->cols - c0 : f->slab;
+        deso_err got = read_wait(&r);
+        if (err == DESO_OK) err = got;
+        int64_t n0 = c0 + w;
+        if (n0 < f->cols)
+            read_start(&r, f, n0, f->cols - n0 < f->slab ? f->cols - n0
+                                                         : f->slab,
+                       ctx->ooc_buf[(s + 1) & 1]);
+        blas_local S = slab_of(&P, ctx->ooc_buf[s & 1], c0, w);
+        if (err == DESO_OK) err = slab_work(nd, L, &S, out, red);
+    }
+    return err;
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# make bench-ooc: CG on an out-of-core matrix against the same CG in core
+# and against the disk.
+#
+#   bash scripts/bench-ooc.sh BUILD [small|large]
+#
+# small (the default): n = 4000 at P = 2 (a 128 MB matrix), 5 iterations,
+#   in core and then out of core with a 16 MiB budget per rank: the
+#   streaming overhead on a matrix that fits.
+# large: n = 67000 at P = 2 (about 36 GB, 1.5 times this machine's 24 GiB),
+#   3 iterations with a 2 GiB budget; refused unless the directory has the
+#   room (checked with df first).
+# Both end with the O_DIRECT sequential read bandwidth of a file of one
+# rank's local part in the same directory (dd iflag=direct), measured in the
+# same run: the local array files themselves have no name, so the disk is
+# measured on a file of their size beside them.  The streamed rate is the
+# bytes the ranks read from their files over the CG loop's time (the
+# vector operations included), so it is a lower bound of dgemv's.  A file
+# just written may still be in the page cache, which the CG's reads can
+# hit and O_DIRECT cannot: the results say which case ran.
+# Results: one JSON line per run appended to doc/bench-ooc.jsonl.
+set -euo pipefail
+# shellcheck source=scripts/bench_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
+bl_enter "${1:-build}"
+which=${2:-small}
+dir=${DESO_OOC_DIR:-${TMPDIR:-/tmp}}
+out=doc/bench-ooc.jsonl
+P=2
+case $which in
+small) n=4000 iters=5 limit=16M ;;
+large) n=67000 iters=3 limit=2G ;;
+*) echo "bench-ooc: the case is small or large, not '$which'" >&2; exit 2 ;;
+esac
+
+need=$((n * n * 8))
+free=$(df -P -B1 "$dir" | awk 'NR == 2 { print $4 }')
+if [ "$free" -lt $((need + need / 10)) ]; then
+    echo "bench-ooc: $dir has $free bytes free, the $which case needs" \
+         "$need plus 10%: not run" >&2
+    exit 1
+fi
+
+export OPENBLAS_NUM_THREADS=1
+cg=("$build/bin/deso-cg" --n "$n" --iters "$iters" --tol 0 --grid 1x2 --json)
+
+# one run: its JSON line with the case and the run's name in front
+record() {
+    local name=$1 line
+    shift
+    line=$("$@" | tail -n 1)
+    printf '{"case":"%s","run":"%s","dir":"%s","cg":%s}\n' "$which" "$name" \
+        "$dir" "$line" >>"$out"
+    echo "$name: $line"
+}
+
+record in-core mpiexec.mpich -n $P "${cg[@]}"
+record out-of-core mpiexec.mpich -n $P "${cg[@]}" --mem-limit "$limit" \
+    --ooc-dir "$dir"
+
+# the disk: one rank's part written, then read back around the page cache
+part=$((need / P))
+file=$(mktemp "$dir/bench-ooc-XXXXXX")
+trap 'rm -f "$file"' EXIT
+dd if=/dev/zero of="$file" bs=8M count=$(((part + 8388607) / 8388608)) \
+    oflag=direct status=none
+t0=$(date +%s.%N)
+dd if="$file" of=/dev/null bs=8M iflag=direct status=none
+t1=$(date +%s.%N)
+bytes=$(stat -c %s "$file")
+gbs=$(awk -v b="$bytes" -v a="$t0" -v z="$t1" 'BEGIN { printf "%.3f", b / (z - a) / 1e9 }')
+printf '{"case":"%s","run":"odirect-read","dir":"%s","bytes":%s,"gbs":%s}\n' \
+    "$which" "$dir" "$bytes" "$gbs" >>"$out"
+echo "O_DIRECT read of $bytes bytes: $gbs GB/s"

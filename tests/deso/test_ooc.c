@@ -1,0 +1,485 @@
+/* Out-of-core matrices: a memory budget (DESO_MEM_LIMIT,
+ * deso_options.mem_limit) small enough puts the matrices in local array
+ * files, which dgemv (N and T), dsymv, dtrmv, dger and dsyr stream.
+ *
+ * Oracles: the same calls run in core and out of core on the same grid
+ * must give the same bits (the streamed products accumulate per column
+ * block, as the in-core kernel does), and the in-core dgemv is checked
+ * against a product computed here; the out-of-core run must have read its
+ * files (deso_stats) and the in-core one not.  Every optimiser mode (the
+ * long group: every grid and block size of tu_cases); budgets of one byte (slabs of one column
+ * block) and of a few blocks (slabs that do not divide the local
+ * columns); sizes not multiples of the block size, n < P and 1 x 1.  A
+ * CG of a few iterations streams its matrix each time.  Every source (a
+ * generator, an array on every rank or sent from rank 0, a Matrix Market
+ * file, a matrix file) writes each element to the files once and gives
+ * the generator's in-core product bit for bit.  Also: only one
+ * rank over its budget still puts the matrix out of core everywhere, each
+ * rank keeps its own budget; the directory stays empty (the files have no
+ * name); bad budget strings fail deso_init on every rank; an unusable
+ * directory (on one rank or all) fails the creation on every rank with
+ * DESO_EIO and the context still works; what cannot stream (dtrsv,
+ * gathering the matrix) is refused with DESO_ENOTSUP.
+ * Each size runs on three contexts (one per budget): slow at P > 2 on a
+ * loaded 2-core machine, so P = 3, 4 and 6 are in the long group.
+ * deso-np: 1 2
+ * deso-np-long: 3 4 6                                                       */
+#include <dirent.h>
+#include <stdint.h>
+
+#include "test_util.h"
+#include "deso/deso_stats.h"
+
+static double gen(int64_t i, int64_t j, void *arg)
+{
+    (void)arg;
+    /* full mantissas, so that adding in another order changes the bits */
+    return sin(0.37 * (double)i + 1.3 * (double)j) + 1e-3 * (double)i;
+}
+
+static double sym(int64_t i, int64_t j, void *arg)
+{
+    (void)arg;
+    int64_t a = i < j ? i : j, b = i < j ? j : i;
+    return (double)((a * 5 + b * 3) % 11) / 4.0 + (i == j ? 10.0 : 0.0);
+}
+
+static double vgen(int64_t i, void *arg)
+{
+    return 0.5 + cos(0.71 * (double)i + (double)*(int *)arg);
+}
+
+static deso_vec *vec(deso_ctx *ctx, int64_t n, int seed)
+{
+    deso_vec *x = NULL;
+    TU_CALL(deso_vec_from_fn(ctx, n, vgen, &seed, &x));
+    return x;
+}
+
+/* The level 2 calls on an m x n matrix A and n x n symmetric S; the
+ * results one after another in out (2 m + 5 n doubles).                  */
+static void level2(deso_ctx *ctx, int64_t m, int64_t n, double *out)
+{
+    deso_mat *A = NULL, *S = NULL;
+    TU_CALL(deso_mat_from_fn(ctx, m, n, gen, NULL, &A));
+    TU_CALL(deso_mat_from_fn(ctx, n, n, sym, NULL, &S));
+    deso_vec *x = vec(ctx, n, 1), *y = vec(ctx, m, 2), *z = vec(ctx, n, 3);
+    deso_vec *s1 = vec(ctx, n, 4), *t = vec(ctx, n, 5), *s3 = vec(ctx, n, 6);
+    TU_CALL(deso_dgemv(DESO_COL_MAJOR, DESO_TRANS, m, n, 1.0, A, m, y, 1,
+                       0.0, z, 1));
+    TU_CALL(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, m, n, 1.5, A, m, x, 1,
+                       0.5, y, 1));
+    TU_CALL(deso_dsymv(DESO_COL_MAJOR, DESO_LOWER, n, 1.0, S, n, x, 1, 0.0,
+                       s1, 1));
+    TU_CALL(deso_dsymv(DESO_COL_MAJOR, DESO_UPPER, n, 2.0, S, n, x, 1, 1.0,
+                       s1, 1));
+    TU_CALL(deso_dcopy(n, x, 1, t, 1));
+    TU_CALL(deso_dtrmv(DESO_COL_MAJOR, DESO_UPPER, DESO_NO_TRANS,
+                       DESO_NON_UNIT, n, S, n, t, 1));
+    TU_CALL(deso_dger(DESO_COL_MAJOR, m, n, 0.25, y, 1, x, 1, A, m));
+    TU_CALL(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, m, n, 1.0, A, m, x, 1,
+                       1.0, y, 1));
+    TU_CALL(deso_dsyr(DESO_COL_MAJOR, DESO_LOWER, n, 0.5, x, 1, S, n));
+    TU_CALL(deso_dsymv(DESO_COL_MAJOR, DESO_LOWER, n, 1.0, S, n, x, 1, 0.0,
+                       s3, 1));
+    tu_fetch(y, out);
+    tu_fetch(z, out + m);
+    tu_fetch(s1, out + m + n);
+    tu_fetch(t, out + m + 2 * n);
+    tu_fetch(s3, out + m + 3 * n);
+    tu_fetch(x, out + m + 4 * n);
+    deso_vec *all[] = {x, y, z, s1, t, s3};
+    for (int k = 0; k < 6; k++) TU_CALL(deso_vec_destroy(&all[k]));
+    TU_CALL(deso_mat_destroy(&A));
+    TU_CALL(deso_mat_destroy(&S));
+}
+
+/* Three CG iterations on S from b = 1; x into out (n doubles).           */
+static void cg(deso_ctx *ctx, int64_t n, double *out)
+{
+    deso_mat *S = NULL;
+    TU_CALL(deso_mat_from_fn(ctx, n, n, sym, NULL, &S));
+    deso_vec *x = NULL, *r = vec(ctx, n, 0), *p = vec(ctx, n, 0);
+    deso_vec *q = NULL;
+    TU_CALL(deso_vec_create(ctx, n, &x));
+    TU_CALL(deso_vec_create(ctx, n, &q));
+    deso_scalar *s[5] = {NULL};
+    for (int k = 0; k < 5; k++) TU_CALL(deso_scalar_create(ctx, 0.0, &s[k]));
+    TU_CALL(deso_ddot(n, r, 1, r, 1, s[0]));
+    for (int it = 0; it < 3; it++)
+        TU_CALL(tu_cg_record(n, S, x, r, p, q, s[0], s[1], s[2], s[3], s[4]));
+    tu_fetch(x, out);
+    for (int k = 0; k < 5; k++) TU_CALL(deso_scalar_destroy(&s[k]));
+    deso_vec *all[] = {x, r, p, q};
+    for (int k = 0; k < 4; k++) TU_CALL(deso_vec_destroy(&all[k]));
+    TU_CALL(deso_mat_destroy(&S));
+}
+
+/* A context for case c with budget `limit` (0: none) in dir (NULL: the
+ * default).                                                              */
+static deso_ctx *case_ctx(const tu_case *c, int64_t limit, const char *dir)
+{
+    deso_options o;
+    deso_options_default(&o);
+    o.mode = c->mode;
+    o.grid_rows = c->pr;
+    o.grid_cols = c->pc;
+    o.nb = c->nb;
+    o.mem_limit = limit;
+    o.ooc_dir = dir;
+    deso_ctx *ctx = NULL;
+    TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
+    return ctx;
+}
+
+/* This rank's bytes read from local array files so far, the largest over
+ * the ranks.                                                             */
+static int64_t io_read_max(void)
+{
+    deso_stats st;
+    TU_OK(deso_stats_get(&st));
+    int64_t v = st.bytes_io_read;
+    MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+    return v;
+}
+
+/* z = A^T y (n) against the product computed here: the in-core result
+ * is right, so the same bits out of core are right too.                 */
+static int gemv_ok(int64_t m, int64_t n, const double *z)
+{
+    double worst = 0.0;
+    int two = 2;
+    for (int64_t j = 0; j < n; j++) {
+        double s = 0.0, mag = 0.0;
+        for (int64_t i = 0; i < m; i++) {
+            double a = gen(i, j, NULL) * vgen(i, &two);
+            s += a;
+            mag += fabs(a);
+        }
+        double e = fabs(s - z[j]) / (mag > 1.0 ? mag : 1.0);
+        if (e > worst) worst = e;
+    }
+    return worst < 1e-13;
+}
+
+/* One size on the three contexts of a case: in core, a budget of one
+ * byte (slabs of one column block) and `half` (half the average local part
+ * of the largest matrix: slabs of about a quarter of its columns, in
+ * whole blocks, not dividing them).                                     */
+static void run_size(deso_ctx *const *ctx, int64_t m, int64_t n,
+                     int big)
+{
+    int64_t len = 2 * m + 5 * n;
+    double *r[3];
+    for (int k = 0; k < 3; k++) {
+        r[k] = calloc((size_t)(len + n), sizeof *r[k]);
+        deso_stats_reset();
+        level2(ctx[k], m, n, r[k]);
+        cg(ctx[k], n, r[k] + len);
+        int64_t read = io_read_max();
+        /* in core reads nothing; the one-byte budget always streams, the
+         * other one at least the largest matrix                          */
+        TU_CHECK(k == 0 ? read == 0 : (k == 2 && !big) || read > 0);
+        if (k > 0)
+            TU_CHECK(memcmp(r[0], r[k], (size_t)(len + n) * sizeof *r[0]) ==
+                     0);
+    }
+    TU_CHECK(gemv_ok(m, n, r[0] + m));
+    for (int k = 0; k < 3; k++) free(r[k]);
+}
+
+static void run_case(const tu_case *c)
+{
+    static const int64_t sizes[][2] = {{37, 29}, {3, 2}, {1, 1}, {9, 14}};
+    size_t ns = tu_long() ? 4 : 3;
+    int64_t half = 37 * 29 * 8 / (2 * tu_size());
+    deso_ctx *ctx[3] = {case_ctx(c, 0, NULL), case_ctx(c, 1, NULL),
+                        case_ctx(c, half, NULL)};
+    for (size_t k = 0; k < ns; k++) {
+        tu_label("%s, %lld x %lld", tu_case_name(c), (long long)sizes[k][0],
+                 (long long)sizes[k][1]);
+        run_size(ctx, sizes[k][0], sizes[k][1], k == 0);
+        tu_case_end();
+    }
+    for (int k = 0; k < 3; k++) TU_OK(deso_finalize(&ctx[k]));
+}
+
+static void test_bitwise(void **state)
+{
+    (void)state;
+    static const int64_t nbs[] = {4, 5};
+    tu_case cases[TU_MAX_CASES];
+    /* the fast group: every mode on a 1 x P grid, whose local pieces
+     * have several column blocks when P > 1 (the long group walks every
+     * grid and block size)                                              */
+    int nc = TU_NMODES, P = tu_size();
+    for (int k = 0; k < nc; k++) cases[k] = (tu_case){tu_mode(k), 1, P, 5};
+    if (tu_long()) nc = tu_cases(nbs, 2, cases);
+    for (int k = 0; k < nc; k++) run_case(&cases[k]);
+    TU_SYNC();
+}
+
+/* Only the last rank has a budget its part exceeds: every rank streams,
+ * and every rank keeps its own budget (not rank 0's).                   */
+static void test_one_rank_over(void **state)
+{
+    (void)state;
+    int me = 0, P = tu_size();
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    deso_options o;
+    deso_options_default(&o);
+    o.mem_limit = me == P - 1 ? 1024 : 0;
+    o.nb = 4;                           /* every rank holds some blocks   */
+    deso_ctx *ctx = NULL;
+    TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
+    deso_info info;
+    TU_OK(deso_get_info(ctx, &info));
+    assert_true(tu_all(info.mem_limit == (me == P - 1 ? 1024 : -1)));
+    deso_stats_reset();
+    deso_mat *A = NULL;
+    int64_t n = 16 * P;                 /* every rank's part exceeds 1 KiB */
+    TU_OK(deso_mat_from_fn(ctx, n, n, gen, NULL, &A));
+    deso_stats st;
+    TU_OK(deso_stats_get(&st));
+    assert_true(tu_all(st.bytes_io_written > 0));
+    /* the matrix is out of core: it cannot be gathered                   */
+    double *buf = malloc((size_t)(n * n) * sizeof *buf);
+    TU_ERR(deso_mat_gather(A, buf, n, DESO_ALL_RANKS), DESO_ENOTSUP);
+    free(buf);
+    /* a small matrix fits what is left of the budget: in core           */
+    deso_mat *B = NULL;
+    deso_stats_reset();
+    TU_OK(deso_mat_from_fn(ctx, 4, 4, gen, NULL, &B));
+    TU_OK(deso_stats_get(&st));
+    assert_true(tu_all(st.bytes_io_written == 0));
+    TU_OK(deso_mat_destroy(&B));
+    TU_OK(deso_mat_destroy(&A));
+    TU_OK(deso_finalize(&ctx));
+}
+
+static int dir_empty(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL) return 0;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
+    closedir(d);
+    return n == 0;
+}
+
+/* Files in the directory have no name while they are used, nor after.  */
+static void test_nothing_left(void **state)
+{
+    (void)state;
+    char dir[512];
+    assert_true(tu_all(tu_scratch_dir("ooc", dir, sizeof dir) == 0));
+    deso_options o;
+    deso_options_default(&o);
+    o.mem_limit = 1;
+    o.ooc_dir = dir;
+    deso_ctx *ctx = NULL;
+    TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
+    deso_mat *A = NULL;
+    TU_OK(deso_mat_from_fn(ctx, 30, 30, gen, NULL, &A));
+    deso_vec *x = NULL, *y = NULL;
+    TU_OK(deso_vec_create(ctx, 30, &x));
+    TU_OK(deso_vec_create(ctx, 30, &y));
+    TU_OK(deso_dger(DESO_COL_MAJOR, 30, 30, 1.0, x, 1, x, 1, A, 30));
+    TU_OK(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, 30, 30, 1.0, A, 30, x, 1,
+                     0.0, y, 1));
+    TU_OK(deso_flush(ctx));
+    assert_true(tu_all(dir_empty(dir)));
+    TU_OK(deso_finalize(&ctx));
+    assert_true(tu_all(dir_empty(dir)));
+    tu_scratch_done(dir);
+}
+
+/* Bad budget strings fail deso_init on every rank, naming the variable;
+ * good ones give the bytes they say.                                    */
+static void test_budget_strings(void **state)
+{
+    (void)state;
+    static const char *bad[] = {"2GB", "1.5G", "-1", " 2G", "2 G", "G",
+                                "99999999999999999999", "8E", "16Q", "0x10"};
+    deso_ctx *ctx = NULL;
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        setenv("DESO_MEM_LIMIT", bad[k], 1);
+        TU_ERR(deso_init(MPI_COMM_WORLD, NULL, &ctx), DESO_EINVAL);
+        assert_true(tu_all(ctx == NULL &&
+                           strstr(deso_last_error(), "DESO_MEM_LIMIT")));
+    }
+    /* one rank's bad value fails every rank                              */
+    int me = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    setenv("DESO_MEM_LIMIT", me == tu_size() - 1 ? "2x" : "2G", 1);
+    TU_ERR(deso_init(MPI_COMM_WORLD, NULL, &ctx), DESO_EINVAL);
+    static const struct { const char *s; int64_t v; } good[] = {
+        {"512", 512}, {"512M", (int64_t)512 << 20}, {"2g", (int64_t)2 << 30},
+        {"1T", (int64_t)1 << 40}, {"0", -1}, {"7k", 7 << 10}};
+    for (size_t k = 0; k < sizeof good / sizeof good[0]; k++) {
+        setenv("DESO_MEM_LIMIT", good[k].s, 1);
+        TU_OK(deso_init(MPI_COMM_WORLD, NULL, &ctx));
+        deso_info info;
+        TU_OK(deso_get_info(ctx, &info));
+        assert_true(tu_all(info.mem_limit == good[k].v));
+        TU_OK(deso_finalize(&ctx));
+    }
+    unsetenv("DESO_MEM_LIMIT");
+}
+
+/* A directory that cannot hold the files (on every rank, then on one):
+ * DESO_EIO on every rank, and the context still works.                  */
+static void test_bad_dir(void **state)
+{
+    (void)state;
+    int me = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    for (int one = 0; one < 2; one++) {
+        deso_options o;
+        deso_options_default(&o);
+        o.mem_limit = 4096;
+        o.ooc_dir = !one || me == tu_size() - 1 ? "/nonexistent/deso-ooc"
+                                                : NULL;
+        deso_ctx *ctx = NULL;
+        TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
+        deso_mat *A = NULL;
+        TU_ERR(deso_mat_from_fn(ctx, 200, 200, gen, NULL, &A), DESO_EIO);
+        assert_true(tu_all(A == NULL));
+        TU_ERR(deso_mat_create(ctx, 200, 200, &A), DESO_EIO);
+        double *a = calloc(200 * 200, sizeof *a);
+        TU_ERR(deso_mat_from_array(ctx, 200, 200, a, 200, 0, &A), DESO_EIO);
+        TU_ERR(deso_mat_from_array(ctx, 200, 200, a, 200, DESO_ALL_RANKS,
+                                   &A),
+               DESO_EIO);
+        free(a);
+        /* what fits the budget is made in core and works                */
+        deso_vec *x = NULL;
+        TU_OK(deso_mat_from_fn(ctx, 8, 8, gen, NULL, &A));
+        TU_OK(deso_vec_create(ctx, 8, &x));
+        TU_OK(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, 8, 8, 1.0, A, 8, x, 1,
+                         0.0, x, 1));
+        double v = 1.0;
+        TU_OK(deso_vec_get(x, 0, &v));
+        assert_true(tu_all(v == 0.0));
+        TU_OK(deso_vec_destroy(&x));
+        TU_OK(deso_mat_destroy(&A));
+        TU_OK(deso_finalize(&ctx));
+    }
+}
+
+/* y = A x for A made out of core from each source, against A from the
+ * generator in core: the same bits.                                     */
+static void product(deso_ctx *ctx, deso_mat *A, int64_t m, int64_t n,
+                    double *out)
+{
+    deso_vec *x = vec(ctx, n, 1), *y = NULL;
+    TU_CALL(deso_vec_create(ctx, m, &y));
+    TU_CALL(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, m, n, 1.0, A, m, x, 1,
+                       0.0, y, 1));
+    tu_fetch(y, out);
+    TU_CALL(deso_vec_destroy(&x));
+    TU_CALL(deso_vec_destroy(&y));
+    TU_CALL(deso_mat_destroy(&A));
+}
+
+/* Rank 0 writes gen's m x n matrix as a Matrix Market array file.       */
+static void write_mtx(const char *path, int64_t m, int64_t n)
+{
+    int me = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me == 0) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, "%%%%MatrixMarket matrix array real general\n%lld %lld\n",
+                (long long)m, (long long)n);
+        for (int64_t j = 0; j < n; j++)
+            for (int64_t i = 0; i < m; i++)
+                fprintf(f, "%.17g\n", gen(i, j, NULL));
+        fclose(f);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Every source of a matrix writes its local array file: a generator, an
+ * array (on every rank, or sent from rank 0), a Matrix Market file and a
+ * matrix file.                                                           */
+static void test_sources(void **state)
+{
+    (void)state;
+    int64_t m = 23, n = 17, P = tu_size();
+    char dir[512], bin[600], mtx[600];
+    assert_true(tu_all(tu_scratch_dir("ooc-src", dir, sizeof dir) == 0));
+    snprintf(bin, sizeof bin, "%s/a.bin", dir);
+    snprintf(mtx, sizeof mtx, "%s/a.mtx", dir);
+    write_mtx(mtx, m, n);
+    double *a = malloc((size_t)(m * n) * sizeof *a), want[23], got[23];
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < m; i++) a[j * m + i] = gen(i, j, NULL);
+    tu_case c = {DESO_MODE_NONE, 1, (int)P, 4};
+    deso_ctx *ctx = case_ctx(&c, 0, NULL);
+    deso_mat *A = NULL;
+    TU_OK(deso_mat_from_fn(ctx, m, n, gen, NULL, &A));
+    TU_OK(deso_mat_to_file(A, bin));
+    product(ctx, A, m, n, want);
+    TU_OK(deso_finalize(&ctx));
+    ctx = case_ctx(&c, 1, NULL);
+    for (int k = 0; k < 5; k++) {
+        tu_label("source %d", k);
+        deso_stats_reset();
+        A = NULL;
+        if (k == 0) TU_CALL(deso_mat_from_fn(ctx, m, n, gen, NULL, &A));
+        if (k == 1)
+            TU_CALL(deso_mat_from_array(ctx, m, n, a, m, DESO_ALL_RANKS, &A));
+        if (k == 2) TU_CALL(deso_mat_from_array(ctx, m, n, a, m, 0, &A));
+        if (k == 3) TU_CALL(deso_mat_from_mtx(ctx, mtx, &A));
+        if (k == 4) TU_CALL(deso_mat_from_file(ctx, bin, &A));
+        deso_stats st;
+        TU_CALL(deso_stats_get(&st));
+        int64_t w = st.bytes_io_written;
+        MPI_Allreduce(MPI_IN_PLACE, &w, 1, MPI_INT64_T, MPI_SUM,
+                      MPI_COMM_WORLD);
+        TU_CHECK(w == m * n * 8);        /* every element, once          */
+        if (A != NULL) product(ctx, A, m, n, got);
+        TU_CHECK(memcmp(want, got, sizeof want) == 0);
+        tu_case_end();
+    }
+    TU_SYNC();
+    TU_OK(deso_finalize(&ctx));
+    free(a);
+    int me = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me == 0) {
+        remove(bin);
+        remove(mtx);
+    }
+    tu_scratch_done(dir);
+}
+
+/* What cannot stream is refused, the same way on every rank.            */
+static void test_refused(void **state)
+{
+    (void)state;
+    deso_options o;
+    deso_options_default(&o);
+    o.mem_limit = 1;
+    deso_ctx *ctx = NULL;
+    TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
+    deso_mat *A = NULL;
+    deso_vec *x = NULL;
+    TU_OK(deso_mat_from_fn(ctx, 10, 10, sym, NULL, &A));
+    TU_OK(deso_vec_create(ctx, 10, &x));
+    TU_ERR(deso_dtrsv(DESO_COL_MAJOR, DESO_LOWER, DESO_NO_TRANS,
+                      DESO_NON_UNIT, 10, A, 10, x, 1),
+           DESO_ENOTSUP);
+    TU_ERR(deso_mat_diag(A, x), DESO_ENOTSUP);
+    TU_OK(deso_vec_destroy(&x));
+    TU_OK(deso_mat_destroy(&A));
+    TU_OK(deso_finalize(&ctx));
+}
+
+TU_MAIN(cmocka_unit_test(test_bitwise), cmocka_unit_test(test_one_rank_over),
+        cmocka_unit_test(test_nothing_left),
+        cmocka_unit_test(test_budget_strings), cmocka_unit_test(test_bad_dir),
+        cmocka_unit_test(test_sources),
+        cmocka_unit_test(test_refused))
