@@ -26,8 +26,10 @@
 #include "placement/alloc.h"
 #include "placement/errors.h"
 
-/* Most pieces one period of the assembly may hold.                        */
-#define ASM_MAX ((int64_t)1 << 15)
+/* Most pieces one period of the assembly may hold: a bound on planning
+ * (the period is spelt out and sorted); longer periods (block -> cyclic
+ * with its one period of the whole array) get no assembly.              */
+#define ASM_MAX ((int64_t)1 << 12)
 
 /* One message of the assembly: its one column's rows, the array side
  * (0: own source, 1 + j: sender of receive j), and which of the
