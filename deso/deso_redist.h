@@ -69,7 +69,11 @@ typedef struct deso_redist deso_redist;
  * layout get a handle that does nothing.  One MPI_Allreduce checks that the
  * arguments agree (a hash of both layouts and sched) and that planning
  * succeeded everywhere, so all ranks return the same code.
- * Collective over comm.
+ * The duplicate of comm and the shared-memory rings are made by the first
+ * remap on comm and kept (an attribute of comm) for the next ones: they
+ * are freed when comm is freed (MPI_Comm_free, or MPI_Finalize for
+ * MPI_COMM_WORLD), or with the last remap still using them if that comes
+ * later.  Collective over comm.
  * Errors: DESO_ENULL (src, dst or out NULL), DESO_EINVAL (comm is
  * MPI_COMM_NULL, block size or grid extent < 1, a rank outside comm or
  * repeated, pr * pc larger than comm, unknown sched), DESO_ESIZE (negative
@@ -118,14 +122,17 @@ const char *deso_redist_transport(const deso_redist *r);
 /* Seconds this rank spent in deso_redist_create (any pointer may be
  * NULL): *plan planning alone (message lengths, schedule, the copy
  * programs of both transports; local work, no communication), *setup the
- * rest (the communicator duplicate, the node split, the shared-memory
- * window and the agreements between ranks).  Local.
+ * rest (the agreements between ranks and, for the first remap on a
+ * communicator, the communicator duplicate, the node split and the
+ * shared-memory window, which later remaps on it reuse).  Local.
  * Errors: DESO_ENULL (r NULL).                                             */
 deso_err deso_redist_times(const deso_redist *r, double *plan,
                            double *setup);
 
-/* Frees the handle and its communicator; NULL-safe, sets *r to NULL.
- * Collective over the handle's communicator (MPI_Comm_free).              */
+/* Frees the handle (its rings go back to the communicator's pool); the
+ * last handle on a communicator already freed also frees the cached
+ * duplicate and rings.  NULL-safe, sets *r to NULL.  Collective over the
+ * handle's communicator.                                                 */
 void deso_redist_destroy(deso_redist **r);
 
 /* Allocates this rank's local array of `count` doubles (zeroed) where the

@@ -69,7 +69,9 @@ deso_err deso__cp_tables(deso__copy *out, bool tables);
 typedef enum deso__cp_role {
     DESO__CP_SEND,     /* a: this rank's source array, b: a packed buffer */
     DESO__CP_RECV,     /* a: a packed buffer, b: this rank's target array */
-    DESO__CP_SELF      /* a: the source array, b: the target array        */
+    DESO__CP_SELF,     /* a: the source array, b: the target array        */
+    DESO__CP_PULL      /* a received message read in place: a: the        */
+                       /* sender's source array, b: this rank's target    */
 } deso__cp_role;
 
 /* Compiles message m of a plan (placement/remap.h) straight from its
@@ -79,6 +81,7 @@ typedef enum deso__cp_role {
  * otherwise.  ld_mine: leading dimension of the array m's `mine` offsets
  * are in; ld_theirs: of the target (DESO__CP_SELF only).  The program
  * copies the same elements in the same order as compiling m's runs would.
+ * DESO__CP_PULL: ld_mine is the target's, ld_theirs the sender's.
  * Errors: DESO_ENOMEM (*out left empty).                                 */
 deso_err deso__cp_from_msg(const pl_msg *m, deso__cp_role role,
                            int64_t ld_mine, int64_t ld_theirs,
@@ -130,16 +133,33 @@ void deso__cp_fence(void);
  * (the program is unchanged).                                             */
 deso_err deso__cp_split(deso__copy *c, int64_t span);
 
-/* Cuts program c into consecutive pieces of `span` elements (the last may
- * be shorter), each compiled on its own, in *out (free each with
- * deso__cp_free, then the array).  pside names a packed side (1: a, 2: b)
- * whose offsets must run 0, 1, 2, ... through the program, as a message's
- * do; piece k's packed offsets are then rebased to start at 0, so that
- * piece k moves packed elements [k span, (k + 1) span) to or from a
- * buffer of span elements.  pside 0: no packed side, nothing rebased.
- * Errors: DESO_EINVAL (span < 1), DESO_ENOMEM, DESO_EINTERNAL (the packed
- * side does not count up).                                                */
-deso_err deso__cp_pieces(const deso__copy *c, int pside, int64_t span,
-                         deso__copy **out, int64_t *npieces);
+/* A position in a program, for running it a window at a time: unit u
+ * (repetition, or item of a literal group) of group g, x elements into
+ * that unit.  DESO__CP_START is the program's start.                    */
+typedef struct deso__cp_pos {
+    int64_t g, u, x;
+} deso__cp_pos;
+#define DESO__CP_START ((deso__cp_pos){ 0, 0, 0 })
+
+/* Runs the next `span` elements of program c in program order (fewer at
+ * its end) from *at, which it advances, from array A to array B as
+ * deso__cp_run does (deso__cp_run_stream's stores when `stream`), and
+ * returns how many it ran.  Windows of `span` elements thus cut a
+ * message's program at the same packed offsets on both sides, with no
+ * pieces compiled beforehand: planning stays O(program).  A packed side
+ * holding only the window is passed as a pointer to where the packed
+ * element at offset 0 would be (deso__cp_packed_base).                  */
+int64_t deso__cp_run_window(const deso__copy *c, deso__cp_pos *at,
+                            int64_t span, const double *A, int64_t arows,
+                            int64_t alld, double *B, int64_t brows,
+                            int64_t blld, bool stream);
+
+/* The base to pass for a packed buffer `buf` holding packed elements
+ * from `first` on: buf - first, formed without pointer arithmetic
+ * outside the buffer.                                                   */
+static inline double *deso__cp_packed_base(double *buf, int64_t first)
+{
+    return (double *)((uintptr_t)buf - (uintptr_t)first * sizeof(double));
+}
 
 #endif

@@ -318,12 +318,14 @@ deso_err deso__cp_from_msg(const pl_msg *m, deso__cp_role role,
 {
     memset(out, 0, sizeof *out);
     cpb b = { 0 };
-    msg_emit(&b, m, role != DESO__CP_SELF, ld_mine, ld_theirs);
+    bool packed = role == DESO__CP_SEND || role == DESO__CP_RECV;
+    msg_emit(&b, m, packed, ld_mine, ld_theirs);
     if (b.nomem) {
         cpb_free(&b);
         return deso__fail(DESO_ENOMEM, "copy program: out of memory");
     }
-    if (role == DESO__CP_RECV) {     /* built as (array, buffer): swap   */
+    if (role == DESO__CP_RECV || role == DESO__CP_PULL) {
+        /* built as (this rank's array, the other side): swap           */
         for (int64_t i = 0; i < b.ni; i++) {
             deso__cp_item *u = &b.it[i];
             *u = (deso__cp_item){ u->b, u->a, u->len, u->sb, u->sa };

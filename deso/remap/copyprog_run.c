@@ -344,6 +344,28 @@ int64_t deso__cp_units(const deso__copy *c, int64_t gi)
     return c->g[gi].reps == 1 ? c->g[gi].k : c->g[gi].reps;
 }
 
+/* Copies item u (shifted by t repetitions of (da, db)) between arrays
+ * of any leading dimension: copy_item on flat ones, cut at column
+ * boundaries otherwise.                                                   */
+static void item_any(const deso__cp_item *u, int64_t ta, int64_t tb,
+                     const double *A, int64_t arows, int64_t alld, double *B,
+                     int64_t brows, int64_t blld, bool stream)
+{
+    if (alld == arows && blld == brows) {
+        deso__cp_item v = *u;
+        v.a += ta;
+        v.b += tb;
+        copy_item(B, A, &v, stream);
+    } else if (u->sa == 1 && u->sb == 1) {
+        copy_run(A, arows, alld, u->a + ta, B, brows, blld, u->b + tb,
+                 u->len);
+    } else {
+        for (int64_t x = 0; x < u->len; x++)
+            copy_run(A, arows, alld, u->a + ta + x * u->sa, B, brows, blld,
+                     u->b + tb + x * u->sb, 1);
+    }
+}
+
 /* Runs the program from array A (rows, ld) to array B.                   */
 static void run(const deso__copy *c, const double *A, int64_t arows,
                 int64_t alld, double *B, int64_t brows, int64_t blld,
@@ -352,27 +374,104 @@ static void run(const deso__copy *c, const double *A, int64_t arows,
     bool flat = alld == arows && blld == brows;
     for (int64_t gi = 0; gi < c->ngroups; gi++) {
         const deso__cp_group *g = &c->g[gi];
-        const deso__cp_item *it = c->it + g->first;
-        int64_t da = g->da, db = g->db;
         if (flat) {
             run_range(c, gi, 0, deso__cp_units(c, gi), A, B, stream);
             continue;
         }
         for (int64_t t = 0; t < g->reps; t++)
-            for (int64_t j = 0; j < g->k; j++) {
-                const deso__cp_item *u = &it[j];
-                if (u->sa == 1 && u->sb == 1) {
-                    copy_run(A, arows, alld, u->a + t * da, B, brows,
-                             blld, u->b + t * db, u->len);
-                    continue;
-                }
-                for (int64_t x = 0; x < u->len; x++)
-                    copy_run(A, arows, alld, u->a + t * da + x * u->sa,
-                             B, brows, blld, u->b + t * db + x * u->sb, 1);
-            }
+            for (int64_t j = 0; j < g->k; j++)
+                item_any(&c->it[g->first + j], t * g->da, t * g->db, A,
+                         arows, alld, B, brows, blld, false);
     }
 }
 
+/* ---- windows ------------------------------------------------------------- */
+
+/* Elements of unit u of group gi.                                         */
+static int64_t unit_elems(const deso__copy *c, int64_t gi, int64_t u)
+{
+    const deso__cp_group *g = &c->g[gi];
+    if (g->reps == 1) return c->it[g->first + u].len;
+    int64_t n = 0;
+    for (int64_t j = 0; j < g->k; j++) n += c->it[g->first + j].len;
+    return n;
+}
+
+/* Elements [x0, x1) of unit u of group gi, item by item.                 */
+static void unit_part(const deso__copy *c, int64_t gi, int64_t u,
+                      int64_t x0, int64_t x1, const double *A, int64_t arows,
+                      int64_t alld, double *B, int64_t brows, int64_t blld,
+                      bool stream)
+{
+    const deso__cp_group *g = &c->g[gi];
+    bool lit = g->reps == 1;
+    int64_t t = lit ? 0 : u, pos = 0;
+    for (int64_t j = lit ? u : 0; j < (lit ? u + 1 : g->k) && pos < x1; j++) {
+        deso__cp_item v = c->it[g->first + j];
+        int64_t lo = x0 > pos ? x0 - pos : 0;
+        int64_t hi = x1 - pos < v.len ? x1 - pos : v.len;
+        pos += v.len;
+        if (lo >= hi) continue;
+        v.a += lo * v.sa;
+        v.b += lo * v.sb;
+        v.len = hi - lo;
+        item_any(&v, t * g->da, t * g->db, A, arows, alld, B, brows, blld,
+                 stream);
+    }
+}
+
+/* How many whole units from unit u of group gi fit in `span` elements
+ * (*elems: theirs).                                                       */
+static int64_t whole_units(const deso__copy *c, int64_t gi, int64_t u,
+                           int64_t span, int64_t *elems)
+{
+    int64_t n = deso__cp_units(c, gi), m = 0, e = 0;
+    if (c->g[gi].reps > 1) {
+        int64_t ue = unit_elems(c, gi, u);
+        m = span / ue < n - u ? span / ue : n - u;
+        *elems = m * ue;
+        return m;
+    }
+    while (u + m < n && e + c->it[c->g[gi].first + u + m].len <= span)
+        e += c->it[c->g[gi].first + u + m++].len;
+    *elems = e;
+    return m;
+}
+
+int64_t deso__cp_run_window(const deso__copy *c, deso__cp_pos *at,
+                            int64_t span, const double *A, int64_t arows,
+                            int64_t alld, double *B, int64_t brows,
+                            int64_t blld, bool stream)
+{
+    bool flat = alld == arows && blld == brows;
+    int64_t done = 0;
+    while (done < span && at->g < c->ngroups) {
+        int64_t m = 0, e = 0, gi = at->g;
+        if (at->x == 0) m = whole_units(c, gi, at->u, span - done, &e);
+        if (m > 0 && flat) {
+            run_range(c, gi, at->u, at->u + m, A, B, stream);
+        } else if (m > 0) {
+            for (int64_t u = at->u; u < at->u + m; u++)
+                unit_part(c, gi, u, 0, unit_elems(c, gi, u), A, arows, alld,
+                          B, brows, blld, false);
+        } else {                     /* the window ends inside this unit */
+            int64_t ue = unit_elems(c, gi, at->u);
+            int64_t x1 = ue - at->x < span - done ? ue : at->x + span - done;
+            unit_part(c, gi, at->u, at->x, x1, A, arows, alld, B, brows,
+                      blld, stream && flat);
+            e = x1 - at->x;
+            at->x = x1 == ue ? 0 : x1;
+            m = x1 == ue ? 1 : 0;
+        }
+        done += e;
+        at->u += m;
+        if (at->u == deso__cp_units(c, gi)) {
+            at->g++;
+            at->u = 0;
+        }
+    }
+    return done;
+}
 
 void deso__cp_run(const deso__copy *c, const double *A, int64_t arows,
                   int64_t alld, double *B, int64_t brows, int64_t blld)

@@ -118,9 +118,8 @@ deso_err deso__remap_exec(deso__remap *r, const double *src_local,
                           int64_t src_lld, double *dst_local,
                           int64_t dst_lld);
 
-/* Frees the plan, buffers and (when owned) the communicator.  NULL-safe;
- * leaves *r empty.  Local, except with the shared-memory transport:
- * then collective over the plan's communicator (MPI_Win_free).            */
+/* Frees the plan, buffers, rings (back to their pool) and (when owned)
+ * the communicator.  NULL-safe; leaves *r empty.  Local.                  */
 void deso__remap_free(deso__remap *r);
 
 /* The shared-memory transport (remap_shm.c), set up in two collective
@@ -128,20 +127,24 @@ void deso__remap_free(deso__remap *r);
  * the user's communicator: the first time on a communicator it splits it
  * by node and caches the answer on it; then one all-reduce agrees on rank
  * 0's DESO_REMAP_SHM, deso/core/node.h) sets *ok when every rank is on one
- * node, that value is not "0" and r (planned on a duplicate of comm from
- * src and dst by deso__remap_init_keep, or NULL when planning failed) was
- * cut into ring chunks and its single-copy programs were built; it frees
- * r's kept runs.  Once all ranks know whether every rank is ok and some
- * rank sends, finish(r, use) maps the rings (collective when use: a shared
- * window, an all-to-all and an agreement) or drops what prepare made
- * (local).  If mapping fails on any rank (the plans of two ranks disagree,
- * MPI fails), every rank frees the rings and the plan stays on MPI;
- * deso_last_error says why.  Both return DESO_OK.  The transport is freed
- * by deso__remap_free.                                                   */
-deso_err deso__remap_shm_prepare(MPI_Comm comm, deso__remap *r,
-                                 const pl_bc_layout *src,
-                                 const pl_bc_layout *dst, int *ok);
-deso_err deso__remap_shm_finish(deso__remap *r, bool use);
+ * node, that value is not "0" and r (planned on the duplicate of comm
+ * that `cache` holds, from src by deso__remap_init_keep, or NULL when
+ * planning failed) got its ring channels and its single-copy programs,
+ * and *grow when cache's pool has too few free rings for r's sends; it
+ * frees r's kept plan.  Once all ranks know whether every rank is ok,
+ * whether some rank sends and whether some rank must grow the pool,
+ * finish(r, use, grow) takes the rings from the pool (collective when
+ * use: a new window when grow, an all-to-all and an agreement) or drops
+ * what prepare made (local).  If that fails on any rank (the plans of two
+ * ranks disagree, MPI fails), every rank gives its rings back and the
+ * plan stays on MPI; deso_last_error says why.  Both return DESO_OK.  The
+ * transport is freed by deso__remap_free (local: the rings go back to the
+ * pool, which lives as long as the cache).                              */
+struct deso__comm_cache;
+deso_err deso__remap_shm_prepare(MPI_Comm comm, struct deso__comm_cache *cache,
+                                 deso__remap *r, const pl_bc_layout *src,
+                                 int *ok, int *grow);
+deso_err deso__remap_shm_finish(deso__remap *r, bool use, bool grow);
 
 /* Executes a remap on its shared-memory transport (r->shm != NULL) once
  * deso__remap_exec has checked the arguments.  A sender whose source
@@ -153,7 +156,7 @@ deso_err deso__remap_shm_finish(deso__remap *r, bool use);
 deso_err deso__remap_shm_exec(deso__remap *r, const double *src,
                               int64_t slld, double *dst, int64_t dlld);
 
-/* Frees the transport (collective: MPI_Win_free); NULL-safe.             */
+/* Frees the transport, its rings back to their pool (local); NULL-safe. */
 void deso__remap_shm_free(deso__remap *r);
 
 #endif

@@ -1,6 +1,7 @@
 /* deso/remap/remap_api.c: the public deso_redist_* functions (deso_redist.h) on
  * top of the internal engine (remap.c).  Validation with detailed
- * messages, argument agreement across ranks, a private communicator.      */
+ * messages, argument agreement across ranks, a private communicator and
+ * shared-memory rings cached per user communicator (comm_cache.h).      */
 #include "deso/deso_redist.h"
 #include "deso/core/agree.h"
 #include "deso/core/mpi.h"
@@ -10,6 +11,7 @@
 
 #include "placement/alloc.h"
 #include "placement/errors.h"
+#include "deso/remap/comm_cache.h"
 #include "deso/remap/remap.h"
 #include "deso/core/stats.h"
 
@@ -19,7 +21,8 @@ void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow,
 int Cblacs_pnum(int ctxt, int prow, int pcol);
 
 struct deso_redist {
-    MPI_Comm comm;           /* our duplicate; the engine borrows it        */
+    MPI_Comm comm;           /* the cache's duplicate; the engine borrows it */
+    deso__comm_cache *cache; /* a reference, dropped by destroy            */
     int me, size;
     int talks;               /* some rank sends a message (all agree)      */
     deso__remap r;
@@ -118,7 +121,7 @@ static void free_handle(deso_redist *h)
     deso__remap_free(&h->r);
     free(h->src_ranks);
     free(h->dst_ranks);
-    if (h->comm != MPI_COMM_NULL) MPI_Comm_free(&h->comm);
+    deso__comm_cache_release(h->cache);
     free(h);
 }
 
@@ -134,14 +137,11 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
                "%s: comm is MPI_COMM_NULL", fn);
 
     double t0 = MPI_Wtime();
+    /* The duplicate (and rings) of comm: made by the first remap on it. */
+    deso__comm_cache *cache = NULL;
+    DESO_TRY(deso__comm_cache_get(comm, &cache));
+    MPI_Comm dup = deso__comm_cache_comm(cache);
     deso_redist *h = deso__calloc(1, sizeof *h);
-    MPI_Comm dup = MPI_COMM_NULL;
-    int rc = MPI_Comm_dup(comm, &dup);
-    if (rc != MPI_SUCCESS) {
-        free(h);
-        return deso__mpi_at(rc, fn, "MPI_Comm_dup");
-    }
-    int rc_eh = MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
     int me = 0, size = 1;
     MPI_Comm_rank(dup, &me);
     MPI_Comm_size(dup, &size);
@@ -149,9 +149,7 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
     /* Local checks first; the verdict is shared below, never returned
      * early, so that no rank is left alone in the Allreduce.             */
     deso_err e = DESO_OK;
-    if (rc_eh != MPI_SUCCESS)
-        e = deso__mpi_at(rc_eh, fn, "MPI_Comm_set_errhandler");
-    if (e == DESO_OK && out == NULL)
+    if (out == NULL)
         e = deso__fail(DESO_ENULL, "%s: out is NULL", fn);
     if (e == DESO_OK) e = check_layout(fn, "src", src, size);
     if (e == DESO_OK) e = check_layout(fn, "dst", dst, size);
@@ -175,6 +173,7 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
 
     if (h != NULL) {
         h->comm = dup;
+        h->cache = cache;
         h->me = me;
         h->size = size;
         h->r.comm = MPI_COMM_NULL;
@@ -188,30 +187,31 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
                                       &h->r);
     }
 
-    int shm_ok = 0;
-    deso__remap_shm_prepare(comm, e == DESO_OK ? &h->r : NULL, &ps, &pd,
-                            &shm_ok);
+    int shm_ok = 0, grow = 0;
+    deso__remap_shm_prepare(comm, cache, e == DESO_OK ? &h->r : NULL, &ps,
+                            &shm_ok, &grow);
 
     /* One agreement: the lowest failing rank's error, max(h) and max(~h)
-     * (the same everywhere iff h is), whether anyone sends, and whether
-     * anyone cannot use shared memory.                                   */
-    int64_t v[4] = { (int64_t)hash, (int64_t)~hash,
+     * (the same everywhere iff h is), whether anyone sends, whether
+     * anyone cannot use shared memory, and whether anyone lacks rings.   */
+    int64_t v[5] = { (int64_t)hash, (int64_t)~hash,
                      e == DESO_OK && h != NULL && h->r.nsend > 0,
-                     !shm_ok };
-    deso_err verdict = deso__agree(dup, fn, e, v, 4);
-    deso__stats_collective(5 * (int64_t)sizeof(int64_t), size, me, 2);
+                     !shm_ok, grow };
+    deso_err verdict = deso__agree(dup, fn, e, v, 5);
+    deso__stats_collective(6 * (int64_t)sizeof(int64_t), size, me, 2);
     if (verdict == DESO_OK && v[0] != ~v[1])
         verdict = deso__fail(DESO_EMISMATCH, "%s: the layouts or schedule "
                              "differ between ranks (rank %d: hash %016llx)",
                              fn, me, (unsigned long long)hash);
     if (verdict != DESO_OK) {
-        if (h == NULL) MPI_Comm_free(&dup);
+        if (h == NULL) deso__comm_cache_release(cache);
         free_handle(h);
         return verdict;
     }
     h->talks = v[2] != 0;
     /* Every rank reaches this point together (the verdict is shared).    */
-    verdict = deso__remap_shm_finish(&h->r, h->talks && v[3] == 0);
+    verdict = deso__remap_shm_finish(&h->r, h->talks && v[3] == 0,
+                                     v[4] != 0);
     if (verdict != DESO_OK) {
         free_handle(h);
         return verdict;

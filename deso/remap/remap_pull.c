@@ -1,16 +1,23 @@
 /* deso/remap/remap_pull.c: the programs of single-copy remaps (remap_shm.c),
- * built once at plan time, pure computation (index maps, no MPI).
+ * built once at plan time from the plan's per-period descriptions, pure
+ * computation (no MPI), in O(one period) like the messages' own programs.
  *
  * When a sender's source lies in shared memory (deso_redist_array_alloc)
- * its receiver can read it in place: the message's runs on the
- * receiver's target, mapped element range by element range to the
- * sender's local offsets, give a program from one array straight into the
- * other ("direct").  When
- * every sender of a rank allows it, the rank's whole target comes from its
- * own source (the self copy) and its senders' sources, and one program
- * over all of them, in target order ("assembly", side a numbering the
- * arrays: 0 its own source, 1 + j the sender of receive j), writes the
- * target once, front to back, whole cache lines around the cache.        */
+ * its receiver can read it in place: a received message's description
+ * names, per piece, the receiver's target offset and the sender's source
+ * offset, so it compiles into a program from one array straight into the
+ * other ("direct", deso__cp_from_msg's DESO__CP_PULL).  When every sender
+ * of a rank allows it, the rank's whole target comes from its own source
+ * (the self copy) and its senders' sources, and one program over all of
+ * them, in target order ("assembly", side a numbering the arrays: 0 its
+ * own source, 1 + j the sender of receive j), writes the target once,
+ * front to back, whole cache lines around the cache.  Every message of a
+ * one-column (vector) remap shares the period L = lcm(P r, Q s) and moves
+ * L / P further on every source and L / Q further on the target per
+ * period, so the assembly is one period's pieces of all of them, merged
+ * by target offset and repeated, then the cut last period.  Matrices, and
+ * periods of more than ASM_MAX pieces, get no assembly: their receivers
+ * run the direct programs one after another.                             */
 #include "deso/remap/remap_pull.h"
 
 #include <stdlib.h>
@@ -19,107 +26,52 @@
 #include "placement/alloc.h"
 #include "placement/errors.h"
 
-/* The message to or from `peer` in list m (a list's messages have
- * distinct peers when the shared-memory transport is used).              */
-static const pl_msg *find_msg(const pl_msg *m, int n, int peer)
-{
-    for (int i = 0; i < n; i++)
-        if (m[i].peer == peer) return &m[i];
-    return NULL;
-}
+/* Most pieces one period of the assembly may hold: a bound on planning
+ * (the period is spelt out and sorted); longer periods (block -> cyclic
+ * with its one period of the whole array) get no assembly.              */
+#define ASM_MAX ((int64_t)1 << 12)
 
-/* One side of the remap as seen from one rank: its grid position and
- * local rows (a replicated side holds everything: local = global).      */
-typedef struct bc_side {
-    int64_t mb, nb, lrows;
-    int pr, pc, prow, pcol;
-    bool rep;
-} bc_side;
+/* One message of the assembly: its one column's rows, the array side
+ * (0: own source, 1 + j: sender of receive j), and which of the
+ * description's sides is the source.                                    */
+typedef struct asm_msg {
+    const pl_dim *rows;
+    int64_t w, src_base, dst_base;   /* column offsets times ld           */
+    bool src_is_mine;                /* the self copy: mine = source      */
+} asm_msg;
 
-static bool side_of(const pl_bc_layout *l, int rank, bc_side *o)
+/* The one column piece of a description that has one, false otherwise.  */
+static bool one_column(const pl_msg *m, int64_t ld_mine, int64_t ld_theirs,
+                       int64_t *mine, int64_t *theirs)
 {
-    int n = l->pr * l->pc, pos = -1;
-    for (int i = 0; i < n && pos < 0; i++)
-        if ((l->ranks ? l->ranks[i] : i) == rank) pos = i;
-    if (pos < 0) return false;
-    int64_t lcols;
-    pl_bc_local_shape(l, rank, &o->lrows, &lcols);
-    *o = (bc_side){ l->mb, l->nb, o->lrows, l->pr, l->pc, pos / l->pc,
-                    pos % l->pc, l->replicated };
+    if (m->cols.count != 1) return false;
+    pl_dim_it it = PL_DIM_IT(&m->cols);
+    int64_t g, cm, ct, len;
+    if (!pl_dim_next(&it, &g, &cm, &ct, &len)) return false;
+    *mine = cm * ld_mine;
+    *theirs = ct * ld_theirs;
     return true;
 }
 
-static int64_t l2g(int64_t l, int64_t b, int p, int np)
+/* Appends the pieces of m's rows before global row `cut` (whole progressions
+ * when cut = INT64_MAX), shifted by `per` periods, to x (*n items).      */
+static void asm_pieces(const asm_msg *m, int64_t cut, int64_t per,
+                       deso__cp_item *x, int64_t *n)
 {
-    return l / b * np * b + (int64_t)p * b + l % b;
-}
-
-static int64_t g2l(int64_t g, int64_t b, int np)
-{
-    return g / b / np * b + g % b;
-}
-
-static int64_t min64(int64_t x, int64_t y) { return x < y ? x : y; }
-
-/* Appends item x to the growable list (*it, *n, *cap), merging it into
- * the last one when both sides continue it.  False when out of memory.  */
-static bool push(deso__cp_item **it, int64_t *n, int64_t *cap,
-                 deso__cp_item x)
-{
-    deso__cp_item *p = *n > 0 ? &(*it)[*n - 1] : NULL;
-    if (p && p->a + p->len == x.a && p->b + p->len == x.b) {
-        p->len += x.len;
-        return true;
-    }
-    if (*n == *cap) {
-        int64_t c = *cap > 0 ? 2 * *cap : 1024;
-        deso__cp_item *g = deso__realloc(*it, (size_t)c * sizeof *g);
-        if (g == NULL) return false;
-        *it = g;
-        *cap = c;
-    }
-    (*it)[(*n)++] = x;
-    return true;
-}
-
-/* The items (array w of sender S's source -> this rank's target D) of the
- * message whose runs on the target are t: each run cut where a column, a
- * target block or a source block ends, every piece contiguous on both
- * sides.  DESO_EINTERNAL when S does not own an element (the plans
- * disagree), DESO_ENOMEM.                                                */
-static deso_err map_runs(const pl_msg *t, const bc_side *D, const bc_side *S,
-                         int64_t w, deso__cp_item **it, int64_t *n,
-                         int64_t *cap)
-{
-    for (int64_t r = 0; r < t->nruns; r++) {
-        int64_t off = t->runs[r].off, len = t->runs[r].len;
-        while (len > 0) {
-            int64_t i = off % D->lrows, j = off / D->lrows;
-            int64_t gi = D->rep ? i : l2g(i, D->mb, D->prow, D->pr);
-            int64_t gj = D->rep ? j : l2g(j, D->nb, D->pcol, D->pc);
-            int64_t seg = min64(len, D->lrows - i), li = gi, lj = gj;
-            if (!D->rep) seg = min64(seg, D->mb - i % D->mb);
-            if (!S->rep) {
-                if (gi / S->mb % S->pr != S->prow ||
-                    gj / S->nb % S->pc != S->pcol)
-                    return deso__fail(DESO_EINTERNAL, "single-copy "
-                                      "program: element (%lld, %lld) is not "
-                                      "on its source rank", (long long)gi,
-                                      (long long)gj);
-                li = g2l(gi, S->mb, S->pr);
-                lj = g2l(gj, S->nb, S->pc);
-                seg = min64(seg, S->mb - gi % S->mb);
-            }
-            deso__cp_item x = { (w << DESO__CP_WBIT) + li + lj * S->lrows,
-                                off, seg, 1, 1 };
-            if (!push(it, n, cap, x))
-                return deso__fail(DESO_ENOMEM, "single-copy program: out "
-                                  "of memory");
-            off += seg;
-            len -= seg;
+    const pl_dim *d = m->rows;
+    for (int64_t i = 0; i < d->nseq; i++) {
+        const pl_seq *q = &d->seq[i];
+        int64_t cnt = q->cnt, last = q->len;
+        if (cut != INT64_MAX) pl_seq_clip(q, cut, &cnt, &last);
+        int64_t sm = q->mine + per * d->dmine, st = q->theirs + per * d->dtheirs;
+        for (int64_t k = 0; k < cnt; k++) {
+            int64_t mo = sm + k * q->dmine, to = st + k * q->dtheirs;
+            int64_t a = m->src_is_mine ? mo : to, b = m->src_is_mine ? to : mo;
+            x[(*n)++] = (deso__cp_item){ (m->w << DESO__CP_WBIT) + m->src_base + a,
+                                         m->dst_base + b,
+                                         k == cnt - 1 ? last : q->len, 1, 1 };
         }
     }
-    return DESO_OK;
 }
 
 static int by_target(const void *x, const void *y)
@@ -128,46 +80,75 @@ static int by_target(const void *x, const void *y)
     return (a->b > b->b) - (a->b < b->b);
 }
 
-static bool sorted_by_target(const deso__cp_item *it, int64_t n)
+/* Sorts x[0 .. n) by target and merges the items that continue each other
+ * on both sides; returns the new count.                                  */
+static int64_t asm_order(deso__cp_item *x, int64_t n)
 {
-    for (int64_t i = 1; i < n; i++)
-        if (it[i].b < it[i - 1].b) return false;
-    return true;
+    qsort(x, (size_t)n, sizeof *x, by_target);
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (m > 0 && x[m - 1].a + x[m - 1].len == x[i].a &&
+            x[m - 1].b + x[m - 1].len == x[i].b)
+            x[m - 1].len += x[i].len;
+        else
+            x[m++] = x[i];
+    return m;
 }
 
-/* Orders `all` by target offset: its nl lists (list k from cut[k] to
- * cut[k + 1]) are merged when each is ordered (they are, for block-cyclic
- * layouts), sorted otherwise.  False when out of memory.                 */
-static bool order_by_target(deso__cp_item **all, int64_t nall,
-                            const int64_t *cut, int nl)
+/* Pieces of one period of every message, or -1 when over ASM_MAX.        */
+static int64_t asm_count(const asm_msg *m, int nm)
 {
-    bool each = true;
-    for (int k = 0; k < nl; k++)
-        each = each && sorted_by_target(*all + cut[k], cut[k + 1] - cut[k]);
-    if (!each) {
-        qsort(*all, (size_t)nall, sizeof **all, by_target);
-        return true;
+    int64_t n = 0;
+    for (int w = 0; w < nm; w++)
+        for (int64_t i = 0; i < m[w].rows->nseq && n <= ASM_MAX; i++)
+            n += m[w].rows->seq[i].cnt;
+    return n <= ASM_MAX ? n : -1;
+}
+
+/* The assembly of nm messages sharing one period: one group of the
+ * period's pieces repeated `full` times, then the cut period, literal.
+ * false when it does not apply (more than ASM_MAX pieces, messages of
+ * different periods); DESO_ENOMEM in *e.                                 */
+static bool asm_build(const asm_msg *m, int nm, deso__copy *out,
+                      deso_err *e)
+{
+    const pl_dim *d0 = m[0].rows;
+    for (int w = 1; w < nm; w++) {
+        const pl_dim *d = m[w].rows;
+        if (d->span != d0->span || d->full != d0->full || d->rem != d0->rem)
+            return false;
     }
-    deso__cp_item *out = deso__malloc((size_t)(nall ? nall : 1) * sizeof *out);
-    int64_t *at = deso__malloc((size_t)nl * sizeof *at);
-    if (out == NULL || at == NULL) {
-        free(out);
-        free(at);
+    int64_t n = asm_count(m, nm);
+    if (n < 0) return false;
+    deso__cp_item *x = deso__malloc((size_t)(2 * n + 1) * sizeof *x);
+    deso__cp_group *g = deso__calloc(2, sizeof *g);
+    if (x == NULL || g == NULL) {
+        free(x);
+        free(g);
+        *e = deso__fail(DESO_ENOMEM, "single-copy program: out of memory");
         return false;
     }
-    for (int k = 0; k < nl; k++) at[k] = cut[k];
-    for (int64_t n = 0; n < nall; n++) {
-        int best = -1;
-        for (int k = 0; k < nl; k++)
-            if (at[k] < cut[k + 1] &&
-                (best < 0 || (*all)[at[k]].b < (*all)[at[best]].b))
-                best = k;
-        out[n] = (*all)[at[best]++];
+    int64_t k = 0, t = 0, ng = 0;
+    if (d0->full > 0) {
+        for (int w = 0; w < nm; w++) asm_pieces(&m[w], INT64_MAX, 0, x, &k);
+        k = asm_order(x, k);
+        /* A source moves L / P per period, the target L / Q.             */
+        const pl_dim *d = m[0].rows;
+        int64_t da = m[0].src_is_mine ? d->dmine : d->dtheirs;
+        int64_t db = m[0].src_is_mine ? d->dtheirs : d->dmine;
+        g[ng++] = (deso__cp_group){ .first = 0, .k = k, .reps = d0->full,
+                                    .da = da, .db = db };
     }
-    free(at);
-    free(*all);
-    *all = out;
-    return true;
+    for (int w = 0; w < nm; w++) asm_pieces(&m[w], d0->rem, d0->full, x + k, &t);
+    t = asm_order(x + k, t);
+    if (t > 0) g[ng++] = (deso__cp_group){ .first = k, .k = t, .reps = 1 };
+    int64_t elems = 0;
+    for (int64_t i = 0; i < k; i++) elems += x[i].len * d0->full;
+    for (int64_t i = k; i < k + t; i++) elems += x[i].len;
+    *out = (deso__copy){ .ngroups = ng, .nitems = k + t, .elems = elems,
+                         .g = g, .it = x };
+    *e = deso__cp_tables(out, true);
+    return *e == DESO_OK;
 }
 
 void deso__pull_free(deso__pull *p, int nrecv)
@@ -181,65 +162,63 @@ void deso__pull_free(deso__pull *p, int nrecv)
     memset(p, 0, sizeof *p);
 }
 
+/* The assembly's messages (self first), each with one column; false when
+ * some message spans several columns.                                   */
+static bool asm_messages(const deso__remap *r, const deso__pull *p,
+                         asm_msg *m, int *nm)
+{
+    const pl_remap_rank *mp = r->plan;
+    int64_t lds = mp->src_lrows > 1 ? mp->src_lrows : 1;
+    int64_t ldd = mp->dst_lrows > 1 ? mp->dst_lrows : 1;
+    *nm = 0;
+    if (mp->has_self) {
+        asm_msg *a = &m[(*nm)++];
+        *a = (asm_msg){ &mp->self.rows, 0, 0, 0, true };
+        if (!one_column(&mp->self, lds, ldd, &a->src_base, &a->dst_base))
+            return false;
+    }
+    for (int j = 0; j < r->nrecv; j++) {
+        asm_msg *a = &m[(*nm)++];
+        int64_t ldp = p->peer_rows[j] > 1 ? p->peer_rows[j] : 1;
+        *a = (asm_msg){ &mp->recv[j].rows, 1 + (int64_t)j, 0, 0, false };
+        if (!one_column(&mp->recv[j], ldd, ldp, &a->dst_base, &a->src_base))
+            return false;
+    }
+    return *nm > 0;
+}
+
 deso_err deso__pull_build(const deso__remap *r, const pl_bc_layout *src,
-                          const pl_bc_layout *dst, deso__pull *out)
+                          deso__pull *out)
 {
     memset(out, 0, sizeof *out);
     int nr = r->nrecv;
+    const pl_remap_rank *mp = r->plan;
+    if (mp == NULL || mp->nrecv != nr)
+        return deso__fail(DESO_EINTERNAL, "single-copy program: no plan");
     out->direct = deso__calloc((size_t)(nr ? nr : 1), sizeof *out->direct);
     out->peer_rows = deso__calloc((size_t)(nr ? nr : 1), sizeof *out->peer_rows);
-    int64_t *cut = deso__malloc(((size_t)nr + 2) * sizeof *cut);
-    const pl_remap_rank *mp = r->plan;
-    deso__cp_item *all = NULL, *tmp = NULL;
-    int64_t nall = 0, cap = 0;
-    deso_err e = out->direct && out->peer_rows && cut ? DESO_OK : DESO_ENOMEM;
-    /* The plan describes messages per period; these programs map runs
-     * element range by element range, so spell the runs out here.       */
-    if (e == DESO_OK && r->plan != NULL) e = pl_remap_rank_runs(r->plan);
-    bc_side D;
-    if (e == DESO_OK && (mp == NULL || (nr > 0 && !side_of(dst, r->me, &D))))
-        e = DESO_EINTERNAL;
-    /* Items: the self copy's runs, then every direct program's.          */
-    for (int64_t i = 0; e == DESO_OK && i < mp->nself; i++)
-        if (!push(&all, &nall, &cap,
-                  (deso__cp_item){ mp->self_src[i].off, mp->self_dst[i].off,
-                                   mp->self_src[i].len, 1, 1 }))
-            e = DESO_ENOMEM;
-    if (e == DESO_OK) cut[0] = 0;
+    asm_msg *m = deso__malloc(((size_t)nr + 1) * sizeof *m);
+    deso_err e = out->direct && out->peer_rows && m ? DESO_OK : DESO_ENOMEM;
+    int64_t ldd = mp->dst_lrows > 1 ? mp->dst_lrows : 1;
     for (int j = 0; e == DESO_OK && j < nr; j++) {
-        cut[j + 1] = nall;
-        int q = r->recv[j].peer;
-        const pl_msg *t = find_msg(mp->recv, mp->nrecv, q);
-        bc_side S;
-        if (t == NULL || !side_of(src, q, &S)) {
-            e = DESO_EINTERNAL;
+        const pl_msg *t = &mp->recv[j];
+        int64_t lcols;
+        if (t->peer != r->recv[j].peer) {
+            e = deso__fail(DESO_EINTERNAL, "single-copy program: receive "
+                           "%d is from rank %d, planned from %d", j,
+                           r->recv[j].peer, t->peer);
             break;
         }
-        out->peer_rows[j] = S.lrows;
-        e = map_runs(t, &D, &S, 1 + (int64_t)j, &all, &nall, &cap);
-        if (e != DESO_OK) break;
-        /* The direct program: the same items, array numbers cleared.    */
-        int64_t n = nall - cut[j + 1];
-        free(tmp);
-        tmp = deso__malloc((size_t)(n ? n : 1) * sizeof *tmp);
-        if (tmp == NULL) {
-            e = DESO_ENOMEM;
-            break;
-        }
-        for (int64_t i = 0; i < n; i++) {
-            tmp[i] = all[cut[j + 1] + i];
-            tmp[i].a &= ((int64_t)1 << DESO__CP_WBIT) - 1;
-        }
-        e = deso__cp_compile(tmp, n, &out->direct[j]);
+        pl_bc_local_shape(src, t->peer, &out->peer_rows[j], &lcols);
+        int64_t ldp = out->peer_rows[j] > 1 ? out->peer_rows[j] : 1;
+        e = deso__cp_from_msg(t, DESO__CP_PULL, ldd, ldp, &out->direct[j]);
     }
-    if (e == DESO_OK) cut[nr + 1] = nall;
-    if (e == DESO_OK && !order_by_target(&all, nall, cut, nr + 1))
-        e = DESO_ENOMEM;
-    if (e == DESO_OK) e = deso__cp_compile_tables(all, nall, &out->assembly);
-    if (e == DESO_OK) e = deso__cp_clone(&out->assembly, &out->resolved);
-    free(all);
-    free(tmp);
-    free(cut);
+    int nm = 0;
+    if (e == DESO_OK && asm_messages(r, out, m, &nm))
+        out->has_assembly = asm_build(m, nm, &out->assembly, &e);
+    if (e == DESO_OK && out->has_assembly)
+        e = deso__cp_clone(&out->assembly, &out->resolved);
+    free(m);
     if (e != DESO_OK) deso__pull_free(out, nr);
     return e;
 }

@@ -10,15 +10,17 @@ typedef struct deso__pull {
     int64_t *peer_rows;    /* per receive j: the sender's local rows       */
     deso__copy assembly;   /* the whole target, arrays numbered            */
     deso__copy resolved;   /* assembly over one base (deso__cp_resolve)    */
+    bool has_assembly;     /* false: the direct programs one by one        */
 } deso__pull;
 
-/* Builds r's single-copy programs from the layouts r was planned with
- * and its kept runs (r->plan, deso__remap_init_keep): each receive's runs
- * on the target mapped to the sender's source offsets.  Errors:
- * DESO_ENOMEM, DESO_EINTERNAL (no kept runs, or a sender that does not
- * own what the plan says); *out is then empty.                           */
+/* Builds r's single-copy programs from its kept plan (r->plan,
+ * deso__remap_init_keep) and the source layout (the senders' local
+ * shapes), in O(one period): each receive's description read as the
+ * sender's source offsets -> this rank's target.  Errors: DESO_ENOMEM,
+ * DESO_EINTERNAL (no kept plan, or one that disagrees with r); *out is
+ * then empty.                                                            */
 deso_err deso__pull_build(const deso__remap *r, const pl_bc_layout *src,
-                          const pl_bc_layout *dst, deso__pull *out);
+                          deso__pull *out);
 
 /* Frees what deso__pull_build made (nrecv: r->nrecv); leaves *p empty.  */
 void deso__pull_free(deso__pull *p, int nrecv);

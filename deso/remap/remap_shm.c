@@ -9,8 +9,11 @@
  * array to the target array, where MPI's path writes and reads a whole
  * packed buffer on each side and copies between them (measured at P = 2,
  * 2^24 doubles: pack + MPI + unpack ~2x a memcpy of the moved half, the
- * ring ~1.5x).  Chunk k of a message is piece k of its copy program
- * (copyprog.h), cut at the same packed offsets on both sides.
+ * ring ~1.5x).  Chunk k of a message is the window of packed elements
+ * [k SHM_CHUNK, (k + 1) SHM_CHUNK) of its copy program, run from a
+ * position each side advances (deso__cp_run_window): the same cut on
+ * both sides, and nothing compiled per chunk, so setting the transport
+ * up costs no more than planning.
  *
  * Synchronisation is the counters alone: the sender publishes chunk n by
  * storing head = n + 1 (release) after filling its slot, the receiver
@@ -36,6 +39,7 @@
  * ahead.                                                                 */
 #include "deso/remap/remap.h"
 #include "deso/remap/remap_pull.h"
+#include "deso/remap/comm_cache.h"
 
 #include <sched.h>
 #include <stdint.h>
@@ -86,7 +90,8 @@ typedef struct chan {
     ring_ctl *ctl;
     double *slots;
     int64_t nchunks;
-    deso__copy *chunk;                 /* piece k: chunk k of the message */
+    const deso__copy *prog;            /* the message's program (r's)     */
+    deso__cp_pos at;                   /* where chunk `next` starts       */
     int64_t next;                      /* chunks done in this execution   */
     long long base;                    /* counter value at its start      */
     bool pull;                         /* this execution: single copy     */
@@ -95,11 +100,13 @@ typedef struct chan {
 } chan;
 
 struct deso__shm {
-    MPI_Win win;                       /* on the plan's communicator      */
+    deso__comm_cache *cache;           /* where the rings come from       */
+    deso__ring *rings;                 /* mine, one per send              */
+    bool mapped;                       /* rings taken from the pool       */
     chan *send, *recv;                 /* as r->send, r->recv             */
-    deso__copy *self;                  /* the self copy in pieces         */
-    int64_t nself;
-    long long *xout, *xin;             /* 2 P each: the ring exchange     */
+    int64_t nself;                     /* pieces of the self copy         */
+    deso__cp_pos self_at;              /* where the next one starts       */
+    long long *xout, *xin;             /* 3 P each: the ring exchange     */
     int *world;                        /* world rank of each plan rank    */
     long long execs;                   /* executions so far               */
     deso__pull pull;                   /* single-copy programs            */
@@ -109,20 +116,12 @@ struct deso__shm {
     const double *ref;                 /* the base it is resolved over    */
 };
 
-static void chan_free(chan *c)
-{
-    for (int64_t k = 0; k < c->nchunks; k++) deso__cp_free(&c->chunk[k]);
-    free(c->chunk);
-}
-
 static void shm_free_local(deso__remap *r, struct deso__shm *s)
 {
-    if (s->send)
-        for (int i = 0; i < r->nsend; i++) chan_free(&s->send[i]);
-    if (s->recv)
-        for (int j = 0; j < r->nrecv; j++) chan_free(&s->recv[j]);
-    for (int64_t k = 0; k < s->nself; k++) deso__cp_free(&s->self[k]);
-    free(s->self);
+    if (s->mapped) deso__ring_give(s->cache, s->rings, r->nsend);
+    s->mapped = false;
+    free(s->rings);
+    s->rings = NULL;
     free(s->xout);
     free(s->xin);
     s->xout = s->xin = NULL;
@@ -142,68 +141,62 @@ void deso__remap_shm_free(deso__remap *r)
     struct deso__shm *s = r->shm;
     if (s == NULL) return;
     shm_free_local(r, s);
-    if (s->win != MPI_WIN_NULL) MPI_Win_free(&s->win);
     free(s);
     r->shm = NULL;
 }
 
-/* Cuts every message into chunk programs and the self copy into pieces;
- * false when a peer has two messages (one ring per pair) or memory ran
- * out.                                                                     */
+/* Points every channel at its message's program and counts its chunks
+ * and the self copy's pieces; false when a peer has two messages (one
+ * ring per pair) or memory ran out.                                       */
 static bool prepare(deso__remap *r, struct deso__shm *s)
 {
     s->send = deso__calloc((size_t)(r->nsend ? r->nsend : 1), sizeof *s->send);
     s->recv = deso__calloc((size_t)(r->nrecv ? r->nrecv : 1), sizeof *s->recv);
-    s->xout = deso__malloc((size_t)r->size * 2 * sizeof *s->xout);
-    s->xin = deso__malloc((size_t)r->size * 2 * sizeof *s->xin);
-    if (!s->send || !s->recv || !s->xout || !s->xin) return false;
+    s->rings = deso__calloc((size_t)(r->nsend ? r->nsend : 1), sizeof *s->rings);
+    s->xout = deso__malloc((size_t)r->size * 3 * sizeof *s->xout);
+    s->xin = deso__malloc((size_t)r->size * 3 * sizeof *s->xin);
+    if (!s->send || !s->recv || !s->rings || !s->xout || !s->xin)
+        return false;
     for (int i = 0; i < r->nsend; i++)
         for (int i2 = 0; i2 < i; i2++)
             if (r->send[i2].peer == r->send[i].peer) return false;
     for (int j = 0; j < r->nrecv; j++)
         for (int j2 = 0; j2 < j; j2++)
             if (r->recv[j2].peer == r->recv[j].peer) return false;
-    for (int i = 0; i < r->nsend; i++)
-        if (deso__cp_pieces(&r->send[i].prog, 2, SHM_CHUNK,
-                            &s->send[i].chunk, &s->send[i].nchunks))
-            return false;
-    for (int j = 0; j < r->nrecv; j++)
-        if (deso__cp_pieces(&r->recv[j].prog, 1, SHM_CHUNK,
-                            &s->recv[j].chunk, &s->recv[j].nchunks))
-            return false;
-    return deso__cp_pieces(&r->self, 0, SHM_CHUNK, &s->self,
-                           &s->nself) == DESO_OK;
+    for (int i = 0; i < r->nsend; i++) {
+        s->send[i].prog = &r->send[i].prog;
+        s->send[i].nchunks = (r->send[i].count + SHM_CHUNK - 1) / SHM_CHUNK;
+    }
+    for (int j = 0; j < r->nrecv; j++) {
+        s->recv[j].prog = &r->recv[j].prog;
+        s->recv[j].nchunks = (r->recv[j].count + SHM_CHUNK - 1) / SHM_CHUNK;
+    }
+    s->nself = (r->self.elems + SHM_CHUNK - 1) / SHM_CHUNK;
+    return true;
 }
 
 /* Where an MPI failure of this transport happened, for its message.     */
 #define SHM "deso remap (shared memory): "
 
-/* Allocates the rings and finds the peers' ones (collective).            */
+/* Takes this rank's rings from the pool and finds the peers' ones
+ * (collective: an all-to-all).                                           */
 static deso_err map_rings(deso__remap *r, struct deso__shm *s)
 {
-    MPI_Aint bytes = (MPI_Aint)r->nsend * RING_BYTES;
-    MPI_Info info;
-    int rc = MPI_Info_create(&info);
-    if (rc != MPI_SUCCESS) return deso__mpi(rc, SHM "MPI_Info_create");
-    MPI_Info_set(info, "alloc_shared_noncontig", "true");
-    char *base = NULL;
-    rc = MPI_Win_allocate_shared(bytes, 1, info, r->comm, &base, &s->win);
-    MPI_Info_free(&info);
-    if (rc != MPI_SUCCESS) {
-        s->win = MPI_WIN_NULL;
-        return deso__mpi(rc, SHM "MPI_Win_allocate_shared");
-    }
-    /* Per peer: where my ring for it starts and how long the message is;
-     * the all-to-all gives each rank its senders' rings and a check.     */
+    /* Without rings here (a window could not be added) this rank still
+     * takes part in the all-to-all, then fails: no rank waits for it.    */
+    s->mapped = deso__ring_take(s->cache, r->nsend, s->rings);
+    /* Per peer: which window and slot my ring for it is, and how long the
+     * message is; the all-to-all gives each rank its senders' rings and a
+     * check.                                                              */
     int P = r->size;
     long long *out = s->xout, *in = s->xin;
     for (int q = 0; q < P; q++) {
-        out[2 * q] = -1;
-        out[2 * q + 1] = 0;
+        out[3 * q] = -1;
+        out[3 * q + 1] = out[3 * q + 2] = 0;
     }
-    for (int i = 0; i < r->nsend; i++) {
+    for (int i = 0; i < r->nsend && s->mapped; i++) {
         chan *c = &s->send[i];
-        char *ring = base + (MPI_Aint)i * RING_BYTES;
+        char *ring = s->rings[i].at;
         c->ctl = (ring_ctl *)(void *)ring;
         c->slots = (double *)(void *)(ring + sizeof(ring_ctl));
         atomic_init(&c->ctl->head, 0);
@@ -211,31 +204,30 @@ static deso_err map_rings(deso__remap *r, struct deso__shm *s)
         atomic_init(&c->ctl->desc, 0);
         atomic_init(&c->ctl->seen, 0);
         atomic_init(&c->ctl->done, 0);
-        out[2 * r->send[i].peer] = (long long)i * RING_BYTES;
-        out[2 * r->send[i].peer + 1] = r->send[i].count;
+        int q = r->send[i].peer;
+        out[3 * q] = s->rings[i].win;
+        out[3 * q + 1] = s->rings[i].slot;
+        out[3 * q + 2] = r->send[i].count;
     }
     atomic_thread_fence(memory_order_seq_cst);
     deso_err e = DESO_OK;
-    rc = MPI_Alltoall(out, 2, MPI_LONG_LONG, in, 2, MPI_LONG_LONG, r->comm);
+    int rc = MPI_Alltoall(out, 3, MPI_LONG_LONG, in, 3, MPI_LONG_LONG,
+                          r->comm);
     if (rc != MPI_SUCCESS) e = deso__mpi(rc, SHM "MPI_Alltoall");
+    if (e == DESO_OK && !s->mapped)
+        e = deso__fail(DESO_ENOMEM, SHM "rank %d has no free ring", r->me);
     for (int j = 0; j < r->nrecv && e == DESO_OK; j++) {
         int q = r->recv[j].peer;
-        if (in[2 * q] < 0 || in[2 * q + 1] != r->recv[j].count) {
+        if (in[3 * q] < 0 || in[3 * q + 2] != r->recv[j].count) {
             e = deso__fail(DESO_EINTERNAL, "deso remap (shared memory): "
                            "rank %d expects %lld elements from rank %d, "
                            "which plans %lld", r->me,
-                           (long long)r->recv[j].count, q, in[2 * q + 1]);
+                           (long long)r->recv[j].count, q, in[3 * q + 2]);
             break;
         }
-        MPI_Aint sz;
-        int du;
-        char *qb = NULL;
-        rc = MPI_Win_shared_query(s->win, q, &sz, &du, &qb);
-        if (rc != MPI_SUCCESS) {
-            e = deso__mpi(rc, SHM "MPI_Win_shared_query");
-            break;
-        }
-        char *ring = qb + in[2 * q];
+        char *ring = deso__ring_peer(s->cache, (int)in[3 * q], q,
+                                     in[3 * q + 1], &e);
+        if (ring == NULL) break;
         s->recv[j].ctl = (ring_ctl *)(void *)ring;
         s->recv[j].slots = (double *)(void *)(ring + sizeof(ring_ctl));
     }
@@ -264,8 +256,8 @@ static bool world_ranks(deso__remap *r, struct deso__shm *s)
 
 /* The rings' chunk programs and the single-copy ones; false (nothing
  * kept) when the transport cannot be used.                               */
-static bool setup(MPI_Comm comm, deso__remap *r, const pl_bc_layout *src,
-                  const pl_bc_layout *dst)
+static bool setup(MPI_Comm comm, deso__comm_cache *cache, deso__remap *r,
+                  const pl_bc_layout *src)
 {
     if (!deso__shm_allowed(comm) || r == NULL ||
         r->comm == MPI_COMM_NULL)
@@ -273,11 +265,11 @@ static bool setup(MPI_Comm comm, deso__remap *r, const pl_bc_layout *src,
     double t0 = MPI_Wtime();      /* the programs are planning, not setup */
     struct deso__shm *s = deso__calloc(1, sizeof *s);
     if (s == NULL) return false;
-    s->win = MPI_WIN_NULL;
+    s->cache = cache;
     s->bases = deso__calloc((size_t)r->nrecv + 1, sizeof *s->bases);
     s->delta = deso__calloc((size_t)r->nrecv + 1, sizeof *s->delta);
     if (!prepare(r, s) || !s->bases || !s->delta || !world_ranks(r, s) ||
-        deso__pull_build(r, src, dst, &s->pull) != DESO_OK) {
+        deso__pull_build(r, src, &s->pull) != DESO_OK) {
         shm_free_local(r, s);
         free(s);
         return false;
@@ -287,16 +279,17 @@ static bool setup(MPI_Comm comm, deso__remap *r, const pl_bc_layout *src,
     return true;
 }
 
-deso_err deso__remap_shm_prepare(MPI_Comm comm, deso__remap *r,
-                                 const pl_bc_layout *src,
-                                 const pl_bc_layout *dst, int *ok)
+deso_err deso__remap_shm_prepare(MPI_Comm comm, deso__comm_cache *cache,
+                                 deso__remap *r, const pl_bc_layout *src,
+                                 int *ok, int *grow)
 {
-    *ok = setup(comm, r, src, dst);
-    if (r != NULL) deso__remap_drop_plan(r);    /* runs not needed now    */
+    *ok = setup(comm, cache, r, src);
+    *grow = *ok && deso__ring_short(cache, r->nsend, RING_BYTES) > 0;
+    if (r != NULL) deso__remap_drop_plan(r);    /* not needed now          */
     return DESO_OK;
 }
 
-deso_err deso__remap_shm_finish(deso__remap *r, bool use)
+deso_err deso__remap_shm_finish(deso__remap *r, bool use, bool grow)
 {
     if (r == NULL || r->shm == NULL) return DESO_OK;
     if (!use) {
@@ -305,9 +298,16 @@ deso_err deso__remap_shm_finish(deso__remap *r, bool use)
         r->shm = NULL;
         return DESO_OK;
     }
-    /* Every rank must agree that its rings are mapped, or none uses them
-     * (the window is then freed everywhere: MPI_Win_free is collective). */
-    deso_err mapped = map_rings(r, r->shm);
+    /* Every rank adds to the pool when one lacks rings (collective), and
+     * must agree that its rings are mapped, or none uses them (they go
+     * back to the pool).                                                 */
+    struct deso__shm *s = r->shm;
+    deso_err mapped = DESO_OK;
+    if (grow)
+        mapped = deso__ring_grow(s->cache, deso__ring_short(s->cache,
+                                 r->nsend, RING_BYTES), RING_BYTES);
+    deso_err m2 = map_rings(r, s);
+    if (mapped == DESO_OK) mapped = m2;
     if (deso__agree(r->comm, "deso remap (shared memory)", mapped, NULL,
                     0) != DESO_OK) {
         deso__remap_shm_free(r);
@@ -331,8 +331,9 @@ static bool produce(chan *c, const double *src, int64_t rows, int64_t lld)
         SHM_SLOTS)
         return false;
     double *slot = c->slots + (n % SHM_SLOTS) * SHM_CHUNK;
-    deso__cp_run(&c->chunk[c->next], src, rows, lld, slot, INT64_MAX,
-                 INT64_MAX);
+    deso__cp_run_window(c->prog, &c->at, SHM_CHUNK, src, rows, lld,
+                        deso__cp_packed_base(slot, c->next * SHM_CHUNK),
+                        INT64_MAX, INT64_MAX, false);
     atomic_store_explicit(&c->ctl->head, n + 1, memory_order_release);
     c->next++;
     return true;
@@ -345,10 +346,10 @@ static bool consume(chan *c, double *dst, int64_t rows, int64_t lld,
     long long n = c->base + c->next;
     if (atomic_load_explicit(&c->ctl->head, memory_order_acquire) <= n)
         return false;
-    const double *slot = c->slots + (n % SHM_SLOTS) * SHM_CHUNK;
-    (stream ? deso__cp_run_stream : deso__cp_run)(&c->chunk[c->next], slot,
-                                                  INT64_MAX, INT64_MAX, dst,
-                                                  rows, lld);
+    double *slot = c->slots + (n % SHM_SLOTS) * SHM_CHUNK;
+    deso__cp_run_window(c->prog, &c->at, SHM_CHUNK,
+                        deso__cp_packed_base(slot, c->next * SHM_CHUNK),
+                        INT64_MAX, INT64_MAX, dst, rows, lld, stream);
     atomic_store_explicit(&c->ctl->tail, n + 1, memory_order_release);
     c->next++;
     return true;
@@ -422,7 +423,9 @@ static bool resolve(deso__remap *r, struct deso__shm *s, const double **ref)
 static bool assemble(deso__remap *r, struct deso__shm *s, const double *src,
                      int64_t slld, double *dst, int64_t dlld, bool stream)
 {
-    if (r->src_elems > 0 && slld != r->src_rows) return false;
+    if (!s->pull.has_assembly ||
+        (r->src_elems > 0 && slld != r->src_rows))
+        return false;
     bool same = s->resolved && s->bases[0] == src;
     for (int j = 0; j < r->nrecv; j++) {
         const chan *c = &s->recv[j];
@@ -445,6 +448,14 @@ static bool assemble(deso__remap *r, struct deso__shm *s, const double *src,
     return true;
 }
 
+/* The next piece of the self copy.                                      */
+static void self_piece(deso__remap *r, struct deso__shm *s, const double *src,
+                       int64_t slld, double *dst, int64_t dlld, bool stream)
+{
+    deso__cp_run_window(&r->self, &s->self_at, SHM_CHUNK, src, r->src_rows,
+                        slld, dst, r->dst_rows, dlld, stream);
+}
+
 /* The messages through the rings (those not read in place), the self
  * copy keeping pace with them unless `self_done`.                       */
 static void ring_loop(deso__remap *r, struct deso__shm *s, const double *src,
@@ -456,18 +467,18 @@ static void ring_loop(deso__remap *r, struct deso__shm *s, const double *src,
     for (int i = 0; i < r->nsend; i++) {
         chan *c = &s->send[i];
         c->next = c->pull ? c->nchunks : 0;
+        c->at = DESO__CP_START;
         c->base = atomic_load_explicit(&c->ctl->head, memory_order_relaxed);
         total += c->nchunks - c->next;
     }
     for (int j = 0; j < r->nrecv; j++) {
         chan *c = &s->recv[j];
         c->next = c->pull ? c->nchunks : 0;
+        c->at = DESO__CP_START;
         c->base = atomic_load_explicit(&c->ctl->tail, memory_order_relaxed);
         total += c->nchunks - c->next;
     }
-    void (*to_dst)(const deso__copy *, const double *, int64_t, int64_t,
-                   double *, int64_t, int64_t) =
-        stream ? deso__cp_run_stream : deso__cp_run;
+    s->self_at = DESO__CP_START;
     for (int k = 0; k < r->nsteps; k++) {
         const deso__remap_step *st = &r->steps[k];
         int idle = 0;
@@ -496,8 +507,8 @@ static void ring_loop(deso__remap *r, struct deso__shm *s, const double *src,
              * the time spent waiting.                                     */
             while (selfk < s->nself &&
                    (!busy || selfk * total < done * s->nself)) {
-                to_dst(&s->self[selfk++], src, srows, slld, dst, drows,
-                       dlld);
+                self_piece(r, s, src, slld, dst, dlld, stream);
+                selfk++;
                 busy = true;
                 if (!left) break;
             }
@@ -509,8 +520,8 @@ static void ring_loop(deso__remap *r, struct deso__shm *s, const double *src,
             }
         }
     }
-    while (selfk < s->nself)
-        to_dst(&s->self[selfk++], src, srows, slld, dst, drows, dlld);
+    for (; selfk < s->nself; selfk++)
+        self_piece(r, s, src, slld, dst, dlld, stream);
 }
 
 deso_err deso__remap_shm_exec(deso__remap *r, const double *src,

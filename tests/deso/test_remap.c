@@ -9,6 +9,9 @@
  * is collective (a failure flag is all-reduced first).  Cases alternate
  * between the two transports (shared memory, the default on one node, and
  * MPI with DESO_REMAP_SHM=0), and each handle must report the one used.
+ * The set-up cached per communicator (its duplicate and rings) is checked
+ * through the library's count of caches: one per communicator, shared by
+ * its remaps, gone with the communicator and the last of them.
  * deso-np: 1 2 3 4                                                         */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +25,7 @@
 #include <mpi.h>
 
 #include "deso/deso_redist.h"
+#include "deso/remap/comm_cache.h"
 
 /* BLACS and ScaLAPACK (no public C header).                                */
 void Cblacs_get(int ctxt, int what, int *val);
@@ -704,17 +708,20 @@ static void test_bad_input(void **state)
     e = deso_redist_execute(r, src_ptr(&s), s.lld, dst_ptr(&d), lld);
     assert_all_true(agreed(e, DESO_EINVAL, 0, np > 1, "dst_lld = ",
                            "local rows of rank 0"));
-    /* dst NULL on the last rank only                                      */
+    /* dst NULL on the last rank holding target data only (with many
+     * ranks the last ones hold none)                                      */
+    int last = d.rows * d.cols > 0 ? me : -1;
+    MPI_Allreduce(MPI_IN_PLACE, &last, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     e = deso_redist_execute(r, src_ptr(&s), s.lld,
-                            me == np - 1 ? NULL : dst_ptr(&d), d.lld);
-    snprintf(detail, sizeof detail, "rank %d holds a", np - 1);
-    assert_all_true(agreed(e, DESO_ENULL, np - 1, np > 1, detail,
+                            me == last ? NULL : dst_ptr(&d), d.lld);
+    snprintf(detail, sizeof detail, "rank %d holds a", last);
+    assert_all_true(agreed(e, DESO_ENULL, last, np > 1, detail,
                            "but dst is NULL"));
-    /* rank 1's lld and the last rank's dst: rank 1's error everywhere     */
+    /* rank 1's lld and that rank's dst: rank 1's error everywhere         */
     if (np >= 3) {
         lld = me == 1 ? d.rows - 1 : d.lld;
         e = deso_redist_execute(r, src_ptr(&s), s.lld,
-                                me == np - 1 ? NULL : dst_ptr(&d), lld);
+                                me == last ? NULL : dst_ptr(&d), lld);
         assert_all_true(agreed(e, DESO_EINVAL, 1, 1, "dst_lld = ",
                                "local rows of rank 1"));
     }
@@ -799,6 +806,85 @@ static void test_slice_plan(void **state)
     deso_slice_plan_free(NULL);
 }
 
+/* Moves a cyclic(3) vector to cyclic(5) and back through r1, r2 (either
+ * NULL: skipped), checking the result; the number of wrong elements.    */
+static int64_t there_and_back(deso_redist *r1, deso_redist *r2,
+                              const deso_layout *a, const deso_layout *b,
+                              int64_t salt)
+{
+    local x, y;
+    local_make(a, 0, &x);
+    local_make(b, 1, &y);
+    local_fill(a, &x, salt);
+    int64_t bad = 0;
+    if (r1 != NULL) {
+        bad += deso_redist_execute(r1, src_ptr(&x), x.lld, dst_ptr(&y),
+                                   y.lld) != DESO_OK;
+        bad += local_check(b, &y, salt);
+    }
+    if (r2 != NULL) {
+        local_fill(b, &y, salt + 1);
+        for (int64_t i = 0; i < x.lld * x.cols; i++) x.a[i] = SENTINEL;
+        bad += deso_redist_execute(r2, src_ptr(&y), y.lld, dst_ptr(&x),
+                                   x.lld) != DESO_OK;
+        bad += local_check(a, &x, salt + 1);
+    }
+    local_free(&x);
+    local_free(&y);
+    return bad;
+}
+
+/* The duplicate communicator and the shared-memory rings are made by the
+ * first remap on a communicator and reused by the next ones (one cache,
+ * on both transports); freeing the communicator while a remap still uses
+ * the cache leaves that remap working, and the cache goes with the last
+ * of them; a communicator freed after its remaps takes its cache along. */
+static void test_setup_cached(void **state)
+{
+    (void)state;
+    deso_layout a = { .m = 1001, .n = 1, .mb = 3, .nb = 1, .pr = np, .pc = 1 };
+    deso_layout b = a;
+    b.mb = 5;
+    int base = deso__comm_cache_count();
+    int64_t bad = 0;
+    for (int shm = 0; shm < 2; shm++) {
+        use_shm(shm);
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        deso_redist *r1 = NULL, *r2 = NULL, *r3 = NULL;
+        assert_all_true(deso_redist_create(c, &a, &b, DESO_SCHED_GREEDY,
+                                           &r1) == DESO_OK);
+        assert_all_true(deso__comm_cache_count() == base + 1);
+        assert_all_true(deso_redist_create(c, &b, &a, DESO_SCHED_STEPWISE,
+                                           &r2) == DESO_OK);
+        assert_all_true(deso__comm_cache_count() == base + 1);
+        assert_all_true(transport_ok(r1) && transport_ok(r2));
+        bad += there_and_back(r1, r2, &a, &b, 10 + shm);
+        /* a ring given back is taken again by the next remap             */
+        deso_redist_destroy(&r1);
+        assert_all_true(deso_redist_create(c, &a, &b, DESO_SCHED_GREEDY,
+                                           &r3) == DESO_OK);
+        bad += there_and_back(r3, r2, &a, &b, 20 + shm);
+        deso_redist_destroy(&r3);
+        MPI_Comm_free(&c);              /* r2 still holds the cache       */
+        assert_all_true(deso__comm_cache_count() == base + 1);
+        bad += there_and_back(NULL, r2, &a, &b, 30 + shm);
+        deso_redist_destroy(&r2);
+        assert_all_true(deso__comm_cache_count() == base);
+        /* remaps destroyed first: the communicator frees its cache      */
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        assert_all_true(deso_redist_create(c, &a, &b, DESO_SCHED_GREEDY,
+                                           &r1) == DESO_OK);
+        bad += there_and_back(r1, NULL, &a, &b, 40 + shm);
+        deso_redist_destroy(&r1);
+        assert_all_true(deso__comm_cache_count() == base + 1);
+        MPI_Comm_free(&c);
+        assert_all_true(deso__comm_cache_count() == base);
+    }
+    unsetenv("DESO_REMAP_SHM");
+    assert_all_true(bad == 0);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -814,6 +900,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_agrees_with_pdgemr2d),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_shared_array_api),
+        cmocka_unit_test(test_setup_cached),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     MPI_Finalize();

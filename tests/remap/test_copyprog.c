@@ -3,7 +3,9 @@
  * tails), compiled plainly and with element tables, run into ordinary and
  * streamed targets at every alignment of the target, with and without the
  * AVX-512 gathers; side a numbering several arrays, resolved over one
- * base.  Every element of the target is checked, the untouched ones too.
+ * base; and run a window at a time (deso__cp_run_window), as the
+ * shared-memory rings do, into a packed buffer that holds one window.
+ * Every element of the target is checked, the untouched ones too.
  * The copy programs are pure computation, so this runs without MPI.      */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -213,12 +215,92 @@ static void test_arrays_stay_apart(void **state)
     deso__cp_free(&r);
 }
 
+/* A program whose side b counts 0, 1, 2, ... (a message packed into a
+ * buffer) run `span` elements at a time into a buffer holding one window,
+ * each window checked against the whole run's; then unpacked back the
+ * same way.  0 when every window agrees.                                */
+static int check_windows(const list *l, int64_t span, bool tables)
+{
+    /* Side b made packed: the items' targets laid end to end.           */
+    deso__cp_item *it = malloc((size_t)l->n * sizeof *it);
+    int64_t nb = 0, na = l->na;
+    for (int64_t i = 0; i < l->n; i++) {
+        it[i] = l->it[i];
+        it[i].a &= ((int64_t)1 << DESO__CP_WBIT) - 1;
+        it[i].b = nb;
+        it[i].sb = 1;
+        nb += it[i].len;
+    }
+    double *A = malloc((size_t)(na + 1) * sizeof *A);
+    double *want = malloc((size_t)(nb + 1) * sizeof *want);
+    double *win = malloc((size_t)(span + 1) * sizeof *win);
+    double *back = malloc((size_t)(na + 1) * sizeof *back);
+    for (int64_t i = 0; i <= na; i++) A[i] = (double)i + 0.5;
+    deso__copy c, u;
+    deso__cp_item *tmp = malloc((size_t)l->n * sizeof *tmp);
+    memcpy(tmp, it, (size_t)l->n * sizeof *tmp);
+    assert_int_equal(tables ? deso__cp_compile_tables(tmp, l->n, &c)
+                            : deso__cp_compile(tmp, l->n, &c), DESO_OK);
+    for (int64_t i = 0; i < l->n; i++)   /* the unpacking program          */
+        tmp[i] = (deso__cp_item){ it[i].b, it[i].a, it[i].len, 1, it[i].sa };
+    assert_int_equal(deso__cp_compile(tmp, l->n, &u), DESO_OK);
+    deso__cp_run(&c, A, INT64_MAX, INT64_MAX, want, INT64_MAX, INT64_MAX);
+    for (int64_t i = 0; i <= na; i++) back[i] = SENT;
+    deso__cp_pos at = DESO__CP_START, ut = DESO__CP_START;
+    int bad = 0;
+    for (int64_t k = 0; k * span < nb; k++) {
+        for (int64_t i = 0; i <= span; i++) win[i] = SENT;
+        double *base = deso__cp_packed_base(win, k * span);
+        int64_t n = deso__cp_run_window(&c, &at, span, A, INT64_MAX,
+                                        INT64_MAX, base, INT64_MAX,
+                                        INT64_MAX, k % 2 == 1);
+        deso__cp_fence();
+        int64_t want_n = nb - k * span < span ? nb - k * span : span;
+        bad |= n != want_n || win[span] != SENT ||
+               memcmp(win, want + k * span, (size_t)n * sizeof *win) != 0;
+        n = deso__cp_run_window(&u, &ut, span, base, INT64_MAX, INT64_MAX,
+                                back, INT64_MAX, INT64_MAX, false);
+        bad |= n != want_n;
+    }
+    /* Every source element the program reads came back to its place.    */
+    for (int64_t i = 0; i < l->n; i++)
+        for (int64_t x = 0; x < it[i].len; x++)
+            bad |= back[it[i].a + x * it[i].sa] != A[it[i].a + x * it[i].sa];
+    deso__cp_free(&c);
+    deso__cp_free(&u);
+    free(it);
+    free(tmp);
+    free(A);
+    free(want);
+    free(win);
+    free(back);
+    return bad;
+}
+
+/* Windows of every size from 1 element to more than the whole program,
+ * over random programs, plain and with element tables.                  */
+static void test_windows(void **state)
+{
+    (void)state;
+    rs.s = 20261126;
+    int bad = 0;
+    for (int c = 0; c < 120; c++) {
+        list l;
+        make_list(&l, 1, c % 2, 1 + rnd(c % 7 == 0 ? 400 : 30));
+        int64_t span = c % 5 == 0 ? 1 : 1 + rnd(c % 3 == 0 ? 2000 : 64);
+        bad += check_windows(&l, span, c % 4 < 2);
+        free(l.it);
+    }
+    assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_simd_switch),
         cmocka_unit_test(test_random_programs),
         cmocka_unit_test(test_arrays_stay_apart),
+        cmocka_unit_test(test_windows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
