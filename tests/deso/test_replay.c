@@ -118,28 +118,53 @@ static void mismatch_after_compiled(deso_ctx *ctx, deso_mat *A, deso_vec *p,
     TU_CALL(deso_scalar_destroy(&d));
 }
 
-static void run(deso_ctx *ctx, int64_t n, uint64_t seed)
-{
-    tu_rng rng = {seed};
-    mirror m = {.n = (int)n};
-    m.A = malloc((size_t)(n * n) * sizeof *m.A);
-    double **vs[] = {&m.p, &m.q, &m.x, &m.t};
-    for (int k = 0; k < 4; k++) *vs[k] = calloc((size_t)n, sizeof(double));
-    double *tmp = malloc((size_t)n * sizeof *tmp);
-    tu_fill(&rng, m.A, n * n);
-    for (int64_t k = 0; k < n * n; k++) m.A[k] /= (double)n;
-    tu_fill(&rng, m.p, n);
+/* The test's problem: its sequential mirror, a scratch array, and the
+ * same data in deso (the handles go with the context).                   */
+typedef struct problem {
+    mirror m;
+    double *tmp;
     deso_mat *A;
     deso_vec *p, *q, *x;
     deso_scalar *c, *s, *r;
-    TU_CALL(deso_mat_from_array(ctx, n, n, m.A, n, DESO_ALL_RANKS, &A));
-    TU_CALL(deso_vec_from_array(ctx, n, m.p, DESO_ALL_RANKS, &p));
-    TU_CALL(deso_vec_create(ctx, n, &q));
-    TU_CALL(deso_vec_create(ctx, n, &x));
-    TU_CALL(deso_scalar_create(ctx, 0.0, &c));
-    TU_CALL(deso_scalar_create(ctx, 0.0, &s));
-    TU_CALL(deso_scalar_create(ctx, 0.0, &r));
+} problem;
+
+static void problem_make(deso_ctx *ctx, int64_t n, uint64_t seed, problem *pb)
+{
+    tu_rng rng = {seed};
+    mirror *m = &pb->m;
+    *m = (mirror){.n = (int)n};
+    m->A = malloc((size_t)(n * n) * sizeof *m->A);
+    double **vs[] = {&m->p, &m->q, &m->x, &m->t};
+    for (int k = 0; k < 4; k++) *vs[k] = calloc((size_t)n, sizeof(double));
+    pb->tmp = malloc((size_t)n * sizeof *pb->tmp);
+    tu_fill(&rng, m->A, n * n);
+    for (int64_t k = 0; k < n * n; k++) m->A[k] /= (double)n;
+    tu_fill(&rng, m->p, n);
+    TU_CALL(deso_mat_from_array(ctx, n, n, m->A, n, DESO_ALL_RANKS, &pb->A));
+    TU_CALL(deso_vec_from_array(ctx, n, m->p, DESO_ALL_RANKS, &pb->p));
+    TU_CALL(deso_vec_create(ctx, n, &pb->q));
+    TU_CALL(deso_vec_create(ctx, n, &pb->x));
+    TU_CALL(deso_scalar_create(ctx, 0.0, &pb->c));
+    TU_CALL(deso_scalar_create(ctx, 0.0, &pb->s));
+    TU_CALL(deso_scalar_create(ctx, 0.0, &pb->r));
     TU_CALL(deso_flush(ctx));
+}
+
+static void problem_free(problem *pb)
+{
+    double *arrays[] = {pb->m.A, pb->m.p, pb->m.q, pb->m.x, pb->m.t, pb->tmp};
+    for (int k = 0; k < 6; k++) free(arrays[k]);
+}
+
+static void run(deso_ctx *ctx, int64_t n, uint64_t seed)
+{
+    problem pb;
+    problem_make(ctx, n, seed, &pb);
+    mirror m = pb.m;
+    double *tmp = pb.tmp;
+    deso_mat *A = pb.A;
+    deso_vec *p = pb.p, *q = pb.q, *x = pb.x;
+    deso_scalar *c = pb.c, *s = pb.s, *r = pb.r;
     deso_stats before, after;
     TU_CALL(deso_stats_get(&before));
     for (int it = 0; it < ITERS; it++) {
@@ -161,9 +186,7 @@ static void run(deso_ctx *ctx, int64_t n, uint64_t seed)
     tu_fetch(p, tmp);
     TU_CHECK(tu_relerr(tmp, m.p, n) < 1e-12);
     if (tu_size() > 1) mismatch_after_compiled(ctx, A, p, q, x, c, s, r, n);
-    for (int k = 0; k < 4; k++) free(*vs[k]);
-    free(m.A);
-    free(tmp);
+    problem_free(&pb);
     TU_CALL(deso_finalize(&ctx));
 }
 
@@ -174,26 +197,13 @@ static void run(deso_ctx *ctx, int64_t n, uint64_t seed)
  * and destroys a temporary vector (kind 4).                              */
 static void run_lazy(deso_ctx *ctx, int64_t n, int kind, uint64_t seed)
 {
-    tu_rng rng = {seed};
-    mirror m = {.n = (int)n};
-    m.A = malloc((size_t)(n * n) * sizeof *m.A);
-    double **vs[] = {&m.p, &m.q, &m.x, &m.t};
-    for (int k = 0; k < 4; k++) *vs[k] = calloc((size_t)n, sizeof(double));
-    double *tmp = malloc((size_t)n * sizeof *tmp);
-    tu_fill(&rng, m.A, n * n);
-    for (int64_t k = 0; k < n * n; k++) m.A[k] /= (double)n;
-    tu_fill(&rng, m.p, n);
-    deso_mat *A;
-    deso_vec *p, *q, *x;
-    deso_scalar *c, *s, *r;
-    TU_CALL(deso_mat_from_array(ctx, n, n, m.A, n, DESO_ALL_RANKS, &A));
-    TU_CALL(deso_vec_from_array(ctx, n, m.p, DESO_ALL_RANKS, &p));
-    TU_CALL(deso_vec_create(ctx, n, &q));
-    TU_CALL(deso_vec_create(ctx, n, &x));
-    TU_CALL(deso_scalar_create(ctx, 0.0, &c));
-    TU_CALL(deso_scalar_create(ctx, 0.0, &s));
-    TU_CALL(deso_scalar_create(ctx, 0.0, &r));
-    TU_CALL(deso_flush(ctx));
+    problem pb;
+    problem_make(ctx, n, seed, &pb);
+    mirror m = pb.m;
+    double *tmp = pb.tmp;
+    deso_mat *A = pb.A;
+    deso_vec *p = pb.p, *q = pb.q, *x = pb.x;
+    deso_scalar *c = pb.c, *s = pb.s, *r = pb.r;
     deso_stats before, after;
     TU_CALL(deso_stats_get(&before));
     double want = 0.0, got = 0.0;
@@ -214,9 +224,7 @@ static void run_lazy(deso_ctx *ctx, int64_t n, int kind, uint64_t seed)
     TU_CHECK(optimised <= 3);
     tu_fetch(x, tmp);
     TU_CHECK(tu_relerr(tmp, m.x, n) < 1e-12);
-    for (int k = 0; k < 4; k++) free(*vs[k]);
-    free(m.A);
-    free(tmp);
+    problem_free(&pb);
     TU_CALL(deso_finalize(&ctx));
 }
 
