@@ -31,7 +31,10 @@ static void ctx_free(deso_ctx *ctx)
     deso__handle *h = ctx->handles;
     while (h != NULL) {
         deso__handle *next = h->next;
-        if (h->magic == DESO__MAGIC_LIVE) deso__value_unref(h->val);
+        if (h->magic == DESO__MAGIC_LIVE) {
+            deso__value_unref(h->val);
+            deso__value_unref(h->src);
+        }
         h->magic = 0;
         free(h);
         h = next;
