@@ -79,7 +79,8 @@ deso_err deso__record_desc(deso_ctx *ctx, const blas_desc *d,
     deso__value *res = NULL;
     if (err == DESO_OK) {
         nd = deso__node_take();
-        res = nd ? deso__value_new(blas_desc_result(&dd), shape[0], shape[1]) : NULL;
+        res = nd ? deso__value_new(blas_desc_result(&dd), shape[0], shape[1])
+                 : NULL;
         if (res == NULL)
             err = deso__fail(DESO_ENOMEM, "%s: out of memory", info->name);
     }

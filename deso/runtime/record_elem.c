@@ -13,10 +13,9 @@ static deso_err elem(blas_op op, const char *fn, int64_t n, const deso_vec *x,
     DESO_TRY(deso__vec_arg(x, n, incx, &ctx, fn, "x", 2));
     DESO_TRY(deso__vec_arg(y, n, incy, &ctx, fn, "y", 4));
     deso__arg a[2];
-    DESO_TRY(deso__arg_open(ctx, &x->h, n, incx, DESO__IN, &a[0]));
-    deso_err err = deso__arg_open(ctx, &y->h, n, incy,
-                                  reads_y ? DESO__INOUT : DESO__OUT, &a[1]);
-    if (err != DESO_OK) return deso__args_finish(ctx, a, 1, err);
+    deso_err err = deso__args_open2(ctx, n, &x->h, incx, DESO__IN, &y->h,
+                                    incy, reads_y ? DESO__INOUT : DESO__OUT, a);
+    if (err != DESO_OK) return err;
     deso__value *ops[2] = {a[0].h->val, reads_y ? a[1].h->val : NULL};
     uint64_t ids[2] = {x->h.id, reads_y ? y->h.id : 0};
     int64_t shape[2] = {1, n};

@@ -15,9 +15,9 @@ deso_err deso__dcopy(int64_t n, const deso_vec *x, int64_t incx, deso_vec *y,
     DESO_TRY(deso__vec_arg(x, n, incx, &ctx, fn, "x", 2));
     DESO_TRY(deso__vec_arg(y, n, incy, &ctx, fn, "y", 4));
     deso__arg a[2];
-    DESO_TRY(deso__arg_open(ctx, &x->h, n, incx, DESO__IN, &a[0]));
-    deso_err err = deso__arg_open(ctx, &y->h, n, incy, DESO__OUT, &a[1]);
-    if (err != DESO_OK) return deso__args_finish(ctx, a, 1, err);
+    deso_err err = deso__args_open2(ctx, n, &x->h, incx, DESO__IN, &y->h,
+                                    incy, DESO__OUT, a);
+    if (err != DESO_OK) return err;
     deso__value *ops[1] = {a[0].h->val};
     uint64_t ids[1] = {x->h.id};
     int64_t shape[2] = {1, n};
@@ -35,9 +35,9 @@ deso_err deso__dswap(int64_t n, deso_vec *x, int64_t incx, deso_vec *y,
     DESO_TRY(deso__vec_arg(x, n, incx, &ctx, fn, "x", 2));
     DESO_TRY(deso__vec_arg(y, n, incy, &ctx, fn, "y", 4));
     deso__arg a[2];
-    DESO_TRY(deso__arg_open(ctx, &x->h, n, incx, DESO__INOUT, &a[0]));
-    deso_err err = deso__arg_open(ctx, &y->h, n, incy, DESO__INOUT, &a[1]);
-    if (err != DESO_OK) return deso__args_finish(ctx, a, 1, err);
+    deso_err err = deso__args_open2(ctx, n, &x->h, incx, DESO__INOUT, &y->h,
+                                    incy, DESO__INOUT, a);
+    if (err != DESO_OK) return err;
     deso__handle *hx = a[0].h, *hy = a[1].h;
     deso__value *xo = hx->val, *yo = hy->val;
     deso__value_ref(xo);
@@ -91,9 +91,9 @@ deso_err deso__daxpy_arg(int64_t n, deso_sarg alpha, const deso_vec *x,
     DESO_TRY(deso__vec_arg(y, n, incy, &ctx, fn, "y", 5));
     DESO_TRY(deso__sarg_check(alpha, &ctx, fn, "alpha"));
     deso__arg a[2];
-    DESO_TRY(deso__arg_open(ctx, &x->h, n, incx, DESO__IN, &a[0]));
-    deso_err err = deso__arg_open(ctx, &y->h, n, incy, DESO__INOUT, &a[1]);
-    if (err != DESO_OK) return deso__args_finish(ctx, a, 1, err);
+    deso_err err = deso__args_open2(ctx, n, &x->h, incx, DESO__IN, &y->h,
+                                    incy, DESO__INOUT, a);
+    if (err != DESO_OK) return err;
     deso__value *ops[3];
     uint64_t ids[3];
     err = deso__sarg_value(&ctx, alpha, &ops[0], &ids[0], fn, "alpha");
@@ -120,9 +120,9 @@ deso_err deso__daxpby_arg(int64_t n, deso_sarg alpha, const deso_vec *x,
     DESO_TRY(deso__sarg_check(alpha, &ctx, fn, "alpha"));
     DESO_TRY(deso__sarg_check(beta, &ctx, fn, "beta"));
     deso__arg a[2];
-    DESO_TRY(deso__arg_open(ctx, &x->h, n, incx, DESO__IN, &a[0]));
-    deso_err err = deso__arg_open(ctx, &y->h, n, incy, DESO__INOUT, &a[1]);
-    if (err != DESO_OK) return deso__args_finish(ctx, a, 1, err);
+    deso_err err = deso__args_open2(ctx, n, &x->h, incx, DESO__IN, &y->h,
+                                    incy, DESO__INOUT, a);
+    if (err != DESO_OK) return err;
     deso__value *ops[4];
     uint64_t ids[4];
     err = deso__sarg_value(&ctx, alpha, &ops[0], &ids[0], fn, "alpha");

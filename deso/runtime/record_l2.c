@@ -170,7 +170,8 @@ static deso_err ger_open(deso_ctx *ctx, const deso_vec *x, int64_t m,
     DESO_TRY(deso__arg_open(ctx, &x->h, m, incx, DESO__IN, &arg[0]));
     deso_err err = DESO_OK;
     int j = 1;
-    if (y != NULL) err = deso__arg_open(ctx, &y->h, n, incy, DESO__IN, &arg[j++]);
+    if (y != NULL)
+        err = deso__arg_open(ctx, &y->h, n, incy, DESO__IN, &arg[j++]);
     if (err != DESO_OK) return deso__args_finish(ctx, arg, 1, err);
     err = deso__arg_open(ctx, &a->h, 0, 1, DESO__INOUT, &arg[j]);
     if (err != DESO_OK) return deso__args_finish(ctx, arg, j, err);

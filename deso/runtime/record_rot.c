@@ -35,9 +35,9 @@ static deso_err rot_pair(deso_ctx *ctx, const char *fn, int64_t n,
                          const deso_sarg h[4], bool neg)
 {
     deso__arg a[2];
-    DESO_TRY(deso__arg_open(ctx, &x->h, n, incx, DESO__INOUT, &a[0]));
-    deso_err err = deso__arg_open(ctx, &y->h, n, incy, DESO__INOUT, &a[1]);
-    if (err != DESO_OK) return deso__args_finish(ctx, a, 1, err);
+    deso_err err = deso__args_open2(ctx, n, &x->h, incx, DESO__INOUT, &y->h,
+                                    incy, DESO__INOUT, a);
+    if (err != DESO_OK) return err;
     deso__handle *hx = a[0].h, *hy = a[1].h;
     deso__value *xo = hx->val, *yo = hy->val;
     uint64_t xid = x->h.id, yid = y->h.id, hash0 = ctx->hash;

@@ -282,6 +282,11 @@ typedef struct deso__arg {
 } deso__arg;
 deso_err deso__arg_open(deso_ctx *ctx, const deso__handle *x, int64_t n,
                         int64_t inc, deso__use use, deso__arg *a);
+/* Opens x (n at incx, use ux) into a[0] and y (n at incy, use uy) into
+ * a[1]; on failure nothing stays open.                                   */
+deso_err deso__args_open2(deso_ctx *ctx, int64_t n, const deso__handle *x,
+                          int64_t incx, deso__use ux, const deso__handle *y,
+                          int64_t incy, deso__use uy, deso__arg *a);
 /* The writes through a view of the arguments a[0..k) that were written,
  * in order; then every argument closed.  err: the call's outcome so far
  * (nothing is written after a failure).                                  */

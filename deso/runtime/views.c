@@ -102,6 +102,16 @@ deso_err deso__arg_open(deso_ctx *ctx, const deso__handle *x, int64_t n,
     return DESO_OK;
 }
 
+deso_err deso__args_open2(deso_ctx *ctx, int64_t n, const deso__handle *x,
+                          int64_t incx, deso__use ux, const deso__handle *y,
+                          int64_t incy, deso__use uy, deso__arg *a)
+{
+    DESO_TRY(deso__arg_open(ctx, x, n, incx, ux, &a[0]));
+    deso_err err = deso__arg_open(ctx, y, n, incy, uy, &a[1]);
+    if (err != DESO_OK) return deso__args_finish(ctx, a, 1, err);
+    return DESO_OK;
+}
+
 void deso__arg_close(deso__arg *a)
 {
     if (a->h == &a->tmp) {
@@ -120,7 +130,7 @@ deso_err deso__args_finish(deso_ctx *ctx, deso__arg *a, int k, deso_err err)
     return err;
 }
 
-/* ---- making views ---------------------------------------------------------- */
+/* ---- making views ------------------------------------------------------- */
 
 /* A new view handle of kind `kind` and shape m x n on parent p (a live
  * handle that is not a view), its value read at once (lazily: a vget).  */
@@ -181,7 +191,8 @@ deso_err deso__vec_view(deso_vec *x, int64_t offset, int64_t n,
     /* the first and the last element inside x; the span (n - 1) |stride|
      * is checked by division, so a huge n or stride cannot overflow      */
     uint64_t step = stride < 0 ? -(uint64_t)stride : (uint64_t)stride;
-    uint64_t room = stride < 0 ? (uint64_t)offset : (uint64_t)(len - 1 - offset);
+    uint64_t room = stride < 0 ? (uint64_t)offset
+                               : (uint64_t)(len - 1 - offset);
     bool inside = n == 0 ? offset >= 0 && offset <= len
                          : offset >= 0 && offset < len &&
                                (uint64_t)(n - 1) <= room / step;

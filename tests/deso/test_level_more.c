@@ -442,18 +442,18 @@ static void test_handler(void **state)
     TU_OK(deso_scalar_create(ctx, 0.0, &s));
     double P[5] = {3.0, 0, 0, 0, 0}, a = 1.0, b = 1.0;
     handled = 0;
-    TU_CALL_ERR(deso_drot(4, x, 1, y, 1, 0.6, 0.8), DESO_ESIZE);
+    TU_CALL_ERR(deso_drot(4, x, 1, y, 2, 0.6, 0.8), DESO_ESIZE);
     TU_CALL_ERR(deso_drotm(4, x, 1, x, 1, P), DESO_EINVAL);
-    TU_CALL_ERR(deso_dvdiv(4, x, 1, y, 1), DESO_ESIZE);
+    TU_CALL_ERR(deso_dvdiv(4, x, 1, y, 2), DESO_ESIZE);
     TU_CALL_ERR(deso_dvrecip(4, x, 2, x, 1), DESO_ESIZE);
     TU_CALL_ERR(deso_dvabs(5, x, 1, y, 1), DESO_ESIZE);
     TU_CALL_ERR(deso_smax(s, 1.0, (deso_scalar *)NULL), DESO_ENULL);
     TU_CALL_ERR(deso_smin(NULL, s, 1.0), DESO_ENULL);
     TU_CALL_ERR(deso_dtrmv(DESO_COL_MAJOR, DESO_UPPER, DESO_NO_TRANS,
                            (deso_diag)0, 4, A, 4, x, 1), DESO_EINVAL);
-    TU_CALL_ERR(deso_dsyr(DESO_COL_MAJOR, DESO_LOWER, 4, 1.0, y, 1, A, 4),
+    TU_CALL_ERR(deso_dsyr(DESO_COL_MAJOR, DESO_LOWER, 4, 1.0, y, 2, A, 4),
                 DESO_ESIZE);
-    TU_CALL_ERR(deso_dsyr2(DESO_COL_MAJOR, DESO_LOWER, 4, 1.0, x, 1, y, 1, A,
+    TU_CALL_ERR(deso_dsyr2(DESO_COL_MAJOR, DESO_LOWER, 4, 1.0, x, 1, y, 2, A,
                            4), DESO_ESIZE);
     TU_CHECK(handled == 10);
     TU_CALL_ERR(deso_drotg(&a, &b, NULL, NULL), DESO_ENULL);
