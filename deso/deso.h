@@ -735,7 +735,8 @@ typedef enum deso_uplo { DESO_UPPER = 121, DESO_LOWER = 122 } deso_uplo;
 typedef enum deso_diag { DESO_NON_UNIT = 131, DESO_UNIT = 132 } deso_diag;
 
 /* y <- alpha op(A) x + beta y, A m x n as `order` reads it (row-major:
- * an n x m handle).  A beta that is the double 0.0 means y is not read.   */
+ * an n x m handle).  A beta that is the double 0.0 means y is not read.
+ * m or n = 0: nothing is recorded (y is not scaled), as reference BLAS.  */
 deso_err deso_dgemv_arg(deso_order order, deso_trans trans, int64_t m,
                         int64_t n, deso_sarg alpha, const deso_mat *a,
                         int64_t lda, const deso_vec *x, int64_t incx,
