@@ -14,7 +14,10 @@
  *     version; a matrix basis V (n x (k+1)) whose columns are written by
  *     dcopy, dscal and daxpy through column views and read by dgemv T and
  *     N on the column range V(:, 0:j), as classical Gram-Schmidt does;
- *     dger through a column range.
+ *     dger through a column range;
+ *   - the cost model prices what the views move: a flush of strided
+ *     calls, column writes and a dgemv T on a column range moves exactly
+ *     the bytes and messages the model of its plan counts, in each mode.
  * Sizes n = 0, 1, 2, 3 (n < P), 7 (not divisible by P); every case in
  * each optimiser mode on default, 1-D and 2-D grids (tu_cases); the fast
  * group takes one of the four increment variants per case and size, in
@@ -24,6 +27,8 @@
 #include <cblas.h>
 
 #include "test_util.h"
+
+#include "deso/runtime/runtime.h"   /* the model of the plan a flush ran */
 
 static const int64_t SIZES[] = {0, 1, 2, 3, 7};
 #define NSIZES ((int)(sizeof SIZES / sizeof SIZES[0]))
@@ -365,6 +370,81 @@ static void basis_case(deso_ctx *ctx, int64_t n, tu_rng *rng)
     free(h);
 }
 
+/* ---- the model ----------------------------------------------------------- */
+
+static void totals(int64_t *t)
+{
+    deso_stats st;
+    TU_OK(deso_stats_get(&st));
+    int64_t mine[4] = {st.bytes_p2p, st.msgs_p2p, st.bytes_collective,
+                       st.msgs_collective};
+    MPI_Allreduce(mine, t, 4, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+}
+
+/* Every flush moves exactly what the model of its plan says, plus the
+ * force's SPMD check (one 16-byte all-reduce): vget and vput nodes are
+ * priced by the exchange they make.                                      */
+static void test_model(void **state)
+{
+    (void)state;
+    int P = tu_size();
+    const int64_t n = 13, k = 3;
+    for (int md = 0; md < TU_NMODES; md++) {
+        tu_label("model, mode %s", deso_mode_name(tu_mode(md)));
+        deso_ctx *ctx = tu_ctx_mode(tu_mode(md), 0, 0, 2);
+        deso_vec *x, *y, *w, *h, *col;
+        deso_mat *V, *Vk;
+        TU_CALL(deso_vec_create(ctx, n, &x));
+        TU_CALL(deso_vec_create(ctx, n, &y));
+        TU_CALL(deso_vec_create(ctx, n, &w));
+        TU_CALL(deso_vec_create(ctx, k, &h));
+        TU_CALL(deso_mat_create(ctx, n, k, &V));
+        TU_CALL(deso_flush(ctx));
+        for (int it = 0; it < 3; it++) {
+            int64_t t0[4], t1[4];
+            TU_CALL(deso_daxpy(7, 1.5, x, -2, y, 2));
+            TU_CALL(deso_dscal(4, 0.5, y, 3));
+            for (int64_t j = 0; j < k; j++) {
+                TU_CALL(deso_mat_col(V, j, &col));
+                TU_CALL(deso_daxpy(n, 1.0 + (double)j, y, 1, col, 1));
+                TU_CALL(deso_vec_destroy(&col));
+            }
+            TU_CALL(deso_mat_cols(V, 0, k, &Vk));
+            TU_CALL(deso_dgemv(DESO_COL_MAJOR, DESO_TRANS, n, k, 1.0, Vk, n,
+                               w, 1, 0.0, h, 1));
+            TU_CALL(deso_mat_destroy(&Vk));
+            totals(t0);
+            TU_CALL(deso_flush(ctx));
+            totals(t1);
+            opt_counts mc = ctx->ran_model;
+            int64_t agree_b = P > 1 ? 16 * (P - 1) * 2 : 0;
+            int64_t agree_m = P > 1 ? 1 : 0;
+            bool ok = t1[0] - t0[0] == mc.bytes_p2p &&
+                      t1[1] - t0[1] == mc.msgs_p2p &&
+                      t1[2] - t0[2] - agree_b == mc.bytes_coll &&
+                      t1[3] - t0[3] - agree_m == mc.msgs_coll;
+            if (!ok)
+                print_error("%s, flush %d: p2p %lld/%lld vs model %lld/%lld, "
+                            "coll %lld/%lld vs %lld/%lld\n", tu_where(), it,
+                            (long long)(t1[0] - t0[0]),
+                            (long long)(t1[1] - t0[1]),
+                            (long long)mc.bytes_p2p, (long long)mc.msgs_p2p,
+                            (long long)(t1[2] - t0[2] - agree_b),
+                            (long long)(t1[3] - t0[3] - agree_m),
+                            (long long)mc.bytes_coll,
+                            (long long)mc.msgs_coll);
+            TU_CHECK(ok);
+        }
+        deso_vec_destroy(&x);
+        deso_vec_destroy(&y);
+        deso_vec_destroy(&w);
+        deso_vec_destroy(&h);
+        deso_mat_destroy(&V);
+        TU_CALL(deso_finalize(&ctx));
+    }
+    TU_SYNC();
+}
+
 /* ---- the walks ----------------------------------------------------------- */
 
 typedef void (*case_fn)(deso_ctx *ctx, int64_t n, int k, uint64_t seed);
@@ -430,4 +510,4 @@ static void test_views(void **state)
 }
 
 TU_MAIN(cmocka_unit_test(test_level1), cmocka_unit_test(test_level2),
-        cmocka_unit_test(test_views))
+        cmocka_unit_test(test_views), cmocka_unit_test(test_model))
