@@ -26,9 +26,7 @@
  * deso-np-long: 6                                                         */
 #include <cblas.h>
 
-#include "test_util.h"
-
-#include "deso/runtime/runtime.h"   /* the model of the plan a flush ran */
+#include "model_check.h"
 
 static const int64_t SIZES[] = {0, 1, 2, 3, 7};
 #define NSIZES ((int)(sizeof SIZES / sizeof SIZES[0]))
@@ -44,22 +42,6 @@ static int64_t span(int64_t n, int inc)
 static double *dalloc(int64_t n)
 {
     return calloc((size_t)(n > 0 ? n : 1), sizeof(double));
-}
-
-static deso_vec *vec_of(deso_ctx *ctx, int64_t n, const double *v)
-{
-    deso_vec *x = NULL;
-    TU_CALL(deso_vec_from_array(ctx, n, v, DESO_ALL_RANKS, &x));
-    return x;
-}
-
-static void expect_vec(const deso_vec *x, const double *want, int64_t n,
-                       double tol)
-{
-    double *g = dalloc(n);
-    tu_fetch(x, g);
-    TU_CHECK(tu_relerr(g, want, n) < tol);
-    free(g);
 }
 
 /* Element i of a strided call on array a: reference BLAS's index.       */
@@ -79,7 +61,7 @@ static void l1_case(deso_ctx *ctx, int64_t n, int incx, int incy,
     tu_fill(&rng, x, lx);
     tu_fill(&rng, y, ly);
     for (int64_t i = 0; i < ly; i++) y[i] += y[i] >= 0 ? 0.5 : -0.5;
-    deso_vec *dx = vec_of(ctx, lx, x), *dy = vec_of(ctx, ly, y);
+    deso_vec *dx = tu_vec_of(ctx, lx, x), *dy = tu_vec_of(ctx, ly, y);
     int in = (int)n;
     deso_scalar *s[5];
     for (int k = 0; k < 5; k++) TU_CALL(deso_scalar_create(ctx, -9.0, &s[k]));
@@ -123,8 +105,8 @@ static void l1_case(deso_ctx *ctx, int64_t n, int incx, int incy,
     TU_CHECK(tu_srel(tu_value(s[1]), r1) < 1e-12);
     TU_CHECK(tu_srel(tu_value(s[2]), r2) < 1e-12);
     TU_CHECK(tu_value(s[3]) == r3);
-    expect_vec(dx, x, lx, 1e-12);
-    expect_vec(dy, y, ly, 1e-12);
+    tu_expect_vec(dx, x, lx, 1e-12);
+    tu_expect_vec(dy, y, ly, 1e-12);
     for (int k = 0; k < 5; k++) deso_scalar_destroy(&s[k]);
     deso_vec_destroy(&dx);
     deso_vec_destroy(&dy);
@@ -147,8 +129,8 @@ static void gemv_cases(deso_ctx *ctx, int64_t n, int inc, tu_rng *rng)
     tu_fill(rng, z, ln);
     deso_mat *dA = NULL;
     TU_CALL(deso_mat_from_array(ctx, m, n, A, m, DESO_ALL_RANKS, &dA));
-    deso_vec *dx = vec_of(ctx, lm, x), *dy = vec_of(ctx, lm, y);
-    deso_vec *dz = vec_of(ctx, ln, z);
+    deso_vec *dx = tu_vec_of(ctx, lm, x), *dy = tu_vec_of(ctx, lm, y);
+    deso_vec *dz = tu_vec_of(ctx, ln, z);
     int im = (int)m, in = (int)n;
     /* z <- A^T x (beta 1), y <- A z (beta 0.5), then beta 0 with NaNs in
      * y (never read) and alpha 0 (y <- beta y); row-major: A^T's rows   */
@@ -172,8 +154,8 @@ static void gemv_cases(deso_ctx *ctx, int64_t n, int inc, tu_rng *rng)
     /* dger: A += x z^T with strides                                        */
     TU_CALL(deso_dger(DESO_COL_MAJOR, m, n, 0.5, dx, inc, dz, -inc, dA, m));
     cblas_dger(CblasColMajor, im, in, 0.5, x, inc, z, -inc, A, im);
-    expect_vec(dy, y, lm, 1e-12);
-    expect_vec(dz, z, ln, 1e-12);
+    tu_expect_vec(dy, y, lm, 1e-12);
+    tu_expect_vec(dz, z, ln, 1e-12);
     double *g = dalloc(m * n);
     TU_CALL(deso_mat_gather(dA, g, m, DESO_ALL_RANKS));
     TU_CHECK(tu_relerr(g, A, m * n) < 1e-12);
@@ -200,7 +182,7 @@ static void square_cases(deso_ctx *ctx, int64_t n, int inc, tu_rng *rng)
     deso_mat *dA = NULL;
     int in = (int)n, ld = n > 0 ? in : 1;
     TU_CALL(deso_mat_from_array(ctx, n, n, A, ld, DESO_ALL_RANKS, &dA));
-    deso_vec *dx = vec_of(ctx, lx, x), *dy = vec_of(ctx, ly, y);
+    deso_vec *dx = tu_vec_of(ctx, lx, x), *dy = tu_vec_of(ctx, ly, y);
     TU_CALL(deso_dsymv(DESO_COL_MAJOR, DESO_LOWER, n, 1.25, dA, ld, dx, inc,
                        0.5, dy, -inc));
     cblas_dsymv(CblasColMajor, CblasLower, in, 1.25, A, ld, x, inc, 0.5, y,
@@ -213,8 +195,8 @@ static void square_cases(deso_ctx *ctx, int64_t n, int inc, tu_rng *rng)
                        DESO_NON_UNIT, n, dA, ld, dx, inc));
     cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, in, A,
                 ld, x, inc);
-    expect_vec(dx, x, lx, 1e-11);
-    expect_vec(dy, y, ly, 1e-11);
+    tu_expect_vec(dx, x, lx, 1e-11);
+    tu_expect_vec(dy, y, ly, 1e-11);
     TU_CALL(deso_dsyr(DESO_COL_MAJOR, DESO_UPPER, n, -0.5, dx, inc, dA, ld));
     cblas_dsyr(CblasColMajor, CblasUpper, in, -0.5, x, inc, A, ld);
     TU_CALL(deso_dsyr2(DESO_ROW_MAJOR, DESO_LOWER, n, 0.25, dx, inc, dy, -inc,
@@ -244,7 +226,7 @@ static void vec_view_case(deso_ctx *ctx, int64_t n, int st, tu_rng *rng)
     double *x = dalloc(len), *w = dalloc(n);
     tu_fill(rng, x, len);
     tu_fill(rng, w, n);
-    deso_vec *dx = vec_of(ctx, len, x), *dw = vec_of(ctx, n, w), *v = NULL;
+    deso_vec *dx = tu_vec_of(ctx, len, x), *dw = tu_vec_of(ctx, n, w), *v = NULL;
     TU_CALL(deso_vec_view(dx, off, n, st, &v));
     deso_scalar *s = NULL;
     TU_CALL(deso_scalar_create(ctx, 0.0, &s));
@@ -255,13 +237,13 @@ static void vec_view_case(deso_ctx *ctx, int64_t n, int st, tu_rng *rng)
     double want = 0.0;
     for (int64_t i = 0; i < n; i++) want += x[off + i * st] * w[i];
     TU_CHECK(tu_srel(tu_value(s), want) < 1e-12);
-    expect_vec(dx, x, len, 1e-12);
+    tu_expect_vec(dx, x, len, 1e-12);
     /* the parent scaled as a whole: the view sees the new version        */
     TU_CALL(deso_dscal(len, -0.5, dx, 1));
     for (int64_t i = 0; i < len; i++) x[i] *= -0.5;
     double *vw = dalloc(n);
     for (int64_t i = 0; i < n; i++) vw[i] = x[off + i * st];
-    expect_vec(v, vw, n, 1e-12);
+    tu_expect_vec(v, vw, n, 1e-12);
     /* strided calls on a view: every other element of it, updated from
      * w read backwards; dscal with a negative increment changes nothing
      * (reference BLAS)                                                    */
@@ -270,7 +252,7 @@ static void vec_view_case(deso_ctx *ctx, int64_t n, int st, tu_rng *rng)
     for (int64_t i = 0; i < h; i++)
         x[off + 2 * i * st] += 4.0 * w[(h - 1 - i) * 2];
     TU_CALL(deso_dscal(h, 4.0, v, -2));
-    expect_vec(dx, x, len, 1e-12);
+    tu_expect_vec(dx, x, len, 1e-12);
     deso_vec_destroy(&v);
     deso_vec_destroy(&dx);
     deso_vec_destroy(&dw);
@@ -297,7 +279,7 @@ static void basis_case(deso_ctx *ctx, int64_t n, tu_rng *rng)
     deso_mat *dA = NULL, *dV = NULL;
     TU_CALL(deso_mat_from_array(ctx, n, n, A, n, DESO_ALL_RANKS, &dA));
     TU_CALL(deso_mat_create(ctx, n, k + 1, &dV));
-    deso_vec *db = vec_of(ctx, n, b), *dw = NULL, *dh = NULL, *col = NULL;
+    deso_vec *db = tu_vec_of(ctx, n, b), *dw = NULL, *dh = NULL, *col = NULL;
     TU_CALL(deso_vec_create(ctx, n, &dw));
     TU_CALL(deso_vec_create(ctx, k + 1, &dh));
     deso_scalar *nrm = NULL, *inv = NULL;
@@ -387,7 +369,6 @@ static void totals(int64_t *t)
 static void test_model(void **state)
 {
     (void)state;
-    int P = tu_size();
     const int64_t n = 13, k = 3;
     for (int md = 0; md < TU_NMODES; md++) {
         tu_label("model, mode %s", deso_mode_name(tu_mode(md)));
@@ -416,23 +397,10 @@ static void test_model(void **state)
             totals(t0);
             TU_CALL(deso_flush(ctx));
             totals(t1);
-            opt_counts mc = ctx->ran_model;
-            int64_t agree_b = P > 1 ? 16 * (P - 1) * 2 : 0;
-            int64_t agree_m = P > 1 ? 1 : 0;
-            bool ok = t1[0] - t0[0] == mc.bytes_p2p &&
-                      t1[1] - t0[1] == mc.msgs_p2p &&
-                      t1[2] - t0[2] - agree_b == mc.bytes_coll &&
-                      t1[3] - t0[3] - agree_m == mc.msgs_coll;
-            if (!ok)
-                print_error("%s, flush %d: p2p %lld/%lld vs model %lld/%lld, "
-                            "coll %lld/%lld vs %lld/%lld\n", tu_where(), it,
-                            (long long)(t1[0] - t0[0]),
-                            (long long)(t1[1] - t0[1]),
-                            (long long)mc.bytes_p2p, (long long)mc.msgs_p2p,
-                            (long long)(t1[2] - t0[2] - agree_b),
-                            (long long)(t1[3] - t0[3] - agree_m),
-                            (long long)mc.bytes_coll,
-                            (long long)mc.msgs_coll);
+            char what[64];
+            snprintf(what, sizeof what, "mode %s, flush %d",
+                     deso_mode_name(tu_mode(md)), it);
+            bool ok = tu_flush_matches_model(ctx, t0, t1, what);
             TU_CHECK(ok);
         }
         deso_vec_destroy(&x);
