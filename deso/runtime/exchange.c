@@ -16,6 +16,10 @@
  *      row fold r from the ranks of its own grid row: the paper's direct
  *      O(N P) exchange, one message per pair of ranks in a grid row, no
  *      collective.  Plans are made once per layout pair and cached.
+ *   The same exchange under an element map (vget and vput: element
+ *   so + si i of the source into element to + ti i of the target, by
+ *   linear index, vectors or matrices) is how views move data
+ *   (exec_view.c); its plans are cached per layout pair and map.
  * Matrices: block-cyclic remaps through deso__remap_* (remap_matrix.c).   */
 #include <stdlib.h>
 #include <string.h>
@@ -221,8 +225,10 @@ static deso_err exchange_plan_build(deso_ctx *ctx, const blas_layout *S,
     }
     p->nsend = ks;
     p->nrecv = kr;
-    for (int k = 0; k < ks && e->si < 0; k++) reverse(p->sidx[k], p->scount[k]);
-    for (int k = 0; k < kr && e->ti < 0; k++) reverse(p->ridx[k], p->rcount[k]);
+    for (int k = 0; k < ks && e->si < 0; k++)
+        reverse(p->sidx[k], p->scount[k]);
+    for (int k = 0; k < kr && e->ti < 0; k++)
+        reverse(p->ridx[k], p->rcount[k]);
     if (err != DESO_OK)
         err = deso__fail(DESO_ENOMEM, "exchange plan: out of memory");
 done:
