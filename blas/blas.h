@@ -77,6 +77,23 @@ void blas_layout_local(const blas_layout *l, int r, int c, int64_t *rows,
 int blas_layout_owner(const blas_layout *l, int64_t i);
 int64_t blas_layout_lidx(const blas_layout *l, int64_t i);
 
+/* Element g by linear index (vector: i; matrix: i + j m).  Whether the
+ * rank at (r, c) holds it; its local index there (matrices: column-major
+ * with leading dimension max(1, local rows)); the global index of local
+ * index li at (r, c); the rank (r, c) takes it from when it needs it: the
+ * rank itself when it holds it, else the copy in its own grid row or
+ * column, else the one at coordinate 0 (deso/runtime/exchange.c's rule,
+ * which the cost model counts with).                                     */
+bool blas_elem_held(const blas_layout *l, int r, int c, int64_t g);
+int64_t blas_elem_lidx(const blas_layout *l, int64_t g);
+int64_t blas_elem_global(const blas_layout *l, int r, int c, int64_t li);
+void blas_elem_src(const blas_layout *S, int r, int c, int64_t g, int *sr,
+                   int *sc);
+/* The grid coordinates holding element g: rows [*r0, *r1) x columns
+ * [*c0, *c1) (a vector's copies span whole grid dimensions).             */
+void blas_elem_holders(const blas_layout *l, int64_t g, int *r0, int *r1,
+                       int *c0, int *c1);
+
 /* cyclic(b) over p coordinates: global index of local index l at coord c,
  * and numroc.                                                              */
 static inline int64_t blas_cyc_global(int64_t b, int p, int c, int64_t l)
@@ -112,6 +129,8 @@ typedef enum blas_op {
     BLAS_OP_VABS,       /* y <- |x| (extension)          [x]                */
     BLAS_OP_SMAX,       /* s <- fmax(a, b)               [a, b]             */
     BLAS_OP_SMIN,       /* s <- fmin(a, b)               [a, b]             */
+    BLAS_OP_VGET,       /* r <- x[off + inc i], i < |r|  [x]  (view read)   */
+    BLAS_OP_VPUT,       /* r <- x, r[off + inc i] <- s[i] [x, s] (write)    */
     BLAS_OP_COUNT
 } blas_op;
 
@@ -125,8 +144,13 @@ enum {
     BLAS_F_BETA = 8,        /* gemv/axpby: y is read (beta not constant 0)  */
     BLAS_F_MASK = 16,       /* gemv: use only a triangle of A (dsymv)       */
     BLAS_F_STRICT = 32,     /* gemv mask: exclude the diagonal              */
-    BLAS_F_NEG = 64         /* rot: subtract the second term                */
+    BLAS_F_NEG = 64,        /* rot: subtract the second term                */
+    BLAS_F_PMAT = 128,      /* vget, vput: the viewed value is a matrix     */
+    BLAS_F_SMAT = 256       /* vget, vput: the view is a matrix             */
 };
+/* vget and vput index a vector, or a matrix column-major (i + j m), by
+ * one linear index: a column is a run of m, a column range a run of whole
+ * columns.  Their result is a vector or matrix as its shape says.        */
 /* ger takes BLAS_F_MASK and BLAS_F_LOWER too: only the upper (lower)
  * triangle of A, diagonal included, is updated (dsyr, dsyr2).            */
 
@@ -134,7 +158,23 @@ typedef struct blas_desc {
     blas_op op;
     unsigned flags;
     int nops;
+    int64_t off, inc, len;  /* vget, vput: the view's first linear index,
+                             * its stride (inc != 0) and its elements; 0
+                             * for other ops                              */
 } blas_desc;
+
+/* An element map: element so + si i of a source goes to element to + ti i
+ * of a target, for i < len (linear indices).  vget is (off, inc, 0, 1),
+ * vput (0, 1, off, inc).                                                  */
+typedef struct blas_emap {
+    int64_t so, si, to, ti, len;
+} blas_emap;
+
+/* The map a vget or vput node applies.                                   */
+blas_emap blas_desc_map(const blas_desc *d);
+bool blas_emap_equal(const blas_emap *a, const blas_emap *b);
+/* i with so + si i == g (or to + ti i == g with target true), or -1.     */
+int64_t blas_emap_index(const blas_emap *e, int64_t g, bool target);
 
 /* One local piece handed to a kernel.  Matrices: column-major with leading
  * dimension max(1, rows).  r, c are this rank's grid coordinates.  A
@@ -188,6 +228,10 @@ typedef struct blas_op_info {
 const blas_op_info *blas_op_get(blas_op op);
 /* Operands of a node (gemv without BLAS_F_BETA has 3).                     */
 int blas_desc_nops(blas_op op, unsigned flags);
+/* The kind of a node's operand k and of its result: the table's roles,
+ * except for vget and vput, whose flags say which are matrices.          */
+blas_kind blas_desc_role(const blas_desc *d, int k);
+blas_kind blas_desc_result(const blas_desc *d);
 /* The grid dimension a node reduces over given its operands' layouts
  * (-1: no communication needed), and its reduction buffer length.          */
 int blas_red_dim(const blas_desc *d, const blas_layout *ops);

@@ -244,3 +244,118 @@ blas_layout blas_scalar_for(const blas_layout *where)
     }
     return blas_layout_sca(rep, where->pr, where->pc);
 }
+
+/* ---- single elements by linear index ------------------------------------ */
+
+static int mat_owner(int64_t i, int64_t b, int p)
+{
+    return (int)((i / b) % p);
+}
+
+static int64_t mat_lidx(int64_t i, int64_t b, int p)
+{
+    return (i / (b * p)) * b + i % b;
+}
+
+void blas_elem_holders(const blas_layout *l, int64_t g, int *r0, int *r1,
+                       int *c0, int *c1)
+{
+    if (l->kind == BLAS_MAT) {
+        int64_t m = l->m > 0 ? l->m : 1;
+        *r0 = mat_owner(g % m, l->b, l->pr);
+        *c0 = mat_owner(g / m, l->nb, l->pc);
+        *r1 = *r0 + 1;
+        *c1 = *c0 + 1;
+        return;
+    }
+    int lo[2], hi[2], dims[2] = {l->pr, l->pc};
+    for (int k = 0; k < 2; k++) {
+        if (k == l->dist) {
+            lo[k] = blas_layout_owner(l, g);
+            hi[k] = lo[k] + 1;
+        } else {
+            lo[k] = 0;
+            hi[k] = (l->rep & (1u << k)) ? dims[k] : 1;
+        }
+    }
+    *r0 = lo[0];
+    *r1 = hi[0];
+    *c0 = lo[1];
+    *c1 = hi[1];
+}
+
+bool blas_elem_held(const blas_layout *l, int r, int c, int64_t g)
+{
+    int r0, r1, c0, c1;
+    blas_elem_holders(l, g, &r0, &r1, &c0, &c1);
+    return r >= r0 && r < r1 && c >= c0 && c < c1;
+}
+
+int64_t blas_elem_lidx(const blas_layout *l, int64_t g)
+{
+    if (l->kind != BLAS_MAT) return blas_layout_lidx(l, g);
+    int64_t m = l->m > 0 ? l->m : 1, i = g % m, j = g / m;
+    int r = mat_owner(i, l->b, l->pr);
+    int64_t ld = blas_numroc(l->m, l->b, r, l->pr);
+    if (ld < 1) ld = 1;
+    return mat_lidx(i, l->b, l->pr) + mat_lidx(j, l->nb, l->pc) * ld;
+}
+
+int64_t blas_elem_global(const blas_layout *l, int r, int c, int64_t li)
+{
+    if (l->kind != BLAS_MAT) {
+        if (l->dist < 0) return li;
+        int co[2] = {r, c}, dims[2] = {l->pr, l->pc};
+        return blas_cyc_global(l->b, dims[l->dist], co[l->dist], li);
+    }
+    int64_t ld = blas_numroc(l->m, l->b, r, l->pr);
+    if (ld < 1) ld = 1;
+    int64_t i = blas_cyc_global(l->b, l->pr, r, li % ld);
+    int64_t j = blas_cyc_global(l->nb, l->pc, c, li / ld);
+    return i + j * l->m;
+}
+
+void blas_elem_src(const blas_layout *S, int r, int c, int64_t g, int *sr,
+                   int *sc)
+{
+    if (blas_elem_held(S, r, c, g)) {
+        *sr = r;
+        *sc = c;
+        return;
+    }
+    int r0, r1, c0, c1;
+    blas_elem_holders(S, g, &r0, &r1, &c0, &c1);
+    /* a copy in my own grid row or column where there is one             */
+    *sr = r >= r0 && r < r1 ? r : r0;
+    *sc = c >= c0 && c < c1 ? c : c0;
+}
+
+/* ---- element maps -------------------------------------------------------- */
+
+blas_emap blas_desc_map(const blas_desc *d)
+{
+    blas_emap e = {0, 1, 0, 1, d->len};
+    if (d->op == BLAS_OP_VGET) {
+        e.so = d->off;
+        e.si = d->inc;
+    } else if (d->op == BLAS_OP_VPUT) {
+        e.to = d->off;
+        e.ti = d->inc;
+    }
+    return e;
+}
+
+bool blas_emap_equal(const blas_emap *a, const blas_emap *b)
+{
+    return a->so == b->so && a->si == b->si && a->to == b->to &&
+           a->ti == b->ti && a->len == b->len;
+}
+
+int64_t blas_emap_index(const blas_emap *e, int64_t g, bool target)
+{
+    int64_t o = target ? e->to : e->so, s = target ? e->ti : e->si;
+    int64_t d = g - o;
+    if (d % s != 0) return -1;
+    int64_t i = d / s;
+    return i >= 0 && i < e->len ? i : -1;
+}

@@ -153,6 +153,27 @@ int64_t blas_trsv_block_of(const blas_layout *T)
     return b <= BLAS_TRSV_MAXB ? b : 0;
 }
 
+/* vget: the viewed value where it is (the node moves the elements
+ * itself); vput: the old value where the new one goes (a local copy, or
+ * its buffer taken over), the new elements where they are.              */
+static deso_err c_vget(const blas_desc *d, const blas_layout *res,
+                       const blas_layout *cur, blas_layout *req)
+{
+    (void)d;
+    (void)res;
+    req[0] = cur[0];
+    return DESO_OK;
+}
+
+static deso_err c_vput(const blas_desc *d, const blas_layout *res,
+                       const blas_layout *cur, blas_layout *req)
+{
+    (void)d;
+    req[0] = *res;
+    req[1] = cur[1];
+    return DESO_OK;
+}
+
 #define V BLAS_VEC
 #define M BLAS_MAT
 #define S BLAS_SCA
@@ -206,6 +227,10 @@ static const blas_op_info table[BLAS_OP_COUNT] = {
                       c_scalar, blas__k_scalar, NULL},
     [BLAS_OP_SMIN] = {"scalar_min", 2, {S, S}, S, -1, BLAS_RED_NONE, false,
                       c_scalar, blas__k_scalar, NULL},
+    [BLAS_OP_VGET] = {"vget", 1, {V}, V, -1, BLAS_RED_NONE, true, c_vget,
+                      NULL, NULL},
+    [BLAS_OP_VPUT] = {"vput", 2, {V, V}, V, 0, BLAS_RED_NONE, true, c_vput,
+                      NULL, NULL},
 };
 
 const blas_op_info *blas_op_get(blas_op op)
@@ -220,6 +245,24 @@ int blas_desc_nops(blas_op op, unsigned flags)
     if (info == NULL) return 0;
     if (op == BLAS_OP_GEMV && !(flags & BLAS_F_BETA)) return 3;
     return info->nops;
+}
+
+blas_kind blas_desc_role(const blas_desc *d, int k)
+{
+    if (d->op == BLAS_OP_VGET || d->op == BLAS_OP_VPUT) {
+        unsigned f = k == 0 ? BLAS_F_PMAT : BLAS_F_SMAT;
+        return (d->flags & f) ? BLAS_MAT : BLAS_VEC;
+    }
+    return blas_op_get(d->op)->roles[k];
+}
+
+blas_kind blas_desc_result(const blas_desc *d)
+{
+    if (d->op == BLAS_OP_VGET)
+        return (d->flags & BLAS_F_SMAT) ? BLAS_MAT : BLAS_VEC;
+    if (d->op == BLAS_OP_VPUT)
+        return (d->flags & BLAS_F_PMAT) ? BLAS_MAT : BLAS_VEC;
+    return blas_op_get(d->op)->result;
 }
 
 int blas_red_dim(const blas_desc *d, const blas_layout *ops)

@@ -691,10 +691,44 @@ deso_err deso_smin_arg(deso_scalar *out, deso_sarg a, deso_sarg b);
 #define deso_smax(out, a, b) deso_smax_arg((out), DESO_SARG(a), DESO_SARG(b))
 #define deso_smin(out, a, b) deso_smin_arg((out), DESO_SARG(a), DESO_SARG(b))
 
+/* ---- views ------------------------------------------------------------------ *
+ * A view is a handle on elements of another vector or matrix, its parent:
+ * a vector's elements at an offset and stride, a matrix's column, or a
+ * range of its columns (a matrix of whole columns, so a Krylov basis V can
+ * be one matrix whose columns are written by level 1 calls and read by
+ * dgemv on V's first k columns).  A view is used like any handle of its
+ * kind: reading it reads the parent's current version, and a call that
+ * writes it makes the parent's next version (the other elements kept).
+ * Nothing moves when a view is made or used: the reads and writes are
+ * recorded nodes, placed and priced by the optimiser like the calls.
+ * Views of views are refused (make the view of the parent instead).
+ * Destroy a view with deso_vec_destroy or deso_mat_destroy; a view whose
+ * parent was destroyed is stale (DESO_ESTALE).  A view cannot be written
+ * from the host (deso_mat_diag refuses one as its d).  Collective (every
+ * rank makes the same calls), recorded, not force points.  Errors:
+ * DESO_ENULL (a NULL argument), DESO_ESTALE, DESO_EINVAL (the parent is a
+ * view; stride 0), DESO_ESIZE (the view does not lie inside the parent;
+ * n or ncols < 0), DESO_ENOMEM.  On error *view is NULL.               */
+
+/* Elements offset, offset + stride, ..., offset + (n - 1) stride of x
+ * (stride may be negative: a reversed view).                             */
+deso_err deso_vec_view(deso_vec *x, int64_t offset, int64_t n,
+                       int64_t stride, deso_vec **view);
+/* Column j of A, a vector of A's m rows.                                 */
+deso_err deso_mat_col(deso_mat *a, int64_t j, deso_vec **view);
+/* Columns j0 .. j0 + ncols - 1 of A, an m x ncols matrix.                */
+deso_err deso_mat_cols(deso_mat *a, int64_t j0, int64_t ncols,
+                       deso_mat **view);
+
 /* ---- level 1 (recorded; collective; not force points) ---------------------- *
+ * Increments are reference BLAS's: any nonzero inc, element i of the call
+ * at x[i inc] (from the vector's end, x[(n - 1 - i) |inc|], when inc < 0);
+ * the vector must hold 1 + (n - 1) |inc| elements at least.  A strided
+ * argument is read and written through a view (above) for the call.
  * Common errors: DESO_ENULL (NULL handle), DESO_ESTALE (destroyed handle),
- * DESO_ECONTEXT (handles of different contexts), DESO_ESIZE (n < 0 or n
- * different from a vector's length), DESO_ENOTSUP (increment != 1).       */
+ * DESO_ECONTEXT (handles of different contexts), DESO_ESIZE (n < 0, or n
+ * elements at that increment do not fit a vector), DESO_EINVAL
+ * (increment 0).                                                          */
 
 /* y <- x                                                                   */
 deso_err deso_dcopy(int64_t n, const deso_vec *x, int64_t incx, deso_vec *y,
@@ -801,8 +835,10 @@ deso_err deso_drotmg(double *d1, double *d2, double *b1, double b2,
                     (y), (incy))
 
 /* ---- level 2 (recorded; collective; not force points) ---------------------- *
- * The enums carry CBLAS's values.  Errors as level 1, plus DESO_EINVAL for
- * a bad enum or lda < 1 (deso_last_error names the argument's position).  */
+ * The enums carry CBLAS's values.  Increments as level 1; a matrix
+ * argument may be a view of columns (deso_mat_cols), and lda is only
+ * checked >= 1.  Errors as level 1, plus DESO_EINVAL for a bad enum or
+ * lda < 1 (deso_last_error names the argument's position).               */
 
 typedef enum deso_order { DESO_ROW_MAJOR = 101, DESO_COL_MAJOR = 102 } deso_order;
 typedef enum deso_trans { DESO_NO_TRANS = 111, DESO_TRANS = 112 } deso_trans;
@@ -810,7 +846,8 @@ typedef enum deso_uplo { DESO_UPPER = 121, DESO_LOWER = 122 } deso_uplo;
 typedef enum deso_diag { DESO_NON_UNIT = 131, DESO_UNIT = 132 } deso_diag;
 
 /* y <- alpha op(A) x + beta y, A m x n as `order` reads it (row-major:
- * an n x m handle).  A beta that is the double 0.0 means y is not read.   */
+ * an n x m handle).  A beta that is the double 0.0 means y is not read.
+ * m or n = 0: nothing is recorded (y is not scaled), as reference BLAS.  */
 deso_err deso_dgemv_arg(deso_order order, deso_trans trans, int64_t m,
                         int64_t n, deso_sarg alpha, const deso_mat *a,
                         int64_t lda, const deso_vec *x, int64_t incx,

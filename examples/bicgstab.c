@@ -14,25 +14,15 @@
  * one line on stderr, exit 1.                                               */
 #include "krylov_deso.h"
 
-static double a_fn(int64_t i, int64_t j, void *arg)
-{
-    return krylov_ns_a(*(const long *)arg, (long)i, (long)j);
-}
-
-static double b_fn(int64_t i, void *arg)
-{
-    return krylov_ns_b(*(const long *)arg, (long)i);
-}
-
 int main(int argc, char **argv)
 {
     struct krylov_opts o;
     krylov_start(&argc, &argv, "deso-bicgstab", &o);
     const long n = o.n;
     deso_mat *A;
-    deso_mat_from_fn(ctx, n, n, a_fn, (void *)&n, &A);
+    deso_mat_from_fn(ctx, n, n, krylov_ns_a_fn, (void *)&n, &A);
     deso_vec *b, *x, *r, *rhat, *p, *v, *s, *t, *u;
-    deso_vec_from_fn(ctx, n, b_fn, (void *)&n, &b);
+    deso_vec_from_fn(ctx, n, krylov_ns_b_fn, (void *)&n, &b);
     deso_vec **vecs[] = {&x, &r, &rhat, &p, &v, &s, &t, &u};
     for (size_t k = 0; k < sizeof vecs / sizeof vecs[0]; k++)
         deso_vec_create(ctx, n, vecs[k]);

@@ -1,6 +1,7 @@
 /* krylov_deso.h: what the deso versions of the Krylov examples share
- * beside krylov_problem.h: the context, failing on a library error, and
- * the start (options, deso_init, the error handler).  Header-only.        */
+ * beside krylov_problem.h: the context, failing on a library error, the
+ * start (options, deso_init, the error handler) and the nonsymmetric
+ * problem's generators.  Header-only.                                      */
 #ifndef DESO_EXAMPLES_KRYLOV_DESO_H
 #define DESO_EXAMPLES_KRYLOV_DESO_H
 
@@ -15,6 +16,18 @@
 static int rank0;
 static deso_ctx *ctx;
 static const char *prog;
+
+/* The nonsymmetric problem's generators for deso_mat_from_fn and
+ * deso_vec_from_fn (arg: the order n, a long).                           */
+static inline double krylov_ns_a_fn(int64_t i, int64_t j, void *arg)
+{
+    return krylov_ns_a(*(const long *)arg, (long)i, (long)j);
+}
+
+static inline double krylov_ns_b_fn(int64_t i, void *arg)
+{
+    return krylov_ns_b(*(const long *)arg, (long)i);
+}
 
 /* The context's error handler: any failing deso call ends the run with
  * one line from rank 0 and exit code 1.                                   */

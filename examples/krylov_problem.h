@@ -1,9 +1,9 @@
 /* krylov_problem.h: the problems and the command line shared by the
- * BiCGSTAB and Lanczos examples (examples/bicgstab.c beside
- * examples/bicgstab_cblas.c, examples/lanczos.c beside lanczos_cblas.c).
- * Header-only, no MPI, no BLAS.
+ * BiCGSTAB, GMRES and Lanczos examples (examples/bicgstab.c beside
+ * examples/bicgstab_cblas.c, gmres.c beside gmres_cblas.c, lanczos.c
+ * beside lanczos_cblas.c).  Header-only, no MPI, no BLAS.
  *
- * BiCGSTAB solves A x = b for the nonsymmetric
+ * BiCGSTAB and GMRES(KRYLOV_RESTART) solve A x = b for the nonsymmetric
  *   a(i,j) = exp((j - i) / n) / (1 + |i-j|),
  * b = A * ones (summed in order j = 0..n-1, so b is bitwise the same
  * wherever it is made), x0 = 0.  A = D^-1 S D with D = diag(exp(i / n))
@@ -126,6 +126,34 @@ static inline int krylov_sturm(const double *a, const double *b, int k, double x
         if (q < 0.0) below++;
     }
     return below;
+}
+
+/* GMRES's restart length m: the basis has m + 1 columns.                */
+#define KRYLOV_RESTART 8
+
+/* GMRES's host side.  H is (m + 1) x m, column-major (leading dimension
+ * m + 1), c and s the Givens rotations so far.  Column j of H (h[0 .. j+1])
+ * gets rotations 0 .. j-1 applied.                                        */
+static inline void krylov_rotate(double *h, const double *c, const double *s,
+                                 int j)
+{
+    for (int i = 0; i < j; i++) {
+        double t = c[i] * h[i] + s[i] * h[i + 1];
+        h[i + 1] = -s[i] * h[i] + c[i] * h[i + 1];
+        h[i] = t;
+    }
+}
+
+/* y <- R^-1 g for the upper triangle R of H's first k columns (leading
+ * dimension ld): GMRES's correction in the basis.                        */
+static inline void krylov_backsolve(const double *H, int ld, int k,
+                                    const double *g, double *y)
+{
+    for (int i = k - 1; i >= 0; i--) {
+        double t = g[i];
+        for (int j = i + 1; j < k; j++) t -= H[i + (size_t)j * ld] * y[j];
+        y[i] = t / H[i + (size_t)i * ld];
+    }
 }
 
 /* The j-th smallest eigenvalue of T (0-based) by bisection inside the

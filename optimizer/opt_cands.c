@@ -18,6 +18,10 @@
  *   scalars  affine: everywhere; full: any of the four replication states.
  *   gemv     x and A fixed; the result's folding fixed; full: reduced to
  *            coordinate 0 or all-reduced.
+ *   vget, vput of a vector: the result in any vector layout of the mode,
+ *            the viewed value (vget) or the new elements (vput) where
+ *            they are: the node's own exchange moves them (its cost is
+ *            the node's); of a matrix: mode none's placement only.
  *   ger, trsv and anything else: mode none's placement only.             */
 #include "optimizer/opt_impl.h"
 
@@ -177,6 +181,13 @@ deso_err opt_node_cands(const opt_graph *g, int i, opt_mode mode,
         int ns = sca_set(g, mode, S);
         for (int s = 0; s < ns; s++) {
             DESO_TRY(make(info, d, &S[s], cur, &c));
+            n = push(out, n, &c);
+        }
+    } else if ((d->op == BLAS_OP_VGET || d->op == BLAS_OP_VPUT) &&
+               rv->kind == BLAS_VEC) {
+        int nv = vec_set(g, mode, rv->n, V);
+        for (int k = 0; k < nv; k++) {
+            DESO_TRY(make(info, d, &V[k], cur, &c));
             n = push(out, n, &c);
         }
     } else if (d->op == BLAS_OP_GEMV && mode == OPT_FULL) {

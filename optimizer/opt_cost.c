@@ -121,6 +121,32 @@ static void count_exchange(const blas_layout *S, const blas_layout *D,
         }
 }
 
+void opt__p2p_counts(const int64_t *cnt, int P, int64_t *ns,
+                     const opt_params *pp, opt_counts *out)
+{
+    int64_t *nr = ns + P, *sb = ns + 2 * P, *rb = ns + 3 * P;
+    opt_counts c;
+    memset(&c, 0, sizeof c);
+    for (int s = 0; s < P; s++)
+        for (int d = 0; d < P; d++) {
+            int64_t e = cnt[(int64_t)s * P + d];
+            if (e == 0) continue;
+            c.msgs_p2p++;
+            c.bytes_p2p += 8 * e;
+            ns[s]++;
+            nr[d]++;
+            sb[s] += 8 * e;
+            rb[d] += 8 * e;
+        }
+    for (int q = 0; q < P; q++) {
+        int64_t m = ns[q] > nr[q] ? ns[q] : nr[q];
+        int64_t v = sb[q] > rb[q] ? sb[q] : rb[q];
+        double t = pp->alpha * (double)m + pp->beta * (double)v;
+        if (t > c.time) c.time = t;
+    }
+    *out = c;
+}
+
 deso_err opt_exchange_cost(const blas_layout *S, const blas_layout *D,
                            const opt_params *pp, opt_memo *memo,
                            opt_counts *out)
@@ -143,26 +169,8 @@ deso_err opt_exchange_cost(const blas_layout *S, const blas_layout *D,
         return deso__fail(DESO_ENOMEM, "optimizer: out of memory");
     }
     count_exchange(S, D, cnt);
-    int64_t *nr = ns + P, *sb = ns + 2 * P, *rb = ns + 3 * P;
     opt_counts c;
-    memset(&c, 0, sizeof c);
-    for (int s = 0; s < P; s++)
-        for (int d = 0; d < P; d++) {
-            int64_t e = cnt[(int64_t)s * P + d];
-            if (e == 0) continue;
-            c.msgs_p2p++;
-            c.bytes_p2p += 8 * e;
-            ns[s]++;
-            nr[d]++;
-            sb[s] += 8 * e;
-            rb[d] += 8 * e;
-        }
-    for (int q = 0; q < P; q++) {
-        int64_t m = ns[q] > nr[q] ? ns[q] : nr[q];
-        int64_t v = sb[q] > rb[q] ? sb[q] : rb[q];
-        double t = pp->alpha * (double)m + pp->beta * (double)v;
-        if (t > c.time) c.time = t;
-    }
+    opt__p2p_counts(cnt, P, ns, pp, &c);
     free(cnt);
     free(ns);
     if (memo != NULL) {
@@ -262,6 +270,10 @@ void opt__node_cost(const opt_graph *g, const opt_node *nd,
 {
     const blas_op_info *info = blas_op_get(nd->d.op);
     memset(c, 0, sizeof *c);
+    if (nd->d.op == BLAS_OP_VGET || nd->d.op == BLAS_OP_VPUT) {
+        opt__view_cost(nd, pl, pp, c);
+        return;
+    }
     if (info == NULL || info->red == BLAS_RED_NONE) return;
     int rd = blas_red_dim(&nd->d, pl->req);
     if (rd < 0) return;

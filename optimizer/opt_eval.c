@@ -668,7 +668,12 @@ static deso_err eval_setup(opt__eval *e)
     }
     for (int i = 0; i < g->nnodes; i++) {
         const blas_op_info *info = blas_op_get(g->nodes[i].d.op);
-        e->is_red[i] = info != NULL && info->red != BLAS_RED_NONE;
+        /* reductions, and the views whose node moves elements itself:
+         * the nodes with a cost of their own (opt__node_cost)            */
+        blas_op op = g->nodes[i].d.op;
+        e->is_red[i] = info != NULL && (info->red != BLAS_RED_NONE ||
+                                        op == BLAS_OP_VGET ||
+                                        op == BLAS_OP_VPUT);
         if (e->is_red[i]) e->reds[e->nreds++] = i;
     }
     index_terms(e);

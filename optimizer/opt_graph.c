@@ -97,6 +97,15 @@ deso_err opt_graph_livein_view(opt_graph *g, int id, const blas_layout *lay)
 deso_err opt_graph_node(opt_graph *g, blas_op op, unsigned flags,
                         const int *ops, int64_t m, int64_t n, int *res)
 {
+    blas_desc d = {.op = op, .flags = flags};
+    return opt_graph_node_desc(g, &d, ops, m, n, res);
+}
+
+deso_err opt_graph_node_desc(opt_graph *g, const blas_desc *dd,
+                             const int *ops, int64_t m, int64_t n, int *res)
+{
+    blas_op op = dd->op;
+    unsigned flags = dd->flags;
     DESO_CHECK(g != NULL && res != NULL, DESO_ENULL,
                "opt_graph_node: NULL argument");
     const blas_op_info *info = blas_op_get(op);
@@ -107,7 +116,7 @@ deso_err opt_graph_node(opt_graph *g, blas_op op, unsigned flags,
         DESO_CHECK(ops[k] >= 0 && ops[k] < g->nvals, DESO_EINVAL,
                    "opt_graph_node: %s operand %d: no value %d", info->name,
                    k, ops[k]);
-        DESO_CHECK(g->vals[ops[k]].kind == info->roles[k], DESO_EINVAL,
+        DESO_CHECK(g->vals[ops[k]].kind == blas_desc_role(dd, k), DESO_EINVAL,
                    "opt_graph_node: %s operand %d has the wrong kind",
                    info->name, k);
     }
@@ -125,13 +134,16 @@ deso_err opt_graph_node(opt_graph *g, blas_op op, unsigned flags,
     nd->d.op = op;
     nd->d.flags = flags;
     nd->d.nops = nops;
+    nd->d.off = dd->off;
+    nd->d.inc = dd->inc;
+    nd->d.len = dd->len;
     for (int k = 0; k < nops; k++) nd->ops[k] = ops[k];
     for (int k = nops; k < BLAS_MAXOPS; k++) nd->ops[k] = -1;
     nd->res = id;
     opt_value *v = &g->vals[id];
-    v->kind = info->result;
-    v->m = info->result == BLAS_SCA ? 1 : m;
-    v->n = info->result == BLAS_SCA ? 1 : n;
+    v->kind = blas_desc_result(dd);
+    v->m = v->kind == BLAS_SCA ? 1 : m;
+    v->n = v->kind == BLAS_SCA ? 1 : n;
     v->producer = g->nnodes++;
     *res = id;
     return DESO_OK;

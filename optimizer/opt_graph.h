@@ -78,6 +78,10 @@ deso_err opt_graph_livein_view(opt_graph *g, int id, const blas_layout *lay);
  * blas_desc_nops), the result's shape (m, n); *res receives its value id. */
 deso_err opt_graph_node(opt_graph *g, blas_op op, unsigned flags,
                         const int *ops, int64_t m, int64_t n, int *res);
+/* The same for a node described by d (vget and vput carry their view's
+ * offset and stride in it).                                               */
+deso_err opt_graph_node_desc(opt_graph *g, const blas_desc *d,
+                             const int *ops, int64_t m, int64_t n, int *res);
 /* Marks a value live-out; want != NULL: a reader wants it in that layout
  * after the DAG (e.g. a force point reading a scalar everywhere).        */
 deso_err opt_graph_live_out(opt_graph *g, int id, const blas_layout *want);

@@ -30,6 +30,13 @@ void opt__bcast_cost(const blas_layout *S, const blas_layout *D,
                      const opt_params *pp, opt_counts *c);
 void opt__remap_cost(const blas_layout *S, const opt_params *pp,
                      opt_counts *c);
+/* An exchange's counts and modelled time from cnt[src * P + dst] (the
+ * elements dst takes from src); ns: 4 P zeroed int64 of scratch.        */
+void opt__p2p_counts(const int64_t *cnt, int P, int64_t *ns,
+                     const opt_params *pp, opt_counts *out);
+/* A vget or vput node's own exchange under pl (opt_cost_view.c).        */
+void opt__view_cost(const opt_node *nd, const opt_place *pl,
+                    const opt_params *pp, opt_counts *c);
 /* Node nd's own collective under placement pl (*c is set): mult doubles
  * of a fused group's partials (0: not fused), allred: the group is an
  * all-reduce.                                                            */

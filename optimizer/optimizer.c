@@ -39,6 +39,18 @@ static deso_err default_result(const opt_defaults *df, const blas_desc *d,
         return DESO_OK;
     }
     case BLAS_OP_GER: *res = cur[3]; return DESO_OK;
+    case BLAS_OP_VGET:
+        /* a matrix view is whole columns of its parent                   */
+        if (d->flags & BLAS_F_SMAT) {
+            int64_t m = cur[0].m > 0 ? cur[0].m : 1;
+            *res = opt_default_mat(df, cur[0].m, d->len / m);
+        } else {
+            *res = opt_default_vec(df, d->len);
+        }
+        return DESO_OK;
+    case BLAS_OP_VPUT:
+        *res = cur[0].kind == BLAS_MAT ? cur[0] : opt_default_vec(df, cur[0].n);
+        return DESO_OK;
     case BLAS_OP_TRSV:
         *res = blas_layout_vec(cur[1].n, -1, 0, 3u, df->pr, df->pc);
         return DESO_OK;

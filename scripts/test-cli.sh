@@ -2,8 +2,8 @@
 # The programs' command lines, bad and good.
 #
 # Bad input: BUILD/bin/deso-cg, deso-remap, deso-solve-pdgesv,
-# deso-mtx2bin, deso-bicgstab, deso-lanczos and (without a launcher: they
-# are one process) deso-cg-cblas and the Krylov twins, with bad input for
+# deso-mtx2bin, deso-bicgstab, deso-gmres, deso-lanczos and (without a
+# launcher: they are one process) deso-cg-cblas and the Krylov twins, with bad input for
 # every option (missing value, non-number, zero and negative sizes, a grid
 # that does not match P, an unknown mode or schedule, a missing or
 # malformed --matrix file, unknown options) at P = 1 and 2, each under
@@ -68,7 +68,8 @@ solve=$build/bin/deso-solve-pdgesv
 m2b=$build/bin/deso-mtx2bin
 bicg=$build/bin/deso-bicgstab
 lanc=$build/bin/deso-lanczos
-for b in "$cg" "$remap" "$cblas" "$solve" "$m2b" "$bicg" "$lanc"; do
+gmres=$build/bin/deso-gmres
+for b in "$cg" "$remap" "$cblas" "$solve" "$m2b" "$bicg" "$lanc" "$gmres"; do
     if [ ! -x "$b" ]; then
         echo "test-cli: $b not found (make BUILD=$build programs)"
         echo "cli: 0 passed, 1 failed"
@@ -196,8 +197,8 @@ for np in $nps; do
     says="NB must be"; bad "$np" "$solve" 10 0
     says=arguments; bad "$np" "$solve" 10 2 3
 
-    # ---- deso-bicgstab, deso-lanczos --------------------------------------
-    for kp in "$bicg" "$lanc"; do
+    # ---- deso-bicgstab, deso-gmres, deso-lanczos -------------------------
+    for kp in "$bicg" "$gmres" "$lanc"; do
         says=--n; bad "$np" "$kp" --n 0
         says=--iters; bad "$np" "$kp" --iters x
         says=--mode; bad "$np" "$kp" --mode fast
@@ -327,7 +328,7 @@ says=--tol; bad serial "$cblas" --tol -1
 says=--precond; bad serial "$cblas" --precond bogus
 says=--grid; bad serial "$cblas" --grid 1x1      # deso-cg's, not its own
 says=--mode; bad serial "$cblas" --mode full
-for kp in "$bicg-cblas" "$lanc-cblas"; do
+for kp in "$bicg-cblas" "$gmres-cblas" "$lanc-cblas"; do
     says=--n; bad serial "$kp" --n -3
     says=--grid; bad serial "$kp" --grid 1x1        # the deso versions' only
     says=--history=1; bad serial "$kp" --history=1

@@ -295,7 +295,8 @@ deso_err deso__mat_to_file(const deso_mat *a, const char *path)
                         : DESO_OK;
     DESO_TRY(deso__agree_counted(ctx, fn, mine, NULL, 0));
     /* the force first: a failed one leaves no new, empty file behind     */
-    deso_err err = deso__force(ctx);
+    deso_err err = deso__view_sync(ctx, (deso__handle *)h);
+    if (err == DESO_OK) err = deso__force(ctx);
     if (err == DESO_OK) err = deso__value_usable(h->val, fn);
     if (err == DESO_OK) err = deso__mat_in_core(h->val, fn);
     DESO_TRY(deso__agree_counted(ctx, fn, err, NULL, 0));

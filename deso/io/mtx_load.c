@@ -136,6 +136,10 @@ deso_err deso__mat_diag(const deso_mat *a, deso_vec *d)
     deso_ctx *ctx = NULL;
     DESO_TRY(deso__handle_check(a ? &a->h : NULL, BLAS_MAT, &ctx, fn, "a"));
     DESO_TRY(deso__handle_check(d ? &d->h : NULL, BLAS_VEC, &ctx, fn, "d"));
+    DESO_CHECK(d->h.parent == NULL, DESO_ENOTSUP,
+               "%s: d (arg 2) is a view: write the diagonal into a vector, "
+               "then dcopy it into the view", fn);
+    DESO_TRY(deso__view_sync(ctx, (deso__handle *)&a->h));
     DESO_TRY(deso__value_usable(a->h.val, fn));
     int64_t k = a->h.val->m < a->h.val->n ? a->h.val->m : a->h.val->n;
     DESO_CHECK(d->h.val->n == k, DESO_ESIZE,

@@ -235,6 +235,7 @@ static deso_err export_begin(const deso__handle *h, blas_kind kind, int *ctxt,
     else if (*ctxt >= 0)
         err = grid_check(*ctx, *ctxt, fn);
     DESO_TRY(deso__agree_counted(*ctx, fn, err, NULL, 0));
+    DESO_TRY(deso__view_sync(*ctx, (deso__handle *)h));
     DESO_TRY(deso__force(*ctx));
     DESO_TRY(deso__value_usable(h->val, fn));
     DESO_CHECK(h->val->ready && h->val->views, DESO_EINTERNAL,

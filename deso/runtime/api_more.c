@@ -107,3 +107,29 @@ deso_err deso_dsyr2_arg(deso_order order, deso_uplo uplo, int64_t n,
                         "deso_dsyr2", e);
     return e;
 }
+
+deso_err deso_vec_view(deso_vec *x, int64_t offset, int64_t n,
+                       int64_t stride, deso_vec **view)
+{
+    deso_err e = deso__vec_view(x, offset, n, stride, view);
+    if (e != DESO_OK)
+        e = deso__raise(deso__reach(1, DESO__CTX(x)), "deso_vec_view", e);
+    return e;
+}
+
+deso_err deso_mat_col(deso_mat *a, int64_t j, deso_vec **view)
+{
+    deso_err e = deso__mat_col(a, j, view);
+    if (e != DESO_OK)
+        e = deso__raise(deso__reach(1, DESO__CTX(a)), "deso_mat_col", e);
+    return e;
+}
+
+deso_err deso_mat_cols(deso_mat *a, int64_t j0, int64_t ncols,
+                       deso_mat **view)
+{
+    deso_err e = deso__mat_cols(a, j0, ncols, view);
+    if (e != DESO_OK)
+        e = deso__raise(deso__reach(1, DESO__CTX(a)), "deso_mat_cols", e);
+    return e;
+}

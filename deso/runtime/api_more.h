@@ -29,5 +29,10 @@ deso_err deso__dsyr2_arg(deso_order order, deso_uplo uplo, int64_t n,
                          deso_sarg alpha, const deso_vec *x, int64_t incx,
                          const deso_vec *y, int64_t incy, deso_mat *a,
                          int64_t lda);
+deso_err deso__vec_view(deso_vec *x, int64_t offset, int64_t n,
+                        int64_t stride, deso_vec **view);
+deso_err deso__mat_col(deso_mat *a, int64_t j, deso_vec **view);
+deso_err deso__mat_cols(deso_mat *a, int64_t j0, int64_t ncols,
+                        deso_mat **view);
 
 #endif

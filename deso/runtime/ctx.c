@@ -34,6 +34,7 @@ static void ctx_free(deso_ctx *ctx)
         if (h->magic == DESO__MAGIC_LIVE) {
             deso__value_unref(h->val);
             deso__spmat_data_free(h->sp);
+            deso__value_unref(h->src);
         }
         h->magic = 0;
         free(h);

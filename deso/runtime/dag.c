@@ -56,6 +56,17 @@ deso_err deso__record(deso_ctx *ctx, blas_op op, unsigned flags,
                       deso__value **ops, const uint64_t *ids,
                       deso__handle *out, const int64_t *shape)
 {
+    blas_desc dd = {.op = op, .flags = flags};
+    return deso__record_desc(ctx, &dd, ops, ids, out, shape);
+}
+
+deso_err deso__record_desc(deso_ctx *ctx, const blas_desc *d,
+                           deso__value **ops, const uint64_t *ids,
+                           deso__handle *out, const int64_t *shape)
+{
+    blas_op op = d->op;
+    unsigned flags = d->flags;
+    blas_desc dd = *d;
     bool timed = deso__sample(&ctx->recorded);
     double t0 = timed ? deso__now() : 0.0;
     const blas_op_info *info = blas_op_get(op);
@@ -75,7 +86,8 @@ deso_err deso__record(deso_ctx *ctx, blas_op op, unsigned flags,
     deso__value *res = NULL;
     if (err == DESO_OK) {
         nd = deso__node_take();
-        res = nd ? deso__value_new(info->result, shape[0], shape[1]) : NULL;
+        res = nd ? deso__value_new(blas_desc_result(&dd), shape[0], shape[1])
+                 : NULL;
         if (res == NULL)
             err = deso__fail(DESO_ENOMEM, "%s: out of memory", info->name);
     }
@@ -88,6 +100,9 @@ deso_err deso__record(deso_ctx *ctx, blas_op op, unsigned flags,
     nd->d.op = op;
     nd->d.flags = flags;
     nd->d.nops = nops;
+    nd->d.off = dd.off;
+    nd->d.inc = dd.inc;
+    nd->d.len = dd.len;
     for (int k = 0; k < nops; k++) {
         nd->ops[k] = ops[k];
         deso__value_ref(ops[k]);
@@ -109,6 +124,11 @@ deso_err deso__record(deso_ctx *ctx, blas_op op, unsigned flags,
     deso__hash_mix(ctx, ((uint64_t)op << 32) | flags);
     deso__hash_mix(ctx, (uint64_t)shape[0]);
     deso__hash_mix(ctx, (uint64_t)shape[1]);
+    if (op == BLAS_OP_VGET || op == BLAS_OP_VPUT) {
+        deso__hash_mix(ctx, (uint64_t)dd.off);
+        deso__hash_mix(ctx, (uint64_t)dd.inc);
+        deso__hash_mix(ctx, (uint64_t)dd.len);
+    }
     for (int k = 0; k < nops; k++) deso__hash_mix(ctx, ids[k]);
     deso__hash_mix(ctx, out->id);
     bool loop = deso__period_step(ctx, nd, ids, out->id);

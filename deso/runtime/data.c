@@ -416,6 +416,8 @@ static deso_err read_begin(const deso__handle *h, blas_kind kind,
 {
     *ctx = NULL;
     DESO_TRY(deso__handle_check(h, kind, ctx, fn, "handle"));
+    /* a view reads its parent's current version                          */
+    DESO_TRY(deso__view_sync(*ctx, (deso__handle *)h));
     DESO_TRY(deso__force(*ctx));
     *v = h->val;
     DESO_TRY(deso__value_usable(*v, fn));

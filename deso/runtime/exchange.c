@@ -16,6 +16,10 @@
  *      row fold r from the ranks of its own grid row: the paper's direct
  *      O(N P) exchange, one message per pair of ranks in a grid row, no
  *      collective.  Plans are made once per layout pair and cached.
+ *   The same exchange under an element map (vget and vput: element
+ *   so + si i of the source into element to + ti i of the target, by
+ *   linear index, vectors or matrices) is how views move data
+ *   (exec_view.c); its plans are cached per layout pair and map.
  * Matrices: block-cyclic remaps through deso__remap_* (remap_matrix.c).   */
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +30,7 @@
 
 struct deso__exchange_plan {
     blas_layout src, dst;
+    blas_emap map;              /* identity for a change of layout          */
     int nsend, nrecv;
     int *speer, *rpeer;
     int64_t *scount, *rcount;
@@ -37,38 +42,21 @@ struct deso__exchange_plan {
     struct deso__exchange_plan *next;
 };
 
-static bool elem_held(const blas_layout *l, int r, int c, int64_t i)
+static blas_emap identity(const blas_layout *D)
 {
-    if (!blas_layout_holds(l, r, c)) return false;
-    if (l->dist < 0) return true;
-    int co[2] = {r, c};
-    return co[l->dist] == blas_layout_owner(l, i);
+    blas_emap e = {0, 1, 0, 1, D->m * D->n};
+    return e;
 }
 
-/* The rank that sends element i to the rank at (r, c).                     */
-static void choose_src(const blas_layout *S, int r, int c, int64_t i, int *sr,
-                       int *sc)
+/* Reverses a message's index list: a map with a negative stride walks
+ * one side downwards.                                                    */
+static void reverse(int64_t *x, int64_t n)
 {
-    if (elem_held(S, r, c, i)) {
-        *sr = r;
-        *sc = c;
-        return;
+    for (int64_t i = 0, j = n - 1; i < j; i++, j--) {
+        int64_t t = x[i];
+        x[i] = x[j];
+        x[j] = t;
     }
-    int d[2] = {r, c}, s[2];
-    for (int k = 0; k < 2; k++) {
-        if (k == S->dist) s[k] = blas_layout_owner(S, i);
-        else if (S->rep & (1u << k)) s[k] = d[k];
-        else s[k] = 0;
-    }
-    *sr = s[0];
-    *sc = s[1];
-}
-
-static int64_t global_of(const blas_layout *l, int r, int c, int64_t li)
-{
-    if (l->dist < 0) return li;
-    int co[2] = {r, c}, dims[2] = {l->pr, l->pc};
-    return blas_cyc_global(l->b, dims[l->dist], co[l->dist], li);
 }
 
 static void exchange_plan_free(deso__exchange_plan *p)
@@ -106,13 +94,16 @@ void deso__exchange_plans_free(deso_ctx *ctx)
     }
 }
 
-/* Builds per-peer index lists.  Both sides list the elements of a message
- * in increasing global index, so packing and unpacking agree.            */
+/* Builds per-peer index lists for element map e.  Both sides list the
+ * elements of a message in increasing map index i, so packing and
+ * unpacking agree (a local array's order is increasing linear index, so
+ * a side whose stride is negative reverses its lists).                   */
 static deso_err exchange_plan_build(deso_ctx *ctx, const blas_layout *S,
-                            const blas_layout *D, deso__exchange_plan **out)
+                            const blas_layout *D, const blas_emap *e,
+                            deso__exchange_plan **out)
 {
     int P = ctx->size, me = ctx->rank, r = ctx->coord[0], c = ctx->coord[1];
-    int pr = ctx->df.pr, pc = ctx->df.pc;
+    int pc = ctx->df.pc;
     int64_t *scnt = deso__calloc((size_t)P, sizeof *scnt);
     int64_t *rcnt = deso__calloc((size_t)P, sizeof *rcnt);
     int64_t *sfill = deso__calloc((size_t)P, sizeof *sfill);
@@ -127,41 +118,45 @@ static deso_err exchange_plan_build(deso_ctx *ctx, const blas_layout *S,
     }
     p->src = *S;
     p->dst = *D;
+    p->map = *e;
     int64_t srows, scols, drows, dcols;
     blas_layout_local(S, r, c, &srows, &scols);
     blas_layout_local(D, r, c, &drows, &dcols);
     /* two passes: count, then fill                                         */
     for (int pass = 0; pass < 2; pass++) {
         /* sends: my source elements that other ranks take from me          */
-        for (int64_t l = 0; l < srows; l++) {
-            int64_t i = global_of(S, r, c, l);
-            int d0 = D->dist == 0 ? blas_layout_owner(D, i) : 0;
-            int d1 = D->dist == 1 ? blas_layout_owner(D, i) : 0;
-            int e0 = D->dist == 0 ? d0 + 1 : (D->rep & 1u) ? pr : 1;
-            int e1 = D->dist == 1 ? d1 + 1 : (D->rep & 2u) ? pc : 1;
-            for (int a = d0; a < e0; a++)
-                for (int b = d1; b < e1; b++) {
+        for (int64_t l = 0; l < srows * scols; l++) {
+            int64_t i = blas_emap_index(e, blas_elem_global(S, r, c, l),
+                                        false);
+            if (i < 0) continue;
+            int64_t t = e->to + e->ti * i;
+            int a0, a1, b0, b1;
+            blas_elem_holders(D, t, &a0, &a1, &b0, &b1);
+            for (int a = a0; a < a1; a++)
+                for (int b = b0; b < b1; b++) {
                     int q = a * pc + b, sr, sc;
                     if (q == me) continue;
-                    choose_src(S, a, b, i, &sr, &sc);
+                    blas_elem_src(S, a, b, e->so + e->si * i, &sr, &sc);
                     if (sr != r || sc != c) continue;
                     if (pass == 0) scnt[q]++;
                     else sl[q][sfill[q]++] = l;
                 }
         }
         /* receives and self copies: my target elements                     */
-        for (int64_t l = 0; l < drows; l++) {
-            int64_t i = global_of(D, r, c, l);
+        for (int64_t l = 0; l < drows * dcols; l++) {
+            int64_t i = blas_emap_index(e, blas_elem_global(D, r, c, l),
+                                        true);
+            if (i < 0) continue;
+            int64_t g = e->so + e->si * i;
             int sr, sc;
-            choose_src(S, r, c, i, &sr, &sc);
+            blas_elem_src(S, r, c, g, &sr, &sc);
             int q = sr * pc + sc;
             if (q == me) {
                 if (pass == 1) {
-                    p->self_src[p->nself] = blas_layout_lidx(S, i);
+                    p->self_src[p->nself] = blas_elem_lidx(S, g);
                     p->self_dst[p->nself] = l;
                 }
-                if (pass == 0) p->nself++;
-                else p->nself++;
+                p->nself++;
             } else if (pass == 0) {
                 rcnt[q]++;
             } else {
@@ -230,6 +225,10 @@ static deso_err exchange_plan_build(deso_ctx *ctx, const blas_layout *S,
     }
     p->nsend = ks;
     p->nrecv = kr;
+    for (int k = 0; k < ks && e->si < 0; k++)
+        reverse(p->sidx[k], p->scount[k]);
+    for (int k = 0; k < kr && e->ti < 0; k++)
+        reverse(p->ridx[k], p->rcount[k]);
     if (err != DESO_OK)
         err = deso__fail(DESO_ENOMEM, "exchange plan: out of memory");
 done:
@@ -253,15 +252,17 @@ done:
 }
 
 static deso_err exchange_plan_get(deso_ctx *ctx, const blas_layout *S,
-                          const blas_layout *D, deso__exchange_plan **out)
+                          const blas_layout *D, const blas_emap *e,
+                          deso__exchange_plan **out)
 {
     for (deso__exchange_plan *p = ctx->exchange_plans; p != NULL; p = p->next)
-        if (blas_layout_equal(&p->src, S) && blas_layout_equal(&p->dst, D)) {
+        if (blas_layout_equal(&p->src, S) && blas_layout_equal(&p->dst, D) &&
+            blas_emap_equal(&p->map, e)) {
             *out = p;
             return DESO_OK;
         }
     deso__exchange_plan *p;
-    DESO_TRY(exchange_plan_build(ctx, S, D, &p));
+    DESO_TRY(exchange_plan_build(ctx, S, D, e, &p));
     p->next = ctx->exchange_plans;
     ctx->exchange_plans = p;
     *out = p;
@@ -344,7 +345,8 @@ deso_err deso__exchange_ready(deso_ctx *ctx, blas_kind kind,
     if (replication_only(src, to)) return DESO_OK;
     deso__exchange_plan *p;
     double t0 = deso__now();
-    deso_err err = exchange_plan_get(ctx, src, to, &p);
+    blas_emap e = identity(to);
+    deso_err err = exchange_plan_get(ctx, src, to, &e, &p);
     deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
     return err;
 }
@@ -413,7 +415,8 @@ deso_err deso__value_view(deso_ctx *ctx, deso__value *v,
     } else {
         deso__exchange_plan *p;
         double t0 = deso__now();
-        err = exchange_plan_get(ctx, &src->lay, lay, &p);
+        blas_emap e = identity(lay);
+        err = exchange_plan_get(ctx, &src->lay, lay, &e, &p);
         deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
         if (err == DESO_OK) err = exchange_plan_exec(ctx, p, src->data, w->data);
     }
@@ -425,4 +428,25 @@ deso_err deso__value_view(deso_ctx *ctx, deso__value *v,
     deso__value_keep(v, w);
     *out = w;
     return DESO_OK;
+}
+
+deso_err deso__exchange_map_ready(deso_ctx *ctx, const blas_layout *src,
+                                  const blas_layout *to, const blas_emap *e)
+{
+    deso__exchange_plan *p;
+    double t0 = deso__now();
+    deso_err err = exchange_plan_get(ctx, src, to, e, &p);
+    deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
+    return err;
+}
+
+deso_err deso__exchange_map(deso_ctx *ctx, const deso__view *src,
+                            deso__view *dst, const blas_emap *e)
+{
+    deso__exchange_plan *p;
+    double t0 = deso__now();
+    deso_err err = exchange_plan_get(ctx, &src->lay, &dst->lay, e, &p);
+    deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
+    DESO_TRY(err);
+    return exchange_plan_exec(ctx, p, src->data, dst->data);
 }

@@ -176,7 +176,9 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
         }
         return DESO_OK;
     }
-    if (info->distributed) {
+    if (nd->d.op == BLAS_OP_VGET || nd->d.op == BLAS_OP_VPUT) {
+        err = deso__exec_view(ctx, nd, v, rv);
+    } else if (info->distributed) {
         err = deso__exec_trsv(ctx, &nd->d, v[0], v[1], rv);
     } else if (takes_part(ctx, info, &nd->d, req, rl)) {
         int64_t len = blas_red_len(&nd->d, L);

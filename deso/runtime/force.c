@@ -85,8 +85,7 @@ static deso_err build_graph(deso_ctx *ctx, opt_graph *g)
             v->nread++;
         }
         deso__value *r = nd->res;
-        DESO_TRY(opt_graph_node(g, nd->d.op, nd->d.flags, ops, r->m, r->n,
-                                &r->gid));
+        DESO_TRY(opt_graph_node_desc(g, &nd->d, ops, r->m, r->n, &r->gid));
         r->mark = stamp;
         r->nread = 0;
     }

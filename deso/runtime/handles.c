@@ -185,6 +185,10 @@ deso_err deso__handle_check(const deso__handle *h, blas_kind kind,
                arg, kind_name(h->kind), kind_name(kind));
     DESO_CHECK(h->ctx != NULL && h->ctx->magic == DESO__MAGIC_CTX,
                DESO_ESTALE, "%s: %s belongs to a finalized context", fn, arg);
+    /* a view outlives nothing it views: the parent's shell says DEAD    */
+    DESO_CHECK(h->parent == NULL || h->parent->magic == DESO__MAGIC_LIVE,
+               DESO_ESTALE, "%s: %s views a %s that was destroyed", fn, arg,
+               kind_name(h->parent != NULL ? h->parent->kind : h->kind));
     if (*ctx != NULL)
         DESO_CHECK(h->ctx == *ctx, DESO_ECONTEXT,
                    "%s: %s belongs to another context", fn, arg);
@@ -200,9 +204,11 @@ deso_err deso__handle_destroy(deso__handle *h, const char *fn)
                "%s: not a deso handle", fn);
     h->magic = DESO__MAGIC_DEAD;
     deso__value_unref(h->val);
+    deso__value_unref(h->src);
     h->val = NULL;
     deso__spmat_data_free(h->sp);
     h->sp = NULL;
+    h->src = NULL;
     return DESO_OK;
 }
 

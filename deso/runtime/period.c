@@ -54,6 +54,9 @@ static uint64_t signature(const deso_ctx *ctx, const deso__node *nd,
     uint64_t h = mix(0x7065726full, ((uint64_t)nd->d.op << 32) | nd->d.flags);
     h = mix(h, (uint64_t)nd->res->m);
     h = mix(h, (uint64_t)nd->res->n);
+    h = mix(h, (uint64_t)nd->d.off);      /* a view's place (else zeros)  */
+    h = mix(h, (uint64_t)nd->d.inc);
+    h = mix(h, (uint64_t)nd->d.len);
     for (int k = 0; k < nd->d.nops; k++) {
         const deso__value *v = nd->ops[k];
         bool here = v->born_gen == P->gen;

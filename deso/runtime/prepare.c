@@ -157,6 +157,7 @@ static int64_t scratch_of(const deso_ctx *ctx, const deso__node *nd,
                           const blas_layout *req)
 {
     const blas_op_info *info = blas_op_get(nd->d.op);
+    if (nd->d.op == BLAS_OP_VGET || nd->d.op == BLAS_OP_VPUT) return 0;
     if (info->distributed) return deso__trsv_scratch(ctx, &req[0]);
     if (info->red == BLAS_RED_NONE) return 0;
     blas_local L[BLAS_MAXOPS];
@@ -196,6 +197,8 @@ static deso_err prepare_node(deso_ctx *ctx, sim_value *sv, deso__node *nd,
         rec_step(rec, i, -1, NULL);
     }
     DESO_TRY(sim_add(&sv[nd->res->gid], 0, rl));
+    if (nd->d.op == BLAS_OP_VGET || nd->d.op == BLAS_OP_VPUT)
+        DESO_TRY(deso__view_ready(ctx, nd, req, rl));
     int64_t need = scratch_of(ctx, nd, req);
     if (need > *scratch) *scratch = need;
     return DESO_OK;

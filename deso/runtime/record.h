@@ -7,7 +7,9 @@
 
 #include "deso/runtime/runtime.h"
 
-/* x must be a live vector of this context with length n, increment 1.    */
+/* x must be a live vector of this context holding n elements at stride
+ * inc: 1 + (n - 1) |inc| of them at least (reference BLAS's rule for the
+ * array), inc != 0.                                                      */
 static inline deso_err deso__vec_arg(const deso_vec *x, int64_t n,
                                      int64_t inc, deso_ctx **ctx,
                                      const char *fn, const char *name,
@@ -15,12 +17,16 @@ static inline deso_err deso__vec_arg(const deso_vec *x, int64_t n,
 {
     DESO_TRY(deso__handle_check(x ? &x->h : NULL, BLAS_VEC, ctx, fn, name));
     DESO_TRY(deso__value_usable(x->h.val, fn));
-    DESO_CHECK(x->h.val->n == n, DESO_ESIZE,
-               "%s: n = %lld but %s (arg %d) has length %lld", fn,
-               (long long)n, name, pos, (long long)x->h.val->n);
-    DESO_CHECK(inc == 1, DESO_ENOTSUP,
-               "%s: increment %lld for %s (arg %d) not supported (only 1)",
-               fn, (long long)inc, name, pos + 1);
+    DESO_CHECK(inc != 0, DESO_EINVAL, "%s: increment 0 for %s (arg %d)", fn,
+               name, pos + 1);
+    int64_t len = x->h.val->n;
+    uint64_t step = inc < 0 ? -(uint64_t)inc : (uint64_t)inc;
+    bool fits = n <= 0 || (n <= len && (uint64_t)(n - 1) <=
+                                          (uint64_t)(len - 1) / step);
+    DESO_CHECK(fits, DESO_ESIZE,
+               "%s: n = %lld at increment %lld does not fit %s (arg %d) of "
+               "length %lld",
+               fn, (long long)n, (long long)inc, name, pos, (long long)len);
     return DESO_OK;
 }
 

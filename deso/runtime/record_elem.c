@@ -12,10 +12,15 @@ static deso_err elem(blas_op op, const char *fn, int64_t n, const deso_vec *x,
     DESO_TRY(deso__n_arg(n, fn, 1));
     DESO_TRY(deso__vec_arg(x, n, incx, &ctx, fn, "x", 2));
     DESO_TRY(deso__vec_arg(y, n, incy, &ctx, fn, "y", 4));
-    deso__value *ops[2] = {x->h.val, reads_y ? y->h.val : NULL};
+    deso__arg a[2];
+    deso_err err = deso__args_open2(ctx, n, &x->h, incx, DESO__IN, &y->h,
+                                    incy, reads_y ? DESO__INOUT : DESO__OUT, a);
+    if (err != DESO_OK) return err;
+    deso__value *ops[2] = {a[0].h->val, reads_y ? a[1].h->val : NULL};
     uint64_t ids[2] = {x->h.id, reads_y ? y->h.id : 0};
     int64_t shape[2] = {1, n};
-    return deso__record(ctx, op, 0, ops, ids, &y->h, shape);
+    err = deso__record(ctx, op, 0, ops, ids, a[1].h, shape);
+    return deso__args_finish(ctx, a, 2, err);
 }
 
 deso_err deso__dvdiv(int64_t n, const deso_vec *x, int64_t incx, deso_vec *y,

@@ -1,5 +1,7 @@
 /* Level 1 front ends: validate (first bad argument named), canonicalise,
- * record.  Nothing executes here.                                         */
+ * record.  Nothing executes here.  A strided argument, or one that is a
+ * view, goes through a deso__arg (views.c): the call's nodes read and
+ * write its elements through vget and vput nodes.                        */
 #include "deso/runtime/record.h"
 
 static const int64_t VSHAPE_SCALAR[2] = {1, 1};
@@ -12,10 +14,15 @@ deso_err deso__dcopy(int64_t n, const deso_vec *x, int64_t incx, deso_vec *y,
     DESO_TRY(deso__n_arg(n, fn, 1));
     DESO_TRY(deso__vec_arg(x, n, incx, &ctx, fn, "x", 2));
     DESO_TRY(deso__vec_arg(y, n, incy, &ctx, fn, "y", 4));
-    deso__value *ops[1] = {x->h.val};
+    deso__arg a[2];
+    deso_err err = deso__args_open2(ctx, n, &x->h, incx, DESO__IN, &y->h,
+                                    incy, DESO__OUT, a);
+    if (err != DESO_OK) return err;
+    deso__value *ops[1] = {a[0].h->val};
     uint64_t ids[1] = {x->h.id};
     int64_t shape[2] = {1, n};
-    return deso__record(ctx, BLAS_OP_COPY, 0, ops, ids, &y->h, shape);
+    err = deso__record(ctx, BLAS_OP_COPY, 0, ops, ids, a[1].h, shape);
+    return deso__args_finish(ctx, a, 2, err);
 }
 
 /* A swap is two copies of the old versions: in SSA nothing is swapped.   */
@@ -27,22 +34,27 @@ deso_err deso__dswap(int64_t n, deso_vec *x, int64_t incx, deso_vec *y,
     DESO_TRY(deso__n_arg(n, fn, 1));
     DESO_TRY(deso__vec_arg(x, n, incx, &ctx, fn, "x", 2));
     DESO_TRY(deso__vec_arg(y, n, incy, &ctx, fn, "y", 4));
-    deso__value *xo = x->h.val, *yo = y->h.val;
+    deso__arg a[2];
+    deso_err err = deso__args_open2(ctx, n, &x->h, incx, DESO__INOUT, &y->h,
+                                    incy, DESO__INOUT, a);
+    if (err != DESO_OK) return err;
+    deso__handle *hx = a[0].h, *hy = a[1].h;
+    deso__value *xo = hx->val, *yo = hy->val;
     deso__value_ref(xo);
     deso__value_ref(yo);
     int64_t shape[2] = {1, n};
     uint64_t idy[1] = {y->h.id}, idx[1] = {x->h.id};
     deso__value *o1[1] = {yo}, *o2[1] = {xo};
     uint64_t hash0 = ctx->hash;
-    deso_err err = deso__record(ctx, BLAS_OP_COPY, 0, o1, idy, &x->h, shape);
+    err = deso__record(ctx, BLAS_OP_COPY, 0, o1, idy, hx, shape);
     if (err == DESO_OK) {
-        err = deso__record(ctx, BLAS_OP_COPY, 0, o2, idx, &y->h, shape);
+        err = deso__record(ctx, BLAS_OP_COPY, 0, o2, idx, hy, shape);
         /* all or nothing: a half-recorded swap would leave x == y         */
-        if (err != DESO_OK) deso__record_undo(ctx, &x->h, xo, hash0);
+        if (err != DESO_OK) deso__record_undo(ctx, hx, xo, hash0);
     }
     deso__value_unref(xo);
     deso__value_unref(yo);
-    return err;
+    return deso__args_finish(ctx, a, 2, err);
 }
 
 deso_err deso__dscal_arg(int64_t n, deso_sarg alpha, deso_vec *x, int64_t incx)
@@ -52,13 +64,21 @@ deso_err deso__dscal_arg(int64_t n, deso_sarg alpha, deso_vec *x, int64_t incx)
     DESO_TRY(deso__n_arg(n, fn, 1));
     DESO_TRY(deso__vec_arg(x, n, incx, &ctx, fn, "x", 3));
     DESO_TRY(deso__sarg_check(alpha, &ctx, fn, "alpha"));
+    /* reference BLAS returns at once for incx < 0: x is left as it is    */
+    if (incx < 0) return DESO_OK;
+    deso__arg a[1];
+    DESO_TRY(deso__arg_open(ctx, &x->h, n, incx, DESO__INOUT, &a[0]));
     deso__value *ops[2];
     uint64_t ids[2];
-    DESO_TRY(deso__sarg_value(&ctx, alpha, &ops[0], &ids[0], fn, "alpha"));
-    ops[1] = x->h.val;
-    ids[1] = x->h.id;
-    int64_t shape[2] = {1, n};
-    return deso__record(ctx, BLAS_OP_SCAL, 0, ops, ids, &x->h, shape);
+    deso_err err = deso__sarg_value(&ctx, alpha, &ops[0], &ids[0], fn,
+                                    "alpha");
+    if (err == DESO_OK) {
+        ops[1] = a[0].h->val;
+        ids[1] = x->h.id;
+        int64_t shape[2] = {1, n};
+        err = deso__record(ctx, BLAS_OP_SCAL, 0, ops, ids, a[0].h, shape);
+    }
+    return deso__args_finish(ctx, a, 1, err);
 }
 
 deso_err deso__daxpy_arg(int64_t n, deso_sarg alpha, const deso_vec *x,
@@ -70,15 +90,22 @@ deso_err deso__daxpy_arg(int64_t n, deso_sarg alpha, const deso_vec *x,
     DESO_TRY(deso__vec_arg(x, n, incx, &ctx, fn, "x", 3));
     DESO_TRY(deso__vec_arg(y, n, incy, &ctx, fn, "y", 5));
     DESO_TRY(deso__sarg_check(alpha, &ctx, fn, "alpha"));
+    deso__arg a[2];
+    deso_err err = deso__args_open2(ctx, n, &x->h, incx, DESO__IN, &y->h,
+                                    incy, DESO__INOUT, a);
+    if (err != DESO_OK) return err;
     deso__value *ops[3];
     uint64_t ids[3];
-    DESO_TRY(deso__sarg_value(&ctx, alpha, &ops[0], &ids[0], fn, "alpha"));
-    ops[1] = x->h.val;
-    ids[1] = x->h.id;
-    ops[2] = y->h.val;
-    ids[2] = y->h.id;
-    int64_t shape[2] = {1, n};
-    return deso__record(ctx, BLAS_OP_AXPY, 0, ops, ids, &y->h, shape);
+    err = deso__sarg_value(&ctx, alpha, &ops[0], &ids[0], fn, "alpha");
+    if (err == DESO_OK) {
+        ops[1] = a[0].h->val;
+        ids[1] = x->h.id;
+        ops[2] = a[1].h->val;
+        ids[2] = y->h.id;
+        int64_t shape[2] = {1, n};
+        err = deso__record(ctx, BLAS_OP_AXPY, 0, ops, ids, a[1].h, shape);
+    }
+    return deso__args_finish(ctx, a, 2, err);
 }
 
 deso_err deso__daxpby_arg(int64_t n, deso_sarg alpha, const deso_vec *x,
@@ -92,20 +119,26 @@ deso_err deso__daxpby_arg(int64_t n, deso_sarg alpha, const deso_vec *x,
     DESO_TRY(deso__vec_arg(y, n, incy, &ctx, fn, "y", 6));
     DESO_TRY(deso__sarg_check(alpha, &ctx, fn, "alpha"));
     DESO_TRY(deso__sarg_check(beta, &ctx, fn, "beta"));
+    deso__arg a[2];
+    deso_err err = deso__args_open2(ctx, n, &x->h, incx, DESO__IN, &y->h,
+                                    incy, DESO__INOUT, a);
+    if (err != DESO_OK) return err;
     deso__value *ops[4];
     uint64_t ids[4];
-    DESO_TRY(deso__sarg_value(&ctx, alpha, &ops[0], &ids[0], fn, "alpha"));
-    deso_err err = deso__sarg_value(&ctx, beta, &ops[2], &ids[2], fn, "beta");
-    if (err != DESO_OK) {
-        deso__value_sink(ops[0]);
-        return err;
+    err = deso__sarg_value(&ctx, alpha, &ops[0], &ids[0], fn, "alpha");
+    if (err == DESO_OK) {
+        err = deso__sarg_value(&ctx, beta, &ops[2], &ids[2], fn, "beta");
+        if (err != DESO_OK) deso__value_sink(ops[0]);
     }
-    ops[1] = x->h.val;
-    ids[1] = x->h.id;
-    ops[3] = y->h.val;
-    ids[3] = y->h.id;
-    int64_t shape[2] = {1, n};
-    return deso__record(ctx, BLAS_OP_AXPBY, 0, ops, ids, &y->h, shape);
+    if (err == DESO_OK) {
+        ops[1] = a[0].h->val;
+        ids[1] = x->h.id;
+        ops[3] = a[1].h->val;
+        ids[3] = y->h.id;
+        int64_t shape[2] = {1, n};
+        err = deso__record(ctx, BLAS_OP_AXPBY, 0, ops, ids, a[1].h, shape);
+    }
+    return deso__args_finish(ctx, a, 2, err);
 }
 
 static deso_err reduce1(blas_op op, const char *fn, int64_t n,
@@ -113,13 +146,24 @@ static deso_err reduce1(blas_op op, const char *fn, int64_t n,
                         int64_t incy, deso_scalar *result)
 {
     deso_ctx *ctx = NULL;
+    bool two = op == BLAS_OP_DOT;
     DESO_TRY(deso__n_arg(n, fn, 1));
     DESO_TRY(deso__vec_arg(x, n, incx, &ctx, fn, "x", 2));
-    if (op == BLAS_OP_DOT) DESO_TRY(deso__vec_arg(y, n, incy, &ctx, fn, "y", 4));
-    DESO_TRY(deso__sca_out(result, &ctx, fn, op == BLAS_OP_DOT ? 6 : 4));
-    deso__value *ops[2] = {x->h.val, op == BLAS_OP_DOT ? y->h.val : NULL};
-    uint64_t ids[2] = {x->h.id, op == BLAS_OP_DOT ? y->h.id : 0};
-    return deso__record(ctx, op, 0, ops, ids, &result->h, VSHAPE_SCALAR);
+    if (two) DESO_TRY(deso__vec_arg(y, n, incy, &ctx, fn, "y", 4));
+    DESO_TRY(deso__sca_out(result, &ctx, fn, two ? 6 : 4));
+    /* reference BLAS's dnrm2, dasum and idamax return 0 for incx < 0
+     * (ddot walks x from its end instead)                                 */
+    if (!two && incx < 0)
+        return deso__sset_arg(result, deso_sarg_double(0.0));
+    deso__arg a[2];
+    DESO_TRY(deso__arg_open(ctx, &x->h, n, incx, DESO__IN, &a[0]));
+    deso_err err = DESO_OK;
+    if (two) err = deso__arg_open(ctx, &y->h, n, incy, DESO__IN, &a[1]);
+    if (err != DESO_OK) return deso__args_finish(ctx, a, 1, err);
+    deso__value *ops[2] = {a[0].h->val, two ? a[1].h->val : NULL};
+    uint64_t ids[2] = {x->h.id, two ? y->h.id : 0};
+    err = deso__record(ctx, op, 0, ops, ids, &result->h, VSHAPE_SCALAR);
+    return deso__args_finish(ctx, a, two ? 2 : 1, err);
 }
 
 deso_err deso__ddot(int64_t n, const deso_vec *x, int64_t incx,

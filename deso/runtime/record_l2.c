@@ -3,7 +3,9 @@
  * the same memory.  A row-major call is mapped onto the column-major call
  * on the same handle here, before recording, so that the optimiser and
  * the executor only ever see column-major calls.  lda is only checked
- * >= 1.                                                                   */
+ * >= 1: a sub-matrix is a view (deso_mat_cols), not a leading dimension.
+ * Vector arguments with a stride, and views, go through deso__args
+ * (views.c), as in level 1.                                              */
 #include "deso/runtime/record.h"
 #include "deso/runtime/api_more.h"
 
@@ -52,24 +54,21 @@ static deso_err mat_arg(const deso_mat *a, deso_order order, int64_t m,
 
 static bool is_zero_const(deso_sarg b) { return !b.lazy && b.v == 0.0; }
 
-/* One gemv node (masked for dsymv's halves).                               */
-static deso_err gemv_node(deso_ctx *ctx, unsigned flags, int64_t m, int64_t n,
-                          deso_sarg alpha, const deso_mat *a,
-                          const deso_vec *x, deso_sarg beta, deso_vec *y,
-                          const char *fn)
+/* One gemv node (masked for dsymv's halves) into y, of length ylen.     */
+static deso_err gemv_node(deso_ctx *ctx, unsigned flags, int64_t ylen,
+                          deso_sarg alpha, deso__handle *a, deso__handle *x,
+                          deso_sarg beta, deso__handle *y, const char *fn)
 {
-    (void)m;
-    (void)n;
     deso__value *ops[5];
     uint64_t ids[5] = {0};
     /* canonical form: a known beta of 0 means y is not read, so the node
      * has no y operand (a lazy beta is never inspected)                    */
     if (!is_zero_const(beta)) flags |= BLAS_F_BETA;
     DESO_TRY(deso__sarg_value(&ctx, alpha, &ops[0], &ids[0], fn, "alpha"));
-    ops[1] = a->h.val;
-    ids[1] = a->h.id;
-    ops[2] = x->h.val;
-    ids[2] = x->h.id;
+    ops[1] = a->val;
+    ids[1] = a->id;
+    ops[2] = x->val;
+    ids[2] = x->id;
     if (flags & BLAS_F_BETA) {
         deso_err err =
             deso__sarg_value(&ctx, beta, &ops[3], &ids[3], fn, "beta");
@@ -77,11 +76,28 @@ static deso_err gemv_node(deso_ctx *ctx, unsigned flags, int64_t m, int64_t n,
             deso__value_sink(ops[0]);
             return err;
         }
-        ops[4] = y->h.val;
-        ids[4] = y->h.id;
+        ops[4] = y->val;
+        ids[4] = y->id;
     }
-    int64_t shape[2] = {1, y->h.val->n};
-    return deso__record(ctx, BLAS_OP_GEMV, flags, ops, ids, &y->h, shape);
+    int64_t shape[2] = {1, ylen};
+    return deso__record(ctx, BLAS_OP_GEMV, flags, ops, ids, y, shape);
+}
+
+/* The arguments of a gemv-shaped call: A, x (xlen at incx) read, y (ylen
+ * at incy) written, and read too unless beta is a known 0.              */
+static deso_err gemv_open(deso_ctx *ctx, const deso_mat *a, const deso_vec *x,
+                          int64_t xlen, int64_t incx, deso_sarg beta,
+                          deso_vec *y, int64_t ylen, int64_t incy,
+                          deso__arg *arg)
+{
+    DESO_TRY(deso__arg_open(ctx, &a->h, 0, 1, DESO__IN, &arg[0]));
+    deso_err err = deso__arg_open(ctx, &x->h, xlen, incx, DESO__IN, &arg[1]);
+    if (err != DESO_OK) return deso__args_finish(ctx, arg, 1, err);
+    err = deso__arg_open(ctx, &y->h, ylen, incy,
+                         is_zero_const(beta) ? DESO__OUT : DESO__INOUT,
+                         &arg[2]);
+    if (err != DESO_OK) return deso__args_finish(ctx, arg, 2, err);
+    return DESO_OK;
 }
 
 deso_err deso__dgemv_arg(deso_order order, deso_trans trans, int64_t m,
@@ -114,27 +130,53 @@ deso_err deso__dgemv_arg(deso_order order, deso_trans trans, int64_t m,
     DESO_TRY(deso__vec_arg(y, t ? n : m, incy, &ctx, fn, "y", 11));
     DESO_TRY(deso__sarg_check(alpha, &ctx, fn, "alpha"));
     DESO_TRY(deso__sarg_check(beta, &ctx, fn, "beta"));
-    return gemv_node(ctx, t ? BLAS_F_TRANS : 0, m, n, alpha, a, x, beta, y,
-                     fn);
+    /* reference BLAS returns at once when A is empty: y is not scaled   */
+    if (m == 0 || n == 0) return DESO_OK;
+    int64_t xlen = t ? m : n, ylen = t ? n : m;
+    deso__arg g[3];
+    DESO_TRY(gemv_open(ctx, a, x, xlen, incx, beta, y, ylen, incy, g));
+    deso_err err = gemv_node(ctx, t ? BLAS_F_TRANS : 0, ylen, alpha, g[0].h,
+                             g[1].h, beta, g[2].h, fn);
+    return deso__args_finish(ctx, g, 3, err);
 }
 
 /* One ger node A <- alpha x y^T + A (flags: BLAS_F_MASK with or without
  * BLAS_F_LOWER for one triangle only, as dsyr and dsyr2 need).           */
 static deso_err ger_node(deso_ctx *ctx, unsigned flags, deso_sarg alpha,
-                         const deso_vec *x, const deso_vec *y, deso_mat *a,
+                         deso__handle *x, deso__handle *y, deso__handle *a,
                          const char *fn)
 {
     deso__value *ops[4];
     uint64_t ids[4];
     DESO_TRY(deso__sarg_value(&ctx, alpha, &ops[0], &ids[0], fn, "alpha"));
-    ops[1] = x->h.val;
-    ids[1] = x->h.id;
-    ops[2] = y->h.val;
-    ids[2] = y->h.id;
-    ops[3] = a->h.val;
-    ids[3] = a->h.id;
-    int64_t shape[2] = {a->h.val->m, a->h.val->n};
-    return deso__record(ctx, BLAS_OP_GER, flags, ops, ids, &a->h, shape);
+    ops[1] = x->val;
+    ids[1] = x->id;
+    ops[2] = y->val;
+    ids[2] = y->id;
+    ops[3] = a->val;
+    ids[3] = a->id;
+    int64_t shape[2] = {a->val->m, a->val->n};
+    return deso__record(ctx, BLAS_OP_GER, flags, ops, ids, a, shape);
+}
+
+/* The arguments of a ger-shaped call: x (m at incx) and, when y != NULL,
+ * y (n at incy) read; A read and written.  arg[0] is x, arg[1] y (when
+ * given), then A: *k arguments in all.                                   */
+static deso_err ger_open(deso_ctx *ctx, const deso_vec *x, int64_t m,
+                         int64_t incx, const deso_vec *y, int64_t n,
+                         int64_t incy, deso_mat *a, deso__arg *arg, int *k)
+{
+    *k = 0;
+    DESO_TRY(deso__arg_open(ctx, &x->h, m, incx, DESO__IN, &arg[0]));
+    deso_err err = DESO_OK;
+    int j = 1;
+    if (y != NULL)
+        err = deso__arg_open(ctx, &y->h, n, incy, DESO__IN, &arg[j++]);
+    if (err != DESO_OK) return deso__args_finish(ctx, arg, 1, err);
+    err = deso__arg_open(ctx, &a->h, 0, 1, DESO__INOUT, &arg[j]);
+    if (err != DESO_OK) return deso__args_finish(ctx, arg, j, err);
+    *k = j + 1;
+    return DESO_OK;
 }
 
 /* The flags of a ger on one triangle only.                               */
@@ -163,10 +205,17 @@ deso_err deso__dger_arg(deso_order order, int64_t m, int64_t n, deso_sarg alpha,
         int64_t k = m;
         m = n;
         n = k;
+        k = incx;
+        incx = incy;
+        incy = k;
     }
     DESO_TRY(mat_arg(a, order, m, n, lda, &ctx, fn, 9));
     DESO_TRY(deso__sarg_check(alpha, &ctx, fn, "alpha"));
-    return ger_node(ctx, 0, alpha, x, y, a, fn);
+    deso__arg g[3];
+    int k;
+    DESO_TRY(ger_open(ctx, x, m, incx, y, n, incy, a, g, &k));
+    deso_err err = ger_node(ctx, 0, alpha, g[0].h, g[1].h, g[2].h, fn);
+    return deso__args_finish(ctx, g, k, err);
 }
 
 /* dsymv as two masked gemvs on the stored triangle:
@@ -192,18 +241,23 @@ deso_err deso__dsymv_arg(deso_order order, deso_uplo uplo, int64_t n,
     DESO_TRY(deso__sarg_check(alpha, &ctx, fn, "alpha"));
     DESO_TRY(deso__sarg_check(beta, &ctx, fn, "beta"));
     unsigned tri = BLAS_F_MASK | (uplo == DESO_LOWER ? BLAS_F_LOWER : 0);
-    deso__value *old = y->h.val;
+    deso__arg g[3];
+    DESO_TRY(gemv_open(ctx, a, x, n, incx, beta, y, n, incy, g));
+    deso__handle *hy = g[2].h;
+    deso__value *old = hy->val;
     uint64_t hash0 = ctx->hash;
-    deso__value_ref(old);
-    deso_err err = gemv_node(ctx, tri, n, n, alpha, a, x, beta, y, fn);
+    if (old != NULL) deso__value_ref(old);
+    deso_err err = gemv_node(ctx, tri, n, alpha, g[0].h, g[1].h, beta, hy,
+                             fn);
     if (err == DESO_OK) {
-        err = gemv_node(ctx, tri | BLAS_F_STRICT | BLAS_F_TRANS, n, n, alpha,
-                        a, x, deso_sarg_double(1.0), y, fn);
+        err = gemv_node(ctx, tri | BLAS_F_STRICT | BLAS_F_TRANS, n, alpha,
+                        g[0].h, g[1].h, deso_sarg_double(1.0), hy, fn);
         /* all or nothing: y must not keep half a product                  */
-        if (err != DESO_OK) deso__record_undo(ctx, &y->h, old, hash0);
+        if (err != DESO_OK && old != NULL)
+            deso__record_undo(ctx, hy, old, hash0);
     }
     deso__value_unref(old);
-    return err;
+    return deso__args_finish(ctx, g, 3, err);
 }
 
 /* The enums of a triangular call (dtrsv's and dtrmv's).                   */
@@ -240,10 +294,15 @@ deso_err deso__dtrsv(deso_order order, deso_uplo uplo, deso_trans trans,
     unsigned flags = (uplo == DESO_LOWER ? BLAS_F_LOWER : 0) |
                      (trans != DESO_NO_TRANS ? BLAS_F_TRANS : 0) |
                      (diag == DESO_UNIT ? BLAS_F_UNIT : 0);
-    deso__value *ops[2] = {a->h.val, x->h.val};
+    deso__arg g[2];
+    DESO_TRY(deso__arg_open(ctx, &a->h, 0, 1, DESO__IN, &g[0]));
+    deso_err err = deso__arg_open(ctx, &x->h, n, incx, DESO__INOUT, &g[1]);
+    if (err != DESO_OK) return deso__args_finish(ctx, g, 1, err);
+    deso__value *ops[2] = {g[0].h->val, g[1].h->val};
     uint64_t ids[2] = {a->h.id, x->h.id};
     int64_t shape[2] = {1, n};
-    return deso__record(ctx, BLAS_OP_TRSV, flags, ops, ids, &x->h, shape);
+    err = deso__record(ctx, BLAS_OP_TRSV, flags, ops, ids, g[1].h, shape);
+    return deso__args_finish(ctx, g, 2, err);
 }
 
 /* dtrmv as one masked gemv reading the old x twice:
@@ -267,8 +326,14 @@ deso_err deso__dtrmv(deso_order order, deso_uplo uplo, deso_trans trans,
     unsigned flags = BLAS_F_MASK | (uplo == DESO_LOWER ? BLAS_F_LOWER : 0) |
                      (trans != DESO_NO_TRANS ? BLAS_F_TRANS : 0) |
                      (diag == DESO_UNIT ? BLAS_F_STRICT : 0);
-    return gemv_node(ctx, flags, n, n, deso_sarg_double(1.0), a, x,
-                     deso_sarg_double(diag == DESO_UNIT ? 1.0 : 0.0), x, fn);
+    deso__arg g[2];
+    DESO_TRY(deso__arg_open(ctx, &a->h, 0, 1, DESO__IN, &g[0]));
+    deso_err err = deso__arg_open(ctx, &x->h, n, incx, DESO__INOUT, &g[1]);
+    if (err != DESO_OK) return deso__args_finish(ctx, g, 1, err);
+    err = gemv_node(ctx, flags, n, deso_sarg_double(1.0), g[0].h, g[1].h,
+                    deso_sarg_double(diag == DESO_UNIT ? 1.0 : 0.0), g[1].h,
+                    fn);
+    return deso__args_finish(ctx, g, 2, err);
 }
 
 /* The arguments dsyr and dsyr2 share (y only when `two`): uplo mapped to
@@ -300,7 +365,12 @@ deso_err deso__dsyr_arg(deso_order order, deso_uplo uplo, int64_t n,
     deso_ctx *ctx = NULL;
     DESO_TRY(syr_args(fn, order, &uplo, n, x, incx, false, NULL, 1, a, lda,
                       alpha, &ctx));
-    return ger_node(ctx, tri_flags(uplo == DESO_LOWER), alpha, x, x, a, fn);
+    deso__arg g[2];
+    int k;
+    DESO_TRY(ger_open(ctx, x, n, incx, NULL, n, 1, a, g, &k));
+    deso_err err = ger_node(ctx, tri_flags(uplo == DESO_LOWER), alpha,
+                            g[0].h, g[0].h, g[1].h, fn);
+    return deso__args_finish(ctx, g, k, err);
 }
 
 /* dsyr2 as two masked gers: A <- alpha x y^T + A, then alpha y x^T.     */
@@ -314,15 +384,19 @@ deso_err deso__dsyr2_arg(deso_order order, deso_uplo uplo, int64_t n,
     DESO_TRY(syr_args(fn, order, &uplo, n, x, incx, true, y, incy, a, lda,
                       alpha, &ctx));
     bool lower = uplo == DESO_LOWER;
-    deso__value *old = a->h.val;
+    deso__arg g[3];
+    int k;
+    DESO_TRY(ger_open(ctx, x, n, incx, y, n, incy, a, g, &k));
+    deso__handle *hx = g[0].h, *hy = g[1].h, *ha = g[2].h;
+    deso__value *old = ha->val;
     uint64_t hash0 = ctx->hash;
     deso__value_ref(old);
-    deso_err err = ger_node(ctx, tri_flags(lower), alpha, x, y, a, fn);
+    deso_err err = ger_node(ctx, tri_flags(lower), alpha, hx, hy, ha, fn);
     if (err == DESO_OK) {
-        err = ger_node(ctx, tri_flags(lower), alpha, y, x, a, fn);
+        err = ger_node(ctx, tri_flags(lower), alpha, hy, hx, ha, fn);
         /* all or nothing: A must not keep half the update                */
-        if (err != DESO_OK) deso__record_undo(ctx, &a->h, old, hash0);
+        if (err != DESO_OK) deso__record_undo(ctx, ha, old, hash0);
     }
     deso__value_unref(old);
-    return err;
+    return deso__args_finish(ctx, g, k, err);
 }

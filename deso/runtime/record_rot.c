@@ -30,22 +30,28 @@ static deso_err rot_node(deso_ctx *ctx, const char *fn, unsigned flags,
 }
 
 /* x' <- h[0] x + h[1] y;  y' <- h[2] y + h[3] x (- h[3] x with neg).    */
-static deso_err rot_pair(deso_ctx *ctx, const char *fn, deso_vec *x,
-                         deso_vec *y, const deso_sarg h[4], bool neg)
+static deso_err rot_pair(deso_ctx *ctx, const char *fn, int64_t n,
+                         deso_vec *x, int64_t incx, deso_vec *y, int64_t incy,
+                         const deso_sarg h[4], bool neg)
 {
-    deso__value *xo = x->h.val, *yo = y->h.val;
+    deso__arg a[2];
+    deso_err err = deso__args_open2(ctx, n, &x->h, incx, DESO__INOUT, &y->h,
+                                    incy, DESO__INOUT, a);
+    if (err != DESO_OK) return err;
+    deso__handle *hx = a[0].h, *hy = a[1].h;
+    deso__value *xo = hx->val, *yo = hy->val;
     uint64_t xid = x->h.id, yid = y->h.id, hash0 = ctx->hash;
     deso__value_ref(xo);
     deso__value_ref(yo);
-    deso_err err = rot_node(ctx, fn, 0, h[0], xo, xid, h[1], yo, yid, &x->h);
+    err = rot_node(ctx, fn, 0, h[0], xo, xid, h[1], yo, yid, hx);
     if (err == DESO_OK) {
         err = rot_node(ctx, fn, neg ? BLAS_F_NEG : 0, h[2], yo, yid, h[3], xo,
-                       xid, &y->h);
-        if (err != DESO_OK) deso__record_undo(ctx, &x->h, xo, hash0);
+                       xid, hy);
+        if (err != DESO_OK) deso__record_undo(ctx, hx, xo, hash0);
     }
     deso__value_unref(xo);
     deso__value_unref(yo);
-    return err;
+    return deso__args_finish(ctx, a, 2, err);
 }
 
 /* The vectors of a rotation: both of length n, distinct handles (a
@@ -71,7 +77,7 @@ deso_err deso__drot_arg(int64_t n, deso_vec *x, int64_t incx, deso_vec *y,
     DESO_TRY(deso__sarg_check(c, &ctx, fn, "c"));
     DESO_TRY(deso__sarg_check(s, &ctx, fn, "s"));
     const deso_sarg h[4] = {c, s, c, s};     /* y' <- c y - s x            */
-    return rot_pair(ctx, fn, x, y, h, true);
+    return rot_pair(ctx, fn, n, x, incx, y, incy, h, true);
 }
 
 /* The modified rotation H of param (reference BLAS's layout: flag, h11,
@@ -106,5 +112,5 @@ deso_err deso__drotm(int64_t n, deso_vec *x, int64_t incx, deso_vec *y,
     deso_sarg h[4];
     DESO_TRY(rotm_h(param, h, fn));
     if (param[0] == -2.0) return DESO_OK;    /* H = I: nothing to record  */
-    return rot_pair(ctx, fn, x, y, h, false);
+    return rot_pair(ctx, fn, n, x, incx, y, incy, h, false);
 }

@@ -124,6 +124,12 @@ typedef struct deso__handle {
     deso__spmat_data *sp;     /* a sparse matrix's data, else NULL          */
     uint64_t id;              /* creation order: the same on every rank     */
     struct deso__handle *next;
+    /* a view (views.c): the handle it views (never a view itself), its
+     * first linear index and stride there; src: the viewed handle's value
+     * that val was read from (referenced), so a newer version is seen    */
+    struct deso__handle *parent;
+    int64_t voff, vinc;
+    deso__value *src;
 } deso__handle;
 
 struct deso_vec { deso__handle h; };
@@ -373,12 +379,48 @@ deso_err deso__handle_destroy(deso__handle *h, const char *fn);
 /* A readable value: DESO_EMISMATCH etc. when poisoned.                    */
 deso_err deso__value_usable(const deso__value *v, const char *fn);
 
+/* ---- views and strided arguments (views.c) ------------------------------- */
+/* A view's value brought up to its parent's current version: a vget is
+ * recorded when the parent changed since (nothing for other handles).   */
+deso_err deso__view_sync(deso_ctx *ctx, deso__handle *h);
+
+/* One vector or matrix argument of a recorded call, as the call uses it:
+ * h is the argument's own handle, or `tmp`, a transient view for a
+ * strided or partial access (n elements at stride inc).  Opened before
+ * the call's nodes are recorded (reading through a view records a vget),
+ * finished after them (writing through one records a vput into the
+ * viewed handle), and closed either way.                                 */
+typedef enum { DESO__IN = 1, DESO__OUT = 2, DESO__INOUT = 3 } deso__use;
+typedef struct deso__arg {
+    deso__handle *h;
+    deso__handle tmp;
+    deso__use use;
+} deso__arg;
+deso_err deso__arg_open(deso_ctx *ctx, const deso__handle *x, int64_t n,
+                        int64_t inc, deso__use use, deso__arg *a);
+/* Opens x (n at incx, use ux) into a[0] and y (n at incy, use uy) into
+ * a[1]; on failure nothing stays open.                                   */
+deso_err deso__args_open2(deso_ctx *ctx, int64_t n, const deso__handle *x,
+                          int64_t incx, deso__use ux, const deso__handle *y,
+                          int64_t incy, deso__use uy, deso__arg *a);
+/* The writes through a view of the arguments a[0..k) that were written,
+ * in order; then every argument closed.  err: the call's outcome so far
+ * (nothing is written after a failure).                                  */
+deso_err deso__args_finish(deso_ctx *ctx, deso__arg *a, int k,
+                           deso_err err);
+void deso__arg_close(deso__arg *a);
+
 /* ---- recording (dag.c) -------------------------------------------------- */
 /* Records node op(ops) whose result becomes out's new value.  ids[k] is the
  * handle id operand k came from (0 for a constant), for the SPMD hash.    */
 deso_err deso__record(deso_ctx *ctx, blas_op op, unsigned flags,
                       deso__value **ops, const uint64_t *ids,
                       deso__handle *out, const int64_t *shape);
+/* The same for a node described by d (vget and vput: with their view's
+ * offset and stride).                                                    */
+deso_err deso__record_desc(deso_ctx *ctx, const blas_desc *d,
+                           deso__value **ops, const uint64_t *ids,
+                           deso__handle *out, const int64_t *shape);
 /* Resolves a deso_sarg into a value (a constant, or the scalar's value). */
 deso_err deso__sarg_value(deso_ctx **ctx, deso_sarg a, deso__value **out,
                           uint64_t *id, const char *fn, const char *arg);
@@ -471,6 +513,13 @@ deso_err deso__exec_trsv(deso_ctx *ctx, const blas_desc *d,
                          const deso__view *T, const deso__view *x,
                          deso__view *res);
 
+/* vget and vput (exec_view.c): the node's exchange plan readied for its
+ * placement (Local: the preparation's), and the node run (Collective).   */
+deso_err deso__view_ready(deso_ctx *ctx, const deso__node *nd,
+                          const blas_layout *req, const blas_layout *rl);
+deso_err deso__exec_view(deso_ctx *ctx, const deso__node *nd,
+                         deso__view *const *v, deso__view *rv);
+
 /* ---- exchanges (exchange.c) --------------------------------------------- */
 /* The view of v in layout `lay`, made (and kept) if needed.  Collective.  */
 deso_err deso__value_view(deso_ctx *ctx, deso__value *v,
@@ -486,6 +535,14 @@ const blas_layout *deso__exchange_source(blas_kind kind,
  * in layout `src`.  Local.                                               */
 deso_err deso__exchange_ready(deso_ctx *ctx, blas_kind kind,
                               const blas_layout *src, const blas_layout *to);
+
+/* Element map e (vget, vput) from a view in layout src into one in
+ * layout to: its plan readied (Local), and run (Collective); the map's
+ * target elements of dst are written, the others left as they are.      */
+deso_err deso__exchange_map_ready(deso_ctx *ctx, const blas_layout *src,
+                                  const blas_layout *to, const blas_emap *e);
+deso_err deso__exchange_map(deso_ctx *ctx, const deso__view *src,
+                            deso__view *dst, const blas_emap *e);
 
 /* ---- communication (comm.c): the runtime's counted MPI calls ------------ */
 typedef enum { DESO__SUM, DESO__MAXLOC } deso__redop;

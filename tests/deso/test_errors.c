@@ -42,7 +42,7 @@ static void test_bad_arguments(void **state)
     TU_OK(deso_scalar_create(other, 1.0, &t));
 
     /* lengths and sizes                                                     */
-    TU_ERR(deso_daxpy(10, 1.0, x, 1, y, 1), DESO_ESIZE);
+    TU_ERR(deso_daxpy(11, 1.0, y, 1, x, 1), DESO_ESIZE);
     TU_ERR(deso_dcopy(-1, x, 1, z, 1), DESO_ESIZE);
     TU_ERR(deso_ddot(11, x, 1, z, 1, s), DESO_ESIZE);
     TU_ERR(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, 10, 11, 1.0, A, 10, x, 1,
@@ -59,8 +59,8 @@ static void test_bad_arguments(void **state)
     TU_ERR(deso_scalar_get(NULL, NULL), DESO_ENULL);
     TU_ERR(deso_vec_create(NULL, 3, &w), DESO_ENULL);
     /* increments, enums                                                     */
-    TU_ERR(deso_daxpy(10, 1.0, x, 2, z, 1), DESO_ENOTSUP);
-    TU_ERR(deso_dcopy(10, x, 1, z, -1), DESO_ENOTSUP);
+    TU_ERR(deso_daxpy(10, 1.0, x, 0, z, 1), DESO_EINVAL);
+    TU_ERR(deso_dcopy(10, x, 1, z, -2), DESO_ESIZE);
     TU_ERR(deso_dgemv((deso_order)7, DESO_NO_TRANS, 10, 11, 1.0, A, 10, y, 1,
                       0.0, x, 1),
            DESO_EINVAL);

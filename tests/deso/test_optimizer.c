@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "deso/runtime/runtime.h"
+#include "model_check.h"
 
 #define NV 4
 #define NS 3
@@ -250,7 +251,6 @@ static void totals(int64_t *t)
 static void test_bytes_match_model(void **state)
 {
     (void)state;
-    int P = tu_size();
     for (int m = 0; m < 3; m++) {
         cg c;
         cg_setup(&c, (deso_mode)(DESO_MODE_NONE + m), 60, NULL);
@@ -260,23 +260,9 @@ static void test_bytes_match_model(void **state)
             totals(t0);
             TU_OK(deso_flush(c.ctx));
             totals(t1);
-            opt_counts mc = c.ctx->ran_model;
-            int64_t agree_b = P > 1 ? 16 * (P - 1) * 2 : 0;
-            int64_t agree_m = P > 1 ? 1 : 0;
-            bool ok = t1[0] - t0[0] == mc.bytes_p2p &&
-                      t1[1] - t0[1] == mc.msgs_p2p &&
-                      t1[2] - t0[2] - agree_b == mc.bytes_coll &&
-                      t1[3] - t0[3] - agree_m == mc.msgs_coll;
-            if (!ok)
-                print_error("mode %d it %d: p2p %lld/%lld vs %lld/%lld, coll "
-                            "%lld/%lld vs %lld/%lld\n", m, it,
-                            (long long)(t1[0] - t0[0]),
-                            (long long)(t1[1] - t0[1]),
-                            (long long)mc.bytes_p2p, (long long)mc.msgs_p2p,
-                            (long long)(t1[2] - t0[2] - agree_b),
-                            (long long)(t1[3] - t0[3] - agree_m),
-                            (long long)mc.bytes_coll,
-                            (long long)mc.msgs_coll);
+            char what[32];
+            snprintf(what, sizeof what, "mode %d it %d", m, it);
+            bool ok = tu_flush_matches_model(c.ctx, t0, t1, what);
             assert_true(tu_all(ok));
         }
         cg_done(&c, NULL);

@@ -55,7 +55,7 @@ static void run_vmul(deso_ctx *ctx, int64_t n)
     TU_ERR(deso_dvmul(n + 1, dx, 1, dy, 1), DESO_ESIZE);
     TU_ERR(deso_dvmul(-1, dx, 1, dy, 1), DESO_ESIZE);
     TU_ERR(deso_dvmul(n, NULL, 1, dy, 1), DESO_ENULL);
-    TU_ERR(deso_dvmul(n, dx, 2, dy, 1), DESO_ENOTSUP);
+    TU_ERR(deso_dvmul(n, dx, 0, dy, 1), DESO_EINVAL);
     TU_OK(deso_vec_destroy(&dx));
     TU_OK(deso_vec_destroy(&dy));
     TU_OK(deso_scalar_destroy(&s));

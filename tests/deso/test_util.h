@@ -366,6 +366,26 @@ static inline double tu_value(const deso_scalar *s)
     return v;
 }
 
+/* A vector of n elements from the global array v (a failure counted as
+ * TU_CALL's).  Collective.                                               */
+static inline deso_vec *tu_vec_of(deso_ctx *ctx, int64_t n, const double *v)
+{
+    deso_vec *x = NULL;
+    TU_CALL(deso_vec_from_array(ctx, n, v, DESO_ALL_RANKS, &x));
+    return x;
+}
+
+/* x's elements within relative error tol of want[0 .. n) (counted as
+ * TU_CHECK's).  Collective.  Force point.                                */
+static inline void tu_expect_vec(const deso_vec *x, const double *want,
+                                 int64_t n, double tol)
+{
+    double *g = calloc((size_t)(n > 0 ? n : 1), sizeof *g);
+    tu_fetch(x, g);
+    TU_CHECK(g != NULL && tu_relerr(g, want, n) < tol);
+    free(g);
+}
+
 /* A scratch directory made by rank 0 (mkdtemp under $TMPDIR or /tmp,
  * named after `name`), its path on every rank in dir; 0, or -1 when it
  * could not be made.  Collective.                                         */
