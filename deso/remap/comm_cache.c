@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deso/core/agree.h"
 #include "deso/core/mpi.h"
+#include "deso/core/stats.h"
 #include "placement/alloc.h"
 #include "placement/errors.h"
 
@@ -96,15 +98,27 @@ deso_err deso__comm_cache_get(MPI_Comm comm, deso__comm_cache **out)
         free(c);
         return deso__mpi_at(rc, "deso remap", "MPI_Comm_dup");
     }
-    if (c == NULL) {
+    /* A rank that failed here must not leave the others alone in the
+     * remap's next collective: they all fail together, or none does.   */
+    deso_err e = DESO_OK;
+    if (c == NULL) e = deso__fail(DESO_ENOMEM, "deso remap: out of memory");
+    rc = MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    if (e == DESO_OK && rc != MPI_SUCCESS)
+        e = deso__mpi_at(rc, "deso remap", "MPI_Comm_set_errhandler");
+    int me = 0, size = 1;
+    MPI_Comm_rank(dup, &me);
+    MPI_Comm_size(dup, &size);
+    e = deso__agree(dup, "deso remap", e, NULL, 0);
+    deso__stats_collective((int64_t)sizeof(int64_t), size, me, 2);
+    if (e != DESO_OK) {
+        free(c);
         MPI_Comm_free(&dup);
-        return deso__fail(DESO_ENOMEM, "deso remap: out of memory");
+        return e;
     }
     c->dup = dup;
     c->refs = 2;                         /* the attribute's and ours     */
     live++;
-    rc = MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
-    if (rc == MPI_SUCCESS) rc = MPI_Comm_set_attr(comm, key, c);
+    rc = MPI_Comm_set_attr(comm, key, c);
     if (rc != MPI_SUCCESS) {
         c->refs = 1;
         deso__comm_cache_release(c);
