@@ -12,11 +12,11 @@
  * deso_smin (against fmax / fmin, NaN included); each function's failure
  * reaches the context's error handler.  Sizes n = 0, 1, 2, 3
  * (n < P), 7 and 26 (not divisible by P).  Every case in each optimiser
- * mode on default, 1-D and 2-D grids, modes and block sizes paired as
- * tu_cases says; each mode against OpenBLAS, never one mode against
- * another.
- * deso-np: 1 2 3 4
- * deso-np-long: 6                                                         */
+ * mode on default, 1-D and 2-D grids (2x2 at P = 4, 2x3 and 3x2 at
+ * P = 6: the long group), modes and block sizes paired as tu_cases says;
+ * each mode against OpenBLAS, never one mode against another.
+ * deso-np: 1 2 3
+ * deso-np-long: 4 6                                                       */
 #include <cblas.h>
 
 #include "test_util.h"
