@@ -9,7 +9,8 @@
  * the plans made from scratch stay few: every later force was a replay.
  * At P > 1, calls that differ between ranks while rank 0 runs a compiled
  * force fail with DESO_EMISMATCH on every rank, and the context computes
- * on.  A loop that reads nothing forces itself and replays as well.  In each optimiser mode, against OpenBLAS, on default, 1-D and 2-D grids.
+ * on.  A loop that reads nothing forces itself and replays as well.  In
+ * each optimiser mode, against OpenBLAS, on default, 1-D and 2-D grids.
  * deso-np: 1 2 3 4
  * deso-np-long: 6                                                         */
 #include <cblas.h>
@@ -160,17 +161,12 @@ static void run(deso_ctx *ctx, int64_t n, uint64_t seed)
 {
     problem pb;
     problem_make(ctx, n, seed, &pb);
-    mirror m = pb.m;
-    double *tmp = pb.tmp;
-    deso_mat *A = pb.A;
-    deso_vec *p = pb.p, *q = pb.q, *x = pb.x;
-    deso_scalar *c = pb.c, *s = pb.s, *r = pb.r;
     deso_stats before, after;
     TU_CALL(deso_stats_get(&before));
     for (int it = 0; it < ITERS; it++) {
         int k = it % KINDS;
-        double got, want = iterate_seq(&m, k);
-        iterate_deso(ctx, A, p, q, x, c, s, r, k, &got);
+        double got, want = iterate_seq(&pb.m, k);
+        iterate_deso(ctx, pb.A, pb.p, pb.q, pb.x, pb.c, pb.s, pb.r, k, &got);
         TU_CHECK(tu_srel(got, want) < 1e-12);
     }
     TU_CALL(deso_stats_get(&after));
@@ -181,11 +177,13 @@ static void run(deso_ctx *ctx, int64_t n, uint64_t seed)
      * other force replays                                                 */
     TU_CHECK(optimised <= 2 * KINDS);
     TU_CHECK(optimised + replayed == ITERS);
-    tu_fetch(x, tmp);
-    TU_CHECK(tu_relerr(tmp, m.x, n) < 1e-12);
-    tu_fetch(p, tmp);
-    TU_CHECK(tu_relerr(tmp, m.p, n) < 1e-12);
-    if (tu_size() > 1) mismatch_after_compiled(ctx, A, p, q, x, c, s, r, n);
+    tu_fetch(pb.x, pb.tmp);
+    TU_CHECK(tu_relerr(pb.tmp, pb.m.x, n) < 1e-12);
+    tu_fetch(pb.p, pb.tmp);
+    TU_CHECK(tu_relerr(pb.tmp, pb.m.p, n) < 1e-12);
+    if (tu_size() > 1)
+        mismatch_after_compiled(ctx, pb.A, pb.p, pb.q, pb.x, pb.c, pb.s,
+                                pb.r, n);
     problem_free(&pb);
     TU_CALL(deso_finalize(&ctx));
 }
@@ -199,19 +197,15 @@ static void run_lazy(deso_ctx *ctx, int64_t n, int kind, uint64_t seed)
 {
     problem pb;
     problem_make(ctx, n, seed, &pb);
-    mirror m = pb.m;
-    double *tmp = pb.tmp;
-    deso_mat *A = pb.A;
-    deso_vec *p = pb.p, *q = pb.q, *x = pb.x;
-    deso_scalar *c = pb.c, *s = pb.s, *r = pb.r;
     deso_stats before, after;
     TU_CALL(deso_stats_get(&before));
     double want = 0.0, got = 0.0;
     for (int it = 0; it < LAZY_ITERS; it++) {
-        want = iterate_seq(&m, kind);
-        iterate_deso(ctx, A, p, q, x, c, s, r, kind, NULL);
+        want = iterate_seq(&pb.m, kind);
+        iterate_deso(ctx, pb.A, pb.p, pb.q, pb.x, pb.c, pb.s, pb.r, kind,
+                     NULL);
     }
-    TU_CALL(deso_scalar_get(s, &got));
+    TU_CALL(deso_scalar_get(pb.s, &got));
     TU_CHECK(tu_srel(got, want) < 1e-12);
     TU_CALL(deso_stats_get(&after));
     int64_t optimised = after.plans_optimised - before.plans_optimised;
@@ -222,8 +216,8 @@ static void run_lazy(deso_ctx *ctx, int64_t n, int kind, uint64_t seed)
      * the previous force left them)                                      */
     TU_CHECK(forces >= LAZY_ITERS / 8);
     TU_CHECK(optimised <= 3);
-    tu_fetch(x, tmp);
-    TU_CHECK(tu_relerr(tmp, m.x, n) < 1e-12);
+    tu_fetch(pb.x, pb.tmp);
+    TU_CHECK(tu_relerr(pb.tmp, pb.m.x, n) < 1e-12);
     problem_free(&pb);
     TU_CALL(deso_finalize(&ctx));
 }
