@@ -58,7 +58,8 @@ static deso_err open_unnamed(const char *dir, int *fd)
 #ifdef O_TMPFILE
     *fd = open(dir, O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC, 0600);
     if (*fd >= 0) return DESO_OK;
-    /* file systems without O_TMPFILE: a named file, unlinked at once      */
+    /* file systems without O_TMPFILE: a named file, unlinked at once (the
+     * six X are mkostemp's template, which it replaces with a unique name) */
 #endif
     char path[DESO__PATH_MAX + 32];
     int len = snprintf(path, sizeof path, "%s/deso-ooc-XXXXXX", dir);
