@@ -194,6 +194,7 @@ typedef struct deso__compiled {
  * failure on one rank would make it force alone).                       */
 #define DESO__PERIOD_WINDOW 1024  /* nodes looked at, from the DAG's start */
 #define DESO__PERIOD_SLOTS 2048   /* the last-seen table (a power of 2)   */
+#define DESO__PERIOD_LAZY 32      /* calls kept unsigned before a search  */
 typedef struct deso__period {
     uint32_t gen;             /* the pending DAG's generation (from 1)      */
     int32_t n;                /* its nodes signed so far                    */
@@ -203,6 +204,9 @@ typedef struct deso__period {
     uint64_t anchor;          /* the signature of the call that ended the   */
     bool anchored;            /*   last force made for a loop               */
     uint64_t sig[DESO__PERIOD_WINDOW];
+    /* the first calls' handle tags (operands, then the result), kept
+     * until the DAG is long enough to be worth searching                  */
+    uint64_t tags[DESO__PERIOD_LAZY][BLAS_MAXOPS + 1];
     struct { uint64_t sig; uint32_t gen; int32_t at; }
         last[DESO__PERIOD_SLOTS];
 } deso__period;
