@@ -154,6 +154,7 @@ typedef struct deso__run_arrays {
     deso__fz *fz;
     deso__fz **grp;
     int *glast;
+    struct deso__value **early;   /* results made before the agreement   */
     int cap;
 } deso__run_arrays;
 
@@ -185,6 +186,7 @@ typedef struct deso__compiled {
     int nsteps;
     int *refs;                /* per value id: its references at the force */
     int64_t scratch;          /* the scratch doubles the force needs        */
+    int quiet;                /* its nodes that run before the agreement    */
 } deso__compiled;
 
 #define DESO__COMPILED 4      /* compiled forces kept per context           */
@@ -478,15 +480,31 @@ deso_err deso__value_reserve(deso_ctx *ctx, deso__value *v,
  * values' spare lists, exchange and remap plans are made, the scratch is
  * sized.  c: the compiled force the DAG matched (deso__compiled_match),
  * or NULL; its first preparation is written down as its script, and
- * later ones run the script.  Local.                                     */
+ * later ones run the script.  *quiet: how many nodes, from the first,
+ * communicate with no other rank when they run (no exchange, remap,
+ * reduction across ranks, triangular solve or streamed matrix), so that
+ * they may run while the force's agreement is in flight.  Local.       */
 deso_err deso__force_prepare(deso_ctx *ctx, deso__compiled *c, int nvals,
-                             const opt_plan *plan, deso__view **rv);
+                             const opt_plan *plan, deso__view **rv,
+                             int *quiet);
 /* The force's one agreement: every rank passes the hash of its recorded
  * calls and its outcome so far.  DESO_OK when all succeeded with the same
  * hash; else the failing rank's error, or DESO_EMISMATCH, on every rank.
  * One 16-byte all-reduce (a second agreement only when that one fails).
  * Collective.                                                            */
 deso_err deso__force_agree(deso_ctx *ctx, uint64_t hash, deso_err local);
+/* The same agreement in two halves, started (non-blocking) and finished,
+ * so that nodes that communicate with no other rank can run in between;
+ * deso__force_agree is both at once.  local: this rank's outcome so far.
+ * finish gives what deso__force_agree gives.  Both collective.          */
+typedef struct deso__check {
+    uint64_t v[2], hash;
+    deso_err local;
+    MPI_Request req;
+} deso__check;
+deso_err deso__check_start(deso_ctx *ctx, uint64_t hash, deso_err local,
+                           deso__check *ck);
+deso_err deso__check_finish(deso_ctx *ctx, deso__check *ck);
 /* Small nodes' times are sampled: one in DESO__TIME_SAMPLE is timed.     */
 #define DESO__TIME_SAMPLE 16
 /* Whether to time this one: true with probability 1 / DESO__TIME_SAMPLE,
