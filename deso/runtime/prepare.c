@@ -172,13 +172,15 @@ static int64_t scratch_of(const deso_ctx *ctx, const deso__node *nd,
 
 /* Whether node nd, placed by pl, communicates when it runs (made: an
  * operand gets a view by an exchange or remap): see deso__force_prepare.
- * A streamed matrix's slabs each end in an agreement.                   */
+ * Only a node the executor runs as a local kernel (exec.c's general path)
+ * can be quiet; every other kind (views, the triangular solve, streamed
+ * matrices, whose slabs end in an agreement) is taken to talk.          */
 static bool node_talks(const deso__node *nd, const opt_place *pl, bool made)
 {
     const blas_op_info *info = blas_op_get(nd->d.op);
-    if (made || info->distributed || nd->res->ooc ||
-        nd->d.op == BLAS_OP_VGET || nd->d.op == BLAS_OP_VPUT)
-        return true;
+    bool kernel = info->kernel != NULL && !info->distributed &&
+                  nd->d.op != BLAS_OP_VGET && nd->d.op != BLAS_OP_VPUT;
+    if (made || !kernel || nd->res->ooc) return true;
     for (int k = 0; k < nd->d.nops; k++)
         if (nd->ops[k]->ooc) return true;
     return info->red != BLAS_RED_NONE && blas_red_dim(&nd->d, pl->req) >= 0;
