@@ -105,6 +105,13 @@ deso_err deso__remap_init_keep(MPI_Comm comm, const pl_bc_layout *src,
                                deso__remap *out);
 void deso__remap_drop_plan(deso__remap *r);
 
+/* As deso__remap_init_keep for d-dimensional layouts (placement/remap.h,
+ * pl_nd_layout): local arrays are local extent 0 x (the product of the
+ * others) matrices.                                                      */
+deso_err deso__remap_init_nd_keep(MPI_Comm comm, const pl_nd_layout *src,
+                                  const pl_nd_layout *dst,
+                                  pl_sched_kind kind, deso__remap *out);
+
 /* Moves src_local (this rank's part of the source layout, leading
  * dimension src_lld) into dst_local (its part of the target, dst_lld).
  * Collective over comm; ranks in neither set return at once.  src_local may
@@ -128,8 +135,8 @@ void deso__remap_free(deso__remap *r);
  * by node and caches the answer on it; then one all-reduce agrees on rank
  * 0's DESO_REMAP_SHM, deso/core/node.h) sets *ok when every rank is on one
  * node, that value is not "0" and r (planned on the duplicate of comm
- * that `cache` holds, from src by deso__remap_init_keep, or NULL when
- * planning failed) got its ring channels and its single-copy programs,
+ * that `cache` holds by deso__remap_init_keep or _init_nd_keep, or NULL
+ * when planning failed) got its ring channels and its single-copy programs,
  * and *grow when cache's pool has too few free rings for r's sends; it
  * frees r's kept plan.  Once all ranks know whether every rank is ok,
  * whether some rank sends and whether some rank must grow the pool,
@@ -142,8 +149,7 @@ void deso__remap_free(deso__remap *r);
  * pool, which lives as long as the cache).                              */
 struct deso__comm_cache;
 deso_err deso__remap_shm_prepare(MPI_Comm comm, struct deso__comm_cache *cache,
-                                 deso__remap *r, const pl_bc_layout *src,
-                                 int *ok, int *grow);
+                                 deso__remap *r, int *ok, int *grow);
 deso_err deso__remap_shm_finish(deso__remap *r, bool use, bool grow);
 
 /* Executes a remap on its shared-memory transport (r->shm != NULL) once

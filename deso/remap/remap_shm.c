@@ -256,8 +256,7 @@ static bool world_ranks(deso__remap *r, struct deso__shm *s)
 
 /* The rings' chunk programs and the single-copy ones; false (nothing
  * kept) when the transport cannot be used.                               */
-static bool setup(MPI_Comm comm, deso__comm_cache *cache, deso__remap *r,
-                  const pl_bc_layout *src)
+static bool setup(MPI_Comm comm, deso__comm_cache *cache, deso__remap *r)
 {
     if (!deso__shm_allowed(comm) || r == NULL ||
         r->comm == MPI_COMM_NULL)
@@ -269,7 +268,7 @@ static bool setup(MPI_Comm comm, deso__comm_cache *cache, deso__remap *r,
     s->bases = deso__calloc((size_t)r->nrecv + 1, sizeof *s->bases);
     s->delta = deso__calloc((size_t)r->nrecv + 1, sizeof *s->delta);
     if (!prepare(r, s) || !s->bases || !s->delta || !world_ranks(r, s) ||
-        deso__pull_build(r, src, &s->pull) != DESO_OK) {
+        deso__pull_build(r, &s->pull) != DESO_OK) {
         shm_free_local(r, s);
         free(s);
         return false;
@@ -280,10 +279,9 @@ static bool setup(MPI_Comm comm, deso__comm_cache *cache, deso__remap *r,
 }
 
 deso_err deso__remap_shm_prepare(MPI_Comm comm, deso__comm_cache *cache,
-                                 deso__remap *r, const pl_bc_layout *src,
-                                 int *ok, int *grow)
+                                 deso__remap *r, int *ok, int *grow)
 {
-    *ok = setup(comm, cache, r, src);
+    *ok = setup(comm, cache, r);
     *grow = *ok && deso__ring_short(cache, r->nsend, RING_BYTES) > 0;
     if (r != NULL) deso__remap_drop_plan(r);    /* not needed now          */
     return DESO_OK;
