@@ -137,8 +137,10 @@ void deso__remap_free(deso__remap *r);
  * node, that value is not "0" and r (planned on the duplicate of comm
  * that `cache` holds by deso__remap_init_keep or _init_nd_keep, or NULL
  * when planning failed) got its ring channels and its single-copy programs,
- * and *grow when cache's pool has too few free rings for r's sends; it
- * frees r's kept plan.  Once all ranks know whether every rank is ok,
+ * and *grow when cache's pool has too few free rings for r's sends.  r's
+ * kept plan stays while the transport may be used: its first execution
+ * that reads a sender's source in place compiles the single-copy programs
+ * from it (once) and frees it.  Once all ranks know whether every rank is ok,
  * whether some rank sends and whether some rank must grow the pool,
  * finish(r, use, grow) takes the rings from the pool (collective when
  * use: a new window when grow, an all-to-all and an agreement) or drops
@@ -156,7 +158,9 @@ deso_err deso__remap_shm_finish(deso__remap *r, bool use, bool grow);
  * deso__remap_exec has checked the arguments.  A sender whose source
  * lies in a shared array its receiver has mapped (deso_redist_array_alloc)
  * lets the receiver read it in place; a receiver all of whose senders do
- * writes its target in one ordered pass.  Allocates nothing.  Errors:
+ * writes its target in one ordered pass.  Allocates nothing, except the
+ * single-copy programs the first time a source is read in place.  Errors
+ * (local; no rank waits for this one): DESO_ENOMEM (those programs),
  * DESO_EINTERNAL (a sender's source could not be found here: the target
  * misses its elements; the registries of two ranks disagree).            */
 deso_err deso__remap_shm_exec(deso__remap *r, const double *src,
