@@ -206,7 +206,9 @@ static uint64_t hash_ranks(uint64_t h, const int *ranks, int64_t n)
     return h;
 }
 
-static uint64_t hash_layout(uint64_t h, const deso_layout *l)
+/* ranks: hash the ranks too (only once the layout is checked: an invalid
+ * one may have fewer than its grid says).                               */
+static uint64_t hash_layout(uint64_t h, const deso_layout *l, bool ranks)
 {
     h = mix(h, l->m);
     h = mix(h, l->n);
@@ -215,33 +217,36 @@ static uint64_t hash_layout(uint64_t h, const deso_layout *l)
     h = mix(h, l->pr);
     h = mix(h, l->pc);
     h = mix(h, l->replicated != 0);
-    if (l->pr >= 1 && l->pc >= 1)
-        h = hash_ranks(h, l->ranks, (int64_t)l->pr * l->pc);
+    if (ranks) h = hash_ranks(h, l->ranks, (int64_t)l->pr * l->pc);
     return h;
 }
 
 /* Only the first d entries count (the others are ignored).               */
-static uint64_t hash_layout_nd(uint64_t h, const deso_layout_nd *l)
+static uint64_t hash_layout_nd(uint64_t h, const deso_layout_nd *l,
+                               bool ranks)
 {
     h = mix(h, l->d);
     int64_t np = 1;
     for (int k = 0; k < l->d && k < DESO_ND_MAX; k++) {
         h = mix(mix(mix(h, l->n[k]), l->b[k]), l->p[k]);
-        np = l->p[k] >= 1 && np <= (1 << 24) ? np * l->p[k] : 0;
+        np *= ranks ? l->p[k] : 0;
     }
     return hash_ranks(h, l->ranks, np);
 }
 
-/* The hash every rank must agree on (a NULL layout hashes as nothing).  */
-static uint64_t hash_args(const create_args *a)
+/* The hash every rank must agree on (a NULL layout hashes as nothing;
+ * ranks: the layouts passed check_args).                                */
+static uint64_t hash_args(const create_args *a, bool ranks)
 {
     uint64_t hash = 0xcbf29ce484222325ull;
     hash = mix(hash, a->nd);
-    if (a->nd && a->src_nd != NULL) hash = hash_layout_nd(hash, a->src_nd);
-    if (!a->nd && a->src != NULL) hash = hash_layout(hash, a->src);
+    if (a->nd && a->src_nd != NULL)
+        hash = hash_layout_nd(hash, a->src_nd, ranks);
+    if (!a->nd && a->src != NULL) hash = hash_layout(hash, a->src, ranks);
     hash = mix(hash, -1);
-    if (a->nd && a->dst_nd != NULL) hash = hash_layout_nd(hash, a->dst_nd);
-    if (!a->nd && a->dst != NULL) hash = hash_layout(hash, a->dst);
+    if (a->nd && a->dst_nd != NULL)
+        hash = hash_layout_nd(hash, a->dst_nd, ranks);
+    if (!a->nd && a->dst != NULL) hash = hash_layout(hash, a->dst, ranks);
     return mix(hash, (int64_t)a->sched);
 }
 
@@ -306,9 +311,9 @@ static deso_err create(MPI_Comm comm, const create_args *a,
     if (out == NULL)
         e = deso__fail(DESO_ENULL, "%s: out is NULL", fn);
     if (e == DESO_OK) e = check_args(a, size);
+    uint64_t hash = hash_args(a, e == DESO_OK);
     if (e == DESO_OK && h == NULL)
         e = deso__fail(DESO_ENOMEM, "%s: out of memory", fn);
-    uint64_t hash = hash_args(a);
     if (h != NULL) {
         h->comm = dup;
         h->cache = cache;
