@@ -682,7 +682,7 @@ static int run(const opts *o, int me, int np)
     return wrong == 0 && differ == 0 ? 0 : 1;
 }
 
-/* ---- --run --dims ---------------------------------------------------------- */
+/* ---- --run --dims ------------------------------------------------------- */
 
 /* One side of a d-dimensional remap: its layout, this rank's grid
  * coordinates (none: pos < 0) and local array (first index fastest).    */
@@ -838,7 +838,8 @@ static int run_nd(const opts *o, int me, int np)
     t[2] = slowest(t[2]);
     t[3] = slowest(t[3]);
     t[4] = slowest(t[4]);
-    int64_t lda = a.ext[0] > 1 ? a.ext[0] : 1, ldb = b.ext[0] > 1 ? b.ext[0] : 1;
+    int64_t lda = a.ext[0] > 1 ? a.ext[0] : 1;
+    int64_t ldb = b.ext[0] > 1 ? b.ext[0] : 1;
     MPI_Barrier(MPI_COMM_WORLD);
     t[5] = MPI_Wtime();
     e = deso_redist_execute(r, a.a, lda, b.a, ldb);

@@ -158,7 +158,7 @@ static int64_t local_check(const deso_layout_nd *l, const local *o,
     return bad;
 }
 
-/* ---- cases ---------------------------------------------------------------- */
+/* ---- cases ------------------------------------------------------------ */
 
 typedef struct ncase {
     deso_layout_nd src, dst;
@@ -260,7 +260,8 @@ static void random_case(ncase *c)
     int *R[2] = { c->src_ranks, c->dst_ranks };
     int64_t n[DESO_ND_MAX];
     int64_t cap = d == 1 ? 300 : d == 2 ? 24 : d == 3 ? 9 : 6;
-    for (int k = 0; k < d; k++) n[k] = rnd(10) == 0 ? rnd(2) : 1 + rnd((int)cap);
+    for (int k = 0; k < d; k++)
+        n[k] = rnd(10) == 0 ? rnd(2) : 1 + rnd((int)cap);
     for (int s = 0; s < 2; s++) {
         deso_layout_nd *l = L[s];
         int cnt = s == 0 ? P : Q;
