@@ -46,7 +46,7 @@ static int shell_m(void *user, const double *x, const deso_op_part *xp,
 int main(int argc, char **argv)
 {
     struct krylov_opts o;
-    krylov_start(&argc, &argv, "deso-pcg", &o);
+    krylov_start(&argc, &argv, "deso-pcg", 0, &o);
     const long n = o.n;
     deso_op *A, *M;
     deso_op_create(ctx, n, n, shell_a, NULL, DESO_OP_REPLICATED, DESO_OP_ANY,

@@ -22,7 +22,11 @@
 #     the true residual after all iterations below 1e-10 in both (each
 #     restart recomputes b - A x, which bounds how far it goes);
 #   - Lanczos: both extreme Ritz values of every step within 1e-8 relative
-#     of the twin's.
+#     of the twin's;
+#   - GMRES's exact breakdown (--breakdown 5: ||w|| = 0 at the fifth
+#     iteration, every quantity 0 or 1 exactly): the same five residuals
+#     as the twin's, bit for bit, the last 0, and a true residual of 0, at
+#     P = 1..4 in each mode.
 # Prints "ok: ..." or "FAILED: ..." per run and a closing line
 # "krylov: N passed, N failed"; exits non-zero when anything failed.
 #   scripts/test-krylov.sh [BUILD]
@@ -97,6 +101,28 @@ run() {
 for np in 1 2 3 4; do
     for mode in none affine full; do
         run "$np" --mode "$mode"
+    done
+done
+# GMRES's exact breakdown: identical output to the twin's
+bargs="--n 40 --iters 50 --history --breakdown 5"
+timeout --kill-after=5 "$tmo" "$build/bin/deso-gmres-cblas" $bargs |
+    sed -e 's/-cblas//' >"$tmp/breakdown.twin"
+for np in 1 2 3 4; do
+    for mode in none affine full; do
+        label="deso-gmres --breakdown 5 at P=$np --mode $mode"
+        if timeout --kill-after=5 "$tmo" "$launch" -n "$np" "$build/bin/deso-gmres" \
+                $bargs --mode "$mode" >"$tmp/out" 2>"$tmp/err" &&
+           grep -q "^iter 5 0.0*e+00$" "$tmp/out" &&
+           grep -q "iters=5 residual=0.0*e+00$" "$tmp/out" &&
+           cmp -s "$tmp/breakdown.twin" "$tmp/out"; then
+            echo "ok: $label"
+            passed=$((passed + 1))
+        else
+            echo "FAILED: $label"
+            diff "$tmp/breakdown.twin" "$tmp/out" | head -n 5 | sed -e 's/^/  | /'
+            sed -e 's/^/  | /' "$tmp/err" | head -n 5
+            failed=$((failed + 1))
+        fi
     done
 done
 # 6 ranks on 2 cores are slow: mode full alone there, on both 2-D grids
