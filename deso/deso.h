@@ -921,10 +921,14 @@ deso_err deso_drotmg(double *d1, double *d2, double *b1, double b2,
                     (y), (incy))
 
 /* ---- level 2 (recorded; collective; not force points) ---------------------- *
- * The enums carry CBLAS's values.  Increments as level 1; a matrix
- * argument may be a view of columns (deso_mat_cols), and lda is only
- * checked >= 1.  Errors as level 1, plus DESO_EINVAL for a bad enum or
- * lda < 1 (deso_last_error names the argument's position).               */
+ * The enums carry CBLAS's values.  Increments as level 1.  lda is only
+ * checked >= 1: a handle is not a pointer, so there is no &A[i0 + j0 lda]
+ * to offset, and lda cannot select a sub-matrix as it does in CBLAS.  A
+ * range of whole columns, what a Krylov basis needs (V(:, 0:j)), is a
+ * view (deso_mat_cols) passed as the matrix argument; a block of rows
+ * within columns has no view (copy it into a matrix of its own).  Errors
+ * as level 1, plus DESO_EINVAL for a bad enum or lda < 1
+ * (deso_last_error names the argument's position).                       */
 
 typedef enum deso_order { DESO_ROW_MAJOR = 101, DESO_COL_MAJOR = 102 } deso_order;
 typedef enum deso_trans { DESO_NO_TRANS = 111, DESO_TRANS = 112 } deso_trans;
