@@ -217,15 +217,6 @@ static void fail_case(deso_ctx *ctx, int64_t n, tu_rng *rng)
 
 /* ---- the model ----------------------------------------------------------- */
 
-static void totals(int64_t *t)
-{
-    deso_stats st;
-    TU_OK(deso_stats_get(&st));
-    int64_t mine[4] = {st.bytes_p2p, st.msgs_p2p, st.bytes_collective,
-                       st.msgs_collective};
-    MPI_Allreduce(mine, t, 4, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-}
-
 /* Each flush of y = op(x), z = D^-1 y, r = r - z, r.r moves what the model
  * of its plan counts, plus the SPMD check and one agreement (8 bytes,
  * all-reduce) per operator node, which no plan's model holds.           */
@@ -260,9 +251,9 @@ static void test_model(void **state)
             TU_CALL(deso_daxpy(n, -1.0, z, 1, r, 1));
             TU_CALL(deso_ddot(n, r, 1, r, 1, rr));
             TU_CALL(deso_dcopy(n, r, 1, x, 1));
-            totals(t0);
+            tu_totals(t0);
             TU_CALL(deso_flush(ctx));
-            totals(t1);
+            tu_totals(t1);
             if (P > 1) {          /* the two operators' agreements        */
                 t1[2] -= 2 * 8 * (P - 1) * 2;
                 t1[3] -= 2;
@@ -289,30 +280,6 @@ static void test_model(void **state)
 
 /* ---- the walks ----------------------------------------------------------- */
 
-typedef void (*case_fn)(deso_ctx *ctx, int64_t n, int k, uint64_t seed);
-
-static void walk(case_fn f, const char *what)
-{
-    const int64_t nbs[] = {2, 3, DESO_NB_BLOCK};
-    tu_case cases[TU_MAX_CASES];
-    int nc = tu_cases(nbs, 3, cases);
-    for (int ci = 0; ci < nc; ci++) {
-        deso_ctx *ctx = tu_case_ctx(&cases[ci]);
-        for (int si = 0; si < NSIZES; si++)
-            for (int k = 0; k < 3; k++) {
-                /* the fast group takes one variant per case and size, in
-                 * turn, so its cases together still meet every variant  */
-                if (!tu_long() && k != (ci + si) % 3) continue;
-                tu_label("%s, %s, n %lld, variant %d", what,
-                         tu_case_name(&cases[ci]), (long long)SIZES[si], k);
-                f(ctx, SIZES[si], k, 301u + (uint64_t)(si * 31 + ci * 7 + k));
-            }
-        TU_CALL(deso_finalize(&ctx));
-        tu_case_end();
-    }
-    TU_SYNC();
-}
-
 /* Variant k: y placed by the optimiser, as a matrix's rows, replicated. */
 static void dense_walk(deso_ctx *ctx, int64_t n, int k, uint64_t seed)
 {
@@ -337,19 +304,19 @@ static void fail_walk(deso_ctx *ctx, int64_t n, int k, uint64_t seed)
 static void test_matrix_free(void **state)
 {
     (void)state;
-    walk(dense_walk, "matrix-free");
+    tu_walk(SIZES, NSIZES, 3, 301u, dense_walk, "matrix-free");
 }
 
 static void test_diagonal(void **state)
 {
     (void)state;
-    walk(diag_walk, "diagonal");
+    tu_walk(SIZES, NSIZES, 3, 301u, diag_walk, "diagonal");
 }
 
 static void test_failing_callback(void **state)
 {
     (void)state;
-    walk(fail_walk, "failing callback");
+    tu_walk(SIZES, NSIZES, 3, 301u, fail_walk, "failing callback");
 }
 
 TU_MAIN(cmocka_unit_test(test_matrix_free), cmocka_unit_test(test_diagonal),
