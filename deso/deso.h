@@ -790,7 +790,9 @@ typedef struct deso_op deso_op;
  * DESO_ESTALE, DESO_ECONTEXT, DESO_ESIZE (m or n < 0; rows_of without m
  * rows; DESO_OP_LIKE_Y with m != n), DESO_EINVAL (a layout that is not
  * one of the above for its side; rows_of given without DESO_OP_ROWS),
- * DESO_ENOMEM.  On error *op is NULL.                                   */
+ * DESO_ENOMEM.  On error *op is NULL.  As for deso_vec_create, errors
+ * are not agreed here: a rank that failed alone makes the next force
+ * fail with DESO_EMISMATCH on every rank.                               */
 deso_err deso_op_create(deso_ctx *ctx, int64_t m, int64_t n, deso_op_fn fn,
                         void *user, deso_op_layout x_layout,
                         deso_op_layout y_layout, const deso_mat *rows_of,
