@@ -37,9 +37,11 @@ static void ctx_free(deso_ctx *ctx)
             deso__value_unref(h->src);
         }
         h->magic = 0;
+        free(h->uop);             /* kept by destroyed operators' shells   */
         free(h);
         h = next;
     }
+    free(ctx->uops);
     deso__exchange_plans_free(ctx);
     deso__matrix_remaps_free(ctx);
     opt_cache_free(ctx->cache);

@@ -124,7 +124,7 @@ deso_err deso__record_desc(deso_ctx *ctx, const blas_desc *d,
     deso__hash_mix(ctx, ((uint64_t)op << 32) | flags);
     deso__hash_mix(ctx, (uint64_t)shape[0]);
     deso__hash_mix(ctx, (uint64_t)shape[1]);
-    if (op == BLAS_OP_VGET || op == BLAS_OP_VPUT) {
+    if (blas_desc_params(op)) {
         deso__hash_mix(ctx, (uint64_t)dd.off);
         deso__hash_mix(ctx, (uint64_t)dd.inc);
         deso__hash_mix(ctx, (uint64_t)dd.len);

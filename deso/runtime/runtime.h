@@ -112,9 +112,22 @@ typedef struct deso__spmat_data {
     deso__halo_plan *halo;    /* made by the first deso__spmat_halo         */
 } deso__spmat_data;
 
-/* A handle's kind: a value's (blas_kind), or a sparse matrix's, which is
- * no value the optimiser places.                                         */
+/* A handle's kind: a value's (blas_kind), or a sparse matrix's or a user
+ * operator's, which are no values the optimiser places.                  */
 #define DESO__SPMAT ((blas_kind)(BLAS_SCA + 1))
+#define DESO__OP ((blas_kind)(BLAS_SCA + 2))
+
+/* A user operator (user_op.c): its callback and declaration.  It lives in
+ * its handle's shell until deso_finalize, so calls recorded before the
+ * handle was destroyed still find it.                                    */
+typedef struct deso__uop {
+    deso_op_fn fn;
+    void *user;
+    int64_t m, n;             /* y's and x's lengths                        */
+    unsigned flags;           /* BLAS_F_XLIKE, BLAS_F_YREP, BLAS_F_YROWS    */
+    int64_t rows_b;           /* BLAS_F_YROWS: the matrix's row block       */
+    int64_t num;              /* its number in the context (ctx->uops)      */
+} deso__uop;
 
 typedef struct deso__handle {
     uint32_t magic;
@@ -130,12 +143,14 @@ typedef struct deso__handle {
     struct deso__handle *parent;
     int64_t voff, vinc;
     deso__value *src;
+    deso__uop *uop;           /* a user operator's, else NULL               */
 } deso__handle;
 
 struct deso_vec { deso__handle h; };
 struct deso_mat { deso__handle h; };
 struct deso_scalar { deso__handle h; };
 struct deso_spmat { deso__handle h; };
+struct deso_op { deso__handle h; };
 
 /* A ddot/dnrm2/dasum whose reduction is deferred to its fused group's one
  * collective (force.c, optimizer's opt_fuse_groups).                     */
@@ -237,6 +252,8 @@ struct deso_ctx {
                                * times (0: not timed; deso__time_weight)    */
     uint64_t next_id;
     deso__handle *handles;    /* every shell, live or destroyed             */
+    deso__uop **uops;         /* the user operators by number (user_op.c)  */
+    int64_t nuops, uops_cap;
     deso__exchange_plan *exchange_plans;
     deso__matrix_remap *matrix_remaps;
     int64_t flushes;
@@ -336,6 +353,8 @@ deso_err deso__handle_new(deso_ctx *ctx, blas_kind kind, deso__value *v,
 /* A sparse matrix's handle on sp (which it owns from then on).           */
 deso_err deso__handle_new_spmat(deso_ctx *ctx, deso__spmat_data *sp,
                                 deso__handle **out);
+/* A user operator's handle on u (its shell owns u from then on).         */
+deso_err deso__handle_new_op(deso_ctx *ctx, deso__uop *u, deso__handle **out);
 void deso__spmat_data_free(deso__spmat_data *sp);     /* NULL-safe     */
 
 /* ---- sparse matrices (spmat.c) ------------------------------------------- */
@@ -534,6 +553,11 @@ int64_t deso__trsv_scratch(const deso_ctx *ctx, const blas_layout *lay);
 deso_err deso__exec_trsv(deso_ctx *ctx, const blas_desc *d,
                          const deso__view *T, const deso__view *x,
                          deso__view *res);
+
+/* A user operator's node (exec_user.c): its callback on this rank's
+ * pieces x of x and rv of y.  Local; the caller agrees the outcome.     */
+deso_err deso__exec_user(deso_ctx *ctx, const deso__node *nd,
+                         const deso__view *x, deso__view *rv);
 
 /* vget and vput (exec_view.c): the node's exchange plan readied for its
  * placement (Local: the preparation's), and the node run (Collective).   */

@@ -460,6 +460,7 @@ static void test_error_codes(void **state)
          "call not allowed in the current state"},
         {DESO_EINTERNAL, -16, "DESO_EINTERNAL",
          "internal error (a bug in deso)"},
+        {DESO_EUSER, -17, "DESO_EUSER", "a user callback failed"},
     };
     const int nwant = (int)(sizeof want / sizeof want[0]);
     const char *unknown = "unknown deso error code";
