@@ -83,13 +83,7 @@ static deso_err slab_work(const deso__node *nd, blas_local *L, blas_local *S,
         return DESO_OK;
     }
     blas_op_get(nd->d.op)->kernel(&nd->d, L, S, red);
-    double t0 = deso__now();
-    deso_err err = deso__ooc_io(out, true, S->c0, S->cols, S->data);
-    deso__stats_time(DESO_T_IO, deso__now() - t0);
-    if (err == DESO_OK)
-        deso__stats_io(0, (int64_t)(S->rows * S->cols) *
-                              (int64_t)sizeof(double));
-    return err;
+    return deso__ooc_io_counted(out, true, S->c0, S->cols, S->data);
 }
 
 deso_err deso__ooc_kernel(deso_ctx *ctx, const deso__node *nd,
