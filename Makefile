@@ -86,7 +86,7 @@ SONAME  := libdeso.so.$(ABI)
 INTERNAL := $(BUILD)/lib/internal/libdeso.a
 
 .PHONY: all lib programs tests check check-unit check-mpi check-counts check-long check-asan check-asan-walk \
-        check-fuzz check-install check-mpi-alias check-cli check-krylov check-abort check-layers demo setup clean bench bench-remap bench-ooc \
+        check-fuzz check-install check-mpi-alias check-cli check-krylov check-abort check-layers demo setup clean bench bench-remap bench-ooc bench-ooc-iread \
         bench-sweep benches install
 
 all: lib programs tests benches
@@ -260,6 +260,10 @@ bench-remap: setup
 bench-ooc: setup
 	@$(MAKE) --no-print-directory all
 	@bash scripts/bench-ooc.sh $(BUILD) $(or $(OOC_CASE),small)
+
+# the streamed reads' overlap: reader thread against MPI_File_iread_at
+bench-ooc-iread: setup
+	@bash scripts/bench-ooc-iread.sh $(BUILD)
 
 demo: setup
 	@$(MAKE) --no-print-directory all

@@ -1,9 +1,11 @@
 /* Streaming an out-of-core matrix through a node's kernel: slabs of whole
  * chunks of dgemv's accumulation (blas_gemv_chunk), the next slab read by
  * a helper thread while the current one is computed on (double buffering
- * in the context's two slab buffers; the first slab's read is exposed).  A reader thread rather
- * than MPI-IO's non-blocking reads: the file is the rank's own, so plain
- * pread does it with no MPI progress to rely on during the kernel.
+ * in the context's two slab buffers; the first slab's read is exposed).
+ * A reader thread rather than MPI-IO's non-blocking reads: the file is
+ * the rank's own, so plain pread does it with no MPI progress to rely on
+ * during the kernel, and MPI_File_iread_at measured slower on the same
+ * files (tests/bench/ooc_iread.c).
  *
  * dgemv (with dsymv's and dtrmv's triangle masks) accumulates its partial
  * products one chunk of columns at a time, as the in-core kernel does
