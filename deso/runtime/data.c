@@ -270,12 +270,7 @@ static void unpack_local(const blas_layout *l, int r, int c, const double *in,
 {
     int64_t rows, cols;
     blas_layout_local(l, r, c, &rows, &cols);
-    for (int64_t lj = 0; lj < cols; lj++)
-        for (int64_t li = 0; li < rows; li++) {
-            int64_t i, j;
-            mat_globals(l, r, c, li, lj, &i, &j);
-            a[j * lda + i] = in[lj * rows + li];
-        }
+    deso__mat_unpack(l, r, c, rows, 0, cols, in, a, lda);
 }
 
 /* The root packs one destination at a time into one buffer (*buf), so it
@@ -521,13 +516,31 @@ static deso_err mat_gather_run(deso_ctx *ctx, const deso__value *v,
                                const deso__view *w, double *buf, int64_t ld,
                                int root, double *tmp, double *all);
 
+/* deso_mat_gather of an out-of-core matrix: streamed to rank 0 or the
+ * root (deso__ooc_to_array), then, for every rank, broadcast from rank 0
+ * column by column into buf (no packed copy of the matrix).  local, the
+ * checks so far, is agreed first.  Collective.                           */
+static deso_err ooc_gather(deso_ctx *ctx, const deso__view *w, double *buf,
+                           int64_t ld, int root, deso_err local,
+                           const char *fn)
+{
+    DESO_TRY(agree(ctx, fn, local));
+    int r0 = root == DESO_ALL_RANKS ? 0 : root;
+    DESO_TRY(deso__ooc_to_array(ctx, w, buf, ld, r0, fn));
+    if (root != DESO_ALL_RANKS || w->lay.m == 0) return DESO_OK;
+    if (ld == w->lay.m)
+        return deso__bcast(ctx->comm, buf, w->lay.m * w->lay.n, 0);
+    for (int64_t j = 0; j < w->lay.n; j++)
+        DESO_TRY(deso__bcast(ctx->comm, buf + j * ld, w->lay.m, 0));
+    return DESO_OK;
+}
+
 deso_err deso__mat_gather(const deso_mat *a, double *buf, int64_t ld, int root)
 {
     static const char *fn = "deso_mat_gather";
     deso_ctx *ctx;
     deso__value *v;
     DESO_TRY(read_begin(a ? &a->h : NULL, BLAS_MAT, fn, &ctx, &v));
-    DESO_TRY(deso__mat_in_core(v, fn));
     bool mine;
     deso_err err = gather_check(ctx, root, buf, v->m * v->n, fn, &mine);
     if (err == DESO_OK && mine && ld < (v->m > 1 ? v->m : 1))
@@ -535,6 +548,7 @@ deso_err deso__mat_gather(const deso_mat *a, double *buf, int64_t ld, int root)
                          (long long)ld, (long long)v->m);
     const deso__view *w = v->views;
     int r0 = root == DESO_ALL_RANKS ? 0 : root;
+    if (v->ooc) return ooc_gather(ctx, w, buf, ld, root, err, fn);
     /* both buffers are allocated before the agreement: a rank that ran out
      * of memory halfway would leave the others waiting                     */
     double *tmp = NULL, *all = NULL;

@@ -70,6 +70,10 @@ deso_err deso__ooc_view_new(deso_ctx *ctx, const blas_layout *lay,
 void deso__mat_pack(const blas_layout *l, int r, int c, int64_t rows,
                     int64_t c0, int64_t w, const double *a, int64_t lda,
                     double *out);
+/* The reverse of deso__mat_pack: packed columns in into a.  Local.       */
+void deso__mat_unpack(const blas_layout *l, int r, int c, int64_t rows,
+                      int64_t c0, int64_t w, const double *in, double *a,
+                      int64_t lda);
 /* Fills out-of-core view w from the global array a (lda) held by root
  * (or by every rank: DESO_ALL_RANKS), a stream width of columns at a
  * time (deso__ooc_stream_width): the root sends each rank its piece in
@@ -78,10 +82,16 @@ void deso__mat_pack(const blas_layout *l, int r, int c, int64_t rows,
  * be agreed valid.  Agreed.  Collective.                                 */
 deso_err deso__ooc_from_array(deso_ctx *ctx, deso__view *w, const double *a,
                               int64_t lda, int root, const char *fn);
+/* Gathers out-of-core view w into the global array a (lda) on rank root
+ * (not DESO_ALL_RANKS), a stream width of columns at a time: each rank
+ * reads its columns and sends them to the root.  Every rank's arguments
+ * must already be agreed valid.  Agreed.  Collective.                    */
+deso_err deso__ooc_to_array(deso_ctx *ctx, const deso__view *w, double *a,
+                            int64_t lda, int root, const char *fn);
 
-/* DESO_ENOTSUP, naming fn, when v is an out-of-core matrix (reading one
- * back whole is not provided: gather, files, ScaLAPACK, the diagonal).
- * The same on every rank.                                                */
+/* DESO_ENOTSUP, naming fn, when v is an out-of-core matrix (what does
+ * not stream one: the ScaLAPACK export, the diagonal).  The same on every
+ * rank.                                                                  */
 deso_err deso__mat_in_core(const deso__value *v, const char *fn);
 
 /* ---- streaming (ooc_exec.c) ---------------------------------------------- */

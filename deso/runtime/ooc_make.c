@@ -126,6 +126,7 @@ deso_err deso__mat_in_core(const deso__value *v, const char *fn)
 {
     DESO_CHECK(!v->ooc, DESO_ENOTSUP, "%s: the matrix is out of core "
                "(DESO_MEM_LIMIT), and only the streamed operations (dgemv, "
-               "dsymv, dtrmv, dger, dsyr, dsyr2) read one", fn);
+               "dsymv, dtrmv, dger, dsyr, dsyr2, gathering it, writing it to "
+               "a matrix file) read one", fn);
     return DESO_OK;
 }

@@ -1,7 +1,8 @@
 /* Out-of-core matrices' sources and sinks: an array (on one rank or on
  * every rank), a matrix file and a Matrix Market file stream into the
- * local array files, and deso_mat_to_file streams out of them, each a
- * slab at a time.
+ * local array files, and deso_mat_to_file and deso_mat_gather (to one
+ * rank, to every rank with ld > m) stream out of them, each a slab at a
+ * time.
  *
  * Oracles: the largest allocation the library makes while a source is
  * read (placement/alloc.h's counter) stays within the budget plus one
@@ -11,7 +12,8 @@
  * product bit for bit in every optimiser mode; every element is written
  * to the files exactly once (at least once from a Matrix Market file, read
  * in chunks of entries); a matrix file written from an out-of-core
- * matrix has the same bytes as the one written in core.  A Matrix Market
+ * matrix has the same bytes as the one written in core; a gathered one
+ * is the array it was made from, and the padding rows are untouched.  A Matrix Market
  * coordinate file in shuffled order with duplicate entries adds them up
  * in the file's order, as in core.  The fallback for file systems without
  * O_TMPFILE (a named file unlinked at once) is forced through its test
@@ -146,6 +148,32 @@ static void write_mtx(const char *path)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Gathering out-of-core A (made from a) to rank 1 (rank 0 when P = 1),
+ * then to every rank with a leading dimension over m: a's elements, and
+ * no allocation beyond the bound.                                        */
+static void gather_ok(deso_mat *A, const double *a, int64_t piece,
+                      int64_t bound)
+{
+    const int64_t ld = M + 3;
+    double *g = malloc((size_t)(ld * N) * sizeof *g);
+    for (int all = 0; all < 2; all++) {
+        int root = all ? DESO_ALL_RANKS : tu_size() > 1 ? 1 : 0;
+        for (int64_t e = 0; e < ld * N; e++) g[e] = -1.0;
+        deso__alloc_largest_reset();
+        TU_CALL(deso_mat_gather(A, g, ld, root));
+        int64_t held = (int64_t)deso__alloc_largest();
+        TU_CHECK(held <= bound && held < piece);
+        if (all || rank() == root) {
+            int same = 1;
+            for (int64_t j = 0; j < N; j++)
+                for (int64_t i = 0; i < ld; i++)
+                    same &= g[j * ld + i] == (i < M ? a[j * M + i] : -1.0);
+            TU_CHECK(same);
+        }
+    }
+    free(g);
+}
+
 /* One source made out of core (k: array from rank 0, array on every rank,
  * matrix file, Matrix Market file).                                      */
 static deso_mat *source(deso_ctx *ctx, int k, const double *a,
@@ -194,6 +222,7 @@ static void sources_case(deso_mode mode, int pc, const double *a,
          * and a slab that two chunks touch is written twice              */
         if (k < 3) TU_CHECK(held <= bound && held < piece);
         TU_CHECK(k < 3 ? w == (int64_t)M * N * 8 : w >= (int64_t)M * N * 8);
+        if (k == 1 && A != NULL) gather_ok(A, a, piece, bound);
         if (k == 2 && A != NULL) {
             deso__alloc_largest_reset();
             TU_CALL(deso_mat_to_file(A, back));
