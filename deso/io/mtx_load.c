@@ -47,21 +47,25 @@ static deso_err share_outcome(deso_ctx *ctx, deso_err err, int64_t *m,
     return err;
 }
 
+/* Whether this rank owns entry k of a chunk (triples), and where in its
+ * local piece: (*li, *lj).                                               */
+static bool owned(const deso_ctx *ctx, const blas_layout *l,
+                  const double *buf, int64_t k, int64_t *li, int64_t *lj)
+{
+    int64_t i = (int64_t)buf[3 * k], j = (int64_t)buf[3 * k + 1];
+    *li = (i / (l->b * l->pr)) * l->b + i % l->b;
+    *lj = (j / (l->nb * l->pc)) * l->nb + j % l->nb;
+    return (int)((i / l->b) % l->pr) == ctx->coord[0] &&
+           (int)((j / l->nb) % l->pc) == ctx->coord[1];
+}
+
 /* Adds the entries of one chunk (triples) that this rank owns.            */
 static void keep_mine(const deso_ctx *ctx, deso__view *w, const double *buf,
                       int64_t cnt)
 {
-    const blas_layout *l = &w->lay;
-    int64_t ld = w->rows;
-    for (int64_t k = 0; k < cnt; k++) {
-        int64_t i = (int64_t)buf[3 * k], j = (int64_t)buf[3 * k + 1];
-        if ((int)((i / l->b) % l->pr) != ctx->coord[0] ||
-            (int)((j / l->nb) % l->pc) != ctx->coord[1])
-            continue;
-        int64_t li = (i / (l->b * l->pr)) * l->b + i % l->b;
-        int64_t lj = (j / (l->nb * l->pc)) * l->nb + j % l->nb;
-        w->data[lj * ld + li] += buf[3 * k + 2];
-    }
+    for (int64_t k = 0, li, lj; k < cnt; k++)
+        if (owned(ctx, &w->lay, buf, k, &li, &lj))
+            w->data[lj * w->rows + li] += buf[3 * k + 2];
 }
 
 /* Orders slab-and-entry keys.                                            */
@@ -79,28 +83,20 @@ static int key_cmp(const void *x, const void *y)
 static deso_err keep_mine_ooc(const deso_ctx *ctx, deso__view *w,
                               const double *buf, int64_t cnt, int64_t *key)
 {
-    const blas_layout *l = &w->lay;
     deso__ooc *f = w->ooc;
     int64_t nk = 0;
-    for (int64_t k = 0; k < cnt; k++) {
-        int64_t i = (int64_t)buf[3 * k], j = (int64_t)buf[3 * k + 1];
-        if ((int)((i / l->b) % l->pr) != ctx->coord[0] ||
-            (int)((j / l->nb) % l->pc) != ctx->coord[1])
-            continue;
-        int64_t lj = (j / (l->nb * l->pc)) * l->nb + j % l->nb;
-        key[nk++] = lj / f->slab * cnt + k;
-    }
+    for (int64_t k = 0, li, lj; k < cnt; k++)
+        if (owned(ctx, &w->lay, buf, k, &li, &lj))
+            key[nk++] = lj / f->slab * cnt + k;
     qsort(key, (size_t)nk, sizeof *key, key_cmp);
     double *s = ctx->ooc_buf[0];
     for (int64_t a = 0; a < nk;) {
         int64_t sl = key[a] / cnt, c0 = sl * f->slab;
         int64_t wd = f->cols - c0 < f->slab ? f->cols - c0 : f->slab;
         DESO_TRY(deso__ooc_io_counted(f, false, c0, wd, s));
-        for (; a < nk && key[a] / cnt == sl; a++) {
+        for (int64_t li, lj; a < nk && key[a] / cnt == sl; a++) {
             int64_t k = key[a] % cnt;
-            int64_t i = (int64_t)buf[3 * k], j = (int64_t)buf[3 * k + 1];
-            int64_t li = (i / (l->b * l->pr)) * l->b + i % l->b;
-            int64_t lj = (j / (l->nb * l->pc)) * l->nb + j % l->nb;
+            owned(ctx, &w->lay, buf, k, &li, &lj);
             s[(lj - c0) * w->rows + li] += buf[3 * k + 2];
         }
         DESO_TRY(deso__ooc_io_counted(f, true, c0, wd, s));

@@ -15,20 +15,15 @@
  * matrix has the same bytes as the one written in core; a gathered one
  * is the array it was made from, and the padding rows are untouched.  A Matrix Market
  * coordinate file in shuffled order with duplicate entries adds them up
- * in the file's order, as in core.  The fallback for file systems without
- * O_TMPFILE (a named file unlinked at once) is forced through its test
- * switch: the descriptor's link names a deleted deso-ooc- file, the
- * directory stays empty, and the results are the same bits.
+ * in the file's order, as in core.
  * Sizes not multiples of the block size; grids 1 x P and the default.
  * deso-np: 1 2
  * deso-np-long: 3 4 6                                                     */
-#include <dirent.h>
 #include <stdint.h>
 #include <unistd.h>
 
 #include "test_util.h"
 #include "deso/deso_stats.h"
-#include "deso/runtime/ooc.h"
 #include "placement/alloc.h"
 
 #define M 203
@@ -310,69 +305,5 @@ static void test_mtx_coordinate(void **state)
     tu_scratch_done(dir);
 }
 
-/* Whether one of this process's descriptors is an unlinked file of dir
- * named by the fallback (deso-ooc-...).                                  */
-static int named_fd_in(const char *dir)
-{
-    DIR *d = opendir("/proc/self/fd");
-    if (d == NULL) return 0;
-    char want[600];
-    snprintf(want, sizeof want, "%s/deso-ooc-", dir);
-    int found = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        char path[300], link[1024];
-        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
-        ssize_t len = readlink(path, link, sizeof link - 1);
-        if (len <= 0) continue;
-        link[len] = '\0';
-        if (strncmp(link, want, strlen(want)) == 0 &&
-            strstr(link, "(deleted)") != NULL)
-            found = 1;
-    }
-    closedir(d);
-    return found;
-}
-
-static int dir_empty(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d == NULL) return 0;
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
-    closedir(d);
-    return n == 0;
-}
-
-/* The named-file fallback: used (the descriptor says so), leaves nothing
- * in the directory, gives the same bits as O_TMPFILE's file; without the
- * switch, not used.                                                     */
-static void test_named_fallback(void **state)
-{
-    (void)state;
-    char dir[512];
-    assert_true(tu_all(tu_scratch_dir("ooc-named", dir, sizeof dir) == 0));
-    double want[M], got[M];
-    for (int named = 0; named < 2; named++) {
-        tu_label("named %d", named);
-        deso__ooc_named_files(named);
-        deso_ctx *ctx = make_ctx(DESO_MODE_FULL, tu_size(), 1, dir);
-        deso_mat *A = NULL;
-        TU_CALL(deso_mat_from_fn(ctx, M, N, gen, NULL, &A));
-        TU_CHECK(named_fd_in(dir) == named);
-        TU_CHECK(dir_empty(dir));
-        if (A != NULL) product(ctx, A, M, N, named ? got : want);
-        TU_CHECK(!named_fd_in(dir));
-        TU_OK(deso_finalize(&ctx));
-        TU_CHECK(dir_empty(dir));
-        tu_case_end();
-    }
-    deso__ooc_named_files(false);
-    TU_CHECK(memcmp(want, got, sizeof want) == 0);
-    TU_SYNC();
-    tu_scratch_done(dir);
-}
-
 TU_MAIN(cmocka_unit_test(test_sources_bounded),
-        cmocka_unit_test(test_mtx_coordinate),
-        cmocka_unit_test(test_named_fallback))
+        cmocka_unit_test(test_mtx_coordinate))
