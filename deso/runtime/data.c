@@ -518,7 +518,8 @@ static deso_err mat_gather_run(deso_ctx *ctx, const deso__value *v,
 
 /* deso_mat_gather of an out-of-core matrix: streamed to rank 0 or the
  * root (deso__ooc_to_array), then, for every rank, broadcast from rank 0
- * column by column into buf (no packed copy of the matrix).  local, the
+ * in place (no packed copy of the matrix): runs of whole columns within
+ * MPI's int count when ld is m, else column by column.  local, the
  * checks so far, is agreed first.  Collective.                           */
 static deso_err ooc_gather(deso_ctx *ctx, const deso__view *w, double *buf,
                            int64_t ld, int root, deso_err local,
@@ -527,11 +528,14 @@ static deso_err ooc_gather(deso_ctx *ctx, const deso__view *w, double *buf,
     DESO_TRY(agree(ctx, fn, local));
     int r0 = root == DESO_ALL_RANKS ? 0 : root;
     DESO_TRY(deso__ooc_to_array(ctx, w, buf, ld, r0, fn));
-    if (root != DESO_ALL_RANKS || w->lay.m == 0) return DESO_OK;
-    if (ld == w->lay.m)
-        return deso__bcast(ctx->comm, buf, w->lay.m * w->lay.n, 0);
-    for (int64_t j = 0; j < w->lay.n; j++)
-        DESO_TRY(deso__bcast(ctx->comm, buf + j * ld, w->lay.m, 0));
+    int64_t m = w->lay.m, n = w->lay.n;
+    if (root != DESO_ALL_RANKS || m == 0) return DESO_OK;
+    int64_t step = ld == m ? INT32_MAX / m : 1;
+    if (step < 1) step = 1;
+    for (int64_t j = 0; j < n; j += step) {
+        int64_t k = n - j < step ? n - j : step;
+        DESO_TRY(deso__bcast(ctx->comm, buf + j * ld, k * m, 0));
+    }
     return DESO_OK;
 }
 

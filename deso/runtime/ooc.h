@@ -63,7 +63,7 @@ deso_err deso__ooc_stream_width(deso_ctx *ctx, const deso__view *w,
 deso_err deso__ooc_view_new(deso_ctx *ctx, const blas_layout *lay,
                             deso__view **out);
 
-/* ---- sources streamed into the files (ooc_array.c) ----------------------- */
+/* ---- global arrays to and from the files (ooc_array.c) ------------------ */
 /* Local columns [c0, c0 + w) (rows each) of grid position (r, c)'s piece
  * in layout l, packed column-major from the global column-major a (lda)
  * into out.  Local.                                                      */

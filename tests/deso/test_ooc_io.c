@@ -1,8 +1,8 @@
 /* Out-of-core matrices' sources and sinks: an array (on one rank or on
  * every rank), a matrix file and a Matrix Market file stream into the
  * local array files, and deso_mat_to_file and deso_mat_gather (to one
- * rank, to every rank with ld > m) stream out of them, each a slab at a
- * time.
+ * rank, to every rank with ld > m and ld = m) stream out of them, each a
+ * slab at a time.
  *
  * Oracles: the largest allocation the library makes while a source is
  * read (placement/alloc.h's counter) stays within the budget plus one
@@ -144,21 +144,21 @@ static void write_mtx(const char *path)
 }
 
 /* Gathering out-of-core A (made from a) to rank 1 (rank 0 when P = 1),
- * then to every rank with a leading dimension over m: a's elements, and
- * no allocation beyond the bound.                                        */
+ * then to every rank with a leading dimension over m, then with m: a's
+ * elements, the padding untouched, and no allocation beyond the bound.  */
 static void gather_ok(deso_mat *A, const double *a, int64_t piece,
                       int64_t bound)
 {
-    const int64_t ld = M + 3;
-    double *g = malloc((size_t)(ld * N) * sizeof *g);
-    for (int all = 0; all < 2; all++) {
-        int root = all ? DESO_ALL_RANKS : tu_size() > 1 ? 1 : 0;
-        for (int64_t e = 0; e < ld * N; e++) g[e] = -1.0;
+    double *g = malloc((size_t)((M + 3) * N) * sizeof *g);
+    for (int how = 0; how < 3; how++) {
+        int root = how ? DESO_ALL_RANKS : tu_size() > 1 ? 1 : 0;
+        int64_t ld = how == 2 ? M : M + 3;
+        for (int64_t e = 0; e < (M + 3) * N; e++) g[e] = -1.0;
         deso__alloc_largest_reset();
         TU_CALL(deso_mat_gather(A, g, ld, root));
         int64_t held = (int64_t)deso__alloc_largest();
         TU_CHECK(held <= bound && held < piece);
-        if (all || rank() == root) {
+        if (how || rank() == root) {
             int same = 1;
             for (int64_t j = 0; j < N; j++)
                 for (int64_t i = 0; i < ld; i++)
