@@ -4,23 +4,25 @@
  * rank, to every rank with ld > m and ld = m) stream out of them, each a
  * slab at a time.
  *
- * Oracles: the largest allocation the library makes while a source is
- * read (placement/alloc.h's counter) stays within the budget plus one
- * block column of slack per slab buffer, and below the rank's local
- * piece, which the in-core creation does allocate (so the counter sees
- * such a buffer); each out-of-core matrix gives the in-core matrix's
- * product bit for bit in every optimiser mode; every element is written
- * to the files exactly once (at least once from a Matrix Market file, read
- * in chunks of entries); a matrix file written from an out-of-core
- * matrix has the same bytes as the one written in core; a gathered one
- * is the array it was made from, and the padding rows are untouched.  A Matrix Market
- * coordinate file in shuffled order with duplicate entries adds them up
- * in the file's order, as in core.
+ * Oracles: the largest allocation the library makes while a matrix is
+ * created from an array or a matrix file, written to a file or gathered
+ * (placement/alloc.h's counter) stays within two slabs of the budget (or
+ * of the least slab, one chunk of dgemv's accumulation, when the budget
+ * is smaller) and below the rank's local piece, which the in-core
+ * creation does allocate (so the counter sees such a buffer); each
+ * out-of-core matrix gives the in-core matrix's product bit for bit in
+ * every optimiser mode; every element is written to the files exactly
+ * once (at least once from a Matrix Market file, read in chunks of
+ * entries, whose chunk buffer is not bounded by the budget); a matrix
+ * file written from an out-of-core matrix has the same bytes as the one
+ * written in core; a gathered one is the array it was made from, the
+ * padding rows untouched.  A Matrix Market coordinate file in shuffled
+ * order with duplicate entries adds them up in the file's order, as in
+ * core.
  * Sizes not multiples of the block size; grids 1 x P and the default.
  * deso-np: 1 2
  * deso-np-long: 3 4 6                                                     */
 #include <stdint.h>
-#include <unistd.h>
 
 #include "test_util.h"
 #include "deso/deso_stats.h"
