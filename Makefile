@@ -207,6 +207,7 @@ check-long: setup
 	@sh scripts/valgrind-remap.sh $(BUILD)
 	@sh scripts/soak.sh $(BUILD)
 	@sh scripts/ooc-kill.sh $(BUILD)
+	@MPIEXEC=$(MPIEXEC) sh scripts/test-krylov.sh --long $(BUILD)
 	@sh scripts/mutate.sh
 
 # make install into a scratch prefix; examples build there with pkg-config.

@@ -3,9 +3,10 @@
 #
 # deso-bicgstab, deso-pcg, deso-gmres and deso-lanczos run with --history
 # at P = 1, 2, 3 and 4 in each optimiser mode on the default grid, and in
-# mode full on 1x4 and at P = 6 on 3x2 and 2x3 (mode full alone at 6
-# ranks: they are slow on 2 cores); each run is compared with its -cblas
-# twin on the same problem (examples/krylov_problem.h):
+# mode full on 1x4; with --long (make check-long) instead at P = 6 on 3x2
+# and 2x3 (mode full alone at 6 ranks: they are slow on 2 cores); each run
+# is compared with its -cblas twin on the same problem
+# (examples/krylov_problem.h):
 #   - BiCGSTAB and PCG (a matrix-free operator and a Jacobi
 #     preconditioner as user operators): the recurrence residual of every
 #     iteration whose residual in the twin is still above 1e-7 within 1e-9
@@ -29,10 +30,15 @@
 #     P = 1..4 in each mode.
 # Prints "ok: ..." or "FAILED: ..." per run and a closing line
 # "krylov: N passed, N failed"; exits non-zero when anything failed.
-#   scripts/test-krylov.sh [BUILD]
+#   scripts/test-krylov.sh [--long] [BUILD]
 # Environment: MPIEXEC (default mpiexec.mpich), KRYLOV_TIMEOUT (seconds per
 # run, default 120).
 set -u
+long=0
+if [ "${1:-}" = --long ]; then
+    long=1
+    shift
+fi
 build=${1:-build}
 launch=${MPIEXEC:-mpiexec.mpich}
 tmo=${KRYLOV_TIMEOUT:-120}
@@ -98,6 +104,14 @@ run() {
     done
 }
 
+if [ "$long" = 1 ]; then
+    # 6 ranks on 2 cores are slow: mode full alone there, on both 2-D grids
+    run 6 --mode full
+    run 6 --mode full --grid 2x3
+    echo "krylov-long: $passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+    exit
+fi
 for np in 1 2 3 4; do
     for mode in none affine full; do
         run "$np" --mode "$mode"
@@ -125,10 +139,7 @@ for np in 1 2 3 4; do
         fi
     done
 done
-# 6 ranks on 2 cores are slow: mode full alone there, on both 2-D grids
 run 4 --mode full --grid 1x4
-run 6 --mode full
-run 6 --mode full --grid 2x3
 
 echo "krylov: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
