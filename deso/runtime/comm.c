@@ -101,7 +101,7 @@ static deso_err check_verdict(deso_ctx *ctx, deso__check *ck, deso_err local,
     deso__stats_time(DESO_T_COLLECTIVE, deso__now() - t0);
     deso__stats_collective((int64_t)sizeof ck->v, size, rank, 2);
     deso__log_coll(DESO__LOG_CHECK, sizeof ck->v, size, rank, 2, t0);
-    DESO_TRY(deso__mpi(rc, "force: MPI_Allreduce (SPMD check)"));
+    DESO_TRY(deso__mpi(rc, "force: the SPMD check's all-reduce"));
     if (ck->v[0] == ~ck->v[1]) return DESO_OK;
     /* Rare: a failure or different calls.  Which one, and whose.         */
     int64_t h[2] = {(int64_t)ck->hash, (int64_t)~ck->hash};

@@ -251,7 +251,7 @@ typedef struct force_run {
     deso__fz *fz;            /* fused reductions' members, by node (NULL:   */
     deso__fz **grp;          /*   no fused group)                           */
     int *glast;              /* per group: its last member                  */
-    /* the agreement, when it runs under the first nodes (check_open)     */
+    /* the agreement, when it runs under the first nodes (force_timed)    */
     int quiet;               /* nodes that may run before it ends          */
     bool checking;           /* it is in flight                             */
     deso__check check;
