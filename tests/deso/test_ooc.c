@@ -126,17 +126,7 @@ static void cg(deso_ctx *ctx, int64_t n, double *out)
  * default).                                                              */
 static deso_ctx *case_ctx(const tu_case *c, int64_t limit, const char *dir)
 {
-    deso_options o;
-    deso_options_default(&o);
-    o.mode = c->mode;
-    o.grid_rows = c->pr;
-    o.grid_cols = c->pc;
-    o.nb = c->nb;
-    o.mem_limit = limit;
-    o.ooc_dir = dir;
-    deso_ctx *ctx = NULL;
-    TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
-    return ctx;
+    return tu_ctx_budget(c->mode, c->pr, c->pc, c->nb, limit, dir);
 }
 
 /* This rank's bytes read from local array files so far, the largest over
