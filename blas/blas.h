@@ -49,7 +49,15 @@ typedef struct blas_layout {
 
 /* Normalises in place (see above).                                         */
 void blas_layout_normalise(blas_layout *l);
-bool blas_layout_equal(const blas_layout *a, const blas_layout *b);
+/* Inline: the executor and the compiled-force match compare layouts for
+ * every operand of every node.                                            */
+static inline bool blas_layout_equal(const blas_layout *a,
+                                     const blas_layout *b)
+{
+    return a->kind == b->kind && a->m == b->m && a->n == b->n &&
+           a->dist == b->dist && a->b == b->b && a->nb == b->nb &&
+           a->rep == b->rep && a->pr == b->pr && a->pc == b->pc;
+}
 
 /* Constructors (normalised).  b or nb <= 0 means block folding,
  * ceil(extent / grid extent).                                              */

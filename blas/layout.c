@@ -60,13 +60,6 @@ void blas_layout_normalise(blas_layout *l)
     l->rep &= 3u;
 }
 
-bool blas_layout_equal(const blas_layout *a, const blas_layout *b)
-{
-    return a->kind == b->kind && a->m == b->m && a->n == b->n &&
-           a->dist == b->dist && a->b == b->b && a->nb == b->nb &&
-           a->rep == b->rep && a->pr == b->pr && a->pc == b->pc;
-}
-
 blas_layout blas_layout_vec(int64_t n, int dist, int64_t b, unsigned rep,
                             int pr, int pc)
 {

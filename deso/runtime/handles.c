@@ -21,8 +21,6 @@ deso__value *deso__value_new(blas_kind kind, int64_t m, int64_t n)
     return v;
 }
 
-void deso__value_ref(deso__value *v) { v->refs++; }
-
 void deso__view_free(deso__view *w)
 {
     if (w == NULL || deso__view_put(w)) return;
@@ -31,9 +29,8 @@ void deso__view_free(deso__view *w)
     free(w);
 }
 
-void deso__value_unref(deso__value *v)
+void deso__value_release(deso__value *v)
 {
-    if (v == NULL || --v->refs > 0) return;
     deso__view *lists[2] = {v->views, v->spare};
     for (int k = 0; k < 2; k++) {
         deso__view *w = lists[k];
@@ -183,8 +180,9 @@ deso_err deso__ctx_check(const deso_ctx *ctx, const char *fn)
     return DESO_OK;
 }
 
-deso_err deso__handle_check(const deso__handle *h, blas_kind kind,
-                            deso_ctx **ctx, const char *fn, const char *arg)
+deso_err deso__handle_check_full(const deso__handle *h, blas_kind kind,
+                                 deso_ctx **ctx, const char *fn,
+                                 const char *arg)
 {
     DESO_CHECK(h != NULL, DESO_ENULL, "%s: %s is NULL", fn, arg);
     DESO_CHECK(h->magic != DESO__MAGIC_DEAD, DESO_ESTALE,
@@ -222,14 +220,12 @@ deso_err deso__handle_destroy(deso__handle *h, const char *fn)
     return DESO_OK;
 }
 
-deso_err deso__value_usable(const deso__value *v, const char *fn)
+deso_err deso__value_lost(const deso__value *v, const char *fn)
 {
-    if (v->poison != DESO_OK)
-        return deso__fail(v->poison,
-                          "%s: the value was lost when an earlier flush "
-                          "failed (%s)",
-                          fn, deso_errname(v->poison));
-    return DESO_OK;
+    return deso__fail(v->poison,
+                      "%s: the value was lost when an earlier flush failed "
+                      "(%s)",
+                      fn, deso_errname(v->poison));
 }
 
 /* ---- public destroy / shape ----------------------------------------------- */

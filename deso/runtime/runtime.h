@@ -321,8 +321,14 @@ deso_err deso__options_agree(MPI_Comm comm, deso_err local, deso_options *o,
 
 /* ---- handles and values (handles.c) ------------------------------------ */
 deso__value *deso__value_new(blas_kind kind, int64_t m, int64_t n);
-void deso__value_ref(deso__value *v);
-void deso__value_unref(deso__value *v);
+/* Inline: a recorded call takes and drops several references.  The last
+ * reference frees the value with its views (deso__value_release).       */
+void deso__value_release(deso__value *v);
+static inline void deso__value_ref(deso__value *v) { v->refs++; }
+static inline void deso__value_unref(deso__value *v)
+{
+    if (v != NULL && --v->refs <= 0) deso__value_release(v);
+}
 /* A ready view of layout `lay` (data allocated zeroed), appended to v.    */
 deso_err deso__view_alloc(deso_ctx *ctx, const blas_layout *lay,
                           deso__view **out);
@@ -398,11 +404,33 @@ deso_err deso__halo_reverse(deso_ctx *ctx, deso__halo_plan *hp,
 deso_err deso__ctx_check(const deso_ctx *ctx, const char *fn);
 /* Validates a handle: DESO_ENULL, DESO_ESTALE, DESO_ECONTEXT (when *ctx is
  * already set and differs), DESO_EINVAL (wrong kind).  Sets *ctx.         */
-deso_err deso__handle_check(const deso__handle *h, blas_kind kind,
-                            deso_ctx **ctx, const char *fn, const char *arg);
+deso_err deso__handle_check_full(const deso__handle *h, blas_kind kind,
+                                 deso_ctx **ctx, const char *fn,
+                                 const char *arg);
+/* Inline, the common case first (a live handle of the right kind, not a
+ * view, of a live context), the full check otherwise: every argument of
+ * every recorded call passes here.                                       */
+static inline deso_err deso__handle_check(const deso__handle *h,
+                                          blas_kind kind, deso_ctx **ctx,
+                                          const char *fn, const char *arg)
+{
+    if (h != NULL && h->magic == DESO__MAGIC_LIVE && h->kind == kind &&
+        h->parent == NULL && h->ctx != NULL &&
+        (*ctx == NULL ? h->ctx->magic == DESO__MAGIC_CTX : h->ctx == *ctx)) {
+        *ctx = h->ctx;
+        return DESO_OK;
+    }
+    return deso__handle_check_full(h, kind, ctx, fn, arg);
+}
 deso_err deso__handle_destroy(deso__handle *h, const char *fn);
-/* A readable value: DESO_EMISMATCH etc. when poisoned.                    */
-deso_err deso__value_usable(const deso__value *v, const char *fn);
+/* A readable value: DESO_EMISMATCH etc. when poisoned.  Inline: every
+ * operand of every recorded call passes here, and it is almost never lost. */
+deso_err deso__value_lost(const deso__value *v, const char *fn);
+static inline deso_err deso__value_usable(const deso__value *v,
+                                          const char *fn)
+{
+    return v->poison == DESO_OK ? DESO_OK : deso__value_lost(v, fn);
+}
 
 /* ---- views and strided arguments (views.c) ------------------------------- */
 /* A view's value brought up to its parent's current version: a vget is
