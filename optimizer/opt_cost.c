@@ -22,8 +22,9 @@
  * ranks; collectives one per communicator, bytes m (p - 1), doubled for
  * all-reduce.  The time is alpha + beta * bytes per message:
  * an exchange costs its busiest rank, a collective over p ranks
- * ceil(log2 p) (alpha + beta m), an all-reduce twice that; communicators
- * of one collective run side by side.  Volume variant (paper 003's eq. 9
+ * ceil(log2 p) (alpha + beta m), an all-reduce twice that, plus a
+ * quarter alpha for the call (CALL_SHARE below); communicators of one
+ * collective run side by side.  Volume variant (paper 003's eq. 9
  * and its errata, doc/DESIGN.md): m is the largest per-communicator
  * payload (OPT_VOL_RANK) or the whole array (OPT_VOL_ARRAY).
  *
@@ -185,6 +186,15 @@ deso_err opt_exchange_cost(const blas_layout *S, const blas_layout *D,
 
 /* ---- collectives -------------------------------------------------------- */
 
+/* Every collective also costs CALL_SHARE alpha once, for the call itself
+ * on each rank (its set-up, whatever its steps).  Without it an all-reduce
+ * and a reduce followed by a broadcast tie (2 log2 p steps each), and so
+ * do one all-reduce among the holders followed by broadcasts and the same
+ * all-reduce run on every grid row; the search then kept whichever it met
+ * first, and a 4 x 4 CG made 17 collectives an iteration where 12 do.  A
+ * quarter: enough to break ties, too little to outweigh a message.      */
+#define CALL_SHARE 0.25
+
 /* ncomm communicators of p ranks each; payloads total `tot` elements,
  * the largest `mx`; the array has `arr` elements; factor 2: all-reduce.  */
 static void coll_add(opt_counts *c, const opt_params *pp, int p,
@@ -195,7 +205,8 @@ static void coll_add(opt_counts *c, const opt_params *pp, int p,
     c->msgs_coll += ncomm;
     c->bytes_coll += 8 * tot * (p - 1) * factor;
     int64_t vol = pp->volume == OPT_VOL_ARRAY ? arr : mx;
-    c->time += factor * opt__log2c(p) * (pp->alpha + pp->beta * 8.0 * (double)vol);
+    c->time += factor * opt__log2c(p) * (pp->alpha + pp->beta * 8.0 * (double)vol) +
+               CALL_SHARE * pp->alpha;
 }
 
 bool opt__replication_only(const blas_layout *S, const blas_layout *D)
