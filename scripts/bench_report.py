@@ -5,15 +5,18 @@
                                              # (paths from the repository root)
     python3 scripts/bench_report.py --results doc/bench-results.jsonl \\
         [--results doc/bench-remap.jsonl] [--results doc/bench-sweep.jsonl] \\
+        [--results doc/bench-counts.jsonl] \\
         [--readme README.md] [--doc doc] [--no-plots] [--print]
 
 Reads only the JSON-lines files written by scripts/bench.sh (suite "cg"),
-scripts/bench-remap.sh (suite "remap") and scripts/bench-sweep.sh (suite
-"sweep") through scripts/bench_lib.sh: a meta record, one record per run
-{"bench", "asked", "label", "out" | "failed" | "skipped"}, an end record.
+scripts/bench-remap.sh (suite "remap"), scripts/bench-sweep.sh (suite
+"sweep") and scripts/bench-counts.sh (suite "counts") through
+scripts/bench_lib.sh: a meta record, one record per run {"bench", "asked",
+"label", "out" | "failed" | "skipped"}, an end record.
 Writes, per file, the README's section between its markers (cg:
 <!-- bench:begin --> / <!-- bench:end -->; remap: <!-- bench-remap:begin -->
-/ <!-- bench-remap:end -->; sweep: <!-- sweep:begin --> / <!-- sweep:end -->)
+/ <!-- bench-remap:end -->; sweep: <!-- sweep:begin --> / <!-- sweep:end -->;
+counts: <!-- counts:begin --> / <!-- counts:end -->)
 and gnuplot PNGs in --doc (cg: two, sweep: one).  Every figure in a section
 comes from the file; a figure that compares two programs uses only their
 time_loop (each program's solver loop, barrier to barrier, the slowest
@@ -32,6 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
 
 from benchreport.cg import cg_section
+from benchreport.counts import counts_section
 from benchreport.plots import plots
 from benchreport.readme import MARKERS, write_readme
 from benchreport.records import Results
@@ -42,14 +46,16 @@ from benchreport.sweep_plot import sweep_plot
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_RESULTS = {"cg": os.path.join(ROOT, "doc", "bench-results.jsonl"),
                    "remap": os.path.join(ROOT, "doc", "bench-remap.jsonl"),
-                   "sweep": os.path.join(ROOT, "doc", "bench-sweep.jsonl")}
+                   "sweep": os.path.join(ROOT, "doc", "bench-sweep.jsonl"),
+                   "counts": os.path.join(ROOT, "doc", "bench-counts.jsonl")}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--results", action="append",
                     help="a results file (repeatable); default: doc/bench-results.jsonl,"
-                    " doc/bench-remap.jsonl and doc/bench-sweep.jsonl, those that exist")
+                    " doc/bench-remap.jsonl, doc/bench-sweep.jsonl and doc/bench-counts.jsonl, those"
+                    " that exist")
     ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
     ap.add_argument("--doc", default=os.path.join(ROOT, "doc"), help="where the plots go")
     ap.add_argument("--no-plots", action="store_true", help="no gnuplot, no PNGs")
@@ -85,6 +91,8 @@ def main():
             body = cg_section(res, link, made)
         elif res.suite == "sweep":
             body = sweep_section(res, link, made)
+        elif res.suite == "counts":
+            body = counts_section(res, link)
         else:
             body = remap_section(res, link)
         write_readme(a.readme, res.suite, body)

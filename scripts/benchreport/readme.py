@@ -5,7 +5,9 @@ MARKERS = {"cg": ("<!-- bench:begin -->", "<!-- bench:end -->", "Benchmark resul
            "remap": ("<!-- bench-remap:begin -->", "<!-- bench-remap:end -->",
                      "Remap benchmark (`make bench-remap`)"),
            "sweep": ("<!-- sweep:begin -->", "<!-- sweep:end -->",
-                     "Small and mid sizes (`make bench-sweep`)")}
+                     "Small and mid sizes (`make bench-sweep`)"),
+           "counts": ("<!-- counts:begin -->", "<!-- counts:end -->",
+                      "MPI calls per iteration (`make bench-counts`)")}
 
 
 def write_readme(path, suite, body):
