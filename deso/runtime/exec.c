@@ -120,16 +120,16 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
     int nops = nd->d.nops;
     /* the plan covers every node of a force (deso__force_prepare checks) */
     DESO_CHECK(pl != NULL, DESO_EINTERNAL, "%s: no placement", info->name);
-    for (int k = 0; k < nops; k++)
-        DESO_CHECK(nd->ops[k]->ready && nd->ops[k]->views != NULL,
-                   DESO_EINTERNAL, "%s: operand %d not computed", info->name,
-                   k);
     const blas_layout *req = pl->req, *rl = &pl->res;
     deso_err err = DESO_OK;
 
     deso__view *v[BLAS_MAXOPS];
-    for (int k = 0; k < nops; k++)
+    for (int k = 0; k < nops; k++) {
+        DESO_CHECK(nd->ops[k]->ready && nd->ops[k]->views != NULL,
+                   DESO_EINTERNAL, "%s: operand %d not computed", info->name,
+                   k);
         DESO_TRY(deso__value_view(ctx, nd->ops[k], &req[k], &v[k]));
+    }
 
     /* The result: take over the updated operand's buffer when this node is
      * its last reader (y <- a x + y in place; the preparation then made no
