@@ -56,9 +56,62 @@ static bool named_files;        /* deso__ooc_named_files                   */
 
 void deso__ooc_named_files(bool on) { named_files = on; }
 
+/* deso__ooc_inject's state: the fault armed, the write calls left before
+ * it strikes, its errno.  Only this process's main thread writes or opens
+ * (the reader thread only reads), so plain statics do.                   */
+static deso__ooc_fault fault;
+static int64_t fault_after;
+static int fault_errno;
+static bool fault_struck;
+
+void deso__ooc_inject(deso__ooc_fault f, int64_t after, int err)
+{
+    fault = f;
+    fault_after = after;
+    fault_errno = err;
+    fault_struck = false;
+}
+
+bool deso__ooc_injected(void) { return fault_struck; }
+
+/* open(2)'s outcome under an armed DESO__OOC_FAULT_OPEN: -1 and errno.   */
+static bool open_fails(void)
+{
+    if (fault != DESO__OOC_FAULT_OPEN) return false;
+    fault = DESO__OOC_FAULT_NONE;
+    fault_struck = true;
+    errno = fault_errno;
+    return true;
+}
+
+/* pwrite(2), through the armed fault: the write call `after` calls from
+ * arming fails with the fault's errno, or (a short write) writes half its
+ * bytes, after which every call fails with the errno (a disk filling up)
+ * or, errno 0, none does (a short write the caller must resume).         */
+static ssize_t file_pwrite(int fd, const char *p, size_t len, off_t at)
+{
+    if (fault != DESO__OOC_FAULT_WRITE && fault != DESO__OOC_FAULT_SHORT)
+        return pwrite(fd, p, len, at);
+    if (fault_after > 0) {
+        fault_after--;
+        return pwrite(fd, p, len, at);
+    }
+    if (fault == DESO__OOC_FAULT_SHORT && !fault_struck) {
+        fault_struck = true;
+        if (fault_errno == 0) fault = DESO__OOC_FAULT_NONE;
+        return pwrite(fd, p, len > 1 ? len / 2 : len, at);
+    }
+    fault_struck = true;
+    errno = fault_errno;
+    return -1;
+}
+
 /* An open file without a name in dir.                                    */
 static deso_err open_unnamed(const char *dir, int *fd)
 {
+    *fd = -1;
+    DESO_CHECK(!open_fails(), DESO_EIO, "out-of-core directory '%s': %s", dir,
+               strerror(errno));
 #ifdef O_TMPFILE
     *fd = named_files ? -1
                       : open(dir, O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC,
@@ -113,12 +166,14 @@ deso_err deso__ooc_io(deso__ooc *f, bool write, int64_t c0, int64_t w,
     off_t at = (off_t)(f->rows * c0) * (off_t)sizeof(double);
     char *p = (char *)buf;
     while (left > 0) {
-        ssize_t k = write ? pwrite(f->fd, p, left, at) : pread(f->fd, p, left,
-                                                               at);
+        ssize_t k = write ? file_pwrite(f->fd, p, left, at)
+                          : pread(f->fd, p, left, at);
         if (k < 0 && errno == EINTR) continue;
         DESO_CHECK(k > 0, DESO_EIO, "local array file: %s at byte %lld: %s",
                    write ? "write" : "read", (long long)at,
-                   k < 0 ? strerror(errno) : "unexpected end of file");
+                   k < 0   ? strerror(errno)
+                   : write ? "nothing written"
+                           : "unexpected end of file");
         p += k;
         at += k;
         left -= (size_t)k;
