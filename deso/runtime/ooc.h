@@ -31,6 +31,12 @@ deso_err deso__ooc_io(deso__ooc *f, bool write, int64_t c0, int64_t w,
 deso_err deso__ooc_io_counted(deso__ooc *f, bool write, int64_t c0, int64_t w,
                               double *buf);
 void deso__ooc_close(deso__ooc *f);
+/* The seconds per byte of reading a file of DESO__OOC_PROBE_BYTES in the
+ * context's directory, written, synced and dropped from the page cache
+ * first: the cost model's io_beta (probe.c).  Not counted in the
+ * statistics.  Local.                                                    */
+#define DESO__OOC_PROBE_BYTES ((int64_t)1 << 20)
+deso_err deso__ooc_read_rate(deso_ctx *ctx, double *sec_per_byte);
 /* Test hook: open the files as on a file system without O_TMPFILE (a
  * named file, unlinked at once) while `on`; the fallback is otherwise
  * never taken here.  Local.                                              */

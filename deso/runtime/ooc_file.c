@@ -192,6 +192,32 @@ deso_err deso__ooc_io_counted(deso__ooc *f, bool write, int64_t c0, int64_t w,
     return err;
 }
 
+deso_err deso__ooc_read_rate(deso_ctx *ctx, double *sec_per_byte)
+{
+    *sec_per_byte = 0.0;
+    int64_t n = DESO__OOC_PROBE_BYTES / (int64_t)sizeof(double);
+    double *buf = deso__calloc((size_t)n, sizeof *buf);
+    DESO_CHECK(buf != NULL, DESO_ENOMEM, "out of memory (read probe)");
+    deso__ooc *f = NULL;
+    deso_err err = deso__ooc_open(ctx, n, 1, 1, &f);
+    if (err == DESO_OK) err = deso__ooc_io(f, true, 0, 1, buf);
+    /* on the disk and out of the page cache, so that the read below
+     * comes from the disk as a slab's does (a RAM file system has no
+     * disk: there the read is a copy, and that is its rate)              */
+    if (err == DESO_OK && fdatasync(f->fd) != 0)
+        err = deso__fail(DESO_EIO, "out-of-core directory '%s': %s",
+                         ctx->ooc_dir, strerror(errno));
+    if (err == DESO_OK) {
+        (void)posix_fadvise(f->fd, 0, 0, POSIX_FADV_DONTNEED);
+        double t0 = deso__now();
+        err = deso__ooc_io(f, false, 0, 1, buf);
+        *sec_per_byte = (deso__now() - t0) / (double)DESO__OOC_PROBE_BYTES;
+    }
+    deso__ooc_close(f);
+    free(buf);
+    return err;
+}
+
 void deso__ooc_close(deso__ooc *f)
 {
     if (f == NULL) return;

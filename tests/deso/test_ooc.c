@@ -13,7 +13,9 @@
  * CG of a few iterations streams its matrix each time.  Every source (a
  * generator, an array on every rank or sent from rank 0, a Matrix Market
  * file, a matrix file) writes each element to the files once and gives
- * the generator's in-core product bit for bit.  Also: only one
+ * the generator's in-core product bit for bit.  The cost model's read
+ * rate of the files is measured when any rank has a budget (the same on
+ * every rank) and travels in a wisdom file.  Also: only one
  * rank over its budget still puts the matrix out of core everywhere, each
  * rank keeps its own budget; the directory stays empty (the files have no
  * name); bad budget strings fail deso_init on every rank; an unusable
@@ -535,6 +537,40 @@ static void test_named_fallback(void **state)
     tu_scratch_done(dir);
 }
 
+/* The cost model's read rate of the local array files: 0 when no rank has
+ * a budget; measured when one rank has one, the same on every rank;
+ * carried by a wisdom file to another context bit for bit.             */
+static void test_read_rate(void **state)
+{
+    (void)state;
+    int me = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    deso_ctx *none = case_ctx(&(tu_case){DESO_MODE_NONE, 0, 0, 4}, 0, NULL);
+    deso_ctx *some = case_ctx(&(tu_case){DESO_MODE_NONE, 0, 0, 4},
+                              me == tu_size() - 1 ? 4096 : 0, NULL);
+    deso_info a, b;
+    TU_OK(deso_get_info(none, &a));
+    TU_OK(deso_get_info(some, &b));
+    assert_true(tu_all(a.io_beta == 0.0));
+    assert_true(tu_all(b.io_beta > 0.0 && b.io_beta < 1e-4));
+    double lo = b.io_beta, hi = b.io_beta;
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    assert_true(lo == hi);
+    char path[256];
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/deso-test-ooc-rate-%ld.wisdom",
+             dir != NULL ? dir : "/tmp", (long)getpid());
+    MPI_Bcast(path, (int)sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+    TU_OK(deso_wisdom_export(some, path));
+    TU_OK(deso_wisdom_import(none, path));
+    TU_OK(deso_get_info(none, &a));
+    assert_true(tu_all(memcmp(&a.io_beta, &b.io_beta, sizeof a.io_beta) == 0));
+    if (me == 0) remove(path);
+    TU_OK(deso_finalize(&none));
+    TU_OK(deso_finalize(&some));
+}
+
 /* What cannot stream is refused, the same way on every rank.            */
 static void test_refused(void **state)
 {
@@ -561,4 +597,4 @@ TU_MAIN(cmocka_unit_test(test_bitwise), cmocka_unit_test(test_one_rank_over),
         cmocka_unit_test(test_nothing_left),
         cmocka_unit_test(test_budget_strings), cmocka_unit_test(test_bad_dir),
         cmocka_unit_test(test_sources), cmocka_unit_test(test_named_fallback),
-        cmocka_unit_test(test_refused))
+        cmocka_unit_test(test_read_rate), cmocka_unit_test(test_refused))
