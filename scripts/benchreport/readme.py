@@ -5,7 +5,9 @@ MARKERS = {"cg": ("<!-- bench:begin -->", "<!-- bench:end -->", "Benchmark resul
            "remap": ("<!-- bench-remap:begin -->", "<!-- bench-remap:end -->",
                      "Remap benchmark (`make bench-remap`)"),
            "sweep": ("<!-- sweep:begin -->", "<!-- sweep:end -->",
-                     "Small and mid sizes (`make bench-sweep`)")}
+                     "Small and mid sizes (`make bench-sweep`)"),
+           "ooc": ("<!-- bench-ooc:begin -->", "<!-- bench-ooc:end -->",
+                   "Out-of-core benchmark (`make bench-ooc`)")}
 
 
 def write_readme(path, suite, body):
