@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ooc_test.h"
 #include "test_util.h"
 #include "deso/runtime/ooc.h"
 
@@ -35,18 +36,6 @@
 #define NCG 21              /* the CG's matrix fits the budget            */
 #define NSRC 5
 
-static double gen(int64_t i, int64_t j, void *arg)
-{
-    (void)arg;
-    return sin(0.37 * (double)i + 1.3 * (double)j) + 1e-3 * (double)i;
-}
-
-static double sym(int64_t i, int64_t j, void *arg)
-{
-    (void)arg;
-    int64_t a = i < j ? i : j, b = i < j ? j : i;
-    return (double)((a * 5 + b * 3) % 11) / 4.0 + (i == j ? 10.0 : 0.0);
-}
 
 static double vgen(int64_t i, void *arg)
 {
@@ -68,45 +57,21 @@ static int rank(void)
     return me;
 }
 
-static int dir_empty(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d == NULL) return 0;
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
-    closedir(d);
-    return n == 0;
-}
 
-/* Whether one of this process's descriptors names a file in dir (an
- * unnamed file shows as "dir/#inode (deleted)", a named one unlinked as
- * "dir/deso-ooc-... (deleted)").                                         */
+/* Whether one of this process's descriptors names a file in dir.        */
 static int fd_in(const char *dir)
 {
-    DIR *d = opendir("/proc/self/fd");
-    if (d == NULL) return 0;
     char want[600];
     snprintf(want, sizeof want, "%s/", dir);
-    int found = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        char path[300], link[1024];
-        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
-        ssize_t len = readlink(path, link, sizeof link - 1);
-        if (len <= 0) continue;
-        link[len] = '\0';
-        if (strncmp(link, want, strlen(want)) == 0) found = 1;
-    }
-    closedir(d);
-    return found;
+    return tu_fd_named(want, NULL);
 }
 
-/* Three CG iterations on sym's NCG x NCG matrix (in core: it fits the
- * budget) from b = 1; x into out.                                        */
+/* Three CG iterations on tu_ooc_sym's NCG x NCG matrix (in core: it fits
+ * the budget) from b = 1; x into out.                                    */
 static void cg(deso_ctx *ctx, double *out)
 {
     deso_mat *S = NULL;
-    TU_CALL(deso_mat_from_fn(ctx, NCG, NCG, sym, NULL, &S));
+    TU_CALL(deso_mat_from_fn(ctx, NCG, NCG, tu_ooc_sym, NULL, &S));
     deso_vec *v[4] = {NULL};
     TU_CALL(deso_vec_create(ctx, NCG, &v[0]));
     TU_CALL(deso_vec_from_fn(ctx, NCG, one, NULL, &v[1]));
@@ -139,11 +104,11 @@ static void product(deso_ctx *ctx, deso_mat *A, double *y_out)
 }
 
 typedef struct sources {
-    double *a;                     /* gen's matrix, column-major          */
+    double *a;                     /* tu_ooc_gen's matrix, column-major   */
     char bin[600], mtx[600];       /* a matrix file and a Matrix Market   */
 } sources;                         /*   file of it, outside the ooc dir   */
 
-/* Rank 0 writes gen's matrix as a Matrix Market array file.              */
+/* Rank 0 writes tu_ooc_gen's matrix as a Matrix Market array file.       */
 static void write_mtx(const char *path, const double *a)
 {
     if (rank() == 0) {
@@ -161,7 +126,7 @@ static void write_mtx(const char *path, const double *a)
 static deso_err make(deso_ctx *ctx, const sources *s, int src, deso_mat **A)
 {
     switch (src) {
-    case 0: return deso_mat_from_fn(ctx, N, N, gen, NULL, A);
+    case 0: return deso_mat_from_fn(ctx, N, N, tu_ooc_gen, NULL, A);
     case 1: return deso_mat_from_array(ctx, N, N, s->a, N, 0, A);
     case 2: return deso_mat_from_array(ctx, N, N, s->a, N, DESO_ALL_RANKS, A);
     case 3: return deso_mat_from_file(ctx, s->bin, A);
@@ -197,7 +162,7 @@ static void fails(deso_ctx *ctx, const sources *s, int src,
     TU_CHECK(tu_all(e == DESO_EIO));
     TU_CHECK(tu_all(A == NULL));
     TU_CHECK(said_everywhere(why));
-    TU_CHECK(tu_all(dir_empty(dir)));
+    TU_CHECK(tu_all(tu_dir_empty(dir)));
     TU_CHECK(tu_all(!fd_in(dir)));
     if (A != NULL) TU_CALL(deso_mat_destroy(&A));
     double got[NCG];
@@ -211,7 +176,8 @@ static void setup_sources(sources *s, const char *other)
     s->a = malloc((size_t)N * N * sizeof *s->a);
     assert_non_null(s->a);
     for (int64_t j = 0; j < N; j++)
-        for (int64_t i = 0; i < N; i++) s->a[j * N + i] = gen(i, j, NULL);
+        for (int64_t i = 0; i < N; i++)
+            s->a[j * N + i] = tu_ooc_gen(i, j, NULL);
     snprintf(s->bin, sizeof s->bin, "%s/a.bin", other);
     snprintf(s->mtx, sizeof s->mtx, "%s/a.mtx", other);
     write_mtx(s->mtx, s->a);
@@ -276,7 +242,7 @@ static void test_full_disk(void **state)
             tu_case_end();
         }
         TU_OK(deso_finalize(&ctx));
-        assert_true(tu_all(dir_empty(dir)));
+        assert_true(tu_all(tu_dir_empty(dir)));
     }
     deso__ooc_named_files(false);
     TU_SYNC();
