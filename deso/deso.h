@@ -156,9 +156,13 @@ typedef struct deso_info {
     int64_t pending;         /* nodes recorded and not yet executed         */
     /* The cost model's calibration: seconds per message and per byte, and
      * the seconds deso_init spent measuring them (0 when the wisdom file
-     * held them or on one rank).  Kept apart from every statistic: it is
-     * the library measuring the machine once, not the user's work.         */
+     * held them, or on one rank without a memory budget); io_beta: seconds
+     * per byte read from an out-of-core matrix's file, the slowest rank's
+     * (0 when no rank has a memory budget).  Kept apart from every
+     * statistic: it is the library measuring the machine once, not the
+     * user's work.                                                         */
     double alpha, beta, time_calibrate;
+    double io_beta;
     /* This rank's own (never agreed): its memory budget in bytes (-1: no
      * limit) and the directory of its local array files.                  */
     int64_t mem_limit;

@@ -34,12 +34,19 @@
  * categories; --json prints one line on rank 0 (bytes and messages summed
  * over ranks, the statistics' times of rank 0, and time_loop: the solver's
  * wall time from a barrier to a barrier, the slowest rank's, the one time
- * comparable with the anchors' time_loop).  Bad options: one line on
+ * comparable with the anchors' time_loop).  The JSON line also reports
+ * each rank's peak resident memory (getrusage's ru_maxrss, taken by each
+ * rank itself after the solve, so that no launcher or wrapper stands
+ * between the figure and the rank) and the bound an out-of-core run must
+ * stay within: the rank's memory budget, plus its vectors (every vector
+ * this program makes, whole, in two layouts: at most what they hold),
+ * plus 64 MiB for the program, MPI and the BLAS.  Bad options: one line on
  * stderr, exit 2. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "deso.h"
 
@@ -402,6 +409,18 @@ int main(int argc, char **argv)
     MPI_Reduce(mine, sum, 6, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     double loop_max = time_loop;
     MPI_Reduce(&time_loop, &loop_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    /* peak resident memory, every rank's (ru_maxrss: KiB on Linux)         */
+    struct rusage ru;
+    long long rss = getrusage(RUSAGE_SELF, &ru) == 0
+                        ? (long long)ru.ru_maxrss * 1024 : -1;
+    long long *rss_all = rank0 ? malloc((size_t)P * sizeof *rss_all) : NULL;
+    MPI_Gather(&rss, 1, MPI_LONG_LONG, rss_all, 1, MPI_LONG_LONG, 0,
+               MPI_COMM_WORLD);
+    /* b, x, r, p, q, t, ones, and z and d with a preconditioner           */
+    long long nvec = oo.precond != PC_NONE ? 9 : 7;
+    long long vec_bytes = nvec * 2 * (long long)n * (long long)sizeof(double);
+    long long budget = info.mem_limit > 0 ? (long long)info.mem_limit : 0;
+    long long bound = budget + vec_bytes + (64LL << 20);
     if (rank0) {
         char grid[32];
         snprintf(grid, sizeof grid, "%dx%d", info.grid_rows, info.grid_cols);
@@ -416,14 +435,20 @@ int main(int argc, char **argv)
                    "\"bytes_io_written\":%lld,"
                    "\"bytes_p2p\":%lld,\"msgs_p2p\":%lld,"
                    "\"bytes_collective\":%lld,\"msgs_collective\":%lld,"
-                   "\"plans_optimised\":%lld,\"plans_replayed\":%lld}\n",
+                   "\"plans_optimised\":%lld,\"plans_replayed\":%lld,"
+                   "\"io_beta\":%.6e,\"mem_limit\":%lld,\"vector_bytes\":%lld,"
+                   "\"rss_bound\":%lld,\"peak_rss\":[",
                    (long long)n, P, grid, deso_mode_name(info.mode),
                    pc_names[oo.precond], iters_run, o.repeat, converged ? "true" : "false",
                    residual, error, loop_max, st.time_total, st.time_compute, st.time_overhead,
                    st.time_p2p, st.time_collective, st.time_optimise,
                    st.time_io, sum[4], sum[5], sum[0],
                    sum[1], sum[2], sum[3], (long long)st.plans_optimised,
-                   (long long)st.plans_replayed);
+                   (long long)st.plans_replayed, info.io_beta,
+                   (long long)info.mem_limit, vec_bytes, bound);
+            for (int k = 0; k < P; k++)
+                printf("%s%lld", k > 0 ? "," : "", rss_all[k]);
+            printf("]}\n");
         } else {
             printf("deso-cg: n=%lld P=%d grid=%s mode=%s precond=%s iters=%ld "
                    "residual=%.3e error=%.3e\n",
@@ -452,6 +477,7 @@ int main(int argc, char **argv)
                    (long long)st.plans_replayed);
         }
     }
+    free(rss_all);
     deso_vec_destroy(&t);
     deso_finalize(&ctx);
     MPI_Finalize();

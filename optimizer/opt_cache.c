@@ -55,7 +55,9 @@ static uint64_t graph_key(const opt_graph *g, opt_mode mode, uint64_t *check,
         hput(&h, (uint64_t)x->m);
         hput(&h, (uint64_t)x->n);
         hput(&h, (uint64_t)(int64_t)x->producer);
-        hput(&h, ((uint64_t)x->live_out << 1) | (uint64_t)x->has_want);
+        /* the out-of-core mark adds nothing to an in-core graph's key    */
+        hput(&h, ((uint64_t)x->ooc << 2) | ((uint64_t)x->live_out << 1) |
+                     (uint64_t)x->has_want);
         if (x->has_want) hlay(&h, &x->want);
         if (x->producer < 0 && !layouts) {
             hput(&h, (uint64_t)x->kind);   /* the shape only              */

@@ -27,6 +27,10 @@
  * collective run side by side.  Volume variant (paper 003's eq. 9
  * and its errata, doc/DESIGN.md): m is the largest per-communicator
  * payload (OPT_VOL_RANK) or the whole array (OPT_VOL_ARRAY).
+ * An out-of-core matrix (opt_value.ooc) adds time, never bytes or
+ * messages: io_beta per byte of its busiest rank's piece for each node
+ * that streams it (read, or written as a dger's result), and for a remap
+ * the read of every source piece and the write of the new ones.
  *
  * opt_plan_cost below is the reference: one plan, walked from scratch.
  * The search costs thousands of plans that differ in a node or two with
@@ -47,7 +51,7 @@
 opt_params opt_params_default(void)
 {
     opt_params p = {.alpha = 2e-6, .beta = 1e-9, .volume = OPT_VOL_RANK,
-                    .reduce_holders_only = false};
+                    .reduce_holders_only = false, .io_beta = 0.0};
     return p;
 }
 
@@ -268,6 +272,44 @@ void opt__add(opt_counts *a, const opt_counts *b)
     a->time += b->time;
 }
 
+/* ---- out-of-core matrices ------------------------------------------------ */
+
+double opt__io_time(const blas_layout *L, const opt_params *pp)
+{
+    if (!(pp->io_beta > 0.0) || L->kind != BLAS_MAT) return 0.0;
+    int64_t rows = 0, cols = 0;
+    for (int r = 0; r < L->pr; r++) {
+        int64_t lr, lc;
+        blas_layout_local(L, r, 0, &lr, &lc);
+        if (lr > rows) rows = lr;
+    }
+    for (int c = 0; c < L->pc; c++) {
+        int64_t lr, lc;
+        blas_layout_local(L, 0, c, &lr, &lc);
+        if (lc > cols) cols = lc;
+    }
+    return pp->io_beta * 8.0 * (double)rows * (double)cols;
+}
+
+bool opt__node_streams(const opt_graph *g, const opt_node *nd)
+{
+    for (int k = 0; k < nd->d.nops; k++)
+        if (g->vals[nd->ops[k]].ooc) return true;
+    return g->vals[nd->res].ooc;
+}
+
+/* Node nd streaming its out-of-core operands (a read each) and result (a
+ * write) in the layouts pl gives them.                                   */
+static double node_io(const opt_graph *g, const opt_node *nd,
+                      const opt_place *pl, const opt_params *pp)
+{
+    double t = 0.0;
+    for (int k = 0; k < nd->d.nops; k++)
+        if (g->vals[nd->ops[k]].ooc) t += opt__io_time(&pl->req[k], pp);
+    if (g->vals[nd->res].ooc) t += opt__io_time(&pl->res, pp);
+    return t;
+}
+
 /* ---- the node's reduction ----------------------------------------------- */
 
 /* mult: the doubles a fused group's collective carries, its members'
@@ -275,9 +317,9 @@ void opt__add(opt_counts *a, const opt_counts *b)
  * width); one collective, an
  * all-reduce when any member's result is replicated along the reduced
  * dimension (allred), else a reduce.                                      */
-void opt__node_cost(const opt_graph *g, const opt_node *nd,
-                    const opt_place *pl, const opt_params *pp, int mult,
-                    bool allred, opt_counts *c)
+static void node_collective(const opt_graph *g, const opt_node *nd,
+                            const opt_place *pl, const opt_params *pp,
+                            int mult, bool allred, opt_counts *c)
 {
     const blas_op_info *info = blas_op_get(nd->d.op);
     memset(c, 0, sizeof *c);
@@ -310,6 +352,14 @@ void opt__node_cost(const opt_graph *g, const opt_node *nd,
     if (pp->reduce_holders_only && X->dist != o && !(X->rep & (1u << o)))
         ncomm = 1;
     coll_add(c, pp, dims[rd], ncomm, ncomm * len, len, len, factor);
+}
+
+void opt__node_cost(const opt_graph *g, const opt_node *nd,
+                    const opt_place *pl, const opt_params *pp, int mult,
+                    bool allred, opt_counts *c)
+{
+    node_collective(g, nd, pl, pp, mult, allred, c);
+    c->time += node_io(g, nd, pl, pp);
 }
 
 /* ---- fusion of independent reductions ---------------------------------- */
@@ -395,8 +445,8 @@ typedef struct vstate {
 } vstate;
 
 /* The executor's deso__value_view on the model.                            */
-static deso_err need(vstate *vs, const blas_layout *L, const opt_params *pp,
-                     opt_memo *memo, opt_edge *e)
+static deso_err need(vstate *vs, const blas_layout *L, bool ooc,
+                     const opt_params *pp, opt_memo *memo, opt_edge *e)
 {
     memset(e, 0, sizeof *e);
     e->to = *L;
@@ -420,6 +470,10 @@ static deso_err need(vstate *vs, const blas_layout *L, const opt_params *pp,
     if (L->kind == BLAS_MAT) {
         e->move = OPT_MV_REMAP;
         opt__remap_cost(&vs->v[0], pp, &e->cost);
+        /* out of core: every piece read to be sent, every new one written */
+        if (ooc)
+            e->cost.time += opt__io_time(&vs->v[0], pp) +
+                            opt__io_time(L, pp);
     } else if (rep) {
         e->move = OPT_MV_BCAST;
         opt__bcast_cost(&vs->v[src], L, pp, &e->cost);
@@ -531,7 +585,8 @@ deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
                                  "before it is produced", i, nd->ops[k]);
                 break;
             }
-            err = need(v, &pl->req[k], pp, memo, &e);
+            err = need(v, &pl->req[k], g->vals[nd->ops[k]].ooc, pp, memo,
+                       &e);
             if (err != DESO_OK) break;
             opt__add(&tot, &e.cost);
             if (ev != NULL) ev->edge[i * BLAS_MAXOPS + k] = e;
@@ -553,7 +608,7 @@ deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
         const opt_value *val = &g->vals[v];
         if (!val->has_want || vs[v].nv == 0) continue;
         opt_edge e;
-        err = need(&vs[v], &val->want, pp, memo, &e);
+        err = need(&vs[v], &val->want, val->ooc, pp, memo, &e);
         if (err != DESO_OK) break;
         opt__add(&tot, &e.cost);
         if (ev != NULL) ev->edge[g->nnodes * BLAS_MAXOPS + v] = e;
@@ -564,7 +619,8 @@ deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
         const opt_value *val = &g->vals[v];
         if (val->carry < 0 || vs[v].nv == 0) continue;
         opt_edge e;
-        err = need(&vs[v], &g->vals[val->carry].views[0], pp, memo, &e);
+        err = need(&vs[v], &g->vals[val->carry].views[0], val->ooc, pp, memo,
+                   &e);
         if (err == DESO_OK) tot.time += e.cost.time;
     }
     free(vs);

@@ -289,7 +289,8 @@ static deso_err move_cost(opt__eval *e, int from, int to, opt_move *move,
 }
 
 /* The executor's deso__value_view on the model.                            */
-static deso_err need(opt__eval *e, vstate *vs, int L, opt__edge *ed)
+static deso_err need(opt__eval *e, vstate *vs, int L, bool ooc,
+                     opt__edge *ed)
 {
     memset(ed, 0, sizeof *ed);
     ed->to = L;
@@ -309,6 +310,11 @@ static deso_err need(opt__eval *e, vstate *vs, int L, opt__edge *ed)
             }
     ed->from = vs->v[src];
     DESO_TRY(move_cost(e, ed->from, L, &ed->move, &ed->cost));
+    /* out of core: every piece read to be sent, every new one written
+     * (as opt_cost.c's need, in the same order)                          */
+    if (ooc && ed->move == OPT_MV_REMAP)
+        ed->cost.time += opt__io_time(&e->lay[ed->from], &e->pp) +
+                         opt__io_time(&e->lay[L], &e->pp);
     /* the executor keeps the new view right after the primary             */
     if (vs->nv < EVAL_MAXVIEWS) {
         for (int k = vs->nv; k > 1; k--) {
@@ -383,17 +389,18 @@ static deso_err value_walk(opt__eval *e, const opt__place *p, int v)
     for (int x = e->cstart[v]; x < e->cstart[v + 1]; x++) {
         int y = e->cons[x];
         const opt__place *pl = &p[y / BLAS_MAXOPS];
-        DESO_TRY(need(e, &vs, pl->req[y % BLAS_MAXOPS], &e->edge[y]));
+        DESO_TRY(need(e, &vs, pl->req[y % BLAS_MAXOPS], val->ooc,
+                      &e->edge[y]));
         set_term(e, e->tpos[y], e->edge[y].cost.time);
     }
     if (e->want[v] >= 0) {
         int y = e->g->nnodes * BLAS_MAXOPS + v;
-        DESO_TRY(need(e, &vs, e->want[v], &e->edge[y]));
+        DESO_TRY(need(e, &vs, e->want[v], val->ooc, &e->edge[y]));
         set_term(e, e->tpos[y], e->edge[y].cost.time);
     }
     if (e->carry[v] >= 0) {             /* time only, as opt_plan_cost     */
         opt__edge back;
-        DESO_TRY(need(e, &vs, e->carry[v], &back));
+        DESO_TRY(need(e, &vs, e->carry[v], val->ooc, &back));
         set_term(e, e->cpos[v], back.cost.time);
     }
     e->stale[v] = false;
@@ -668,12 +675,14 @@ static deso_err eval_setup(opt__eval *e)
     }
     for (int i = 0; i < g->nnodes; i++) {
         const blas_op_info *info = blas_op_get(g->nodes[i].d.op);
-        /* reductions, and the views whose node moves elements itself:
-         * the nodes with a cost of their own (opt__node_cost)            */
+        /* reductions, the views whose node moves elements itself and
+         * the nodes streaming an out-of-core matrix: the nodes with a
+         * cost of their own (opt__node_cost)                             */
         blas_op op = g->nodes[i].d.op;
-        e->is_red[i] = info != NULL && (info->red != BLAS_RED_NONE ||
-                                        op == BLAS_OP_VGET ||
-                                        op == BLAS_OP_VPUT);
+        e->is_red[i] = (info != NULL && (info->red != BLAS_RED_NONE ||
+                                         op == BLAS_OP_VGET ||
+                                         op == BLAS_OP_VPUT)) ||
+                       opt__node_streams(g, &g->nodes[i]);
         if (e->is_red[i]) e->reds[e->nreds++] = i;
     }
     index_terms(e);

@@ -80,6 +80,15 @@ deso_err opt_graph_livein(opt_graph *g, const blas_layout *lay, int *id)
     return DESO_OK;
 }
 
+deso_err opt_graph_ooc(opt_graph *g, int id)
+{
+    DESO_CHECK(g != NULL, DESO_ENULL, "opt_graph_ooc: NULL argument");
+    DESO_CHECK(id >= 0 && id < g->nvals && g->vals[id].kind == BLAS_MAT,
+               DESO_EINVAL, "opt_graph_ooc: %d is not a matrix value", id);
+    g->vals[id].ooc = true;
+    return DESO_OK;
+}
+
 deso_err opt_graph_livein_view(opt_graph *g, int id, const blas_layout *lay)
 {
     DESO_CHECK(g != NULL && lay != NULL, DESO_ENULL,

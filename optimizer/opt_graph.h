@@ -47,6 +47,9 @@ typedef struct opt_value {
                               * same handle's value when the DAG began), or
                               * -1.  A hint, not part of the graph's
                               * identity: see opt_graph_carry            */
+    bool ooc;                /* a matrix held in local array files (out of
+                              * core): every node reading or writing it
+                              * streams it (opt_graph_ooc)               */
 } opt_value;
 
 typedef struct opt_node {
@@ -96,6 +99,13 @@ deso_err opt_graph_live_out(opt_graph *g, int id, const blas_layout *want);
  * and compiled forces: any plan is correct for either.                   */
 deso_err opt_graph_carry(opt_graph *g, int out, int in);
 
+/* Marks matrix value id as out of core: its local pieces live in files,
+ * so a node that reads it (or produces it) pays the read (write) of the
+ * busiest rank's piece at opt_params.io_beta, and moving it to another
+ * layout pays reading every piece and writing the new ones on top of the
+ * exchange.  Part of the graph's identity (the plan cache's key).        */
+deso_err opt_graph_ooc(opt_graph *g, int id);
+
 /* ---- plans --------------------------------------------------------------- */
 
 typedef struct opt_place {
@@ -140,6 +150,10 @@ typedef struct opt_params {
                               * hold the operands, as deso/runtime/exec.c
                               * runs them (the runtime sets it); else on
                               * every rank                                 */
+    double io_beta;          /* seconds per byte read from or written to an
+                              * out-of-core matrix's local array file (the
+                              * runtime measures it when some rank has a
+                              * memory budget; 0: no I/O term)            */
 } opt_params;
 
 /* Defaults for tests only: the runtime measures alpha and beta.           */

@@ -37,7 +37,14 @@ void opt__p2p_counts(const int64_t *cnt, int P, int64_t *ns,
 /* A vget or vput node's own exchange under pl (opt_cost_view.c).        */
 void opt__view_cost(const opt_node *nd, const opt_place *pl,
                     const opt_params *pp, opt_counts *c);
-/* Node nd's own collective under placement pl (*c is set): mult doubles
+/* The time to read (or write) every local piece of an out-of-core
+ * matrix in layout L: the busiest rank's bytes at pp->io_beta (0 for a
+ * vector, a scalar or io_beta 0).                                        */
+double opt__io_time(const blas_layout *L, const opt_params *pp);
+/* Whether node nd reads or produces an out-of-core matrix.               */
+bool opt__node_streams(const opt_graph *g, const opt_node *nd);
+/* Node nd's own cost under placement pl (*c is set): its collective, and
+ * the streaming of its out-of-core operands and result.  mult doubles
  * of a fused group's partials (0: not fused), allred: the group is an
  * all-reduce.                                                            */
 void opt__node_cost(const opt_graph *g, const opt_node *nd,

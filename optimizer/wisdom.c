@@ -159,6 +159,7 @@ const char *opt__wisdom_check_config(const opt_wisdom_config *c)
         return "grid pr x pc does not make P";
     if (!finite_nonneg(c->alpha) || !finite_nonneg(c->beta))
         return "alpha and beta must be finite and >= 0";
+    if (!finite_nonneg(c->io_beta)) return "io_beta must be finite and >= 0";
     return NULL;
 }
 
@@ -300,6 +301,7 @@ bool opt_wisdom_equal(const opt_wisdom *a, const opt_wisdom *b)
     const opt_wisdom_config *x = &a->config, *y = &b->config;
     if (!opt_wisdom_config_matches(x, y) || x->calibrated != y->calibrated ||
         !same_bits(x->alpha, y->alpha) || !same_bits(x->beta, y->beta) ||
+        !same_bits(x->io_beta, y->io_beta) ||
         a->nplans != b->nplans)
         return false;
     for (int i = 0; i < a->nplans; i++) {

@@ -5,18 +5,20 @@
  * bytes, parses them here on every rank, and has rank 0 write what
  * opt_wisdom_write returns through a temporary file and rename.
  *
- * The format, version 1 (one space between fields, "\n" after every line,
+ * The format, version 2 (one space between fields, "\n" after every line,
  * nothing after the end line):
  *
- *   deso-wisdom 1
- *   config <version> <P> <pr>x<pc> <calibrated 0|1> <alpha> <beta>
+ *   deso-wisdom 2
+ *   config <version> <P> <pr>x<pc> <calibrated 0|1> <alpha> <beta> <io_beta>
  *   plan <key> <nnodes> <hits>
  *   node <kind> <m> <n> <dist> <b> <nb> <rep> <pr> <pc> <variant>
  *   ...                                   (nnodes node lines per plan)
  *   end <nplans> <crc>
  *
  *   version   the library version, 1..31 characters of [A-Za-z0-9._+-]
- *   alpha     seconds per message, beta seconds per byte: C99 hexadecimal
+ *   alpha     seconds per message, beta seconds per byte, io_beta seconds
+ *             per byte read from an out-of-core matrix's local array file
+ *             (0 when no rank had a memory budget): C99 hexadecimal
  *             floats as glibc's "%a" prints them ("0x1.4f8b588e368f1p-17",
  *             "0x0p+0"), so doubles survive bit-exactly.  deso formats and
  *             scans them itself, so the file does not depend on the locale
@@ -33,8 +35,8 @@
  * duplicate key a syntax error found in one pass.
  *
  * Field ranges (the normalised layouts of blas/blas.h, on the config's grid):
- *   config: 1 <= pr, pc; pr * pc == P <= OPT_WISDOM_MAX_P; alpha and beta
- *           finite and >= 0 (-0 allowed);
+ *   config: 1 <= pr, pc; pr * pc == P <= OPT_WISDOM_MAX_P; alpha, beta and
+ *           io_beta finite and >= 0 (-0 allowed);
  *   node:   pr, pc equal the config's; variant >= 0;
  *           mat: m, n >= 0, b, nb >= 1, dist -1, rep 0;
  *           vec: m 1, n >= 0, dist in {-1, 0, 1}, b >= 1 if dist >= 0 and
@@ -53,7 +55,7 @@
 
 #include "blas/blas.h"
 
-#define OPT_WISDOM_FORMAT 1
+#define OPT_WISDOM_FORMAT 2
 #define OPT_WISDOM_VERSION_MAX 31
 #define OPT_WISDOM_MAX_LINE 512
 #define OPT_WISDOM_MAX_NODES 1000000
@@ -66,6 +68,7 @@ typedef struct opt_wisdom_config {
     bool calibrated;        /* alpha and beta were measured                  */
     double alpha;           /* seconds per message                           */
     double beta;            /* seconds per byte                              */
+    double io_beta;         /* seconds per byte read from a local array file */
 } opt_wisdom_config;
 
 /* One node of a plan: its result's layout and its kernel/communication

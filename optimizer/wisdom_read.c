@@ -138,9 +138,9 @@ static deso_err field(const reader *r, int k, const char *name, int64_t lo,
 static deso_err read_config(reader *r, opt_wisdom_config *c)
 {
     DESO_TRY(next_line(r));
-    if (!is(r, 0, "config") || r->ntok != 7)
+    if (!is(r, 0, "config") || r->ntok != 8)
         return bad(r, "expected config <version> <P> <pr>x<pc> <calibrated> "
-                   "<alpha> <beta>");
+                   "<alpha> <beta> <io_beta>");
     if (!opt__wisdom_version_ok(r->tok[1], r->tl[1]))
         return bad(r, "bad library version");
     memcpy(c->version, r->tok[1], r->tl[1]);
@@ -162,6 +162,8 @@ static deso_err read_config(reader *r, opt_wisdom_config *c)
         return bad(r, "alpha is not a hexadecimal float as %%a writes it");
     if (!opt__wisdom_scan_double(r->tok[6], r->tl[6], &c->beta))
         return bad(r, "beta is not a hexadecimal float as %%a writes it");
+    if (!opt__wisdom_scan_double(r->tok[7], r->tl[7], &c->io_beta))
+        return bad(r, "io_beta is not a hexadecimal float as %%a writes it");
     const char *why = opt__wisdom_check_config(c);
     if (why) return bad(r, "%s", why);
     return DESO_OK;

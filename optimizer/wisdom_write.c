@@ -35,12 +35,13 @@ static void emit(const opt_wisdom *w, const opt_wisdom_plan *const *order,
                  printer *p)
 {
     const opt_wisdom_config *c = &w->config;
-    char a[OPT__HEXDBL_BUF], b[OPT__HEXDBL_BUF];
+    char a[OPT__HEXDBL_BUF], b[OPT__HEXDBL_BUF], io[OPT__HEXDBL_BUF];
     opt__wisdom_fmt_double(c->alpha, a);
     opt__wisdom_fmt_double(c->beta, b);
+    opt__wisdom_fmt_double(c->io_beta, io);
     put(p, "deso-wisdom %d\n", OPT_WISDOM_FORMAT);
-    put(p, "config %s %d %dx%d %d %s %s\n", c->version, c->P, c->pr, c->pc,
-        c->calibrated ? 1 : 0, a, b);
+    put(p, "config %s %d %dx%d %d %s %s %s\n", c->version, c->P, c->pr,
+        c->pc, c->calibrated ? 1 : 0, a, b, io);
     for (int i = 0; i < w->nplans; i++) {
         const opt_wisdom_plan *pl = order[i];
         put(p, "plan %016" PRIx64 " %d %" PRIu32 "\n", pl->key, pl->nnodes,

@@ -18,7 +18,13 @@
 # vector operations included), so it is a lower bound of dgemv's.  A file
 # just written may still be in the page cache, which the CG's reads can
 # hit and O_DIRECT cannot: the results say which case ran.
-# Results: one JSON line per run appended to doc/bench-ooc.jsonl.
+# Each deso-cg line carries every rank's peak resident memory (ru_maxrss,
+# taken by the rank itself: GNU time around mpiexec would see the launcher,
+# not each rank) and the bound it must stay within, budget + vectors +
+# 64 MiB.
+# Results: one JSON line per run appended to doc/bench-ooc.jsonl (the runs
+# of one invocation share its "date"); then scripts/bench_report.py --ooc
+# writes README's out-of-core table from that file alone.
 set -euo pipefail
 # shellcheck source=scripts/bench_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
@@ -27,6 +33,7 @@ which=${2:-small}
 dir=${DESO_OOC_DIR:-${TMPDIR:-/tmp}}
 out=doc/bench-ooc.jsonl
 P=2
+stamp=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 case $which in
 small) n=4000 iters=5 limit=16M ;;
 large) n=67000 iters=3 limit=2G ;;
@@ -49,8 +56,8 @@ record() {
     local name=$1 line
     shift
     line=$("$@" | tail -n 1)
-    printf '{"case":"%s","run":"%s","dir":"%s","cg":%s}\n' "$which" "$name" \
-        "$dir" "$line" >>"$out"
+    printf '{"case":"%s","run":"%s","dir":"%s","date":"%s","cg":%s}\n' \
+        "$which" "$name" "$dir" "$stamp" "$line" >>"$out"
     echo "$name: $line"
 }
 
@@ -69,6 +76,7 @@ dd if="$file" of=/dev/null bs=8M iflag=direct status=none
 t1=$(date +%s.%N)
 bytes=$(stat -c %s "$file")
 gbs=$(awk -v b="$bytes" -v a="$t0" -v z="$t1" 'BEGIN { printf "%.3f", b / (z - a) / 1e9 }')
-printf '{"case":"%s","run":"odirect-read","dir":"%s","bytes":%s,"gbs":%s}\n' \
-    "$which" "$dir" "$bytes" "$gbs" >>"$out"
+printf '{"case":"%s","run":"odirect-read","dir":"%s","date":"%s","bytes":%s,"gbs":%s}\n' \
+    "$which" "$dir" "$stamp" "$bytes" "$gbs" >>"$out"
 echo "O_DIRECT read of $bytes bytes: $gbs GB/s"
+python3 scripts/bench_report.py --ooc "$out"

@@ -7,6 +7,7 @@
         [--results doc/bench-remap.jsonl] [--results doc/bench-sweep.jsonl] \\
         [--results doc/bench-counts.jsonl] \\
         [--readme README.md] [--doc doc] [--no-plots] [--print]
+    python3 scripts/bench_report.py --ooc doc/bench-ooc.jsonl
 
 Reads only the JSON-lines files written by scripts/bench.sh (suite "cg"),
 scripts/bench-remap.sh (suite "remap"), scripts/bench-sweep.sh (suite
@@ -17,8 +18,10 @@ Writes, per file, the README's section between its markers (cg:
 <!-- bench:begin --> / <!-- bench:end -->; remap: <!-- bench-remap:begin -->
 / <!-- bench-remap:end -->; sweep: <!-- sweep:begin --> / <!-- sweep:end -->;
 counts: <!-- counts:begin --> / <!-- counts:end -->)
-and gnuplot PNGs in --doc (cg: two, sweep: one).  Every figure in a section
-comes from the file; a figure that compares two programs uses only their
+and gnuplot PNGs in --doc (cg: two, sweep: one).  --ooc reads
+scripts/bench-ooc.sh's lines instead (one per run, no meta record) and
+writes <!-- bench-ooc:begin --> / <!-- bench-ooc:end -->.  Every figure in
+a section comes from the file; a figure that compares two programs uses only their
 time_loop (each program's solver loop, barrier to barrier, the slowest
 rank's), and only when both ran the iterations asked (cg: on the same grid;
 sweep: each on the grid asked, where one was).  Only the standard library is used;
@@ -36,6 +39,7 @@ sys.dont_write_bytecode = True
 
 from benchreport.cg import cg_section
 from benchreport.counts import counts_section
+from benchreport.ooc import ooc_section
 from benchreport.plots import plots
 from benchreport.readme import MARKERS, write_readme
 from benchreport.records import Results
@@ -60,7 +64,16 @@ def main():
     ap.add_argument("--doc", default=os.path.join(ROOT, "doc"), help="where the plots go")
     ap.add_argument("--no-plots", action="store_true", help="no gnuplot, no PNGs")
     ap.add_argument("--print", action="store_true", help="print the sections on stdout too")
+    ap.add_argument("--ooc", help="scripts/bench-ooc.sh's results: only that section")
     a = ap.parse_args()
+    if a.ooc:
+        here = os.path.dirname(os.path.abspath(a.readme))
+        body = ooc_section(a.ooc, os.path.relpath(a.ooc, here))
+        write_readme(a.readme, "ooc", body)
+        print(f"bench_report: {a.ooc} -> {a.readme} (ooc section)", file=sys.stderr)
+        if a.print:
+            sys.stdout.write(body)
+        return 0
     paths = a.results or [p for p in DEFAULT_RESULTS.values() if os.path.exists(p)]
     if not paths:
         print("bench_report: no results: run scripts/bench.sh, scripts/bench-remap.sh or"

@@ -35,6 +35,7 @@ opt_wisdom_config deso__wisdom_config(const deso_ctx *ctx)
     c.calibrated = ctx->calibrated;
     c.alpha = ctx->params.alpha;
     c.beta = ctx->params.beta;
+    c.io_beta = ctx->params.io_beta;
     return c;
 }
 
@@ -138,6 +139,7 @@ static deso_err merge(deso_ctx *ctx, const char *fn, const opt_wisdom *w,
     if (w->config.calibrated) {
         ctx->params.alpha = w->config.alpha;
         ctx->params.beta = w->config.beta;
+        ctx->params.io_beta = w->config.io_beta;
         ctx->calibrated = true;
     }
     opt_wisdom_free(&ctx->wis);

@@ -33,7 +33,7 @@ void deso__compiled_clear(deso_ctx *ctx)
  * (duplicates skipped, at most OPT_MAXVIEWS).                            */
 static bool livein_matches(const opt_value *x, const deso__value *v)
 {
-    if (x->producer >= 0 || v->views == NULL ||
+    if (x->producer >= 0 || v->views == NULL || x->ooc != v->ooc ||
         !blas_layout_equal(&x->views[0], &v->views->lay))
         return false;
     int j = 1;
@@ -93,7 +93,9 @@ static bool dag_matches(deso_ctx *ctx, const deso__compiled *c,
                 return false;
         deso__value *r = nd->res;
         const opt_value *xr = &g->vals[x->res];
-        if (x->res != next || xr->m != r->m || xr->n != r->n) return false;
+        if (x->res != next || xr->m != r->m || xr->n != r->n ||
+            xr->ooc != r->ooc)
+            return false;
         r->mark = stamp;
         r->gid = next++;
         r->nread = 0;

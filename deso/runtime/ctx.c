@@ -216,6 +216,7 @@ static deso_err get_info(const deso_ctx *ctx, deso_info *out)
     out->pending = ctx->nnodes;
     out->alpha = ctx->params.alpha;
     out->beta = ctx->params.beta;
+    out->io_beta = ctx->params.io_beta;
     out->time_calibrate = ctx->time_calibrate;
     out->mem_limit = ctx->mem_limit;
     out->ooc_dir = ctx->ooc_dir;

@@ -78,6 +78,7 @@ static deso_err build_graph(deso_ctx *ctx, opt_graph *g)
                 DESO_TRY(opt_graph_livein(g, &v->views->lay, &v->gid));
                 for (deso__view *w = v->views->next; w != NULL; w = w->next)
                     DESO_TRY(opt_graph_livein_view(g, v->gid, &w->lay));
+                if (v->ooc) DESO_TRY(opt_graph_ooc(g, v->gid));
                 v->mark = stamp;
                 v->nread = 0;
             }
@@ -86,6 +87,7 @@ static deso_err build_graph(deso_ctx *ctx, opt_graph *g)
         }
         deso__value *r = nd->res;
         DESO_TRY(opt_graph_node_desc(g, &nd->d, ops, r->m, r->n, &r->gid));
+        if (r->ooc) DESO_TRY(opt_graph_ooc(g, r->gid));
         r->mark = stamp;
         r->nread = 0;
     }

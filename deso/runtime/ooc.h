@@ -31,10 +31,32 @@ deso_err deso__ooc_io(deso__ooc *f, bool write, int64_t c0, int64_t w,
 deso_err deso__ooc_io_counted(deso__ooc *f, bool write, int64_t c0, int64_t w,
                               double *buf);
 void deso__ooc_close(deso__ooc *f);
+/* The seconds per byte of reading a file of DESO__OOC_PROBE_BYTES in the
+ * context's directory, written, synced and dropped from the page cache
+ * first: the cost model's io_beta (probe.c).  Not counted in the
+ * statistics.  Local.                                                    */
+#define DESO__OOC_PROBE_BYTES ((int64_t)1 << 20)
+deso_err deso__ooc_read_rate(deso_ctx *ctx, double *sec_per_byte);
 /* Test hook: open the files as on a file system without O_TMPFILE (a
  * named file, unlinked at once) while `on`; the fallback is otherwise
  * never taken here.  Local.                                              */
 void deso__ooc_named_files(bool on);
+/* Test hook: a fault of the local array files' system calls on this
+ * process (a full disk or an unwritable directory on one rank), armed by
+ * deso__ooc_inject(fault, after, err): OPEN, the next file's opening
+ * fails with errno err; WRITE, the write call `after` calls from now
+ * fails with err; SHORT, that call writes half its bytes, and every later
+ * one fails with err (a disk filling up) or, err 0, none does (a short
+ * write to resume).  NONE disarms.  deso__ooc_injected: whether the armed
+ * fault struck.  Local.                                                  */
+typedef enum {
+    DESO__OOC_FAULT_NONE,
+    DESO__OOC_FAULT_OPEN,
+    DESO__OOC_FAULT_WRITE,
+    DESO__OOC_FAULT_SHORT
+} deso__ooc_fault;
+void deso__ooc_inject(deso__ooc_fault fault, int64_t after, int err);
+bool deso__ooc_injected(void);
 
 /* ---- where a matrix lives (ooc_make.c) ----------------------------------- */
 /* Where a new matrix of layout lay lives: *w NULL (in core: the caller

@@ -56,9 +56,62 @@ static bool named_files;        /* deso__ooc_named_files                   */
 
 void deso__ooc_named_files(bool on) { named_files = on; }
 
+/* deso__ooc_inject's state: the fault armed, the write calls left before
+ * it strikes, its errno.  Only this process's main thread writes or opens
+ * (the reader thread only reads), so plain statics do.                   */
+static deso__ooc_fault fault;
+static int64_t fault_after;
+static int fault_errno;
+static bool fault_struck;
+
+void deso__ooc_inject(deso__ooc_fault f, int64_t after, int err)
+{
+    fault = f;
+    fault_after = after;
+    fault_errno = err;
+    fault_struck = false;
+}
+
+bool deso__ooc_injected(void) { return fault_struck; }
+
+/* open(2)'s outcome under an armed DESO__OOC_FAULT_OPEN: -1 and errno.   */
+static bool open_fails(void)
+{
+    if (fault != DESO__OOC_FAULT_OPEN) return false;
+    fault = DESO__OOC_FAULT_NONE;
+    fault_struck = true;
+    errno = fault_errno;
+    return true;
+}
+
+/* pwrite(2), through the armed fault: the write call `after` calls from
+ * arming fails with the fault's errno, or (a short write) writes half its
+ * bytes, after which every call fails with the errno (a disk filling up)
+ * or, errno 0, none does (a short write the caller must resume).         */
+static ssize_t file_pwrite(int fd, const char *p, size_t len, off_t at)
+{
+    if (fault != DESO__OOC_FAULT_WRITE && fault != DESO__OOC_FAULT_SHORT)
+        return pwrite(fd, p, len, at);
+    if (fault_after > 0) {
+        fault_after--;
+        return pwrite(fd, p, len, at);
+    }
+    if (fault == DESO__OOC_FAULT_SHORT && !fault_struck) {
+        fault_struck = true;
+        if (fault_errno == 0) fault = DESO__OOC_FAULT_NONE;
+        return pwrite(fd, p, len > 1 ? len / 2 : len, at);
+    }
+    fault_struck = true;
+    errno = fault_errno;
+    return -1;
+}
+
 /* An open file without a name in dir.                                    */
 static deso_err open_unnamed(const char *dir, int *fd)
 {
+    *fd = -1;
+    DESO_CHECK(!open_fails(), DESO_EIO, "out-of-core directory '%s': %s", dir,
+               strerror(errno));
 #ifdef O_TMPFILE
     *fd = named_files ? -1
                       : open(dir, O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC,
@@ -113,12 +166,14 @@ deso_err deso__ooc_io(deso__ooc *f, bool write, int64_t c0, int64_t w,
     off_t at = (off_t)(f->rows * c0) * (off_t)sizeof(double);
     char *p = (char *)buf;
     while (left > 0) {
-        ssize_t k = write ? pwrite(f->fd, p, left, at) : pread(f->fd, p, left,
-                                                               at);
+        ssize_t k = write ? file_pwrite(f->fd, p, left, at)
+                          : pread(f->fd, p, left, at);
         if (k < 0 && errno == EINTR) continue;
         DESO_CHECK(k > 0, DESO_EIO, "local array file: %s at byte %lld: %s",
                    write ? "write" : "read", (long long)at,
-                   k < 0 ? strerror(errno) : "unexpected end of file");
+                   k < 0   ? strerror(errno)
+                   : write ? "nothing written"
+                           : "unexpected end of file");
         p += k;
         at += k;
         left -= (size_t)k;
@@ -134,6 +189,32 @@ deso_err deso__ooc_io_counted(deso__ooc *f, bool write, int64_t c0, int64_t w,
     deso__stats_time(DESO_T_IO, deso__now() - t0);
     int64_t bytes = f->rows * w * (int64_t)sizeof(double);
     if (err == DESO_OK) deso__stats_io(write ? 0 : bytes, write ? bytes : 0);
+    return err;
+}
+
+deso_err deso__ooc_read_rate(deso_ctx *ctx, double *sec_per_byte)
+{
+    *sec_per_byte = 0.0;
+    int64_t n = DESO__OOC_PROBE_BYTES / (int64_t)sizeof(double);
+    double *buf = deso__calloc((size_t)n, sizeof *buf);
+    DESO_CHECK(buf != NULL, DESO_ENOMEM, "out of memory (read probe)");
+    deso__ooc *f = NULL;
+    deso_err err = deso__ooc_open(ctx, n, 1, 1, &f);
+    if (err == DESO_OK) err = deso__ooc_io(f, true, 0, 1, buf);
+    /* on the disk and out of the page cache, so that the read below
+     * comes from the disk as a slab's does (a RAM file system has no
+     * disk: there the read is a copy, and that is its rate)              */
+    if (err == DESO_OK && fdatasync(f->fd) != 0)
+        err = deso__fail(DESO_EIO, "out-of-core directory '%s': %s",
+                         ctx->ooc_dir, strerror(errno));
+    if (err == DESO_OK) {
+        (void)posix_fadvise(f->fd, 0, 0, POSIX_FADV_DONTNEED);
+        double t0 = deso__now();
+        err = deso__ooc_io(f, false, 0, 1, buf);
+        *sec_per_byte = (deso__now() - t0) / (double)DESO__OOC_PROBE_BYTES;
+    }
+    deso__ooc_close(f);
+    free(buf);
     return err;
 }
 

@@ -6,12 +6,31 @@
  * messages it could well afford.  The
  * figures are MAX-allreduced, so every rank feeds the same numbers to the
  * (deterministic) optimiser.  Not counted in the statistics: it is the
- * library measuring the machine, not the user's work.                     */
+ * library measuring the machine, not the user's work.
+ * When some rank has a memory budget (so that matrices may go out of
+ * core), each rank also measures the read rate of its out-of-core
+ * directory (deso__ooc_read_rate: 1 MiB written, synced, dropped from the
+ * page cache and read back, some milliseconds on a disk); the slowest
+ * rank's is the cost model's io_beta, since a streamed product waits for
+ * it.  A directory that cannot be measured (full, unwritable: creating a
+ * matrix there will say so) counts as IO_BETA_UNKNOWN.                    */
+#include "deso/runtime/ooc.h"
 #include "deso/runtime/runtime.h"
 
 #define PROBE_TAG 0x5052
 #define PROBE_REPS 16
 #define PROBE_LONG 4096           /* doubles: 32 KiB                        */
+#define IO_BETA_UNKNOWN 1e-8      /* seconds per byte: a 100 MB/s disk      */
+
+/* This rank's io_beta (0 when no rank has a budget).                     */
+static double io_probe(deso_ctx *ctx)
+{
+    if (!ctx->ooc_any) return 0.0;
+    double t;
+    if (deso__ooc_read_rate(ctx, &t) != DESO_OK) return IO_BETA_UNKNOWN;
+    /* a timer glitch must not make the disk free                         */
+    return t > 1e-12 ? t : 1e-12;
+}
 
 static double pingpong(MPI_Comm comm, int me, double *buf, int len, int *rc)
 {
@@ -55,10 +74,11 @@ deso_err deso__probe(deso_ctx *ctx, opt_params *out)
 {
     *out = opt_params_default();
     out->reduce_holders_only = true;
+    out->io_beta = io_probe(ctx);
     if (ctx->size == 1) return DESO_OK;
     static double buf[PROBE_LONG];
     int rc = MPI_SUCCESS;
-    double v[2] = {0.0, 0.0};
+    double v[3] = {0.0, 0.0, out->io_beta};
     if (ctx->rank <= 1) {
         double ts = pingpong(ctx->comm, ctx->rank, buf, 1, &rc);
         double tl = pingpong(ctx->comm, ctx->rank, buf, PROBE_LONG, &rc);
@@ -72,7 +92,7 @@ deso_err deso__probe(deso_ctx *ctx, opt_params *out)
         if (tb > v[0] && ctx->rank <= 1) v[0] = 0.5 * (v[0] + tb);
     }
     if (rc == MPI_SUCCESS)
-        rc = MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, ctx->comm);
+        rc = MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_DOUBLE, MPI_MAX, ctx->comm);
     DESO_TRY(deso__mpi(rc, "alpha-beta probe"));
     /* clamp to sane ranges (a timer glitch must not make messages free)   */
     if (!(v[0] >= 1e-8)) v[0] = 1e-8;
@@ -81,5 +101,6 @@ deso_err deso__probe(deso_ctx *ctx, opt_params *out)
     if (v[1] > 1e-6) v[1] = 1e-6;
     out->alpha = v[0];
     out->beta = v[1];
+    out->io_beta = v[2];
     return DESO_OK;
 }

@@ -495,8 +495,9 @@ void deso__period_undo(deso_ctx *ctx);
 
 /* ---- the alpha-beta probe (probe.c) ------------------------------------ */
 /* Measures alpha and beta (a few ping-pongs between ranks 0 and 1 and a
- * small broadcast, under 50 ms), MAX-allreduced so every rank has the same
- * numbers.  Collective.                                                    */
+ * small broadcast, under 50 ms) and, when some rank has a memory budget,
+ * io_beta (a read of a 1 MiB file in each rank's out-of-core directory),
+ * MAX-allreduced so every rank has the same numbers.  Collective.         */
 deso_err deso__probe(deso_ctx *ctx, opt_params *out);
 
 /* ---- compiled forces (compiled.c) -------------------------------------- */

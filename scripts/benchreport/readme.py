@@ -7,7 +7,9 @@ MARKERS = {"cg": ("<!-- bench:begin -->", "<!-- bench:end -->", "Benchmark resul
            "sweep": ("<!-- sweep:begin -->", "<!-- sweep:end -->",
                      "Small and mid sizes (`make bench-sweep`)"),
            "counts": ("<!-- counts:begin -->", "<!-- counts:end -->",
-                      "MPI calls per iteration (`make bench-counts`)")}
+                      "MPI calls per iteration (`make bench-counts`)"),
+           "ooc": ("<!-- bench-ooc:begin -->", "<!-- bench-ooc:end -->",
+                   "Out-of-core benchmark (`make bench-ooc`)")}
 
 
 def write_readme(path, suite, body):

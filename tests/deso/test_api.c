@@ -307,7 +307,7 @@ static int wisdom_ok(const char *text, int rows, int cols, int *nplans)
     const char *cfg = strstr(text, "\nconfig ");
     int P = 0, r = 0, c = 0;
     if (cfg != NULL) sscanf(cfg + 8, "%*s %d %dx%d", &P, &r, &c);
-    snprintf(want, sizeof want, "deso-wisdom 1\n");
+    snprintf(want, sizeof want, "deso-wisdom 2\n");
     *nplans = n;
     int ok = strncmp(text, want, strlen(want)) == 0 && n >= 1 && end == n &&
              P == np && r == rows && c == cols;

@@ -13,7 +13,9 @@
  * CG of a few iterations streams its matrix each time.  Every source (a
  * generator, an array on every rank or sent from rank 0, a Matrix Market
  * file, a matrix file) writes each element to the files once and gives
- * the generator's in-core product bit for bit.  Also: only one
+ * the generator's in-core product bit for bit.  The cost model's read
+ * rate of the files is measured when any rank has a budget (the same on
+ * every rank) and travels in a wisdom file.  Also: only one
  * rank over its budget still puts the matrix out of core everywhere, each
  * rank keeps its own budget; the directory stays empty (the files have no
  * name); bad budget strings fail deso_init on every rank; an unusable
@@ -33,23 +35,11 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "ooc_test.h"
 #include "test_util.h"
 #include "deso/deso_stats.h"
 #include "deso/runtime/ooc.h"
 
-static double gen(int64_t i, int64_t j, void *arg)
-{
-    (void)arg;
-    /* full mantissas, so that adding in another order changes the bits */
-    return sin(0.37 * (double)i + 1.3 * (double)j) + 1e-3 * (double)i;
-}
-
-static double sym(int64_t i, int64_t j, void *arg)
-{
-    (void)arg;
-    int64_t a = i < j ? i : j, b = i < j ? j : i;
-    return (double)((a * 5 + b * 3) % 11) / 4.0 + (i == j ? 10.0 : 0.0);
-}
 
 static double vgen(int64_t i, void *arg)
 {
@@ -68,8 +58,8 @@ static deso_vec *vec(deso_ctx *ctx, int64_t n, int seed)
 static void level2(deso_ctx *ctx, int64_t m, int64_t n, double *out)
 {
     deso_mat *A = NULL, *S = NULL;
-    TU_CALL(deso_mat_from_fn(ctx, m, n, gen, NULL, &A));
-    TU_CALL(deso_mat_from_fn(ctx, n, n, sym, NULL, &S));
+    TU_CALL(deso_mat_from_fn(ctx, m, n, tu_ooc_gen, NULL, &A));
+    TU_CALL(deso_mat_from_fn(ctx, n, n, tu_ooc_sym, NULL, &S));
     deso_vec *x = vec(ctx, n, 1), *y = vec(ctx, m, 2), *z = vec(ctx, n, 3);
     deso_vec *s1 = vec(ctx, n, 4), *t = vec(ctx, n, 5), *s3 = vec(ctx, n, 6);
     TU_CALL(deso_dgemv(DESO_COL_MAJOR, DESO_TRANS, m, n, 1.0, A, m, y, 1,
@@ -105,7 +95,7 @@ static void level2(deso_ctx *ctx, int64_t m, int64_t n, double *out)
 static void cg(deso_ctx *ctx, int64_t n, double *out)
 {
     deso_mat *S = NULL;
-    TU_CALL(deso_mat_from_fn(ctx, n, n, sym, NULL, &S));
+    TU_CALL(deso_mat_from_fn(ctx, n, n, tu_ooc_sym, NULL, &S));
     deso_vec *x = NULL, *r = vec(ctx, n, 0), *p = vec(ctx, n, 0);
     deso_vec *q = NULL;
     TU_CALL(deso_vec_create(ctx, n, &x));
@@ -149,7 +139,7 @@ static int gemv_ok(int64_t m, int64_t n, const double *z)
     for (int64_t j = 0; j < n; j++) {
         double s = 0.0, mag = 0.0;
         for (int64_t i = 0; i < m; i++) {
-            double a = gen(i, j, NULL) * vgen(i, &two);
+            double a = tu_ooc_gen(i, j, NULL) * vgen(i, &two);
             s += a;
             mag += fabs(a);
         }
@@ -260,7 +250,7 @@ static void test_one_rank_over(void **state)
     deso_stats_reset();
     deso_mat *A = NULL;
     int64_t n = 16 * P;                 /* every rank's part exceeds 1 KiB */
-    TU_OK(deso_mat_from_fn(ctx, n, n, gen, NULL, &A));
+    TU_OK(deso_mat_from_fn(ctx, n, n, tu_ooc_gen, NULL, &A));
     deso_stats st;
     TU_OK(deso_stats_get(&st));
     assert_true(tu_all(st.bytes_io_written > 0));
@@ -269,13 +259,14 @@ static void test_one_rank_over(void **state)
     TU_OK(deso_mat_gather(A, buf, n, DESO_ALL_RANKS));
     int same = 1;
     for (int64_t j = 0; j < n; j++)
-        for (int64_t i = 0; i < n; i++) same &= buf[j * n + i] == gen(i, j, NULL);
+        for (int64_t i = 0; i < n; i++)
+            same &= buf[j * n + i] == tu_ooc_gen(i, j, NULL);
     assert_true(tu_all(same));
     free(buf);
     /* a small matrix fits what is left of the budget: in core           */
     deso_mat *B = NULL;
     deso_stats_reset();
-    TU_OK(deso_mat_from_fn(ctx, 4, 4, gen, NULL, &B));
+    TU_OK(deso_mat_from_fn(ctx, 4, 4, tu_ooc_gen, NULL, &B));
     TU_OK(deso_stats_get(&st));
     assert_true(tu_all(st.bytes_io_written == 0));
     TU_OK(deso_mat_destroy(&B));
@@ -283,16 +274,6 @@ static void test_one_rank_over(void **state)
     TU_OK(deso_finalize(&ctx));
 }
 
-static int dir_empty(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d == NULL) return 0;
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
-    closedir(d);
-    return n == 0;
-}
 
 /* Files in the directory have no name while they are used, nor after.  */
 static void test_nothing_left(void **state)
@@ -307,7 +288,7 @@ static void test_nothing_left(void **state)
     deso_ctx *ctx = NULL;
     TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
     deso_mat *A = NULL;
-    TU_OK(deso_mat_from_fn(ctx, 30, 30, gen, NULL, &A));
+    TU_OK(deso_mat_from_fn(ctx, 30, 30, tu_ooc_gen, NULL, &A));
     deso_vec *x = NULL, *y = NULL;
     TU_OK(deso_vec_create(ctx, 30, &x));
     TU_OK(deso_vec_create(ctx, 30, &y));
@@ -315,9 +296,9 @@ static void test_nothing_left(void **state)
     TU_OK(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, 30, 30, 1.0, A, 30, x, 1,
                      0.0, y, 1));
     TU_OK(deso_flush(ctx));
-    assert_true(tu_all(dir_empty(dir)));
+    assert_true(tu_all(tu_dir_empty(dir)));
     TU_OK(deso_finalize(&ctx));
-    assert_true(tu_all(dir_empty(dir)));
+    assert_true(tu_all(tu_dir_empty(dir)));
     tu_scratch_done(dir);
 }
 
@@ -370,7 +351,7 @@ static void test_bad_dir(void **state)
         deso_ctx *ctx = NULL;
         TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
         deso_mat *A = NULL;
-        TU_ERR(deso_mat_from_fn(ctx, 200, 200, gen, NULL, &A), DESO_EIO);
+        TU_ERR(deso_mat_from_fn(ctx, 200, 200, tu_ooc_gen, NULL, &A), DESO_EIO);
         assert_true(tu_all(A == NULL));
         TU_ERR(deso_mat_create(ctx, 200, 200, &A), DESO_EIO);
         double *a = calloc(200 * 200, sizeof *a);
@@ -381,7 +362,7 @@ static void test_bad_dir(void **state)
         free(a);
         /* what fits the budget is made in core and works                */
         deso_vec *x = NULL;
-        TU_OK(deso_mat_from_fn(ctx, 8, 8, gen, NULL, &A));
+        TU_OK(deso_mat_from_fn(ctx, 8, 8, tu_ooc_gen, NULL, &A));
         TU_OK(deso_vec_create(ctx, 8, &x));
         TU_OK(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, 8, 8, 1.0, A, 8, x, 1,
                          0.0, x, 1));
@@ -421,7 +402,7 @@ static void write_mtx(const char *path, int64_t m, int64_t n)
                 (long long)m, (long long)n);
         for (int64_t j = 0; j < n; j++)
             for (int64_t i = 0; i < m; i++)
-                fprintf(f, "%.17g\n", gen(i, j, NULL));
+                fprintf(f, "%.17g\n", tu_ooc_gen(i, j, NULL));
         fclose(f);
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -441,11 +422,11 @@ static void test_sources(void **state)
     write_mtx(mtx, m, n);
     double *a = malloc((size_t)(m * n) * sizeof *a), want[23], got[23];
     for (int64_t j = 0; j < n; j++)
-        for (int64_t i = 0; i < m; i++) a[j * m + i] = gen(i, j, NULL);
+        for (int64_t i = 0; i < m; i++) a[j * m + i] = tu_ooc_gen(i, j, NULL);
     tu_case c = {DESO_MODE_NONE, 1, (int)P, 4};
     deso_ctx *ctx = case_ctx(&c, 0, NULL);
     deso_mat *A = NULL;
-    TU_OK(deso_mat_from_fn(ctx, m, n, gen, NULL, &A));
+    TU_OK(deso_mat_from_fn(ctx, m, n, tu_ooc_gen, NULL, &A));
     TU_OK(deso_mat_to_file(A, bin));
     product(ctx, A, m, n, want);
     TU_OK(deso_finalize(&ctx));
@@ -454,7 +435,7 @@ static void test_sources(void **state)
         tu_label("source %d", k);
         deso_stats_reset();
         A = NULL;
-        if (k == 0) TU_CALL(deso_mat_from_fn(ctx, m, n, gen, NULL, &A));
+        if (k == 0) TU_CALL(deso_mat_from_fn(ctx, m, n, tu_ooc_gen, NULL, &A));
         if (k == 1)
             TU_CALL(deso_mat_from_array(ctx, m, n, a, m, DESO_ALL_RANKS, &A));
         if (k == 2) TU_CALL(deso_mat_from_array(ctx, m, n, a, m, 0, &A));
@@ -486,23 +467,9 @@ static void test_sources(void **state)
  * named by the fallback (deso-ooc-...).                                  */
 static int named_fd_in(const char *dir)
 {
-    DIR *d = opendir("/proc/self/fd");
-    if (d == NULL) return 0;
     char want[600];
     snprintf(want, sizeof want, "%s/deso-ooc-", dir);
-    int found = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        char path[300], link[1024];
-        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
-        ssize_t len = readlink(path, link, sizeof link - 1);
-        if (len <= 0) continue;
-        link[len] = '\0';
-        if (strncmp(link, want, strlen(want)) == 0 &&
-            strstr(link, "(deleted)") != NULL)
-            found = 1;
-    }
-    closedir(d);
-    return found;
+    return tu_fd_named(want, "(deleted)");
 }
 
 /* The named-file fallback: used (the descriptor says so), leaves nothing
@@ -520,19 +487,53 @@ static void test_named_fallback(void **state)
         tu_case c = {DESO_MODE_FULL, 1, tu_size(), 4};
         deso_ctx *ctx = case_ctx(&c, 1, dir);
         deso_mat *A = NULL;
-        TU_CALL(deso_mat_from_fn(ctx, 23, 17, gen, NULL, &A));
+        TU_CALL(deso_mat_from_fn(ctx, 23, 17, tu_ooc_gen, NULL, &A));
         TU_CHECK(named_fd_in(dir) == named);
-        TU_CHECK(dir_empty(dir));
+        TU_CHECK(tu_dir_empty(dir));
         if (A != NULL) product(ctx, A, 23, 17, named ? got : want);
         TU_CHECK(!named_fd_in(dir));
         TU_OK(deso_finalize(&ctx));
-        TU_CHECK(dir_empty(dir));
+        TU_CHECK(tu_dir_empty(dir));
         tu_case_end();
     }
     deso__ooc_named_files(false);
     TU_CHECK(memcmp(want, got, sizeof want) == 0);
     TU_SYNC();
     tu_scratch_done(dir);
+}
+
+/* The cost model's read rate of the local array files: 0 when no rank has
+ * a budget; measured when one rank has one, the same on every rank;
+ * carried by a wisdom file to another context bit for bit.             */
+static void test_read_rate(void **state)
+{
+    (void)state;
+    int me = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    deso_ctx *none = case_ctx(&(tu_case){DESO_MODE_NONE, 0, 0, 4}, 0, NULL);
+    deso_ctx *some = case_ctx(&(tu_case){DESO_MODE_NONE, 0, 0, 4},
+                              me == tu_size() - 1 ? 4096 : 0, NULL);
+    deso_info a, b;
+    TU_OK(deso_get_info(none, &a));
+    TU_OK(deso_get_info(some, &b));
+    assert_true(tu_all(a.io_beta == 0.0));
+    assert_true(tu_all(b.io_beta > 0.0 && b.io_beta < 1e-4));
+    double lo = b.io_beta, hi = b.io_beta;
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    assert_true(lo == hi);
+    char path[256];
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/deso-test-ooc-rate-%ld.wisdom",
+             dir != NULL ? dir : "/tmp", (long)getpid());
+    MPI_Bcast(path, (int)sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+    TU_OK(deso_wisdom_export(some, path));
+    TU_OK(deso_wisdom_import(none, path));
+    TU_OK(deso_get_info(none, &a));
+    assert_true(tu_all(memcmp(&a.io_beta, &b.io_beta, sizeof a.io_beta) == 0));
+    if (me == 0) remove(path);
+    TU_OK(deso_finalize(&none));
+    TU_OK(deso_finalize(&some));
 }
 
 /* What cannot stream is refused, the same way on every rank.            */
@@ -546,7 +547,7 @@ static void test_refused(void **state)
     TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
     deso_mat *A = NULL;
     deso_vec *x = NULL;
-    TU_OK(deso_mat_from_fn(ctx, 10, 10, sym, NULL, &A));
+    TU_OK(deso_mat_from_fn(ctx, 10, 10, tu_ooc_sym, NULL, &A));
     TU_OK(deso_vec_create(ctx, 10, &x));
     TU_ERR(deso_dtrsv(DESO_COL_MAJOR, DESO_LOWER, DESO_NO_TRANS,
                       DESO_NON_UNIT, 10, A, 10, x, 1),
@@ -561,4 +562,4 @@ TU_MAIN(cmocka_unit_test(test_bitwise), cmocka_unit_test(test_one_rank_over),
         cmocka_unit_test(test_nothing_left),
         cmocka_unit_test(test_budget_strings), cmocka_unit_test(test_bad_dir),
         cmocka_unit_test(test_sources), cmocka_unit_test(test_named_fallback),
-        cmocka_unit_test(test_refused))
+        cmocka_unit_test(test_read_rate), cmocka_unit_test(test_refused))

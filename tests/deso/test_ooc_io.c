@@ -24,6 +24,7 @@
  * deso-np-long: 3 4 6                                                     */
 #include <stdint.h>
 
+#include "ooc_test.h"
 #include "test_util.h"
 #include "deso/deso_stats.h"
 #include "placement/alloc.h"
@@ -34,11 +35,6 @@
 #define BUDGET ((int64_t)16 << 10)
 #define CHUNK 64          /* blas_gemv_chunk for NB: 64 columns           */
 
-static double gen(int64_t i, int64_t j, void *arg)
-{
-    (void)arg;
-    return sin(0.37 * (double)i + 1.3 * (double)j) + 1e-3 * (double)i;
-}
 
 static double vgen(int64_t i, void *arg)
 {
@@ -130,7 +126,7 @@ static void write_mtx(const char *path)
                 N);
         for (int64_t j = 0; j < N; j++)
             for (int64_t i = 0; i < M; i++)
-                fprintf(f, "%.17g\n", gen(i, j, NULL));
+                fprintf(f, "%.17g\n", tu_ooc_gen(i, j, NULL));
         fclose(f);
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -239,7 +235,7 @@ static void test_sources_bounded(void **state)
     double *a = malloc((size_t)M * N * sizeof *a);
     assert_non_null(a);
     for (int64_t j = 0; j < N; j++)
-        for (int64_t i = 0; i < M; i++) a[j * M + i] = gen(i, j, NULL);
+        for (int64_t i = 0; i < M; i++) a[j * M + i] = tu_ooc_gen(i, j, NULL);
     for (int k = 0; k < TU_NMODES; k++) {
         sources_case(tu_mode(k), tu_size(), a, dir);
         /* the default grid (2-D at P = 4 and 6)                          */
@@ -273,7 +269,7 @@ static void test_mtx_coordinate(void **state)
         for (int64_t e = 0; e < 3 * third; e++) {
             int64_t c = (e * 7) % third;       /* 7 is prime to 130       */
             fprintf(f, "%lld %lld %.17g\n", (long long)(c % m + 1),
-                    (long long)(c / m + 1), gen(c % m, e, NULL));
+                    (long long)(c / m + 1), tu_ooc_gen(c % m, e, NULL));
         }
         fclose(f);
     }

@@ -20,7 +20,8 @@ static int is_empty(const opt_wisdom *w, int config_too)
     if (!config_too) return 1;
     const opt_wisdom_config *c = &w->config;
     return c->version[0] == 0 && c->P == 0 && c->pr == 0 && c->pc == 0 &&
-           !c->calibrated && c->alpha == 0 && c->beta == 0;
+           !c->calibrated && c->alpha == 0 && c->beta == 0 &&
+           c->io_beta == 0;
 }
 
 static void check(char *text, size_t size)

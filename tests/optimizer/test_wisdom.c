@@ -78,6 +78,7 @@ static void config_set(opt_wisdom_config *c, const char *version, int pr,
     c->calibrated = true;
     c->alpha = 2.5e-6;
     c->beta = 1.0 / 3e9;
+    c->io_beta = 1.0 / 2e8;
 }
 
 static opt_wisdom_node rnd_node(const opt_wisdom_config *c)
@@ -125,6 +126,7 @@ static void rnd_wisdom(opt_wisdom *w, int maxplans, int maxnodes)
     w->config.calibrated = rnd() % 2;
     w->config.alpha = rnd_cost();
     w->config.beta = rnd_cost();
+    w->config.io_beta = rnd_cost();
     int np = (int)rnd_in(0, maxplans);
     opt_wisdom_node nodes[64];
     for (int i = 0; i < np; i++) {
@@ -168,6 +170,7 @@ static void assert_zero(const opt_wisdom *w)
     assert_false(w->config.calibrated);
     assert_true(double_bits(w->config.alpha) == 0);
     assert_true(double_bits(w->config.beta) == 0);
+    assert_true(double_bits(w->config.io_beta) == 0);
 }
 
 /* Parses and expects DESO_EWISDOM naming `needle` (NULL: any message).    */
@@ -210,8 +213,9 @@ static void reject_forged(const char *body, int nplans, const char *needle)
     free(s);
 }
 
-static const char *HEAD = "deso-wisdom 1\n"
-                          "config 0.1.0 4 2x2 1 0x1.4f8b588e368f1p-19 0x0p+0\n";
+static const char *HEAD = "deso-wisdom 2\n"
+                          "config 0.1.0 4 2x2 1 0x1.4f8b588e368f1p-19 0x0p+0 "
+                          "0x0p+0\n";
 
 /* ---- round trips ------------------------------------------------------- */
 
@@ -245,7 +249,7 @@ static void test_roundtrip_sample(void **state)
     size_t n;
     assert_int_equal(opt_wisdom_write(&w, &t, &n), DESO_OK);
     /* The documented shape, plans in key order.                           */
-    assert_true(strncmp(t, "deso-wisdom 1\nconfig 0.1.0 4 2x2 1 ", 35) == 0);
+    assert_true(strncmp(t, "deso-wisdom 2\nconfig 0.1.0 4 2x2 1 ", 35) == 0);
     assert_non_null(strstr(t, "\nplan 0000000000000001 2 0\n"
                               "node vec 1 100 1 16 0 0 2 2 1\n"
                               "node sca 1 1 -1 0 0 3 2 2 2\n"
@@ -276,13 +280,14 @@ static void test_roundtrip_empty(void **state)
     opt_wisdom_init(&w);
     config_set(&w.config, "0.1.0", 1, 1);
     w.config.calibrated = false;
-    w.config.alpha = w.config.beta = 0.0;
+    w.config.alpha = w.config.beta = w.config.io_beta = 0.0;
     roundtrip(&w);
     char *t;
     size_t n;
     assert_int_equal(opt_wisdom_write(&w, &t, &n), DESO_OK);
-    assert_string_equal(t, "deso-wisdom 1\nconfig 0.1.0 1 1x1 0 0x0p+0 0x0p+0\n"
-                           "end 0 e77b07f6\n");
+    assert_string_equal(t, "deso-wisdom 2\n"
+                           "config 0.1.0 1 1x1 0 0x0p+0 0x0p+0 0x0p+0\n"
+                           "end 0 da243a4a\n");
     free(t);
 }
 
@@ -347,7 +352,7 @@ static int check_mutant(const char *t, size_t n, const opt_wisdom *orig,
     }
     if (ign) {
         assert_empty(&r);
-        assert_true(pos < strlen("deso-wisdom 1"));
+        assert_true(pos < strlen("deso-wisdom 2"));
         opt_wisdom_free(&r);
         return 1;
     }
@@ -413,9 +418,9 @@ static void test_line_level(void **state)
     (void)state;
     expect_reject(NULL, 0, "empty file");
     expect_reject_str("\n", "line 1: empty field");
-    expect_reject_str("deso-wisdom 1", "line 1: truncated");
-    expect_reject_str("deso-wisdom 1\n", "line 2: truncated");
-    expect_reject_str("deso-wisdom 1 \n", "line 1: empty field");
+    expect_reject_str("deso-wisdom 2", "line 1: truncated");
+    expect_reject_str("deso-wisdom 2\n", "line 2: truncated");
+    expect_reject_str("deso-wisdom 2 \n", "line 1: empty field");
     expect_reject_str("deso-wisdom  1\n", "line 1: empty field");
     expect_reject_str("deso-wisdom\t1\n", "line 1: byte 0x09");
     expect_reject_str("DESO-WISDOM 1\n", "not a deso wisdom");
@@ -455,6 +460,7 @@ static void test_line_level(void **state)
     memcpy(m, t, n);
     for (int i = 0; i < 8; i++)
         if (crc[i] >= 'a') crc[i] = (char)(crc[i] - 'a' + 'A');
+    crc[0] = 'A';                       /* a checksum of digits only too     */
     expect_reject(m, n, "crc must be 8 lower-case hex digits");
     memcpy(m, t, n);
     m[n - 11] = '9';                     /* "end 3" -> "end 9"              */
@@ -483,8 +489,15 @@ static void test_other_format_version(void **state)
     (void)state;
     opt_wisdom r;
     int ign = 0;
-    const char *v2 = "deso-wisdom 2\nwhatever a future format holds\n";
-    assert_int_equal(opt_wisdom_parse(v2, strlen(v2), NULL, &r, &ign), DESO_OK);
+    const char *v3 = "deso-wisdom 3\nwhatever a future format holds\n";
+    assert_int_equal(opt_wisdom_parse(v3, strlen(v3), NULL, &r, &ign), DESO_OK);
+    assert_int_equal(ign, 1);
+    assert_zero(&r);
+    /* format 1 (no io_beta) is an old format: ignored, not an error      */
+    const char *v1 = "deso-wisdom 1\nconfig 0.1.0 1 1x1 0 0x0p+0 0x0p+0\n"
+                     "end 0 e77b07f6\n";
+    ign = 0;
+    assert_int_equal(opt_wisdom_parse(v1, strlen(v1), NULL, &r, &ign), DESO_OK);
     assert_int_equal(ign, 1);
     assert_zero(&r);
     const char *v7 = "deso-wisdom 70000\n";
@@ -676,25 +689,32 @@ static void test_field_ranges(void **state)
     free(ok);
 
     static const struct { const char *line, *needle; } configs[] = {
-        {"config 0.1.0 4 2x3 1 0x0p+0 0x0p+0", "grid pr x pc does not make P"},
-        {"config 0.1.0 0 1x1 1 0x0p+0 0x0p+0", "field P"},
-        {"config 0.1.0 16777217 1x16777217 1 0x0p+0 0x0p+0", "field P"},
-        {"config 0.1.0 4 2x2 2 0x0p+0 0x0p+0", "field calibrated"},
-        {"config 0.1.0 4 2*2 1 0x0p+0 0x0p+0", "grid must be"},
-        {"config 0.1.0 4 2x02 1 0x0p+0 0x0p+0", "grid must be"},
-        {"config 0.1.0 4 x4 1 0x0p+0 0x0p+0", "grid must be"},
-        {"config 0.1.0 4 2x2x1 1 0x0p+0 0x0p+0", "grid must be"},
-        {"config 0.1.0 4 2x2 1 -0x1p+0 0x0p+0", "alpha and beta must be"},
-        {"config 0.1.0 4 2x2 1 0x0p+0 0x1.0p+0", "beta is not"},
-        {"config 0.1.0 4 2x2 1 inf 0x0p+0", "alpha is not"},
-        {"config 0.1/0 4 2x2 1 0x0p+0 0x0p+0", "bad library version"},
-        {"config 0123456789012345678901234567890123 4 2x2 1 0x0p+0 0x0p+0",
+        {"config 0.1.0 4 2x3 1 0x0p+0 0x0p+0 0x0p+0",
+         "grid pr x pc does not make P"},
+        {"config 0.1.0 0 1x1 1 0x0p+0 0x0p+0 0x0p+0", "field P"},
+        {"config 0.1.0 16777217 1x16777217 1 0x0p+0 0x0p+0 0x0p+0",
+         "field P"},
+        {"config 0.1.0 4 2x2 2 0x0p+0 0x0p+0 0x0p+0", "field calibrated"},
+        {"config 0.1.0 4 2*2 1 0x0p+0 0x0p+0 0x0p+0", "grid must be"},
+        {"config 0.1.0 4 2x02 1 0x0p+0 0x0p+0 0x0p+0", "grid must be"},
+        {"config 0.1.0 4 x4 1 0x0p+0 0x0p+0 0x0p+0", "grid must be"},
+        {"config 0.1.0 4 2x2x1 1 0x0p+0 0x0p+0 0x0p+0", "grid must be"},
+        {"config 0.1.0 4 2x2 1 -0x1p+0 0x0p+0 0x0p+0",
+         "alpha and beta must be"},
+        {"config 0.1.0 4 2x2 1 0x0p+0 0x1.0p+0 0x0p+0", "beta is not"},
+        {"config 0.1.0 4 2x2 1 inf 0x0p+0 0x0p+0", "alpha is not"},
+        {"config 0.1.0 4 2x2 1 0x0p+0 0x0p+0 nan", "io_beta is not"},
+        {"config 0.1.0 4 2x2 1 0x0p+0 0x0p+0 -0x1p-20",
+         "io_beta must be"},
+        {"config 0.1/0 4 2x2 1 0x0p+0 0x0p+0 0x0p+0", "bad library version"},
+        {"config 0123456789012345678901234567890123 4 2x2 1 0x0p+0 0x0p+0 "
+         "0x0p+0",
          "bad library version"},
-        {"config 0.1.0 4 2x2 1 0x0p+0", "expected config"},
+        {"config 0.1.0 4 2x2 1 0x0p+0 0x0p+0", "expected config"},
         {"plan 0000000000000001 0 0", "expected config"},
     };
     for (size_t i = 0; i < sizeof configs / sizeof *configs; i++) {
-        snprintf(body, sizeof body, "deso-wisdom 1\n%s\n", configs[i].line);
+        snprintf(body, sizeof body, "deso-wisdom 2\n%s\n", configs[i].line);
         char needle[128];
         snprintf(needle, sizeof needle, "line 2: %s", configs[i].needle);
         reject_forged(body, 0, needle);

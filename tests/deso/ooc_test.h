@@ -1,0 +1,65 @@
+/* Shared helpers of the out-of-core tests (header only): the matrices
+ * they stream and what they look for in the directory of the local
+ * array files.                                                           */
+#ifndef DESO_TESTS_OOC_TEST_H
+#define DESO_TESTS_OOC_TEST_H
+
+#include <dirent.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A general matrix with full mantissas, so that adding in another order
+ * changes the bits.                                                      */
+static inline double tu_ooc_gen(int64_t i, int64_t j, void *arg)
+{
+    (void)arg;
+    return sin(0.37 * (double)i + 1.3 * (double)j) + 1e-3 * (double)i;
+}
+
+/* A symmetric, diagonally dominant matrix (CG converges on it).          */
+static inline double tu_ooc_sym(int64_t i, int64_t j, void *arg)
+{
+    (void)arg;
+    int64_t a = i < j ? i : j, b = i < j ? j : i;
+    return (double)((a * 5 + b * 3) % 11) / 4.0 + (i == j ? 10.0 : 0.0);
+}
+
+/* Whether dir exists and holds nothing.                                  */
+static inline int tu_dir_empty(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL) return 0;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
+    closedir(d);
+    return n == 0;
+}
+
+/* Whether one of this process's descriptors names a file whose path
+ * starts with `prefix` and (unless NULL) contains `also`: an unnamed file
+ * shows as "dir/#inode (deleted)", a named one unlinked as
+ * "dir/deso-ooc-... (deleted)".                                         */
+static inline int tu_fd_named(const char *prefix, const char *also)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (d == NULL) return 0;
+    int found = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        char path[300], link[1024];
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t len = readlink(path, link, sizeof link - 1);
+        if (len <= 0) continue;
+        link[len] = '\0';
+        if (strncmp(link, prefix, strlen(prefix)) == 0 &&
+            (also == NULL || strstr(link, also) != NULL))
+            found = 1;
+    }
+    closedir(d);
+    return found;
+}
+
+#endif
