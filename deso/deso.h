@@ -790,9 +790,11 @@ typedef struct deso_op deso_op;
  * DESO_ESTALE, DESO_ECONTEXT, DESO_ESIZE (m or n < 0; rows_of without m
  * rows; DESO_OP_LIKE_Y with m != n), DESO_EINVAL (a layout that is not
  * one of the above for its side; rows_of given without DESO_OP_ROWS),
- * DESO_ENOMEM.  On error *op is NULL.  As for deso_vec_create, errors
- * are not agreed here: a rank that failed alone makes the next force
- * fail with DESO_EMISMATCH on every rank.                               */
+ * DESO_EMISMATCH (the ranks declared different m, n, layouts or
+ * rows_of), DESO_EMPI, DESO_ENOMEM.  On error *op is NULL.  Every error
+ * but a NULL or dead ctx is agreed: a rank that fails alone (a bad
+ * argument, out of memory) fails the call with its code and message on
+ * every rank, and no rank has made the operator.                        */
 deso_err deso_op_create(deso_ctx *ctx, int64_t m, int64_t n, deso_op_fn fn,
                         void *user, deso_op_layout x_layout,
                         deso_op_layout y_layout, const deso_mat *rows_of,
@@ -801,7 +803,11 @@ deso_err deso_op_create(deso_ctx *ctx, int64_t m, int64_t n, deso_op_fn fn,
  * and y may be the same vector: the callback reads the old one).
  * Collective; not a force point.  Errors: DESO_ENULL, DESO_ESTALE
  * (a destroyed operator or vector), DESO_ECONTEXT, DESO_ESIZE (a length
- * other than the operator's), DESO_ENOMEM.                              */
+ * other than the operator's), DESO_ENOMEM.  As for every recorded call,
+ * errors are not agreed here (recording talks to no other rank): a rank
+ * that failed alone records nothing, and the next force fails with
+ * DESO_EMISMATCH on every rank, drops the pending work and leaves the
+ * context usable.                                                       */
 deso_err deso_op_apply(deso_op *op, const deso_vec *x, deso_vec *y);
 /* Frees the operator; *op is NULL afterwards (NULL and *op NULL: nothing
  * to do).  Calls already recorded still run it.  Local, not a force

@@ -353,8 +353,14 @@ deso_err deso__handle_new(deso_ctx *ctx, blas_kind kind, deso__value *v,
 /* A sparse matrix's handle on sp (which it owns from then on).           */
 deso_err deso__handle_new_spmat(deso_ctx *ctx, deso__spmat_data *sp,
                                 deso__handle **out);
-/* A user operator's handle on u (its shell owns u from then on).         */
-deso_err deso__handle_new_op(deso_ctx *ctx, deso__uop *u, deso__handle **out);
+/* Room for a handle (calloc'd, not yet live: free() it if unused), so
+ * that a creation agreed across ranks allocates before its agreement.
+ * NULL when out of memory.                                               */
+deso__handle *deso__handle_shell(void);
+/* Makes shell (from deso__handle_shell) a user operator's handle on u,
+ * which the shell owns from then on.  Cannot fail.                       */
+void deso__handle_attach_op(deso_ctx *ctx, deso__uop *u,
+                            deso__handle *shell);
 void deso__spmat_data_free(deso__spmat_data *sp);     /* NULL-safe     */
 
 /* ---- sparse matrices (spmat.c) ------------------------------------------- */

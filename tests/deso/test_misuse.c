@@ -1245,7 +1245,10 @@ static int last_fails_fn(void *user, const double *x, const deso_op_part *xp,
 
 /* User operators: every argument of deso_op_create, deso_op_apply and
  * deso_op_destroy refused with its code (NULL, stale, wrong kind, another
- * context, bad sizes and layouts), nothing left behind; a callback that
+ * context, bad sizes and layouts), nothing left behind; deso_op_create
+ * bad on one rank only (or declared differently there) fails on every
+ * rank; deso_op_apply bad on one rank only fails there and makes the next
+ * force a mismatch on every rank; a callback that
  * fails on one rank fails the force on every rank with DESO_EUSER, loses
  * only that flush's values, and leaves the context usable; an operator
  * destroyed after an apply was recorded still runs it.                  */
@@ -1297,6 +1300,21 @@ static void test_user_ops(void **state)
                           &op), DESO_EINVAL);
     MU_ERR(deso_op_create(ctx, 5, 5, twice_fn, NULL, R, Y, NULL, NULL),
            DESO_ENULL);
+    /* bad on one rank only: deso_op_create agrees, so every rank fails
+     * with that rank's code, and no rank has the operator               */
+    const int last = np - 1;
+    MU_ERR(deso_op_create(ctx, me == last ? -1 : 5, 5, twice_fn, NULL, R, Y,
+                          NULL, &op), DESO_ESIZE);
+    MU_ERR(deso_op_create(ctx, 5, 5, me == last ? NULL : twice_fn, NULL, R,
+                          Y, NULL, &op), DESO_ENULL);
+    MU_ERR(deso_op_create(ctx, 5, 4, twice_fn, NULL, R, W,
+                          me == last ? B : A, &op), DESO_ECONTEXT);
+    MU_ERR(deso_op_create(ctx, 5, 5, twice_fn, NULL, R, Y, NULL,
+                          me == last ? NULL : &op), DESO_ENULL);
+    /* valid everywhere, but not the same operator on every rank          */
+    MU_ERR(deso_op_create(ctx, 5, 5, twice_fn, NULL, me == last ? L : R, Y,
+                          NULL, &op), np > 1 ? DESO_EMISMATCH : DESO_OK);
+    TU_OK(deso_op_destroy(&op));
     assert_true(tu_all(op == NULL && new_values_live(ctx) == live));
     TU_OK(deso_op_create(ctx, 5, 5, twice_fn, NULL, R, Y, NULL, &op));
     TU_OK(deso_op_create(ctx, 5, 4, twice_fn, NULL, R, W, A, &bad));
@@ -1310,6 +1328,14 @@ static void test_user_ops(void **state)
     MU_ERR(deso_op_apply(op, x, (deso_vec *)A), DESO_EINVAL);
     MU_ERR(deso_op_apply(bad, x, y), DESO_ESIZE);       /* x: 4, not 5  */
     assert_true(tu_all(new_values_live(ctx) == live + 2));
+    /* an apply refused on one rank only: recorded elsewhere, so the next
+     * force fails with DESO_EMISMATCH on every rank and the context goes
+     * on                                                                */
+    MU_ERR_RANK(deso_op_apply(op, x, me == last ? NULL : y),
+                me == last ? DESO_ENULL : DESO_OK);
+    MU_ERR(deso_flush(ctx), np > 1 ? DESO_EMISMATCH : DESO_OK);
+    TU_OK(deso_vec_destroy(&y));
+    TU_OK(deso_vec_create(ctx, 5, &y));
     /* destroyed with an apply pending: the apply still runs             */
     TU_OK(deso_vec_from_fn(ctx, 5, idx1, NULL, &dead));
     gone = op;
