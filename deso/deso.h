@@ -693,10 +693,11 @@ deso_err deso_smin_arg(deso_scalar *out, deso_sarg a, deso_sarg b);
 
 /* ---- views ------------------------------------------------------------------ *
  * A view is a handle on elements of another vector or matrix, its parent:
- * a vector's elements at an offset and stride, a matrix's column, or a
+ * a vector's elements at an offset and stride, a matrix's column, a
  * range of its columns (a matrix of whole columns, so a Krylov basis V can
  * be one matrix whose columns are written by level 1 calls and read by
- * dgemv on V's first k columns).  A view is used like any handle of its
+ * dgemv on V's first k columns), or a block of it (rows and columns: the
+ * sub-matrix CBLAS's &A[i0 + j0 lda] with lda describes).  A view is used like any handle of its
  * kind: reading it reads the parent's current version, and a call that
  * writes it makes the parent's next version (the other elements kept).
  * Nothing moves when a view is made or used: the reads and writes are
@@ -708,7 +709,8 @@ deso_err deso_smin_arg(deso_scalar *out, deso_sarg a, deso_sarg b);
  * rank makes the same calls), recorded, not force points.  Errors:
  * DESO_ENULL (a NULL argument), DESO_ESTALE, DESO_EINVAL (the parent is a
  * view; stride 0), DESO_ESIZE (the view does not lie inside the parent;
- * n or ncols < 0), DESO_ENOMEM.  On error *view is NULL.               */
+ * n or ncols < 0; an empty column range or block), DESO_ENOMEM.  On error
+ * *view is NULL.                                                        */
 
 /* Elements offset, offset + stride, ..., offset + (n - 1) stride of x
  * (stride may be negative: a reversed view).                             */
@@ -719,6 +721,13 @@ deso_err deso_mat_col(deso_mat *a, int64_t j, deso_vec **view);
 /* Columns j0 .. j0 + ncols - 1 of A, an m x ncols matrix.                */
 deso_err deso_mat_cols(deso_mat *a, int64_t j0, int64_t ncols,
                        deso_mat **view);
+/* Rows i0 .. i0 + m - 1 of columns j0 .. j0 + n - 1 of A, an m x n matrix
+ * (m, n >= 1): what CBLAS's &A[i0 + j0 lda] with leading dimension lda
+ * describes.  Usable wherever a matrix is, as the matrix of dgemv (N or
+ * T), dger and the other level 2 calls, read or written; all of A's rows
+ * give deso_mat_cols's view.                                            */
+deso_err deso_mat_block(deso_mat *a, int64_t i0, int64_t j0, int64_t m,
+                        int64_t n, deso_mat **view);
 
 /* ---- user operators ------------------------------------------------------- *
  * A user operator puts the user's own y = op(x) into the DAG: a
@@ -931,10 +940,10 @@ deso_err deso_drotmg(double *d1, double *d2, double *b1, double b2,
 /* ---- level 2 (recorded; collective; not force points) ---------------------- *
  * The enums carry CBLAS's values.  Increments as level 1.  lda is only
  * checked >= 1: a handle is not a pointer, so there is no &A[i0 + j0 lda]
- * to offset, and lda cannot select a sub-matrix as it does in CBLAS.  A
- * range of whole columns, what a Krylov basis needs (V(:, 0:j)), is a
- * view (deso_mat_cols) passed as the matrix argument; a block of rows
- * within columns has no view (copy it into a matrix of its own).  Errors
+ * to offset.  The sub-matrix CBLAS selects that way is a view passed as
+ * the matrix argument: deso_mat_block(A, i0, j0, m, n, &B) for rows i0 ..
+ * i0 + m - 1 of columns j0 .. j0 + n - 1, or deso_mat_cols for whole
+ * columns (what a Krylov basis needs, V(:, 0:j)).  Errors
  * as level 1, plus DESO_EINVAL for a bad enum or lda < 1
  * (deso_last_error names the argument's position).                       */
 

@@ -138,10 +138,13 @@ typedef struct deso__handle {
     uint64_t id;              /* creation order: the same on every rank     */
     struct deso__handle *next;
     /* a view (views.c): the handle it views (never a view itself), its
-     * first linear index and stride there; src: the viewed handle's value
-     * that val was read from (referenced), so a newer version is seen    */
+     * first linear index and stride there, and for a block its runs of
+     * vrows elements vld apart (0, 0: one run); src: the viewed handle's
+     * value that val was read from (referenced), so a newer version is
+     * seen                                                                */
     struct deso__handle *parent;
     int64_t voff, vinc;
+    int64_t vrows, vld;
     deso__value *src;
     deso__uop *uop;           /* a user operator's, else NULL               */
 } deso__handle;

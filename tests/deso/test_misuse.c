@@ -1126,11 +1126,12 @@ static void test_spmat(void **state)
     TU_OK(deso_finalize(&ctx));
 }
 
-/* Views: every argument of deso_vec_view, deso_mat_col and deso_mat_cols
- * refused with its code (NULL, stale, wrong kind, a view of a view, out
- * of range, zero stride), nothing left behind; a view whose parent was
- * destroyed is stale in every call; a view as deso_mat_diag's output is
- * refused; a view is destroyed like any handle and only once.           */
+/* Views: every argument of deso_vec_view, deso_mat_col, deso_mat_cols and
+ * deso_mat_block refused with its code (NULL, stale, wrong kind, a view
+ * of a view, out of range, an empty block, zero stride), nothing left
+ * behind; a block used with another shape is refused; a view whose
+ * parent was destroyed is stale in every call; a view as deso_mat_diag's
+ * output is refused; a view is destroyed like any handle and only once. */
 static void test_views(void **state)
 {
     (void)state;
@@ -1177,6 +1178,21 @@ static void test_views(void **state)
     MU_ERR(deso_mat_cols(A, 0, 0, &M), DESO_ESIZE);
     MU_ERR(deso_mat_cols(A, 4, 1, &M), DESO_ESIZE);
     MU_ERR(deso_mat_cols(A, 1, INT64_MAX, &M), DESO_ESIZE);
+    MU_ERR(deso_mat_block(NULL, 0, 0, 1, 1, &M), DESO_ENULL);
+    MU_ERR(deso_mat_block(A, 0, 0, 1, 1, NULL), DESO_ENULL);
+    MU_ERR(deso_mat_block(staleA, 0, 0, 1, 1, &M), DESO_ESTALE);
+    MU_ERR(deso_mat_block((deso_mat *)x, 0, 0, 1, 1, &M), DESO_EINVAL);
+    MU_ERR(deso_mat_block(A, -1, 0, 1, 1, &M), DESO_ESIZE);
+    MU_ERR(deso_mat_block(A, 4, 0, 1, 1, &M), DESO_ESIZE);
+    MU_ERR(deso_mat_block(A, 0, -1, 1, 1, &M), DESO_ESIZE);
+    MU_ERR(deso_mat_block(A, 0, 3, 1, 1, &M), DESO_ESIZE);
+    MU_ERR(deso_mat_block(A, 0, 0, 0, 1, &M), DESO_ESIZE);   /* empty   */
+    MU_ERR(deso_mat_block(A, 0, 0, 1, 0, &M), DESO_ESIZE);
+    MU_ERR(deso_mat_block(A, 0, 0, -1, 1, &M), DESO_ESIZE);
+    MU_ERR(deso_mat_block(A, 1, 0, 4, 1, &M), DESO_ESIZE);
+    MU_ERR(deso_mat_block(A, 0, 1, 1, 3, &M), DESO_ESIZE);
+    MU_ERR(deso_mat_block(A, 1, 1, INT64_MAX, 1, &M), DESO_ESIZE);
+    MU_ERR(deso_mat_block(A, 1, 1, 1, INT64_MAX, &M), DESO_ESIZE);
     assert_true(tu_all(v == NULL && M == NULL));
     assert_true(tu_all(new_values_live(ctx) == live));
     /* views of views are refused; views are used as their kind         */
@@ -1185,7 +1201,17 @@ static void test_views(void **state)
     TU_OK(deso_mat_cols(A, 1, 2, &M));
     MU_ERR(deso_mat_col(M, 0, &w), DESO_EINVAL);
     MU_ERR(deso_mat_cols(M, 0, 1, (deso_mat **)&w), DESO_EINVAL);
+    MU_ERR(deso_mat_block(M, 0, 0, 1, 1, (deso_mat **)&w), DESO_EINVAL);
+    deso_mat *Bk = NULL;
+    TU_OK(deso_mat_block(A, 1, 1, 2, 2, &Bk));
+    MU_ERR(deso_mat_block(Bk, 0, 0, 1, 1, (deso_mat **)&w), DESO_EINVAL);
+    MU_ERR(deso_mat_col(Bk, 0, &w), DESO_EINVAL);
     assert_true(tu_all(w == NULL));
+    /* a block is used as a matrix of its own shape, whatever lda says    */
+    MU_ERR(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, 2, 3, 1.0, Bk, 4, y, 1,
+                      0.0, x, 1), DESO_ESIZE);
+    MU_ERR(deso_dger(DESO_COL_MAJOR, 3, 2, 1.0, y, 1, y, 1, Bk, 4),
+           DESO_ESIZE);
     MU_ERR(deso_daxpy(3, 1.0, v, 1, y, 1), DESO_OK);
     MU_ERR(deso_daxpy(3, 1.0, v, 2, y, 1), DESO_ESIZE);
     MU_ERR(deso_daxpy(3, 1.0, v, 0, y, 1), DESO_EINVAL);
@@ -1205,6 +1231,11 @@ static void test_views(void **state)
     MU_ERR(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, 4, 2, 1.0, M, 4, y, 1,
                       0.0, y, 1), DESO_ESTALE);
     MU_ERR(deso_mat_gather(M, NULL, 4, DESO_ALL_RANKS), DESO_ESTALE);
+    MU_ERR(deso_dger(DESO_COL_MAJOR, 2, 2, 1.0, y, 1, y, 1, Bk, 4),
+           DESO_ESTALE);
+    MU_ERR(deso_dgemv(DESO_COL_MAJOR, DESO_TRANS, 2, 2, 1.0, Bk, 4, y, 1,
+                      0.0, y, 1), DESO_ESTALE);
+    TU_OK(deso_mat_destroy(&Bk));
     deso_vec *vv = v;
     TU_OK(deso_vec_destroy(&v));
     MU_ERR(deso_vec_destroy(&vv), DESO_ESTALE);
