@@ -2,7 +2,8 @@
  *
  * A view is a handle whose value is elements of another handle's (its
  * parent's): a vector's elements at an offset and stride, a matrix's
- * column, a range of its columns.  Reading it records a vget of the
+ * column, a range of its columns, a block of it (runs of rows, the
+ * parent's rows apart: the sub-matrix CBLAS addresses with lda).  Reading it records a vget of the
  * parent's current version (only when the parent changed since the last
  * read: `src` remembers the version read), so the view is an SSA value
  * like any other; writing it (a BLAS call with the view as its output)

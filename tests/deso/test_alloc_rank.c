@@ -134,8 +134,8 @@ static deso_err cg_iteration(deso_ctx *ctx, deso_mat *A, int victim, int n,
     return e;
 }
 
-/* A context in `mode` with the CG matrix A, nothing forced yet.          */
-static deso_ctx *cg_context(deso_mode mode, deso_mat **A)
+/* A context in `mode` with block size 2 on the default grid.           */
+static deso_ctx *nb2_context(deso_mode mode)
 {
     deso_options o;
     deso_options_default(&o);
@@ -143,6 +143,13 @@ static deso_ctx *cg_context(deso_mode mode, deso_mat **A)
     o.nb = 2;
     deso_ctx *ctx = NULL;
     TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
+    return ctx;
+}
+
+/* A context in `mode` with the CG matrix A, nothing forced yet.          */
+static deso_ctx *cg_context(deso_mode mode, deso_mat **A)
+{
+    deso_ctx *ctx = nb2_context(mode);
     TU_OK(deso_mat_from_fn(ctx, N, N, fa, NULL, A));
     return ctx;
 }
@@ -525,12 +532,7 @@ static void test_op(void **state)
                            "a force running deso_op_apply"};
     for (int k = 0; k < nvictims(); k++) {
         int victim = k == 0 ? np - 1 : 0, failures[3] = {0, 0, 0};
-        deso_options o;
-        deso_options_default(&o);
-        o.mode = DESO_MODE_FULL;
-        o.nb = 2;
-        deso_ctx *ctx = NULL;
-        TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
+        deso_ctx *ctx = nb2_context(DESO_MODE_FULL);
         walk_op(ctx, victim, failures);
         TU_OK(deso_finalize(&ctx));
         for (int j = 0; j < 3; j++) {
