@@ -697,9 +697,10 @@ deso_err deso_smin_arg(deso_scalar *out, deso_sarg a, deso_sarg b);
  * range of its columns (a matrix of whole columns, so a Krylov basis V can
  * be one matrix whose columns are written by level 1 calls and read by
  * dgemv on V's first k columns), or a block of it (rows and columns: the
- * sub-matrix CBLAS's &A[i0 + j0 lda] with lda describes).  A view is used like any handle of its
- * kind: reading it reads the parent's current version, and a call that
- * writes it makes the parent's next version (the other elements kept).
+ * sub-matrix CBLAS's &A[i0 + j0 lda] with lda describes).  A view is
+ * used like any handle of its kind: reading it reads the parent's
+ * current version, and a call that writes it makes the parent's next
+ * version (the other elements kept).
  * Nothing moves when a view is made or used: the reads and writes are
  * recorded nodes, placed and priced by the optimiser like the calls.
  * Views of views are refused (make the view of the parent instead).
@@ -943,9 +944,9 @@ deso_err deso_drotmg(double *d1, double *d2, double *b1, double b2,
  * to offset.  The sub-matrix CBLAS selects that way is a view passed as
  * the matrix argument: deso_mat_block(A, i0, j0, m, n, &B) for rows i0 ..
  * i0 + m - 1 of columns j0 .. j0 + n - 1, or deso_mat_cols for whole
- * columns (what a Krylov basis needs, V(:, 0:j)).  Errors
- * as level 1, plus DESO_EINVAL for a bad enum or lda < 1
- * (deso_last_error names the argument's position).                       */
+ * columns (what a Krylov basis needs, V(:, 0:j)).  Errors as level 1,
+ * plus DESO_EINVAL for a bad enum or lda < 1 (deso_last_error names the
+ * argument's position).                                                  */
 
 typedef enum deso_order { DESO_ROW_MAJOR = 101, DESO_COL_MAJOR = 102 } deso_order;
 typedef enum deso_trans { DESO_NO_TRANS = 111, DESO_TRANS = 112 } deso_trans;
