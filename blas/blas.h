@@ -167,7 +167,9 @@ enum {
  * operator's number in its context, len the length of y.                 */
 /* vget and vput index a vector, or a matrix column-major (i + j m), by
  * one linear index: a column is a run of m, a column range a run of whole
- * columns.  Their result is a vector or matrix as its shape says.        */
+ * columns.  Their result is a vector or matrix as its shape says.  A
+ * block (rows i0 .. i0 + r of columns j0 .. j0 + k of an m-row matrix) is
+ * k runs of r: rows = r, ld = m, off = i0 + j0 m, inc = 1, len = r k.    */
 /* ger takes BLAS_F_MASK and BLAS_F_LOWER too: only the upper (lower)
  * triangle of A, diagonal included, is updated (dsyr, dsyr2).            */
 
@@ -178,10 +180,13 @@ typedef struct blas_desc {
     int64_t off, inc, len;  /* vget, vput: the view's first linear index,
                              * its stride (inc != 0) and its elements;
                              * user: see above; 0 for other ops           */
+    int64_t rows, ld;       /* vget, vput of a block: runs of `rows`
+                             * elements, `ld` apart in the viewed matrix;
+                             * 0, 0 otherwise (one run)                   */
 } blas_desc;
 
-/* Whether off, inc and len are part of a node's identity (vget, vput,
- * user): its hashes and keys include them.                               */
+/* Whether off, inc, len, rows and ld are part of a node's identity
+ * (vget, vput, user): its hashes and keys include them.                  */
 static inline bool blas_desc_params(blas_op op)
 {
     return op == BLAS_OP_VGET || op == BLAS_OP_VPUT || op == BLAS_OP_USER;
@@ -193,15 +198,23 @@ bool blas_user_pinned(const blas_desc *d, int pr, int pc, blas_layout *y);
 
 /* An element map: element so + si i of a source goes to element to + ti i
  * of a target, for i < len (linear indices).  vget is (off, inc, 0, 1),
- * vput (0, 1, off, inc).                                                  */
+ * vput (0, 1, off, inc).  With rows > 0 (a block: si = ti = 1) the map is
+ * runs of `rows`: element i = a + b rows (a < rows) is so + a + b sld of
+ * the source and to + a + b tld of the target; vget's tld and vput's sld
+ * are rows (the block itself is contiguous), the other ld the matrix's. */
 typedef struct blas_emap {
     int64_t so, si, to, ti, len;
+    int64_t rows, sld, tld;
 } blas_emap;
 
 /* The map a vget or vput node applies.                                   */
 blas_emap blas_desc_map(const blas_desc *d);
 bool blas_emap_equal(const blas_emap *a, const blas_emap *b);
-/* i with so + si i == g (or to + ti i == g with target true), or -1.     */
+/* The source and the target element of map index i.                     */
+int64_t blas_emap_src(const blas_emap *e, int64_t i);
+int64_t blas_emap_dst(const blas_emap *e, int64_t i);
+/* i with blas_emap_src(e, i) == g (blas_emap_dst with target true), or
+ * -1.                                                                    */
 int64_t blas_emap_index(const blas_emap *e, int64_t g, bool target);
 
 /* One local piece handed to a kernel.  Matrices: column-major with leading

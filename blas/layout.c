@@ -327,7 +327,7 @@ void blas_elem_src(const blas_layout *S, int r, int c, int64_t g, int *sr,
 
 blas_emap blas_desc_map(const blas_desc *d)
 {
-    blas_emap e = {0, 1, 0, 1, d->len};
+    blas_emap e = {0, 1, 0, 1, d->len, 0, 0, 0};
     if (d->op == BLAS_OP_VGET) {
         e.so = d->off;
         e.si = d->inc;
@@ -335,19 +335,51 @@ blas_emap blas_desc_map(const blas_desc *d)
         e.to = d->off;
         e.ti = d->inc;
     }
+    if (d->rows > 0 && (d->op == BLAS_OP_VGET || d->op == BLAS_OP_VPUT)) {
+        e.rows = d->rows;
+        e.sld = d->op == BLAS_OP_VGET ? d->ld : d->rows;
+        e.tld = d->op == BLAS_OP_VGET ? d->rows : d->ld;
+    }
     return e;
 }
 
 bool blas_emap_equal(const blas_emap *a, const blas_emap *b)
 {
     return a->so == b->so && a->si == b->si && a->to == b->to &&
-           a->ti == b->ti && a->len == b->len;
+           a->ti == b->ti && a->len == b->len && a->rows == b->rows &&
+           a->sld == b->sld && a->tld == b->tld;
+}
+
+/* Element i of one side: o + s i, or in runs of rows, o + a + b ld.      */
+static int64_t side_elem(const blas_emap *e, int64_t o, int64_t s,
+                         int64_t ld, int64_t i)
+{
+    if (e->rows <= 0) return o + s * i;
+    return o + i % e->rows + (i / e->rows) * ld;
+}
+
+int64_t blas_emap_src(const blas_emap *e, int64_t i)
+{
+    return side_elem(e, e->so, e->si, e->sld, i);
+}
+
+int64_t blas_emap_dst(const blas_emap *e, int64_t i)
+{
+    return side_elem(e, e->to, e->ti, e->tld, i);
 }
 
 int64_t blas_emap_index(const blas_emap *e, int64_t g, bool target)
 {
     int64_t o = target ? e->to : e->so, s = target ? e->ti : e->si;
     int64_t d = g - o;
+    if (e->rows > 0) {
+        /* runs of rows, ld apart (ld >= rows): run b, element a of it    */
+        int64_t ld = target ? e->tld : e->sld;
+        if (d < 0) return -1;
+        int64_t b = d / ld, a = d % ld;
+        int64_t i = a + b * e->rows;
+        return a < e->rows && i < e->len ? i : -1;
+    }
     if (d % s != 0) return -1;
     int64_t i = d / s;
     return i >= 0 && i < e->len ? i : -1;

@@ -697,12 +697,14 @@ deso_err deso_smin_arg(deso_scalar *out, deso_sarg a, deso_sarg b);
 
 /* ---- views ------------------------------------------------------------------ *
  * A view is a handle on elements of another vector or matrix, its parent:
- * a vector's elements at an offset and stride, a matrix's column, or a
+ * a vector's elements at an offset and stride, a matrix's column, a
  * range of its columns (a matrix of whole columns, so a Krylov basis V can
  * be one matrix whose columns are written by level 1 calls and read by
- * dgemv on V's first k columns).  A view is used like any handle of its
- * kind: reading it reads the parent's current version, and a call that
- * writes it makes the parent's next version (the other elements kept).
+ * dgemv on V's first k columns), or a block of it (rows and columns: the
+ * sub-matrix CBLAS's &A[i0 + j0 lda] with lda describes).  A view is
+ * used like any handle of its kind: reading it reads the parent's
+ * current version, and a call that writes it makes the parent's next
+ * version (the other elements kept).
  * Nothing moves when a view is made or used: the reads and writes are
  * recorded nodes, placed and priced by the optimiser like the calls.
  * Views of views are refused (make the view of the parent instead).
@@ -712,7 +714,8 @@ deso_err deso_smin_arg(deso_scalar *out, deso_sarg a, deso_sarg b);
  * rank makes the same calls), recorded, not force points.  Errors:
  * DESO_ENULL (a NULL argument), DESO_ESTALE, DESO_EINVAL (the parent is a
  * view; stride 0), DESO_ESIZE (the view does not lie inside the parent;
- * n or ncols < 0), DESO_ENOMEM.  On error *view is NULL.               */
+ * n or ncols < 0; an empty column range or block), DESO_ENOMEM.  On error
+ * *view is NULL.                                                        */
 
 /* Elements offset, offset + stride, ..., offset + (n - 1) stride of x
  * (stride may be negative: a reversed view).                             */
@@ -723,6 +726,13 @@ deso_err deso_mat_col(deso_mat *a, int64_t j, deso_vec **view);
 /* Columns j0 .. j0 + ncols - 1 of A, an m x ncols matrix.                */
 deso_err deso_mat_cols(deso_mat *a, int64_t j0, int64_t ncols,
                        deso_mat **view);
+/* Rows i0 .. i0 + m - 1 of columns j0 .. j0 + n - 1 of A, an m x n matrix
+ * (m, n >= 1): what CBLAS's &A[i0 + j0 lda] with leading dimension lda
+ * describes.  Usable wherever a matrix is, as the matrix of dgemv (N or
+ * T), dger and the other level 2 calls, read or written; all of A's rows
+ * give deso_mat_cols's view.                                            */
+deso_err deso_mat_block(deso_mat *a, int64_t i0, int64_t j0, int64_t m,
+                        int64_t n, deso_mat **view);
 
 /* ---- user operators ------------------------------------------------------- *
  * A user operator puts the user's own y = op(x) into the DAG: a
@@ -794,9 +804,11 @@ typedef struct deso_op deso_op;
  * DESO_ESTALE, DESO_ECONTEXT, DESO_ESIZE (m or n < 0; rows_of without m
  * rows; DESO_OP_LIKE_Y with m != n), DESO_EINVAL (a layout that is not
  * one of the above for its side; rows_of given without DESO_OP_ROWS),
- * DESO_ENOMEM.  On error *op is NULL.  As for deso_vec_create, errors
- * are not agreed here: a rank that failed alone makes the next force
- * fail with DESO_EMISMATCH on every rank.                               */
+ * DESO_EMISMATCH (the ranks declared different m, n, layouts or
+ * rows_of), DESO_EMPI, DESO_ENOMEM.  On error *op is NULL.  Every error
+ * but a NULL or dead ctx is agreed: a rank that fails alone (a bad
+ * argument, out of memory) fails the call with its code and message on
+ * every rank, and no rank has made the operator.                        */
 deso_err deso_op_create(deso_ctx *ctx, int64_t m, int64_t n, deso_op_fn fn,
                         void *user, deso_op_layout x_layout,
                         deso_op_layout y_layout, const deso_mat *rows_of,
@@ -805,7 +817,11 @@ deso_err deso_op_create(deso_ctx *ctx, int64_t m, int64_t n, deso_op_fn fn,
  * and y may be the same vector: the callback reads the old one).
  * Collective; not a force point.  Errors: DESO_ENULL, DESO_ESTALE
  * (a destroyed operator or vector), DESO_ECONTEXT, DESO_ESIZE (a length
- * other than the operator's), DESO_ENOMEM.                              */
+ * other than the operator's), DESO_ENOMEM.  As for every recorded call,
+ * errors are not agreed here (recording talks to no other rank): a rank
+ * that failed alone records nothing, and the next force fails with
+ * DESO_EMISMATCH on every rank, drops the pending work and leaves the
+ * context usable.                                                       */
 deso_err deso_op_apply(deso_op *op, const deso_vec *x, deso_vec *y);
 /* Frees the operator; *op is NULL afterwards (NULL and *op NULL: nothing
  * to do).  Calls already recorded still run it.  Local, not a force
@@ -929,12 +945,12 @@ deso_err deso_drotmg(double *d1, double *d2, double *b1, double b2,
 /* ---- level 2 (recorded; collective; not force points) ---------------------- *
  * The enums carry CBLAS's values.  Increments as level 1.  lda is only
  * checked >= 1: a handle is not a pointer, so there is no &A[i0 + j0 lda]
- * to offset, and lda cannot select a sub-matrix as it does in CBLAS.  A
- * range of whole columns, what a Krylov basis needs (V(:, 0:j)), is a
- * view (deso_mat_cols) passed as the matrix argument; a block of rows
- * within columns has no view (copy it into a matrix of its own).  Errors
- * as level 1, plus DESO_EINVAL for a bad enum or lda < 1
- * (deso_last_error names the argument's position).                       */
+ * to offset.  The sub-matrix CBLAS selects that way is a view passed as
+ * the matrix argument: deso_mat_block(A, i0, j0, m, n, &B) for rows i0 ..
+ * i0 + m - 1 of columns j0 .. j0 + n - 1, or deso_mat_cols for whole
+ * columns (what a Krylov basis needs, V(:, 0:j)).  Errors as level 1,
+ * plus DESO_EINVAL for a bad enum or lda < 1 (deso_last_error names the
+ * argument's position).                                                  */
 
 typedef enum deso_order { DESO_ROW_MAJOR = 101, DESO_COL_MAJOR = 102 } deso_order;
 typedef enum deso_trans { DESO_NO_TRANS = 111, DESO_TRANS = 112 } deso_trans;

@@ -75,6 +75,8 @@ static uint64_t graph_key(const opt_graph *g, opt_mode mode, uint64_t *check,
             hput(&h, (uint64_t)nd->d.off);
             hput(&h, (uint64_t)nd->d.inc);
             hput(&h, (uint64_t)nd->d.len);
+            hput(&h, (uint64_t)nd->d.rows);
+            hput(&h, (uint64_t)nd->d.ld);
         }
         for (int k = 0; k < nd->d.nops; k++) hput(&h, (uint64_t)nd->ops[k]);
         hput(&h, (uint64_t)nd->res);

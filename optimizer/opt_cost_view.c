@@ -30,7 +30,7 @@ void opt__view_cost(const opt_node *nd, const opt_place *pl,
     memset(cnt, 0, (size_t)P * (size_t)P * sizeof *cnt);
     memset(ns, 0, 4 * (size_t)P * sizeof *ns);
     for (int64_t i = 0; i < e.len; i++) {
-        int64_t t = e.to + e.ti * i, g = e.so + e.si * i;
+        int64_t t = blas_emap_dst(&e, i), g = blas_emap_src(&e, i);
         int r0, r1, c0, c1;
         blas_elem_holders(D, t, &r0, &r1, &c0, &c1);
         for (int a = r0; a < r1; a++)

@@ -146,6 +146,8 @@ deso_err opt_graph_node_desc(opt_graph *g, const blas_desc *dd,
     nd->d.off = dd->off;
     nd->d.inc = dd->inc;
     nd->d.len = dd->len;
+    nd->d.rows = dd->rows;
+    nd->d.ld = dd->ld;
     for (int k = 0; k < nops; k++) nd->ops[k] = ops[k];
     for (int k = nops; k < BLAS_MAXOPS; k++) nd->ops[k] = -1;
     nd->res = id;

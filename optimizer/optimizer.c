@@ -40,10 +40,11 @@ static deso_err default_result(const opt_defaults *df, const blas_desc *d,
     }
     case BLAS_OP_GER: *res = cur[3]; return DESO_OK;
     case BLAS_OP_VGET:
-        /* a matrix view is whole columns of its parent                   */
+        /* a matrix view is whole columns of its parent, or a block of
+         * d->rows rows                                                   */
         if (d->flags & BLAS_F_SMAT) {
-            int64_t m = cur[0].m > 0 ? cur[0].m : 1;
-            *res = opt_default_mat(df, cur[0].m, d->len / m);
+            int64_t m = d->rows > 0 ? d->rows : cur[0].m;
+            *res = opt_default_mat(df, m, d->len / (m > 0 ? m : 1));
         } else {
             *res = opt_default_vec(df, d->len);
         }

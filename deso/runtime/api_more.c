@@ -133,3 +133,12 @@ deso_err deso_mat_cols(deso_mat *a, int64_t j0, int64_t ncols,
         e = deso__raise(deso__reach(1, DESO__CTX(a)), "deso_mat_cols", e);
     return e;
 }
+
+deso_err deso_mat_block(deso_mat *a, int64_t i0, int64_t j0, int64_t m,
+                        int64_t n, deso_mat **view)
+{
+    deso_err e = deso__mat_block(a, i0, j0, m, n, view);
+    if (e != DESO_OK)
+        e = deso__raise(deso__reach(1, DESO__CTX(a)), "deso_mat_block", e);
+    return e;
+}

@@ -34,5 +34,7 @@ deso_err deso__vec_view(deso_vec *x, int64_t offset, int64_t n,
 deso_err deso__mat_col(deso_mat *a, int64_t j, deso_vec **view);
 deso_err deso__mat_cols(deso_mat *a, int64_t j0, int64_t ncols,
                         deso_mat **view);
+deso_err deso__mat_block(deso_mat *a, int64_t i0, int64_t j0, int64_t m,
+                         int64_t n, deso_mat **view);
 
 #endif

@@ -106,6 +106,8 @@ deso_err deso__record_desc(deso_ctx *ctx, const blas_desc *d,
     nd->d.off = dd.off;
     nd->d.inc = dd.inc;
     nd->d.len = dd.len;
+    nd->d.rows = dd.rows;
+    nd->d.ld = dd.ld;
     for (int k = 0; k < nops; k++) {
         nd->ops[k] = ops[k];
         deso__value_ref(ops[k]);
@@ -131,6 +133,8 @@ deso_err deso__record_desc(deso_ctx *ctx, const blas_desc *d,
         deso__hash_mix(ctx, (uint64_t)dd.off);
         deso__hash_mix(ctx, (uint64_t)dd.inc);
         deso__hash_mix(ctx, (uint64_t)dd.len);
+        deso__hash_mix(ctx, (uint64_t)dd.rows);
+        deso__hash_mix(ctx, (uint64_t)dd.ld);
     }
     for (int k = 0; k < nops; k++) deso__hash_mix(ctx, ids[k]);
     deso__hash_mix(ctx, out->id);

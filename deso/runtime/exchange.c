@@ -18,7 +18,8 @@
  *      collective.  Plans are made once per layout pair and cached.
  *   The same exchange under an element map (vget and vput: element
  *   so + si i of the source into element to + ti i of the target, by
- *   linear index, vectors or matrices) is how views move data
+ *   linear index, vectors or matrices, or a block's runs: blas_emap) is
+ *   how views move data
  *   (exec_view.c); its plans are cached per layout pair and map.
  * Matrices: block-cyclic remaps through deso__remap_* (remap_matrix.c).   */
 #include <stdlib.h>
@@ -44,7 +45,7 @@ struct deso__exchange_plan {
 
 static blas_emap identity(const blas_layout *D)
 {
-    blas_emap e = {0, 1, 0, 1, D->m * D->n};
+    blas_emap e = {0, 1, 0, 1, D->m * D->n, 0, 0, 0};
     return e;
 }
 
@@ -129,14 +130,14 @@ static deso_err exchange_plan_build(deso_ctx *ctx, const blas_layout *S,
             int64_t i = blas_emap_index(e, blas_elem_global(S, r, c, l),
                                         false);
             if (i < 0) continue;
-            int64_t t = e->to + e->ti * i;
+            int64_t t = blas_emap_dst(e, i);
             int a0, a1, b0, b1;
             blas_elem_holders(D, t, &a0, &a1, &b0, &b1);
             for (int a = a0; a < a1; a++)
                 for (int b = b0; b < b1; b++) {
                     int q = a * pc + b, sr, sc;
                     if (q == me) continue;
-                    blas_elem_src(S, a, b, e->so + e->si * i, &sr, &sc);
+                    blas_elem_src(S, a, b, blas_emap_src(e, i), &sr, &sc);
                     if (sr != r || sc != c) continue;
                     if (pass == 0) scnt[q]++;
                     else sl[q][sfill[q]++] = l;
@@ -147,7 +148,7 @@ static deso_err exchange_plan_build(deso_ctx *ctx, const blas_layout *S,
             int64_t i = blas_emap_index(e, blas_elem_global(D, r, c, l),
                                         true);
             if (i < 0) continue;
-            int64_t g = e->so + e->si * i;
+            int64_t g = blas_emap_src(e, i);
             int sr, sc;
             blas_elem_src(S, r, c, g, &sr, &sc);
             int q = sr * pc + sc;

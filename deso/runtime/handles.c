@@ -112,14 +112,18 @@ deso_err deso__value_const(deso_ctx *ctx, double x, deso__value **out)
     return DESO_OK;
 }
 
-/* A new live handle of an m x n object, in the context's list and mixed
- * into the SPMD hash; NULL when out of memory.                          */
-static deso__handle *handle_link(deso_ctx *ctx, blas_kind kind, int64_t m,
-                                 int64_t n)
+/* Room for a handle: the largest of the public structs, which all wrap
+ * one handle.  NULL when out of memory.                                  */
+deso__handle *deso__handle_shell(void)
 {
-    /* the largest of the public structs: they all wrap one handle         */
-    deso__handle *h = deso__calloc(1, sizeof(struct deso_vec));
-    if (h == NULL) return NULL;
+    return deso__calloc(1, sizeof(struct deso_vec));
+}
+
+/* Makes shell h a live handle of an m x n object, in the context's list
+ * and mixed into the SPMD hash.  Cannot fail.                            */
+static void handle_attach(deso_ctx *ctx, deso__handle *h, blas_kind kind,
+                          int64_t m, int64_t n)
+{
     h->magic = DESO__MAGIC_LIVE;
     h->kind = kind;
     h->ctx = ctx;
@@ -129,6 +133,14 @@ static deso__handle *handle_link(deso_ctx *ctx, blas_kind kind, int64_t m,
     deso__hash_mix(ctx, 0x6e6577u ^ ((uint64_t)kind << 32));
     deso__hash_mix(ctx, (uint64_t)m);
     deso__hash_mix(ctx, (uint64_t)n);
+}
+
+/* A new live handle (handle_attach); NULL when out of memory.            */
+static deso__handle *handle_link(deso_ctx *ctx, blas_kind kind, int64_t m,
+                                 int64_t n)
+{
+    deso__handle *h = deso__handle_shell();
+    if (h != NULL) handle_attach(ctx, h, kind, m, n);
     return h;
 }
 
@@ -154,13 +166,10 @@ deso_err deso__handle_new_spmat(deso_ctx *ctx, deso__spmat_data *sp,
     return DESO_OK;
 }
 
-deso_err deso__handle_new_op(deso_ctx *ctx, deso__uop *u, deso__handle **out)
+void deso__handle_attach_op(deso_ctx *ctx, deso__uop *u, deso__handle *shell)
 {
-    deso__handle *h = handle_link(ctx, DESO__OP, u->m, u->n);
-    DESO_CHECK(h != NULL, DESO_ENOMEM, "out of memory (handle)");
-    h->uop = u;
-    *out = h;
-    return DESO_OK;
+    handle_attach(ctx, shell, DESO__OP, u->m, u->n);
+    shell->uop = u;
 }
 
 static const char *kind_name(blas_kind k)

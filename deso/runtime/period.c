@@ -57,6 +57,8 @@ static uint64_t signature(const deso__period *P, const deso__node *nd,
     h = mix(h, (uint64_t)nd->d.off);      /* a view's place (else zeros)  */
     h = mix(h, (uint64_t)nd->d.inc);
     h = mix(h, (uint64_t)nd->d.len);
+    h = mix(h, (uint64_t)nd->d.rows);
+    h = mix(h, (uint64_t)nd->d.ld);
     for (int k = 0; k < nd->d.nops; k++) {
         const deso__value *v = nd->ops[k];
         bool here = v->born_gen == P->gen;

@@ -138,10 +138,13 @@ typedef struct deso__handle {
     uint64_t id;              /* creation order: the same on every rank     */
     struct deso__handle *next;
     /* a view (views.c): the handle it views (never a view itself), its
-     * first linear index and stride there; src: the viewed handle's value
-     * that val was read from (referenced), so a newer version is seen    */
+     * first linear index and stride there, and for a block its runs of
+     * vrows elements vld apart (0, 0: one run); src: the viewed handle's
+     * value that val was read from (referenced), so a newer version is
+     * seen                                                                */
     struct deso__handle *parent;
     int64_t voff, vinc;
+    int64_t vrows, vld;
     deso__value *src;
     deso__uop *uop;           /* a user operator's, else NULL               */
 } deso__handle;
@@ -359,8 +362,14 @@ deso_err deso__handle_new(deso_ctx *ctx, blas_kind kind, deso__value *v,
 /* A sparse matrix's handle on sp (which it owns from then on).           */
 deso_err deso__handle_new_spmat(deso_ctx *ctx, deso__spmat_data *sp,
                                 deso__handle **out);
-/* A user operator's handle on u (its shell owns u from then on).         */
-deso_err deso__handle_new_op(deso_ctx *ctx, deso__uop *u, deso__handle **out);
+/* Room for a handle (calloc'd, not yet live: free() it if unused), so
+ * that a creation agreed across ranks allocates before its agreement.
+ * NULL when out of memory.                                               */
+deso__handle *deso__handle_shell(void);
+/* Makes shell (from deso__handle_shell) a user operator's handle on u,
+ * which the shell owns from then on.  Cannot fail.                       */
+void deso__handle_attach_op(deso_ctx *ctx, deso__uop *u,
+                            deso__handle *shell);
 void deso__spmat_data_free(deso__spmat_data *sp);     /* NULL-safe     */
 
 /* ---- sparse matrices (spmat.c) ------------------------------------------- */

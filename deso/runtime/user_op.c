@@ -64,14 +64,15 @@ static deso_err uops_grow(deso_ctx *ctx)
     return DESO_OK;
 }
 
-deso_err deso__op_create(deso_ctx *ctx, int64_t m, int64_t n, deso_op_fn fn,
-                         void *user, deso_op_layout x_layout,
-                         deso_op_layout y_layout, const deso_mat *rows_of,
-                         deso_op **op)
+/* This rank's checks of deso_op_create's arguments after ctx, and every
+ * allocation the operator needs (*u, *shell), so that nothing can fail
+ * after the creation's agreement.                                        */
+static deso_err op_prepare(deso_ctx *ctx, int64_t m, int64_t n, deso_op_fn fn,
+                           void *user, deso_op_layout x_layout,
+                           deso_op_layout y_layout, const deso_mat *rows_of,
+                           deso_op **op, deso__uop **u, deso__handle **shell)
 {
     const char *name = "deso_op_create";
-    if (op != NULL) *op = NULL;
-    DESO_TRY(deso__ctx_check(ctx, name));
     DESO_CHECK(m >= 0, DESO_ESIZE, "%s: m = %lld < 0 (arg 2)", name,
                (long long)m);
     DESO_CHECK(n >= 0, DESO_ESIZE, "%s: n = %lld < 0 (arg 3)", name,
@@ -81,21 +82,56 @@ deso_err deso__op_create(deso_ctx *ctx, int64_t m, int64_t n, deso_op_fn fn,
     DESO_TRY(declare(ctx, m, n, x_layout, y_layout, rows_of, &decl));
     DESO_CHECK(op != NULL, DESO_ENULL, "%s: op is NULL (arg 9)", name);
     DESO_TRY(uops_grow(ctx));
-    deso__uop *u = deso__malloc(sizeof *u);
-    DESO_CHECK(u != NULL, DESO_ENOMEM, "%s: out of memory", name);
-    *u = decl;
-    u->num = ctx->nuops;
-    deso__handle *h;
-    deso_err err = deso__handle_new_op(ctx, u, &h);
+    *u = deso__malloc(sizeof **u);
+    *shell = deso__handle_shell();
+    DESO_CHECK(*u != NULL && *shell != NULL, DESO_ENOMEM,
+               "%s: out of memory", name);
+    **u = decl;
+    return DESO_OK;
+}
+
+deso_err deso__op_create(deso_ctx *ctx, int64_t m, int64_t n, deso_op_fn fn,
+                         void *user, deso_op_layout x_layout,
+                         deso_op_layout y_layout, const deso_mat *rows_of,
+                         deso_op **op)
+{
+    const char *name = "deso_op_create";
+    if (op != NULL) *op = NULL;
+    DESO_TRY(deso__ctx_check(ctx, name));
+    deso__uop *u = NULL;
+    deso__handle *shell = NULL;
+    deso_err err = op_prepare(ctx, m, n, fn, user, x_layout, y_layout,
+                              rows_of, op, &u, &shell);
+    /* every rank's outcome, and whether all declared the same operator
+     * (its hash beside its complement: equal everywhere iff max(h) is
+     * ~max(~h)); fn and user may differ between ranks                    */
+    uint64_t h = 0;
+    if (err == DESO_OK) {
+        const uint64_t v[4] = {(uint64_t)m, (uint64_t)n, u->flags,
+                               (uint64_t)u->rows_b};
+        for (int k = 0; k < 4; k++) {
+            h = (h ^ v[k]) * 0x9e3779b97f4a7c15ull;
+            h ^= h >> 29;
+        }
+    }
+    int64_t flags[2] = {(int64_t)h, (int64_t)~h};
+    err = deso__agree_counted(ctx, name, err, flags, 2);
+    if (err == DESO_OK && flags[0] != ~flags[1])
+        err = deso__fail(DESO_EMISMATCH,
+                         "%s: the ranks declared different operators (m, "
+                         "n, layouts or rows_of)", name);
     if (err != DESO_OK) {
         free(u);
+        free(shell);
         return err;
     }
+    u->num = ctx->nuops;
+    deso__handle_attach_op(ctx, u, shell);
     /* a rank that declared otherwise records other nodes: the force's
      * SPMD check sees it                                                 */
     deso__hash_mix(ctx, ((uint64_t)u->flags << 32) ^ (uint64_t)u->rows_b);
     ctx->uops[ctx->nuops++] = u;
-    *op = (deso_op *)h;
+    *op = (deso_op *)shell;
     return DESO_OK;
 }
 

@@ -2,7 +2,8 @@
  *
  * A view is a handle whose value is elements of another handle's (its
  * parent's): a vector's elements at an offset and stride, a matrix's
- * column, a range of its columns.  Reading it records a vget of the
+ * column, a range of its columns, a block of it (runs of rows, the
+ * parent's rows apart: the sub-matrix CBLAS addresses with lda).  Reading it records a vget of the
  * parent's current version (only when the parent changed since the last
  * read: `src` remembers the version read), so the view is an SSA value
  * like any other; writing it (a BLAS call with the view as its output)
@@ -27,7 +28,7 @@ static deso_err view_read(deso_ctx *ctx, deso__handle *h, int64_t m,
 {
     deso__handle *p = h->parent;
     blas_desc d = {.op = BLAS_OP_VGET, .off = h->voff, .inc = h->vinc,
-                   .len = m * n};
+                   .len = m * n, .rows = h->vrows, .ld = h->vld};
     if (p->kind == BLAS_MAT) d.flags |= BLAS_F_PMAT;
     if (h->kind == BLAS_MAT) d.flags |= BLAS_F_SMAT;
     deso__value *ops[1] = {p->val};
@@ -51,7 +52,8 @@ static deso_err view_write(deso_ctx *ctx, deso__handle *h)
 {
     deso__handle *p = h->parent;
     blas_desc d = {.op = BLAS_OP_VPUT, .off = h->voff, .inc = h->vinc,
-                   .len = h->val->m * h->val->n};
+                   .len = h->val->m * h->val->n, .rows = h->vrows,
+                   .ld = h->vld};
     if (p->kind == BLAS_MAT) d.flags |= BLAS_F_PMAT;
     if (h->kind == BLAS_MAT) d.flags |= BLAS_F_SMAT;
     deso__value *ops[2] = {p->val, h->val};
@@ -139,9 +141,11 @@ deso_err deso__args_finish(deso_ctx *ctx, deso__arg *a, int k, deso_err err)
 /* ---- making views ------------------------------------------------------- */
 
 /* A new view handle of kind `kind` and shape m x n on parent p (a live
- * handle that is not a view), its value read at once (lazily: a vget).  */
+ * handle that is not a view), its value read at once (lazily: a vget);
+ * a block's runs of m elements are p's m rows apart (`block`), else the
+ * view is one run.                                                       */
 static deso_err view_new(deso__handle *p, blas_kind kind, int64_t off,
-                         int64_t inc, int64_t m, int64_t n,
+                         int64_t inc, int64_t m, int64_t n, bool block,
                          deso__handle **out)
 {
     deso_ctx *ctx = p->ctx;
@@ -154,12 +158,16 @@ static deso_err view_new(deso__handle *p, blas_kind kind, int64_t off,
     h->parent = p;
     h->voff = off;
     h->vinc = inc;
+    h->vrows = block ? m : 0;
+    h->vld = block ? p->val->m : 0;
     h->next = ctx->handles;
     ctx->handles = h;
     deso__hash_mix(ctx, 0x76696577u ^ ((uint64_t)kind << 32));
     deso__hash_mix(ctx, (uint64_t)p->id);
     deso__hash_mix(ctx, (uint64_t)off);
     deso__hash_mix(ctx, (uint64_t)inc);
+    deso__hash_mix(ctx, (uint64_t)h->vrows);
+    deso__hash_mix(ctx, (uint64_t)h->vld);
     deso_err err = view_read(ctx, h, m, n);
     if (err != DESO_OK) {
         /* the shell stays in the list, dead, as a destroyed handle's     */
@@ -208,7 +216,7 @@ deso_err deso__vec_view(deso_vec *x, int64_t offset, int64_t n,
                fn, (long long)n, (long long)offset, (long long)stride,
                (long long)len);
     deso__handle *h;
-    DESO_TRY(view_new(&x->h, BLAS_VEC, offset, stride, 1, n, &h));
+    DESO_TRY(view_new(&x->h, BLAS_VEC, offset, stride, 1, n, false, &h));
     *view = (deso_vec *)h;
     return DESO_OK;
 }
@@ -223,7 +231,7 @@ deso_err deso__mat_col(deso_mat *a, int64_t j, deso_vec **view)
                "%s: column %lld (arg 2) of a %lld x %lld matrix", fn,
                (long long)j, (long long)m, (long long)n);
     deso__handle *h;
-    DESO_TRY(view_new(&a->h, BLAS_VEC, j * m, 1, 1, m, &h));
+    DESO_TRY(view_new(&a->h, BLAS_VEC, j * m, 1, 1, m, false, &h));
     *view = (deso_vec *)h;
     return DESO_OK;
 }
@@ -243,7 +251,39 @@ deso_err deso__mat_cols(deso_mat *a, int64_t j0, int64_t ncols,
                "matrix", fn, (long long)ncols, (long long)j0, (long long)m,
                (long long)n);
     deso__handle *h;
-    DESO_TRY(view_new(&a->h, BLAS_MAT, j0 * m, 1, m, ncols, &h));
+    DESO_TRY(view_new(&a->h, BLAS_MAT, j0 * m, 1, m, ncols, false, &h));
+    *view = (deso_mat *)h;
+    return DESO_OK;
+}
+
+deso_err deso__mat_block(deso_mat *a, int64_t i0, int64_t j0, int64_t m,
+                         int64_t n, deso_mat **view)
+{
+    const char *fn = "deso_mat_block";
+    if (view != NULL) *view = NULL;
+    DESO_TRY(parent_arg(a ? &a->h : NULL, BLAS_MAT, fn, "A", view));
+    int64_t pm = a->h.val->m, pn = a->h.val->n;
+    DESO_CHECK(i0 >= 0 && i0 < pm, DESO_ESIZE,
+               "%s: first row %lld (arg 2) of a %lld x %lld matrix", fn,
+               (long long)i0, (long long)pm, (long long)pn);
+    DESO_CHECK(j0 >= 0 && j0 < pn, DESO_ESIZE,
+               "%s: first column %lld (arg 3) of a %lld x %lld matrix", fn,
+               (long long)j0, (long long)pm, (long long)pn);
+    DESO_CHECK(m >= 1 && n >= 1, DESO_ESIZE,
+               "%s: an empty block (%lld x %lld, args 4-5): a block view "
+               "has at least one row and one column", fn, (long long)m,
+               (long long)n);
+    DESO_CHECK(m <= pm - i0, DESO_ESIZE,
+               "%s: %lld rows (arg 4) from row %lld of a %lld x %lld "
+               "matrix", fn, (long long)m, (long long)i0, (long long)pm,
+               (long long)pn);
+    DESO_CHECK(n <= pn - j0, DESO_ESIZE,
+               "%s: %lld columns (arg 5) from column %lld of a %lld x %lld "
+               "matrix", fn, (long long)n, (long long)j0, (long long)pm,
+               (long long)pn);
+    /* whole columns are one run: the column range deso_mat_cols makes   */
+    deso__handle *h;
+    DESO_TRY(view_new(&a->h, BLAS_MAT, i0 + j0 * pm, 1, m, n, m < pm, &h));
     *view = (deso_mat *)h;
     return DESO_OK;
 }

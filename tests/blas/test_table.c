@@ -144,7 +144,7 @@ static deso_err constrain(blas_op op, unsigned flags, const blas_layout *res,
                           const blas_layout *cur, blas_layout *req)
 {
     const blas_op_info *info = blas_op_get(op);
-    blas_desc d = {op, flags, blas_desc_nops(op, flags), 0, 0, 0};
+    blas_desc d = {op, flags, blas_desc_nops(op, flags), 0, 0, 0, 0, 0};
     for (int k = 0; k < BLAS_MAXOPS; k++) req[k] = unset;
     deso_err e = info->constrain(&d, res, cur, req);
     if (e != DESO_OK) return e;
@@ -218,8 +218,8 @@ static void test_reductions_follow_x(void **state)
         EXPECT_FAIL(constrain(op, 0, &s, (blas_layout[]){s, row}, req),
                     DESO_EINTERNAL, "reduction");
     }
-    blas_desc dot = {BLAS_OP_DOT, 0, 2, 0, 0, 0};
-    blas_desc iamax = {BLAS_OP_IAMAX, 0, 1, 0, 0, 0};
+    blas_desc dot = {BLAS_OP_DOT, 0, 2, 0, 0, 0, 0, 0};
+    blas_desc iamax = {BLAS_OP_IAMAX, 0, 1, 0, 0, 0, 0, 0};
     blas_layout whole = vec(9, -1, 0, 3u);
     assert_int_equal(blas_red_dim(&dot, (blas_layout[]){row, row}), 1);
     assert_int_equal(blas_red_dim(&dot, (blas_layout[]){col, col}), 0);
@@ -227,7 +227,7 @@ static void test_reductions_follow_x(void **state)
     blas_local x = {.rows = 5};
     assert_int_equal(blas_red_len(&dot, (blas_local[]){x, x}), 1);
     assert_int_equal(blas_red_len(&iamax, &x), 2);   /* (|value|, index) */
-    blas_desc axpy = {BLAS_OP_AXPY, 0, 3, 0, 0, 0};
+    blas_desc axpy = {BLAS_OP_AXPY, 0, 3, 0, 0, 0, 0, 0};
     assert_int_equal(blas_red_dim(&axpy, (blas_layout[]){s, row, row}), -1);
     assert_int_equal(blas_red_len(&axpy, (blas_local[]){x, x, x}), 0);
 }
@@ -264,8 +264,8 @@ static void test_gemv_aligns_with_the_matrix(void **state)
     EXPECT_FAIL(constrain(BLAS_OP_GEMV, 0, &yn, not_a_matrix, req),
                 DESO_EINTERNAL, "gemv");
     /* the reduction runs across the grid dimension op(A) x sums over      */
-    blas_desc n = {BLAS_OP_GEMV, 0, 3, 0, 0, 0};
-    blas_desc t = {BLAS_OP_GEMV, BLAS_F_TRANS, 3, 0, 0, 0};
+    blas_desc n = {BLAS_OP_GEMV, 0, 3, 0, 0, 0, 0, 0};
+    blas_desc t = {BLAS_OP_GEMV, BLAS_F_TRANS, 3, 0, 0, 0, 0, 0};
     blas_layout one_col = blas_layout_mat(5, 7, 2, 3, PR, 1);
     assert_int_equal(blas_red_dim(&n, cur), 1);
     assert_int_equal(blas_red_dim(&t, cur), 0);
@@ -333,7 +333,7 @@ static void test_user_placements(void **state)
     blas_layout pin, req[BLAS_MAXOPS];
     const blas_op_info *info = blas_op_get(BLAS_OP_USER);
     /* free y: x replicated (x's own length) or where y is               */
-    blas_desc d = {BLAS_OP_USER, 0, 1, 0, 0, 7};
+    blas_desc d = {BLAS_OP_USER, 0, 1, 0, 0, 7, 0, 0};
     assert_false(blas_user_pinned(&d, PR, PC, &pin));
     const blas_layout *ys[] = {&rows, &col, &repl};
     for (int k = 0; k < 3; k++) {
@@ -429,7 +429,7 @@ static void test_elementwise_kernels(void **state)
                 got[i] = info->inout >= 0 ? in[info->inout].data[i] : NAN;
             got[n] = SENT;
             blas_local R = piece(got, n, 1, vl, 0, 0);
-            blas_desc d = {ops[o], 0, info->nops, 0, 0, 0};
+            blas_desc d = {ops[o], 0, info->nops, 0, 0, 0, 0, 0};
             info->kernel(&d, in, &R, NULL);
             for (int64_t i = 0; i < n; i++) {
                 double want, scale;
@@ -475,7 +475,7 @@ static void test_scalar_kernels(void **state)
                                     piece(&b, 1, 1, sl, 0, 0)};
                 double got[2] = {NAN, SENT};
                 blas_local R = piece(got, 1, 1, sl, 0, 0);
-                blas_desc d = {op, 0, info->nops, 0, 0, 0};
+                blas_desc d = {op, 0, info->nops, 0, 0, 0, 0, 0};
                 info->kernel(&d, in, &R, NULL);
                 assert_true(got[0] == want);
                 assert_true(got[1] == SENT);
@@ -495,7 +495,7 @@ static double reduce_by_hand(blas_op op, const double *x, const double *y,
                              int64_t n, int dist, int64_t b, int p)
 {
     const blas_op_info *info = blas_op_get(op);
-    blas_desc d = {op, 0, info->nops, 0, 0, 0};
+    blas_desc d = {op, 0, info->nops, 0, 0, 0, 0, 0};
     int pr = dist == 0 ? p : 2, pc = dist == 1 ? p : 1;
     blas_layout lay = blas_layout_vec(n, dist, b, 0u, pr, pc);
     double acc[BLAS_RED_WIDTH_MAX] = {0.0, 0.0, 0.0};
@@ -610,7 +610,7 @@ static void gemv_by_hand(const grid_case *g, unsigned flags, const double *A,
 {
     const blas_op_info *info = blas_op_get(BLAS_OP_GEMV);
     blas_desc d = {BLAS_OP_GEMV, flags, blas_desc_nops(BLAS_OP_GEMV, flags),
-                   0, 0, 0};
+                   0, 0, 0, 0, 0};
     bool t = (flags & BLAS_F_TRANS) != 0;
     blas_layout lay = blas_layout_mat(g->m, g->n, g->mb, g->nb, g->pr, g->pc);
     blas_layout sl = blas_layout_sca(3u, g->pr, g->pc);
@@ -707,7 +707,7 @@ static void test_ger_kernel(void **state)
     (void)state;
     tu_rng rng = {4242};
     const blas_op_info *info = blas_op_get(BLAS_OP_GER);
-    blas_desc d = {BLAS_OP_GER, 0, info->nops, 0, 0, 0};
+    blas_desc d = {BLAS_OP_GER, 0, info->nops, 0, 0, 0, 0, 0};
     for (size_t gi = 0; gi < sizeof grid_cases / sizeof grid_cases[0]; gi++) {
         const grid_case *g = &grid_cases[gi];
         blas_layout lay = blas_layout_mat(g->m, g->n, g->mb, g->nb, g->pr,

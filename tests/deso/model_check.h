@@ -45,4 +45,20 @@ static inline bool tu_flush_matches_model(const deso_ctx *ctx,
     return ok;
 }
 
+/* Flush `it` of a loop in mode `mode` moves what the model of its plan
+ * counts (counted as TU_CHECK's).  Collective.  Force point.            */
+static inline void tu_flush_as_modelled(deso_ctx *ctx, deso_mode mode,
+                                        int it)
+{
+    int64_t t0[4], t1[4];
+    tu_totals(t0);
+    TU_CALL(deso_flush(ctx));
+    tu_totals(t1);
+    char what[64];
+    snprintf(what, sizeof what, "mode %s, flush %d", deso_mode_name(mode),
+             it);
+    bool ok = tu_flush_matches_model(ctx, t0, t1, what);
+    TU_CHECK(ok);
+}
+
 #endif

@@ -14,7 +14,11 @@
  *     force walks' business: here nothing is pending), and
  *     deso_wisdom_import;
  *   - deso_redist_create (a remap whose ranks all send);
- *   - deso_init.
+ *   - deso_init;
+ *   - user operators: deso_op_create (agreed: the same code on every
+ *     rank, and no rank has the operator), deso_op_apply (recorded, so
+ *     not agreed: the victim alone fails, and the next force fails with
+ *     DESO_EMISMATCH on every rank), and the force that runs an apply.
  * The number of failures injected per walk is printed.
  * deso-np: 2
  * deso-np-long: 3                                                         */
@@ -130,8 +134,8 @@ static deso_err cg_iteration(deso_ctx *ctx, deso_mat *A, int victim, int n,
     return e;
 }
 
-/* A context in `mode` with the CG matrix A, nothing forced yet.          */
-static deso_ctx *cg_context(deso_mode mode, deso_mat **A)
+/* A context in `mode` with block size 2 on the default grid.           */
+static deso_ctx *nb2_context(deso_mode mode)
 {
     deso_options o;
     deso_options_default(&o);
@@ -139,6 +143,13 @@ static deso_ctx *cg_context(deso_mode mode, deso_mat **A)
     o.nb = 2;
     deso_ctx *ctx = NULL;
     TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
+    return ctx;
+}
+
+/* A context in `mode` with the CG matrix A, nothing forced yet.          */
+static deso_ctx *cg_context(deso_mode mode, deso_mat **A)
+{
+    deso_ctx *ctx = nb2_context(mode);
     TU_OK(deso_mat_from_fn(ctx, N, N, fa, NULL, A));
     return ctx;
 }
@@ -400,6 +411,139 @@ static void test_init(void **state)
     }
 }
 
+/* Pending applies before the walked one (above the recycled objects).    */
+#define FILL 72
+
+/* A user operator's callback: y <- 3 x, x laid out like y.              */
+static int thrice_fn(void *user, const double *x, const deso_op_part *xp,
+                     double *y, const deso_op_part *yp)
+{
+    (void)user, (void)xp;
+    for (int64_t i = 0; i < yp->nlocal; i++) y[i] = 3.0 * x[i];
+    return 0;
+}
+
+/* op(x) = 3 fx on every rank, into a new vector read back (a force).    */
+static int apply_right(deso_ctx *ctx, deso_op *op, deso_vec *x)
+{
+    double buf[N];
+    deso_vec *y = NULL;
+    int ok = deso_vec_create(ctx, N, &y) == DESO_OK &&
+             deso_op_apply(op, x, y) == DESO_OK &&
+             deso_vec_gather(y, buf, DESO_ALL_RANKS) == DESO_OK;
+    for (int i = 0; ok && i < N; i++) ok = buf[i] == 3.0 * fx(i, NULL);
+    return deso_vec_destroy(&y) == DESO_OK && ok;
+}
+
+/* x and y made again: a failed force lost the values it owed.           */
+static void remake(deso_ctx *ctx, deso_vec **x, deso_vec **y)
+{
+    TU_OK(deso_vec_destroy(x));
+    TU_OK(deso_vec_destroy(y));
+    TU_OK(deso_vec_from_fn(ctx, N, fx, NULL, x));
+    TU_OK(deso_vec_create(ctx, N, y));
+}
+
+/* Walks one-rank failures through deso_op_create, deso_op_apply and the
+ * force that runs an apply, failing on `victim`; the context computes
+ * the operator's right result after each.  Returns the failures injected
+ * into the three.                                                        */
+static void walk_op(deso_ctx *ctx, int victim, int failures[3])
+{
+    deso_vec *x, *y;
+    TU_OK(deso_vec_from_fn(ctx, N, fx, NULL, &x));
+    TU_OK(deso_vec_create(ctx, N, &y));
+    int done = 0, any;
+    for (int n = 0; n < 100000 && !done; n++) {
+        deso_op *op = NULL;
+        long before = deso__alloc_injected();
+        arm(victim, n);
+        deso_err e = deso_op_create(ctx, N, N, thrice_fn, NULL,
+                                    DESO_OP_LIKE_Y, DESO_OP_ANY, NULL, &op);
+        int injected = disarm(before);
+        assert_true(agreed(e, injected, victim, 0,
+                           (e == DESO_OK) == (op != NULL), &any));
+        done = !any;
+        failures[0] += !done;
+        if (op != NULL) {
+            assert_true(tu_all(apply_right(ctx, op, x)));
+            TU_OK(deso_op_destroy(&op));
+        }
+    }
+    deso_op *op;
+    TU_OK(deso_op_create(ctx, N, N, thrice_fn, NULL, DESO_OP_LIKE_Y,
+                         DESO_OP_ANY, NULL, &op));
+    done = 0;
+    for (int n = 0; n < 100000 && !done; n++) {
+        /* more pending calls than the recycled nodes and values
+         * (deso/runtime/recycle.c keeps 64 of each), so that the walked
+         * apply allocates its own; on vectors of distinct lengths, which
+         * the loop detection (period.c) does not take for a loop's
+         * periods to force                                              */
+        deso_vec *ys[FILL];
+        for (int k = 0; k < FILL; k++) {
+            TU_OK(deso_vec_create(ctx, k + 1, &ys[k]));
+            TU_OK(deso_dscal(k + 1, 2.0, ys[k], 1));
+        }
+        long before = deso__alloc_injected();
+        arm(victim, n);
+        deso_err e = deso_op_apply(op, x, y);
+        int injected = disarm(before);
+        int v[2] = {injected, e != (injected ? DESO_ENOMEM : DESO_OK)};
+        MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        assert_true(v[1] == 0);
+        done = !v[0];
+        failures[1] += !done;
+        /* the victim recorded nothing: a mismatch everywhere (with one
+         * rank, nothing is pending)                                     */
+        deso_err want = v[0] && np > 1 ? DESO_EMISMATCH : DESO_OK;
+        assert_true(tu_all(deso_flush(ctx) == want));
+        if (!done) remake(ctx, &x, &y);
+        for (int k = 0; k < FILL; k++) TU_OK(deso_vec_destroy(&ys[k]));
+        assert_true(tu_all(apply_right(ctx, op, x)));
+    }
+    done = 0;
+    for (int n = 0; n < 100000 && !done; n++) {
+        double buf[N];
+        int good = deso_dscal(N, 0.5, x, 1) == DESO_OK &&
+                   deso_op_apply(op, x, y) == DESO_OK &&
+                   deso_dscal(N, 2.0, x, 1) == DESO_OK;
+        long before = deso__alloc_injected();
+        arm(victim, n);
+        deso_err e = deso_vec_gather(y, buf, DESO_ALL_RANKS);
+        int injected = disarm(before);
+        for (int i = 0; e == DESO_OK && i < N; i++)
+            good &= buf[i] == 1.5 * fx(i, NULL);
+        assert_true(agreed(e, injected, victim, 0, good, &any));
+        done = !any;
+        failures[2] += !done;
+        if (!done) remake(ctx, &x, &y);
+        assert_true(tu_all(apply_right(ctx, op, x)));
+    }
+    TU_OK(deso_op_destroy(&op));
+    TU_OK(deso_vec_destroy(&x));
+    TU_OK(deso_vec_destroy(&y));
+}
+
+static void test_op(void **state)
+{
+    (void)state;
+    const char *what[3] = {"deso_op_create", "deso_op_apply",
+                           "a force running deso_op_apply"};
+    for (int k = 0; k < nvictims(); k++) {
+        int victim = k == 0 ? np - 1 : 0, failures[3] = {0, 0, 0};
+        deso_ctx *ctx = nb2_context(DESO_MODE_FULL);
+        walk_op(ctx, victim, failures);
+        TU_OK(deso_finalize(&ctx));
+        for (int j = 0; j < 3; j++) {
+            if (me == 0)
+                print_message("%s, failing on rank %d: %d failures "
+                              "injected\n", what[j], victim, failures[j]);
+            assert_true(tu_all(failures[j] > 0));
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -410,6 +554,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_reads),
         cmocka_unit_test(test_remap),
         cmocka_unit_test(test_init),
+        cmocka_unit_test(test_op),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     MPI_Finalize();

@@ -327,6 +327,8 @@ static void more_calls(deso_ctx *ctx)
     EH_ERR(ctx, deso_vec_view(x, 0, 4, 0, &vw), DESO_EINVAL, "deso_vec_view");
     EH_ERR(ctx, deso_mat_col(a, 4, &vw), DESO_ESIZE, "deso_mat_col");
     EH_ERR(ctx, deso_mat_cols(a, 0, 5, &mw), DESO_ESIZE, "deso_mat_cols");
+    EH_ERR(ctx, deso_mat_block(a, 0, 0, 0, 1, &mw), DESO_ESIZE,
+           "deso_mat_block");
     EH_ERR(ctx, deso_smax(NULL, s, 1.0), DESO_ENULL, "deso_smax");
     EH_ERR(ctx, deso_smin(s, 1.0, (deso_scalar *)NULL), DESO_ENULL,
            "deso_smin");

@@ -1126,11 +1126,12 @@ static void test_spmat(void **state)
     TU_OK(deso_finalize(&ctx));
 }
 
-/* Views: every argument of deso_vec_view, deso_mat_col and deso_mat_cols
- * refused with its code (NULL, stale, wrong kind, a view of a view, out
- * of range, zero stride), nothing left behind; a view whose parent was
- * destroyed is stale in every call; a view as deso_mat_diag's output is
- * refused; a view is destroyed like any handle and only once.           */
+/* Views: every argument of deso_vec_view, deso_mat_col, deso_mat_cols and
+ * deso_mat_block refused with its code (NULL, stale, wrong kind, a view
+ * of a view, out of range, an empty block, zero stride), nothing left
+ * behind; a block used with another shape is refused; a view whose
+ * parent was destroyed is stale in every call; a view as deso_mat_diag's
+ * output is refused; a view is destroyed like any handle and only once. */
 static void test_views(void **state)
 {
     (void)state;
@@ -1177,6 +1178,21 @@ static void test_views(void **state)
     MU_ERR(deso_mat_cols(A, 0, 0, &M), DESO_ESIZE);
     MU_ERR(deso_mat_cols(A, 4, 1, &M), DESO_ESIZE);
     MU_ERR(deso_mat_cols(A, 1, INT64_MAX, &M), DESO_ESIZE);
+    MU_ERR(deso_mat_block(NULL, 0, 0, 1, 1, &M), DESO_ENULL);
+    MU_ERR(deso_mat_block(A, 0, 0, 1, 1, NULL), DESO_ENULL);
+    MU_ERR(deso_mat_block(staleA, 0, 0, 1, 1, &M), DESO_ESTALE);
+    MU_ERR(deso_mat_block((deso_mat *)x, 0, 0, 1, 1, &M), DESO_EINVAL);
+    MU_ERR(deso_mat_block(A, -1, 0, 1, 1, &M), DESO_ESIZE);
+    MU_ERR(deso_mat_block(A, 4, 0, 1, 1, &M), DESO_ESIZE);
+    MU_ERR(deso_mat_block(A, 0, -1, 1, 1, &M), DESO_ESIZE);
+    MU_ERR(deso_mat_block(A, 0, 3, 1, 1, &M), DESO_ESIZE);
+    MU_ERR(deso_mat_block(A, 0, 0, 0, 1, &M), DESO_ESIZE);   /* empty   */
+    MU_ERR(deso_mat_block(A, 0, 0, 1, 0, &M), DESO_ESIZE);
+    MU_ERR(deso_mat_block(A, 0, 0, -1, 1, &M), DESO_ESIZE);
+    MU_ERR(deso_mat_block(A, 1, 0, 4, 1, &M), DESO_ESIZE);
+    MU_ERR(deso_mat_block(A, 0, 1, 1, 3, &M), DESO_ESIZE);
+    MU_ERR(deso_mat_block(A, 1, 1, INT64_MAX, 1, &M), DESO_ESIZE);
+    MU_ERR(deso_mat_block(A, 1, 1, 1, INT64_MAX, &M), DESO_ESIZE);
     assert_true(tu_all(v == NULL && M == NULL));
     assert_true(tu_all(new_values_live(ctx) == live));
     /* views of views are refused; views are used as their kind         */
@@ -1185,7 +1201,17 @@ static void test_views(void **state)
     TU_OK(deso_mat_cols(A, 1, 2, &M));
     MU_ERR(deso_mat_col(M, 0, &w), DESO_EINVAL);
     MU_ERR(deso_mat_cols(M, 0, 1, (deso_mat **)&w), DESO_EINVAL);
+    MU_ERR(deso_mat_block(M, 0, 0, 1, 1, (deso_mat **)&w), DESO_EINVAL);
+    deso_mat *Bk = NULL;
+    TU_OK(deso_mat_block(A, 1, 1, 2, 2, &Bk));
+    MU_ERR(deso_mat_block(Bk, 0, 0, 1, 1, (deso_mat **)&w), DESO_EINVAL);
+    MU_ERR(deso_mat_col(Bk, 0, &w), DESO_EINVAL);
     assert_true(tu_all(w == NULL));
+    /* a block is used as a matrix of its own shape, whatever lda says    */
+    MU_ERR(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, 2, 3, 1.0, Bk, 4, y, 1,
+                      0.0, x, 1), DESO_ESIZE);
+    MU_ERR(deso_dger(DESO_COL_MAJOR, 3, 2, 1.0, y, 1, y, 1, Bk, 4),
+           DESO_ESIZE);
     MU_ERR(deso_daxpy(3, 1.0, v, 1, y, 1), DESO_OK);
     MU_ERR(deso_daxpy(3, 1.0, v, 2, y, 1), DESO_ESIZE);
     MU_ERR(deso_daxpy(3, 1.0, v, 0, y, 1), DESO_EINVAL);
@@ -1205,6 +1231,11 @@ static void test_views(void **state)
     MU_ERR(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, 4, 2, 1.0, M, 4, y, 1,
                       0.0, y, 1), DESO_ESTALE);
     MU_ERR(deso_mat_gather(M, NULL, 4, DESO_ALL_RANKS), DESO_ESTALE);
+    MU_ERR(deso_dger(DESO_COL_MAJOR, 2, 2, 1.0, y, 1, y, 1, Bk, 4),
+           DESO_ESTALE);
+    MU_ERR(deso_dgemv(DESO_COL_MAJOR, DESO_TRANS, 2, 2, 1.0, Bk, 4, y, 1,
+                      0.0, y, 1), DESO_ESTALE);
+    TU_OK(deso_mat_destroy(&Bk));
     deso_vec *vv = v;
     TU_OK(deso_vec_destroy(&v));
     MU_ERR(deso_vec_destroy(&vv), DESO_ESTALE);
@@ -1245,7 +1276,10 @@ static int last_fails_fn(void *user, const double *x, const deso_op_part *xp,
 
 /* User operators: every argument of deso_op_create, deso_op_apply and
  * deso_op_destroy refused with its code (NULL, stale, wrong kind, another
- * context, bad sizes and layouts), nothing left behind; a callback that
+ * context, bad sizes and layouts), nothing left behind; deso_op_create
+ * bad on one rank only (or declared differently there) fails on every
+ * rank; deso_op_apply bad on one rank only fails there and makes the next
+ * force a mismatch on every rank; a callback that
  * fails on one rank fails the force on every rank with DESO_EUSER, loses
  * only that flush's values, and leaves the context usable; an operator
  * destroyed after an apply was recorded still runs it.                  */
@@ -1297,6 +1331,21 @@ static void test_user_ops(void **state)
                           &op), DESO_EINVAL);
     MU_ERR(deso_op_create(ctx, 5, 5, twice_fn, NULL, R, Y, NULL, NULL),
            DESO_ENULL);
+    /* bad on one rank only: deso_op_create agrees, so every rank fails
+     * with that rank's code, and no rank has the operator               */
+    const int last = np - 1;
+    MU_ERR(deso_op_create(ctx, me == last ? -1 : 5, 5, twice_fn, NULL, R, Y,
+                          NULL, &op), DESO_ESIZE);
+    MU_ERR(deso_op_create(ctx, 5, 5, me == last ? NULL : twice_fn, NULL, R,
+                          Y, NULL, &op), DESO_ENULL);
+    MU_ERR(deso_op_create(ctx, 5, 4, twice_fn, NULL, R, W,
+                          me == last ? B : A, &op), DESO_ECONTEXT);
+    MU_ERR(deso_op_create(ctx, 5, 5, twice_fn, NULL, R, Y, NULL,
+                          me == last ? NULL : &op), DESO_ENULL);
+    /* valid everywhere, but not the same operator on every rank          */
+    MU_ERR(deso_op_create(ctx, 5, 5, twice_fn, NULL, me == last ? L : R, Y,
+                          NULL, &op), np > 1 ? DESO_EMISMATCH : DESO_OK);
+    TU_OK(deso_op_destroy(&op));
     assert_true(tu_all(op == NULL && new_values_live(ctx) == live));
     TU_OK(deso_op_create(ctx, 5, 5, twice_fn, NULL, R, Y, NULL, &op));
     TU_OK(deso_op_create(ctx, 5, 4, twice_fn, NULL, R, W, A, &bad));
@@ -1310,6 +1359,14 @@ static void test_user_ops(void **state)
     MU_ERR(deso_op_apply(op, x, (deso_vec *)A), DESO_EINVAL);
     MU_ERR(deso_op_apply(bad, x, y), DESO_ESIZE);       /* x: 4, not 5  */
     assert_true(tu_all(new_values_live(ctx) == live + 2));
+    /* an apply refused on one rank only: recorded elsewhere, so the next
+     * force fails with DESO_EMISMATCH on every rank and the context goes
+     * on                                                                */
+    MU_ERR_RANK(deso_op_apply(op, x, me == last ? NULL : y),
+                me == last ? DESO_ENULL : DESO_OK);
+    MU_ERR(deso_flush(ctx), np > 1 ? DESO_EMISMATCH : DESO_OK);
+    TU_OK(deso_vec_destroy(&y));
+    TU_OK(deso_vec_create(ctx, 5, &y));
     /* destroyed with an apply pending: the apply still runs             */
     TU_OK(deso_vec_from_fn(ctx, 5, idx1, NULL, &dead));
     gone = op;
