@@ -17,7 +17,12 @@
  *     k either replicated (bit k of `rep`) or held at coordinate 0 only;
  *   matrix (m x n): rows cyclic(b) over grid rows, columns cyclic(nb) over
  *     grid columns, column-major local array, never replicated;
- *   scalar: a vector of length 1 with dist = -1.
+ *   scalar: a vector of length 1 with dist = -1;
+ *   vector by partition (dist = BLAS_DIST_PART): each element on exactly
+ *     one rank, rank q (row-major, q = r pc + c) holding the contiguous
+ *     range [start[q], start[q + 1]) of a blas_part, in increasing order
+ *     (a sparse matrix's row blocks, which no block-cyclic folding over
+ *     one grid dimension describes).
  * Normalised means: a grid dimension of extent 1 is never `dist` and always
  * has its `rep` bit set, and a block size is never larger than needed, so two
  * layouts with the same local arrays on every rank compare equal.          */
@@ -37,18 +42,35 @@ typedef enum blas_kind {
     BLAS_SCA
 } blas_kind;
 
+/* An explicit partition of n indices over the nparts = pr pc ranks of a
+ * grid: rank q holds [start[q], start[q + 1]) (start[0] = 0, start[nparts]
+ * = n, non-decreasing; a rank may hold nothing).  Immutable; its maker
+ * keeps it alive as long as any layout may name it (deso/runtime: until
+ * the context is freed).                                                  */
+typedef struct blas_part {
+    int64_t n;
+    int nparts;
+    const int64_t *start;   /* nparts + 1                                   */
+} blas_part;
+
+#define BLAS_DIST_PART 2
+
 typedef struct blas_layout {
     blas_kind kind;
     int64_t m, n;   /* global shape: vector (1, n), scalar (1, 1)          */
-    int dist;       /* vector: grid dimension folded over, -1 none         */
+    int dist;       /* vector: grid dimension folded over, -1 none,        */
+                    /*   BLAS_DIST_PART: by `part` over every rank         */
     int64_t b;      /* vector block size; matrix row block size            */
     int64_t nb;     /* matrix column block size                            */
     unsigned rep;   /* bit k: replicated along grid dimension k            */
     int pr, pc;     /* grid shape                                          */
+    const blas_part *part;  /* dist BLAS_DIST_PART only, else NULL         */
 } blas_layout;
 
-/* Normalises in place (see above).                                         */
+/* Normalises in place (see above); a partition on one rank is the
+ * undistributed vector.                                                    */
 void blas_layout_normalise(blas_layout *l);
+/* Partitions compare by their ranges, not their address.                  */
 bool blas_layout_equal(const blas_layout *a, const blas_layout *b);
 
 /* Constructors (normalised).  b or nb <= 0 means block folding,
@@ -58,10 +80,17 @@ blas_layout blas_layout_vec(int64_t n, int dist, int64_t b, unsigned rep,
 blas_layout blas_layout_mat(int64_t m, int64_t n, int64_t mb, int64_t nb,
                             int pr, int pc);
 blas_layout blas_layout_sca(unsigned rep, int pr, int pc);
+/* A vector placed by partition p on a pr x pc grid (p->nparts = pr pc).  */
+blas_layout blas_layout_part(const blas_part *p, int pr, int pc);
+/* The rank holding index i (0 <= i < p->n) of a partition: O(log nparts),
+ * the last of equal starts (so never a rank holding nothing).            */
+int blas_part_owner(const blas_part *p, int64_t i);
+bool blas_part_equal(const blas_part *a, const blas_part *b);
 
 /* placement <-> layout (the value's kind disambiguates a 1 x n matrix from
  * a vector).  Errors: DESO_ENOTSUP for a placement this executor cannot
- * index (skewed alignment, d != 2, replicated matrix).                    */
+ * index (skewed alignment, d != 2, replicated matrix), and for a layout
+ * by partition, which no pl_placement folding describes.                  */
 deso_err blas_layout_of(const pl_placement *pl, blas_kind kind,
                         blas_layout *out);
 deso_err blas_placement_of(const blas_layout *l, pl_placement *out);
@@ -72,8 +101,8 @@ bool blas_layout_holds(const blas_layout *l, int r, int c);
  * holding nothing gets 0 x 0 for a matrix, 0 x 1 for a vector).            */
 void blas_layout_local(const blas_layout *l, int r, int c, int64_t *rows,
                        int64_t *cols);
-/* The grid coordinate along `dist` owning vector element i; the local
- * index of i there.                                                        */
+/* The grid coordinate along `dist` owning vector element i (by
+ * partition: the rank); the local index of i there.                       */
 int blas_layout_owner(const blas_layout *l, int64_t i);
 int64_t blas_layout_lidx(const blas_layout *l, int64_t i);
 
@@ -233,7 +262,9 @@ int blas_desc_nops(blas_op op, unsigned flags);
 blas_kind blas_desc_role(const blas_desc *d, int k);
 blas_kind blas_desc_result(const blas_desc *d);
 /* The grid dimension a node reduces over given its operands' layouts
- * (-1: no communication needed), and its reduction buffer length.          */
+ * (-1: no communication needed), and its reduction buffer length.  A
+ * reduction over a vector by partition would span both grid dimensions,
+ * which no row of the table asks for yet (no operation places one).     */
 int blas_red_dim(const blas_desc *d, const blas_layout *ops);
 /* The doubles a vector reduction's kernel writes for the collective (1:
  * ddot, dasum; 2: idamax's (value, index); 3: dnrm2's scaled sums of

@@ -86,36 +86,58 @@ static int choose_src(const blas_layout *S, const int *d, bool here, int o)
     return s[0] * S->pc + s[1];
 }
 
+/* The sender of elements [i, hi) to the rank at co (row-major me): the
+ * rank sending element i, and in *e the end of the run it sends (S's
+ * block or range boundary, at most hi).  A partition's element has one
+ * holder, its owner.                                                     */
+static int run_src(const blas_layout *S, const int *co, bool here,
+                   int64_t i, int64_t hi, int64_t *e)
+{
+    *e = hi;
+    if (S->dist == BLAS_DIST_PART) {
+        int o = blas_part_owner(S->part, i);
+        if (S->part->start[o + 1] < hi) *e = S->part->start[o + 1];
+        return o;
+    }
+    int o = 0;
+    if (S->dist >= 0) {
+        int ps = S->dist == 0 ? S->pr : S->pc;
+        int64_t blk = i / S->b;
+        o = (int)(blk % ps);
+        if ((blk + 1) * S->b < hi) *e = (blk + 1) * S->b;
+    }
+    return choose_src(S, co, here, o);
+}
+
 /* cnt[src * P + dst] += elements dst takes from src (src != dst).  Each
- * receiver walks its blocks of D split at S's block boundaries: within a
- * run the owner along S's folded dimension, so the sender, is fixed.     */
+ * receiver walks its blocks (or its range) of D split at S's block or
+ * range boundaries: within a run the sender is fixed.                    */
 static void count_exchange(const blas_layout *S, const blas_layout *D,
                            int64_t *cnt)
 {
     int pr = D->pr, pc = D->pc, P = pr * pc, dims[2] = {pr, pc};
-    int ps = S->dist < 0 ? 1 : dims[S->dist];
     int64_t n = D->n;
     for (int r = 0; r < pr; r++)
         for (int c = 0; c < pc; c++) {
             if (!blas_layout_holds(D, r, c)) continue;
             int me = r * pc + c, co[2] = {r, c};
             bool here = blas_layout_holds(S, r, c);
-            int64_t b = D->dist < 0 ? (n > 0 ? n : 1) : D->b;
-            int p = D->dist < 0 ? 1 : dims[D->dist];
-            int64_t g0 = D->dist < 0 ? 0 : (int64_t)co[D->dist] * b;
-            for (; g0 < n; g0 += (int64_t)p * b) {
+            int64_t b, g0, end = n, step;
+            if (D->dist == BLAS_DIST_PART) {
+                g0 = D->part->start[me];
+                end = D->part->start[me + 1];
+                b = step = end - g0;
+            } else {
+                b = D->dist < 0 ? (n > 0 ? n : 1) : D->b;
+                int p = D->dist < 0 ? 1 : dims[D->dist];
+                g0 = D->dist < 0 ? 0 : (int64_t)co[D->dist] * b;
+                step = (int64_t)p * b;
+            }
+            for (; g0 < end && b > 0; g0 += step) {
                 int64_t hi = g0 + b < n ? g0 + b : n;
-                for (int64_t i = g0; i < hi;) {
-                    int64_t e = hi;
-                    int o = 0;
-                    if (S->dist >= 0) {
-                        int64_t blk = i / S->b;
-                        o = (int)(blk % ps);
-                        if ((blk + 1) * S->b < e) e = (blk + 1) * S->b;
-                    }
-                    int q = choose_src(S, co, here, o);
+                for (int64_t i = g0, e; i < hi; i = e) {
+                    int q = run_src(S, co, here, i, hi, &e);
                     if (q != me) cnt[(int64_t)q * P + me] += e - i;
-                    i = e;
                 }
             }
         }
@@ -201,7 +223,8 @@ static void coll_add(opt_counts *c, const opt_params *pp, int p,
 bool opt__replication_only(const blas_layout *S, const blas_layout *D)
 {
     return S->kind == D->kind && S->n == D->n && S->dist == D->dist &&
-           S->b == D->b && (S->rep & ~D->rep) == 0;
+           S->b == D->b && (S->rep & ~D->rep) == 0 &&
+           blas_part_equal(S->part, D->part);
 }
 
 /* deso/runtime/exchange.c's replicate(): broadcasts along k = 0, then 1. */
