@@ -233,6 +233,7 @@ struct deso_ctx {
     deso__handle *handles;    /* every shell, live or destroyed             */
     deso__exchange_plan *exchange_plans;
     deso__matrix_remap *matrix_remaps;
+    struct deso__part *parts; /* part.c: partitions layouts may name        */
     int64_t flushes;
     bool forcing;
     /* the optimiser (force.c), plan cache and wisdom (wisdom_io.c)         */
@@ -359,6 +360,24 @@ deso_err deso__spmat_publish(deso_ctx *ctx, const char *fn, deso_err local,
 deso_err deso__spmat_halo(deso_ctx *ctx, deso__spmat_data *sp,
                           deso__halo_plan **out);
 void deso__halo_plan_free(deso__halo_plan *hp);      /* NULL-safe       */
+/* Where x's entries live in sp's product: the row blocks of a square
+ * matrix, else balanced blocks of n (xstart: size + 1).  Local.          */
+void deso__spmat_xstart(const deso_ctx *ctx, const deso__spmat_data *sp,
+                        int64_t *xstart);
+
+/* ---- partitions (part.c) ------------------------------------------------- */
+/* The context's partition of n indices with ranges start[0 .. size]
+ * (copied), interned: equal ranges give the same partition, valid until
+ * the context is freed.  DESO_EINTERNAL when the ranges do not tile
+ * [0, n) in rank order.  Local (every rank gets an equal partition from
+ * equal ranges).                                                         */
+deso_err deso__part_intern(deso_ctx *ctx, int64_t n, const int64_t *start,
+                           const blas_part **out);
+/* sp's row blocks (a product's y for no transpose) and the blocks of its
+ * x (deso__spmat_xstart), as partitions.  Local.                         */
+deso_err deso__spmat_parts(deso_ctx *ctx, const deso__spmat_data *sp,
+                           const blas_part **rows, const blas_part **cols);
+void deso__parts_free(deso_ctx *ctx);
 /* xext[0 .. nown) holds this rank's x entries; fills xext[nown ..
  * nown + nhalo) with the halo.  Collective; allocates nothing.          */
 deso_err deso__halo_exchange(deso_ctx *ctx, deso__halo_plan *hp,

@@ -59,9 +59,8 @@ void deso__halo_plan_free(deso__halo_plan *hp)
     free(hp);
 }
 
-/* x's blocks: the row blocks of a square matrix, else balanced blocks.  */
-static void x_blocks(const deso_ctx *ctx, const deso__spmat_data *sp,
-                     int64_t *xstart)
+void deso__spmat_xstart(const deso_ctx *ctx, const deso__spmat_data *sp,
+                        int64_t *xstart)
 {
     if (sp->m == sp->n) {
         memcpy(xstart, sp->start, ((size_t)ctx->size + 1) * sizeof *xstart);
@@ -80,7 +79,7 @@ static deso_err plan_receives(const deso_ctx *ctx, const deso__spmat_data *sp,
     int P = ctx->size, me = ctx->rank;
     hp->xstart = deso__malloc(((size_t)P + 1) * sizeof *hp->xstart);
     DESO_CHECK(hp->xstart != NULL, DESO_ENOMEM, "halo plan: no memory");
-    x_blocks(ctx, sp, hp->xstart);
+    deso__spmat_xstart(ctx, sp, hp->xstart);
     col_blocks cb = {hp->xstart, P};
     pl_owner own = {blocks_rank, blocks_local, &cb};
     DESO_TRY(pl_halo_recv(&sp->rows, &own, me, P, &hp->h));
