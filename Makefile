@@ -86,7 +86,7 @@ SONAME  := libdeso.so.$(ABI)
 INTERNAL := $(BUILD)/lib/internal/libdeso.a
 
 .PHONY: all lib programs tests check check-unit check-mpi check-counts check-long check-asan check-asan-walk \
-        check-fuzz check-install check-mpi-alias check-cli check-krylov check-abort check-layers demo setup clean bench bench-remap bench-ooc \
+        check-fuzz check-install check-mpi-alias check-cli check-krylov check-abort check-layers demo setup clean bench bench-remap bench-ooc bench-ooc-iread \
         bench-sweep benches install
 
 all: lib programs tests benches
@@ -194,7 +194,8 @@ check-asan-walk:
 # The long group (runs of several minutes: a longer timeout per run).
 # valgrind's leak check covers the MPI paths that the
 # sanitizer pass cannot (see check-asan): one remap executed 10^4 times and
-# a CG soak with the plan cache replaying, both at P = 2.
+# a CG soak with the plan cache replaying, both at P = 2; an out-of-core
+# CG killed with kill -9 mid-stream leaves its directory empty.
 check-long: setup
 	@$(MAKE) --no-print-directory all
 	@MPIEXEC=$(MPIEXEC) DESO_TEST_TIMEOUT=$${DESO_TEST_TIMEOUT:-900} \
@@ -205,6 +206,8 @@ check-long: setup
 	@FUZZ_SECONDS=240 sh scripts/run-fuzz.sh $(BUILD)
 	@sh scripts/valgrind-remap.sh $(BUILD)
 	@sh scripts/soak.sh $(BUILD)
+	@sh scripts/ooc-kill.sh $(BUILD)
+	@MPIEXEC=$(MPIEXEC) sh scripts/test-krylov.sh --long $(BUILD)
 	@sh scripts/mutate.sh
 
 # make install into a scratch prefix; examples build there with pkg-config.
@@ -258,6 +261,10 @@ bench-remap: setup
 bench-ooc: setup
 	@$(MAKE) --no-print-directory all
 	@bash scripts/bench-ooc.sh $(BUILD) $(or $(OOC_CASE),small)
+
+# the streamed reads' overlap: reader thread against MPI_File_iread_at
+bench-ooc-iread: setup
+	@bash scripts/bench-ooc-iread.sh $(BUILD)
 
 demo: setup
 	@$(MAKE) --no-print-directory all

@@ -160,6 +160,8 @@ typedef enum blas_op {
     BLAS_OP_SMIN,       /* s <- fmin(a, b)               [a, b]             */
     BLAS_OP_VGET,       /* r <- x[off + inc i], i < |r|  [x]  (view read)   */
     BLAS_OP_VPUT,       /* r <- x, r[off + inc i] <- s[i] [x, s] (write)    */
+    BLAS_OP_USER,       /* y <- f(x), a user's operator  [x]  (deso/ runs   */
+                        /*   its callback on the local pieces)              */
     BLAS_OP_COUNT
 } blas_op;
 
@@ -175,8 +177,15 @@ enum {
     BLAS_F_STRICT = 32,     /* gemv mask: exclude the diagonal              */
     BLAS_F_NEG = 64,        /* rot: subtract the second term                */
     BLAS_F_PMAT = 128,      /* vget, vput: the viewed value is a matrix     */
-    BLAS_F_SMAT = 256       /* vget, vput: the view is a matrix             */
+    BLAS_F_SMAT = 256,      /* vget, vput: the view is a matrix             */
+    BLAS_F_XLIKE = 512,     /* user: x where y is (else replicated)         */
+    BLAS_F_YREP = 1024,     /* user: y replicated everywhere                */
+    BLAS_F_YROWS = 2048     /* user: y as a matrix's rows, row block inc    */
 };
+/* A user operator's y is replicated everywhere (BLAS_F_YREP), laid out as
+ * a dgemv N's result on a matrix with row block `inc` (BLAS_F_YROWS), or,
+ * with neither, placed by the optimiser like any vector; its off is the
+ * operator's number in its context, len the length of y.                 */
 /* vget and vput index a vector, or a matrix column-major (i + j m), by
  * one linear index: a column is a run of m, a column range a run of whole
  * columns.  Their result is a vector or matrix as its shape says.        */
@@ -188,9 +197,20 @@ typedef struct blas_desc {
     unsigned flags;
     int nops;
     int64_t off, inc, len;  /* vget, vput: the view's first linear index,
-                             * its stride (inc != 0) and its elements; 0
-                             * for other ops                              */
+                             * its stride (inc != 0) and its elements;
+                             * user: see above; 0 for other ops           */
 } blas_desc;
+
+/* Whether off, inc and len are part of a node's identity (vget, vput,
+ * user): its hashes and keys include them.                               */
+static inline bool blas_desc_params(blas_op op)
+{
+    return op == BLAS_OP_VGET || op == BLAS_OP_VPUT || op == BLAS_OP_USER;
+}
+
+/* The layout a user operator's node pins its y to (BLAS_F_YREP,
+ * BLAS_F_YROWS) on a pr x pc grid; false when y is free.                */
+bool blas_user_pinned(const blas_desc *d, int pr, int pc, blas_layout *y);
 
 /* An element map: element so + si i of a source goes to element to + ti i
  * of a target, for i < len (linear indices).  vget is (off, inc, 0, 1),

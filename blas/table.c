@@ -174,6 +174,35 @@ static deso_err c_vput(const blas_desc *d, const blas_layout *res,
     return DESO_OK;
 }
 
+bool blas_user_pinned(const blas_desc *d, int pr, int pc, blas_layout *y)
+{
+    if (d->flags & BLAS_F_YREP) {
+        *y = blas_layout_vec(d->len, -1, 0, 3u, pr, pc);
+        return true;
+    }
+    if (d->flags & BLAS_F_YROWS) {
+        *y = blas_layout_vec(d->len, 0, d->inc, 2u, pr, pc);
+        return true;
+    }
+    return false;
+}
+
+/* user: y where its declaration pins it (else anywhere); x replicated
+ * everywhere, or where y is (a diagonal operator's x).                   */
+static deso_err c_user(const blas_desc *d, const blas_layout *res,
+                       const blas_layout *cur, blas_layout *req)
+{
+    blas_layout pin;
+    DESO_CHECK(res->kind == BLAS_VEC, DESO_EINTERNAL,
+               "user operator: y is not a vector");
+    DESO_CHECK(!blas_user_pinned(d, res->pr, res->pc, &pin) ||
+                   blas_layout_equal(&pin, res),
+               DESO_ENOTSUP, "user operator: y not where it was declared");
+    if (d->flags & BLAS_F_XLIKE) req[0] = *res;
+    else req[0] = blas_layout_vec(cur[0].n, -1, 0, 3u, res->pr, res->pc);
+    return DESO_OK;
+}
+
 #define V BLAS_VEC
 #define M BLAS_MAT
 #define S BLAS_SCA
@@ -230,6 +259,8 @@ static const blas_op_info table[BLAS_OP_COUNT] = {
     [BLAS_OP_VGET] = {"vget", 1, {V}, V, -1, BLAS_RED_NONE, true, c_vget,
                       NULL, NULL},
     [BLAS_OP_VPUT] = {"vput", 2, {V, V}, V, 0, BLAS_RED_NONE, true, c_vput,
+                      NULL, NULL},
+    [BLAS_OP_USER] = {"user_op", 1, {V}, V, -1, BLAS_RED_NONE, true, c_user,
                       NULL, NULL},
 };
 

@@ -720,6 +720,94 @@ deso_err deso_mat_col(deso_mat *a, int64_t j, deso_vec **view);
 deso_err deso_mat_cols(deso_mat *a, int64_t j0, int64_t ncols,
                        deso_mat **view);
 
+/* ---- user operators ------------------------------------------------------- *
+ * A user operator puts the user's own y = op(x) into the DAG: a
+ * matrix-free operator (PETSc's MATSHELL) or a preconditioner (PCSHELL).
+ * deso_op_apply records it lazily like any call; at the force the
+ * executor brings x where the operator declared it needs it (counted and
+ * priced like any other operand's move: the optimiser takes the declared
+ * placements as fixed), then calls the callback on every rank with that
+ * rank's local pieces of x and y.  The callback must not communicate
+ * (no MPI: ranks call it at the same point of the plan, and a collective
+ * inside it could deadlock against deso's own); it runs once per
+ * recorded apply, on every rank, also on ranks holding no part of y.
+ *
+ * Where x and y live (the operator's declaration):
+ *   x  DESO_OP_REPLICATED: every rank gets all of x;
+ *      DESO_OP_LIKE_Y: element i of x wherever element i of y is (a
+ *        diagonal or point-wise operator, a Jacobi preconditioner; m = n);
+ *   y  DESO_OP_ANY: wherever the optimiser places it (the callback learns
+ *        where from the part it is given);
+ *      DESO_OP_ROWS: as the rows of matrix rows_of (its row blocks over
+ *        the grid rows, replicated over the grid columns: where a dgemv's
+ *        result is), e.g. an operator that replaces a dgemv on that
+ *        matrix;
+ *      DESO_OP_REPLICATED: every rank computes all of y.
+ * A vector's local piece is a block-cyclic share of it (the part below):
+ * local element i is global element deso_op_global(part, i).           */
+
+typedef enum deso_op_layout {
+    DESO_OP_REPLICATED = 1,  /* x or y: every rank holds all of it         */
+    DESO_OP_LIKE_Y,          /* x only: where y is                         */
+    DESO_OP_ANY,             /* y only: where the optimiser puts it        */
+    DESO_OP_ROWS             /* y only: as the rows of a matrix            */
+} deso_op_layout;
+
+/* One rank's piece of a vector of length n: nlocal elements (0 when the
+ * rank holds none), dealt in blocks of `block` over `nparts` parts, of
+ * which this rank holds part `part` (a whole vector: nparts 1, part 0).  */
+typedef struct deso_op_part {
+    int64_t n;
+    int64_t nlocal;
+    int64_t block;
+    int nparts;
+    int part;
+} deso_op_part;
+
+/* The global index of local element i (0 <= i < p->nlocal).              */
+static inline int64_t deso_op_global(const deso_op_part *p, int64_t i)
+{
+    return ((i / p->block) * p->nparts + p->part) * p->block + i % p->block;
+}
+
+/* The callback: y <- op(x) on this rank's pieces.  y arrives zero-filled
+ * and is all the callback may write.  Returns 0 on success; any other
+ * value fails the force that runs it on every rank with DESO_EUSER
+ * (deso_last_error names the rank and the value), the flush's pending
+ * values are lost as for any failed flush, and the context stays usable. */
+typedef int (*deso_op_fn)(void *user, const double *x, const deso_op_part *xp,
+                          double *y, const deso_op_part *yp);
+
+typedef struct deso_op deso_op;
+
+/* An operator from vectors of length n to vectors of length m, calling
+ * fn(user, ...) (user is passed through untouched; it may differ between
+ * ranks).  x_layout and y_layout as above; rows_of is the matrix for
+ * DESO_OP_ROWS (m rows; its layout when the operator is made is the one
+ * used) and must be NULL otherwise.  Collective (every rank makes the
+ * same operators in the same order), not recorded, not a force point.
+ * Errors: DESO_ENULL (ctx, fn, op or, for DESO_OP_ROWS, rows_of),
+ * DESO_ESTALE, DESO_ECONTEXT, DESO_ESIZE (m or n < 0; rows_of without m
+ * rows; DESO_OP_LIKE_Y with m != n), DESO_EINVAL (a layout that is not
+ * one of the above for its side; rows_of given without DESO_OP_ROWS),
+ * DESO_ENOMEM.  On error *op is NULL.  As for deso_vec_create, errors
+ * are not agreed here: a rank that failed alone makes the next force
+ * fail with DESO_EMISMATCH on every rank.                               */
+deso_err deso_op_create(deso_ctx *ctx, int64_t m, int64_t n, deso_op_fn fn,
+                        void *user, deso_op_layout x_layout,
+                        deso_op_layout y_layout, const deso_mat *rows_of,
+                        deso_op **op);
+/* y <- op(x), recorded (x of length n, y of length m; views allowed; x
+ * and y may be the same vector: the callback reads the old one).
+ * Collective; not a force point.  Errors: DESO_ENULL, DESO_ESTALE
+ * (a destroyed operator or vector), DESO_ECONTEXT, DESO_ESIZE (a length
+ * other than the operator's), DESO_ENOMEM.                              */
+deso_err deso_op_apply(deso_op *op, const deso_vec *x, deso_vec *y);
+/* Frees the operator; *op is NULL afterwards (NULL and *op NULL: nothing
+ * to do).  Calls already recorded still run it.  Local, not a force
+ * point.  Errors: DESO_ESTALE (destroyed already).                      */
+deso_err deso_op_destroy(deso_op **op);
+
 /* ---- level 1 (recorded; collective; not force points) ---------------------- *
  * Increments are reference BLAS's: any nonzero inc, element i of the call
  * at x[i inc] (from the vector's end, x[(n - 1 - i) |inc|], when inc < 0);
@@ -835,10 +923,14 @@ deso_err deso_drotmg(double *d1, double *d2, double *b1, double b2,
                     (y), (incy))
 
 /* ---- level 2 (recorded; collective; not force points) ---------------------- *
- * The enums carry CBLAS's values.  Increments as level 1; a matrix
- * argument may be a view of columns (deso_mat_cols), and lda is only
- * checked >= 1.  Errors as level 1, plus DESO_EINVAL for a bad enum or
- * lda < 1 (deso_last_error names the argument's position).               */
+ * The enums carry CBLAS's values.  Increments as level 1.  lda is only
+ * checked >= 1: a handle is not a pointer, so there is no &A[i0 + j0 lda]
+ * to offset, and lda cannot select a sub-matrix as it does in CBLAS.  A
+ * range of whole columns, what a Krylov basis needs (V(:, 0:j)), is a
+ * view (deso_mat_cols) passed as the matrix argument; a block of rows
+ * within columns has no view (copy it into a matrix of its own).  Errors
+ * as level 1, plus DESO_EINVAL for a bad enum or lda < 1
+ * (deso_last_error names the argument's position).                       */
 
 typedef enum deso_order { DESO_ROW_MAJOR = 101, DESO_COL_MAJOR = 102 } deso_order;
 typedef enum deso_trans { DESO_NO_TRANS = 111, DESO_TRANS = 112 } deso_trans;

@@ -54,6 +54,28 @@ typedef struct deso_layout {
     int replicated;         /* nonzero: every rank of the set has it all    */
 } deso_layout;
 
+/* A block-cyclic layout of a d-dimensional array, 1 <= d <= DESO_ND_MAX
+ * (paper 000's setting).  Dimension k has extent n[k], blocks of b[k] and
+ * p[k] grid positions: global index (i_0, .., i_{d-1}) lives on grid
+ * position (c_k = (i_k / b[k]) mod p[k]), which is rank
+ * ranks[(..(c_0 p[1] + c_1) p[2] ..) + c_{d-1}] of the communicator
+ * (row-major, as MPI_Cart_create numbers a grid), or that index itself
+ * when ranks is NULL.  A rank's local array stores the first index
+ * fastest: local extents L_k are ScaLAPACK's NUMROC per dimension, and
+ * local index (l_0, .., l_{d-1}) is at l_0 + lld (l_1 + L_1 (l_2 + L_2
+ * l_3)), lld >= max(1, L_0) being the leading dimension passed to
+ * deso_redist_execute (L_0 for a dense array).  Entries beyond d are
+ * ignored.  Source and target may use any rank sets (disjoint,
+ * overlapping or the same) and grid shapes (2 x 2 x 1 -> 1 x 1 x 4).     */
+#define DESO_ND_MAX 4
+typedef struct deso_layout_nd {
+    int d;                      /* dimensions, 1 .. DESO_ND_MAX             */
+    int64_t n[DESO_ND_MAX];     /* global extents, >= 0                     */
+    int64_t b[DESO_ND_MAX];     /* block sizes, >= 1                        */
+    int p[DESO_ND_MAX];         /* grid extents, >= 1, product <= ranks     */
+    const int *ranks;           /* product of p distinct ranks, or NULL     */
+} deso_layout_nd;
+
 /* How the messages of a remap are grouped into contention-free steps (every
  * rank sends at most one and receives at most one message per step).      */
 typedef enum deso_schedule {
@@ -84,18 +106,42 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
                             const deso_layout *dst, deso_schedule sched,
                             deso_redist **out);
 
+/* As deso_redist_create for d-dimensional layouts: the same planner,
+ * transports, agreement and cache (a d-dimensional remap is the product
+ * of d one-dimensional ones), driven by deso_redist_execute,
+ * deso_redist_local_extents and the other deso_redist_* functions.
+ * Collective over comm.
+ * Errors: DESO_ENULL (src, dst or out NULL), DESO_EINVAL (comm is
+ * MPI_COMM_NULL, d outside 1 .. DESO_ND_MAX, a block size or grid extent
+ * < 1, a grid larger than comm, a rank outside comm or repeated, unknown
+ * sched), DESO_ESIZE (a negative extent, d or extents that differ
+ * between src and dst, more elements than int64 holds), DESO_EMISMATCH,
+ * DESO_ENOMEM, DESO_EOVERFLOW, DESO_EMPI, as deso_redist_create.  On
+ * error *out is NULL.                                                    */
+deso_err deso_redist_create_nd(MPI_Comm comm, const deso_layout_nd *src,
+                               const deso_layout_nd *dst,
+                               deso_schedule sched, deso_redist **out);
+
 /* Moves this rank's part of the source array (src, leading dimension
  * src_lld) into its part of the target array (dst, dst_lld).  src may be
  * NULL on ranks that hold no source data, dst likewise.  src and dst must
  * not overlap, except that with identical layouts src == dst and
- * src_lld == dst_lld is allowed and moves nothing.  Allocates nothing.
+ * src_lld == dst_lld is allowed and moves nothing.  For a d-dimensional
+ * remap the local rows are the local extent of dimension 0 and the
+ * columns the product of the others (deso_layout_nd).  Allocates
+ * nothing, except once: the first execution in which a receiver reads a
+ * deso_redist_array_alloc source in place compiles its single-copy
+ * programs (a remap that never does so never pays for them).
  * Collective over the handle's communicator: one MPI_Allreduce agrees on
  * argument errors, so a bad argument on one rank fails every rank (skipped
  * when the remap sends no message at all, e.g. identical layouts: then
  * the call is in effect local).
  * Errors (the same on every rank, with the failing rank's message):
  * DESO_ENULL (r NULL, or src/dst NULL where data is held), DESO_EINVAL
- * (an lld < max(1, local rows)), DESO_EMPI.                              */
+ * (an lld < max(1, local rows)), DESO_EMPI; and, on the failing rank
+ * alone (no rank waits for it), DESO_ENOMEM when those programs do not
+ * fit (that execution's target misses the elements read in place; the
+ * next one tries again).                                                 */
 deso_err deso_redist_execute(deso_redist *r, const double *src,
                              int64_t src_lld, double *dst, int64_t dst_lld);
 
@@ -105,6 +151,15 @@ deso_err deso_redist_execute(deso_redist *r, const double *src,
 deso_err deso_redist_local_shape(const deso_redist *r, int64_t *src_rows,
                                  int64_t *src_cols, int64_t *dst_rows,
                                  int64_t *dst_cols);
+
+/* This rank's local extents per dimension of the source and target
+ * arrays (all 0 where it holds none; 1 beyond d; a remap of
+ * deso_redist_create has d = 2: rows, columns); either array may be
+ * NULL.  Local.
+ * Errors: DESO_ENULL (r NULL).                                           */
+deso_err deso_redist_local_extents(const deso_redist *r,
+                                   int64_t src[DESO_ND_MAX],
+                                   int64_t dst[DESO_ND_MAX]);
 
 /* How this remap's messages travel: "shared memory" when every rank of
  * the communicator is on one node (each sender packs straight into a ring

@@ -17,7 +17,7 @@
 int main(int argc, char **argv)
 {
     struct krylov_opts o;
-    krylov_start(&argc, &argv, "deso-bicgstab", &o);
+    krylov_start(&argc, &argv, "deso-bicgstab", 0, &o);
     const long n = o.n;
     deso_mat *A;
     deso_mat_from_fn(ctx, n, n, krylov_ns_a_fn, (void *)&n, &A);

@@ -6,10 +6,13 @@
  * range V(:, 0:j) (deso_mat_cols).  The small least-squares problem lives
  * on the host, as in the twin: each iteration reads ||w|| and h (one
  * force), rotates H's new column with deso_drotg on host doubles, and
- * each restart hands the correction y back as a vector.
+ * each restart hands the correction y back as a vector.  An exact
+ * breakdown (||w|| = 0: the Krylov space is invariant, and the correction
+ * from the columns so far solves the system) ends the cycle there without
+ * dividing by zero, and a zero residual at a restart ends the solve.
  *
  *   mpiexec.mpich -n P deso-gmres [--n N] [--iters K] [--history]
- *                     [--grid RxC] [--mode none|affine|full]
+ *                     [--breakdown K] [--grid RxC] [--mode none|affine|full]
  *
  * Problem and options: krylov_problem.h (m = KRYLOV_RESTART).  Output as
  * deso-gmres-cblas's, on rank 0; a library error: one line on stderr,
@@ -19,14 +22,18 @@
 int main(int argc, char **argv)
 {
     struct krylov_opts o;
-    krylov_start(&argc, &argv, "deso-gmres", &o);
+    krylov_start(&argc, &argv, "deso-gmres", KRYLOV_OPT_BREAKDOWN, &o);
     const long n = o.n;
     const int m = KRYLOV_RESTART, ld = m + 1;
     deso_mat *A, *V;
-    deso_mat_from_fn(ctx, n, n, krylov_ns_a_fn, (void *)&n, &A);
+    if (o.breakdown > 0)
+        deso_mat_from_fn(ctx, n, n, krylov_shift_a_fn, &o.breakdown, &A);
+    else
+        deso_mat_from_fn(ctx, n, n, krylov_ns_a_fn, (void *)&n, &A);
     deso_mat_create(ctx, n, ld, &V);
     deso_vec *b, *x, *r, *u, *dh, *yv;
-    deso_vec_from_fn(ctx, n, krylov_ns_b_fn, (void *)&n, &b);
+    if (o.breakdown > 0) deso_vec_from_fn(ctx, n, krylov_shift_b_fn, NULL, &b);
+    else deso_vec_from_fn(ctx, n, krylov_ns_b_fn, (void *)&n, &b);
     deso_vec **vecs[] = {&x, &r, &u};
     for (size_t k = 0; k < sizeof vecs / sizeof vecs[0]; k++)
         deso_vec_create(ctx, n, vecs[k]);
@@ -53,14 +60,15 @@ int main(int argc, char **argv)
         deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, -1.0, A, n, x, 1, 1.0, r, 1);
         deso_dnrm2(n, r, 1, betas);
         deso_scalar_get(betas, &beta);
+        if (beta == 0.0) break;                           /* x solves it */
         deso_vec *v0;
         deso_mat_col(V, 0, &v0);
         deso_dcopy(n, r, 1, v0, 1);
         deso_dscal(n, 1.0 / beta, v0, 1);
         deso_vec_destroy(&v0);
         g[0] = beta;
-        int j = 0;
-        for (; j < m && k < o.iters; j++, k++) {
+        int j = 0, invariant = 0;
+        for (; j < m && k < o.iters && !invariant; j++, k++) {
             deso_vec *vj, *vn, *hv;
             deso_mat *Vj;                                 /* V(:, 0:j)   */
             deso_mat_col(V, j, &vj);
@@ -73,8 +81,11 @@ int main(int argc, char **argv)
             deso_dnrm2(n, u, 1, hns);
             deso_scalar_get(hns, &hn);
             deso_vec_gather(hv, h, DESO_ALL_RANKS);
-            deso_dcopy(n, u, 1, vn, 1);
-            deso_dscal(n, 1.0 / hn, vn, 1);
+            invariant = hn == 0.0;              /* exact breakdown: w = 0  */
+            if (!invariant) {
+                deso_dcopy(n, u, 1, vn, 1);
+                deso_dscal(n, 1.0 / hn, vn, 1);
+            }
             double *hj = &H[(size_t)j * ld];
             for (int i = 0; i <= j; i++) hj[i] = h[i];
             hj[j + 1] = hn;
@@ -103,7 +114,7 @@ int main(int argc, char **argv)
     deso_dnrm2(n, u, 1, rnorms);
     deso_scalar_get(rnorms, &rnorm);
     if (rank0)
-        printf("deso-gmres: n=%ld iters=%ld residual=%.10e\n", n, o.iters,
+        printf("deso-gmres: n=%ld iters=%ld residual=%.10e\n", n, k,
                rnorm / bnorm);
     free(H);
     free(hs);

@@ -3,15 +3,18 @@
  * examples/gmres.c turns into deso calls (diff them: the solver loops
  * differ in declarations, call names, and where deso reads a value).  The
  * basis V is one n x (m + 1) matrix: h = V(:, 0:j)^T w is one dgemv T and
- * w -= V(:, 0:j) h one dgemv N.
+ * w -= V(:, 0:j) h one dgemv N.  An exact breakdown (||w|| = 0: the
+ * Krylov space is invariant, and the correction from the columns so far
+ * solves the system) ends the cycle there without dividing by zero, and a
+ * zero residual at a restart ends the solve.
  *
- *   deso-gmres-cblas [--n N] [--iters K] [--history]
+ *   deso-gmres-cblas [--n N] [--iters K] [--history] [--breakdown K]
  *
  * Problem and options: krylov_problem.h (m = KRYLOV_RESTART).  Prints the
  * relative residual |g(j+1)| / ||b|| of the least-squares problem after
  * every iteration with --history, and at the end
- * "deso-gmres-cblas: n=N iters=K residual=R" with the true residual
- * ||b - A x|| / ||b||.                                                    */
+ * "deso-gmres-cblas: n=N iters=K residual=R" (K: the iterations run) with
+ * the true residual ||b - A x|| / ||b||.                                  */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -23,7 +26,7 @@ int main(int argc, char **argv)
 {
     struct krylov_opts o;
     char msg[256];
-    if (krylov_parse(argc, argv, 0, &o, msg, sizeof msg) != 0) {
+    if (krylov_parse(argc, argv, KRYLOV_OPT_BREAKDOWN, &o, msg, sizeof msg) != 0) {
         fprintf(stderr, "deso-gmres-cblas: %s\n", msg);
         return 2;
     }
@@ -38,12 +41,14 @@ int main(int argc, char **argv)
         return 1;
     }
     for (int j = 0; j < n; j++)
-        for (int i = 0; i < n; i++) A[(size_t)j * n + i] = krylov_ns_a(n, i, j);
+        for (int i = 0; i < n; i++)
+            A[(size_t)j * n + i] = o.breakdown > 0 ? krylov_shift_a(o.breakdown, i, j)
+                                                   : krylov_ns_a(n, i, j);
     double *b = w, *x = w + n, *r = w + 2 * (size_t)n, *u = w + 3 * (size_t)n;
     double *h = hs, *c = hs + ld, *s = hs + 2 * (size_t)ld;
     double *g = hs + 3 * (size_t)ld, *y = hs + 4 * (size_t)ld;
     for (int i = 0; i < n; i++) {
-        b[i] = krylov_ns_b(n, i);
+        b[i] = o.breakdown > 0 ? krylov_shift_b(i) : krylov_ns_b(n, i);
         x[i] = 0.0;
     }
     double bnorm, beta, hn;
@@ -54,20 +59,24 @@ int main(int argc, char **argv)
         cblas_dcopy(n, b, 1, r, 1);                       /* r = b - A x */
         cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, -1.0, A, n, x, 1, 1.0, r, 1);
         beta = cblas_dnrm2(n, r, 1);
+        if (beta == 0.0) break;                           /* x solves it */
         double *v0 = V;
         cblas_dcopy(n, r, 1, v0, 1);
         cblas_dscal(n, 1.0 / beta, v0, 1);
         g[0] = beta;
-        int j = 0;
-        for (; j < m && k < o.iters; j++, k++) {
+        int j = 0, invariant = 0;
+        for (; j < m && k < o.iters && !invariant; j++, k++) {
             double *vj = &V[(size_t)j * n], *vn = &V[(size_t)(j + 1) * n];
             double *Vj = V;                               /* V(:, 0:j)   */
             cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, A, n, vj, 1, 0.0, u, 1);
             cblas_dgemv(CblasColMajor, CblasTrans, n, j + 1, 1.0, Vj, n, u, 1, 0.0, h, 1);
             cblas_dgemv(CblasColMajor, CblasNoTrans, n, j + 1, -1.0, Vj, n, h, 1, 1.0, u, 1);
             hn = cblas_dnrm2(n, u, 1);
-            cblas_dcopy(n, u, 1, vn, 1);
-            cblas_dscal(n, 1.0 / hn, vn, 1);
+            invariant = hn == 0.0;              /* exact breakdown: w = 0  */
+            if (!invariant) {
+                cblas_dcopy(n, u, 1, vn, 1);
+                cblas_dscal(n, 1.0 / hn, vn, 1);
+            }
             double *hj = &H[(size_t)j * ld];
             for (int i = 0; i <= j; i++) hj[i] = h[i];
             hj[j + 1] = hn;
@@ -84,7 +93,7 @@ int main(int argc, char **argv)
     cblas_dcopy(n, b, 1, u, 1);
     cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, -1.0, A, n, x, 1, 1.0, u, 1);
     double rnorm = cblas_dnrm2(n, u, 1);
-    printf("deso-gmres-cblas: n=%d iters=%ld residual=%.10e\n", n, o.iters,
+    printf("deso-gmres-cblas: n=%d iters=%ld residual=%.10e\n", n, k,
            rnorm / bnorm);
     free(A);
     free(V);

@@ -29,6 +29,18 @@ static inline double krylov_ns_b_fn(int64_t i, void *arg)
     return krylov_ns_b(*(const long *)arg, (long)i);
 }
 
+/* GMRES's breakdown problem (arg: K, a long).                            */
+static inline double krylov_shift_a_fn(int64_t i, int64_t j, void *arg)
+{
+    return krylov_shift_a(*(const long *)arg, (long)i, (long)j);
+}
+
+static inline double krylov_shift_b_fn(int64_t i, void *arg)
+{
+    (void)arg;
+    return krylov_shift_b((long)i);
+}
+
 /* The context's error handler: any failing deso call ends the run with
  * one line from rank 0 and exit code 1.                                   */
 static void fail(deso_ctx *c, deso_err e, const char *fn, const char *msg,
@@ -42,10 +54,11 @@ static void fail(deso_ctx *c, deso_err e, const char *fn, const char *msg,
     exit(1);
 }
 
-/* MPI_Init, the options, deso_init with --grid and --mode, then `fail` as
- * the error handler; a bad option: one line on rank 0, exit 2.            */
+/* MPI_Init, the options (--grid, --mode and the KRYLOV_OPT_ bits of
+ * `accept`), deso_init with --grid and --mode, then `fail` as the error
+ * handler; a bad option: one line on rank 0, exit 2.                      */
 static void krylov_start(int *argc, char ***argv, const char *name,
-                         struct krylov_opts *o)
+                         int accept, struct krylov_opts *o)
 {
     MPI_Init(argc, argv);
     int me;
@@ -53,7 +66,8 @@ static void krylov_start(int *argc, char ***argv, const char *name,
     rank0 = me == 0;
     prog = name;
     char msg[256];
-    int bad = krylov_parse(*argc, *argv, 1, o, msg, sizeof msg) != 0;
+    int bad = krylov_parse(*argc, *argv, KRYLOV_OPT_DESO | accept, o, msg,
+                           sizeof msg) != 0;
     deso_options opt;
     deso_options_default(&opt);
     opt.grid_rows = (int)o->grid_r;

@@ -20,10 +20,26 @@
  * eigenvalues of the k x k tridiagonal matrix (bisection on its Sturm
  * sequence) are the Ritz values printed.
  *
+ * PCG (examples/pcg.c beside pcg_cblas.c) solves A x = b for the
+ * tridiagonal A = tridiag(-1, d_i, -1) with d_i = 2.02 + 0.3 ((37 i) mod
+ * 11) (2.02 .. 5.02), applied matrix-free (krylov_shell_row),
+ * preconditioned by Jacobi (x_i / d_i); b = A * ones, x0 = 0.  A is
+ * strictly diagonally dominant, so SPD; by Gershgorin D^-1 A's spectrum
+ * lies in (1 - 2 / 2.02, 1 + 2 / 2.02), so PCG converges, in more steps
+ * than the comparison with the twin needs (at least 8 above 1e-7).
+ *
+ * GMRES with --breakdown K (1 <= K <= n) solves instead P x = e_0 for
+ * the permutation P that shifts the first K unit vectors cyclically (P
+ * e_i = e_(i+1 mod K)) and fixes the others: every quantity GMRES forms
+ * is 0 or 1 exactly, its residual stays 1 for K - 1 iterations, and the
+ * K-th meets w = A v - V h = 0 exactly (||w|| = 0, the exact breakdown
+ * of an invariant Krylov space), where x = e_(K-1) solves the system.
+ *
  * Options (each program accepts the ones it uses; --grid and --mode only
  * the deso versions):
  *   --n N        order (default 200)
  *   --iters K    iterations (default 50)
+ *   --breakdown K  (GMRES) the permutation problem above
  *   --history    one line per iteration: "iter K VALUE [VALUE]" (the
  *                relative residual ||r||/||b||, or the two extreme Ritz
  *                values), for comparing a program with its twin
@@ -58,6 +74,30 @@ static inline double krylov_start_v(long n, long i)
     return 1.0 + (double)i / (double)n;
 }
 
+/* PCG's operator: its diagonal, and row i applied to x (all of x).      */
+static inline double krylov_shell_d(long n, long i)
+{
+    (void)n;
+    return 2.1 + 1.0 * (double)((37 * i) % 11);
+}
+
+static inline double krylov_shell_row(long n, long i, const double *x)
+{
+    double y = krylov_shell_d(n, i) * x[i];
+    if (i > 0) y -= x[i - 1];
+    if (i + 1 < n) y -= x[i + 1];
+    return y;
+}
+
+/* b = A * ones, term by term as krylov_shell_row adds them.              */
+static inline double krylov_shell_b(long n, long i)
+{
+    double y = krylov_shell_d(n, i);
+    if (i > 0) y -= 1.0;
+    if (i + 1 < n) y -= 1.0;
+    return y;
+}
+
 static inline double krylov_ns_b(long n, long i)
 {
     double s = 0.0;
@@ -65,19 +105,38 @@ static inline double krylov_ns_b(long n, long i)
     return s;
 }
 
+/* GMRES's breakdown problem: the shift of the first k unit vectors.    */
+static inline double krylov_shift_a(long k, long i, long j)
+{
+    if (i < k && j < k) return i == (j + 1) % k ? 1.0 : 0.0;
+    return i == j ? 1.0 : 0.0;
+}
+
+static inline double krylov_shift_b(long i)
+{
+    return i == 0 ? 1.0 : 0.0;
+}
+
+/* krylov_parse's `accept` bits: the deso versions' --grid and --mode,
+ * GMRES's --breakdown.                                                    */
+#define KRYLOV_OPT_DESO 1
+#define KRYLOV_OPT_BREAKDOWN 2
+
 struct krylov_opts {
     long n, iters;
+    long breakdown;          /* GMRES: 0, or K of --breakdown K            */
     int history;
     long grid_r, grid_c;     /* 0 x 0: deso's default grid                 */
     const char *mode;        /* NULL: deso's default mode                  */
 };
 
-/* Parses argv; deso_opts != 0 also accepts --grid and --mode.  Returns 0,
- * or -1 with a one-line reason in err.                                    */
-static inline int krylov_parse(int argc, char **argv, int deso_opts,
+/* Parses argv; `accept` (KRYLOV_OPT_ bits) adds --grid and --mode, and
+ * --breakdown.  Returns 0, or -1 with a one-line reason in err.           */
+static inline int krylov_parse(int argc, char **argv, int accept,
                                struct krylov_opts *o, char *err, size_t len)
 {
-    *o = (struct krylov_opts){200, 50, 0, 0, 0, NULL};
+    int deso_opts = (accept & KRYLOV_OPT_DESO) != 0;
+    *o = (struct krylov_opts){200, 50, 0, 0, 0, 0, NULL};
     for (int k = 1; k < argc; k++) {
         const char *a = argv[k];
         if (strcmp(a, "--history") == 0) {
@@ -86,8 +145,9 @@ static inline int krylov_parse(int argc, char **argv, int deso_opts,
         }
         int grid = deso_opts && strcmp(a, "--grid") == 0;
         int mode = deso_opts && strcmp(a, "--mode") == 0;
+        int brk = (accept & KRYLOV_OPT_BREAKDOWN) && strcmp(a, "--breakdown") == 0;
         int num = strcmp(a, "--n") == 0 || strcmp(a, "--iters") == 0;
-        if (!grid && !mode && !num) {
+        if (!grid && !mode && !num && !brk) {
             snprintf(err, len, "unknown option '%s'", a);
             return -1;
         }
@@ -105,10 +165,19 @@ static inline int krylov_parse(int argc, char **argv, int deso_opts,
                 snprintf(err, len, "--grid must be RxC with R, C >= 1, got '%s'", v);
                 return -1;
             }
+        } else if (brk) {
+            if (cg_opt_long(v, 1, 100000, &o->breakdown) != 0) {
+                snprintf(err, len, "--breakdown must be an integer in 1..100000, got '%s'", v);
+                return -1;
+            }
         } else if (cg_opt_long(v, 1, 100000, a[2] == 'n' ? &o->n : &o->iters) != 0) {
             snprintf(err, len, "%s must be an integer in 1..100000, got '%s'", a, v);
             return -1;
         }
+    }
+    if (o->breakdown > o->n) {
+        snprintf(err, len, "--breakdown %ld exceeds the order %ld", o->breakdown, o->n);
+        return -1;
     }
     return 0;
 }

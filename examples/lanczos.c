@@ -25,7 +25,7 @@ static double v_fn(int64_t i, void *arg)
 int main(int argc, char **argv)
 {
     struct krylov_opts o;
-    krylov_start(&argc, &argv, "deso-lanczos", &o);
+    krylov_start(&argc, &argv, "deso-lanczos", 0, &o);
     const long n = o.n;
     const long K = o.iters;
     deso_mat *A;

@@ -62,7 +62,14 @@ static const char *usage =
 "          median memcpy time) and pct_memcpy (median of memcpy time /\n"
 "          remap time, in %%), which the machine's drift cancels from\n"
 "  --shared-arrays  the source arrays come from deso_redist_array_alloc,\n"
-"          so that receivers read them in place (single copy)\n";
+"          so that receivers read them in place (single copy)\n"
+"\n"
+"d-dimensional arrays (--run; deso_redist_create_nd), d <= 4:\n"
+"  --dims N0xN1x..  global extents; --grid P0xP1x.. and --grid2 the\n"
+"          source and target grids (row-major ranks from --src-ranks,\n"
+"          --dst-ranks); --blocks B0xB1x.. and --blocks2 their blocks\n"
+"          (default r and s in every dimension).  Prints what --run\n"
+"          prints, without --compare-scalapack, --memcpy, --in-place\n";
 
 typedef struct opts {
     int P, Q;
@@ -72,6 +79,10 @@ typedef struct opts {
     int64_t reps;
     deso_schedule sched;
     int plan_only, run, json, compare, in_place, memcpy_ref, shared, help;
+    int nd;                          /* --dims: dimensions, else 0           */
+    int64_t ext[DESO_ND_MAX], blk[DESO_ND_MAX], blk2[DESO_ND_MAX];
+    int64_t grid[DESO_ND_MAX], grid2[DESO_ND_MAX];
+    const char *grid_s, *grid2_s, *blk_s, *blk2_s;
 } opts;
 
 static char errbuf[256];
@@ -125,6 +136,71 @@ static int parse_grid(const char *opt, const char *s, int *r, int *c)
     return 1;
 }
 
+/* AxBx.. with `want` entries >= 1 (any count up to DESO_ND_MAX when want
+ * is 0; *count gets it).                                                 */
+static int parse_tuple(const char *opt, const char *s, int want,
+                       int64_t *out, int *count)
+{
+    if (s == NULL) return bad("%s needs a value", opt, "");
+    int k = 0;
+    for (const char *p = s;; k++) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (k == DESO_ND_MAX)
+            return bad("%s: '%s' has more than 4 extents", opt, s);
+        if (errno != 0 || end == p || v < 1 || (*end != '\0' &&
+                                               *end != 'x' && *end != 'X'))
+            return bad("%s: '%s' is not extents >= 1 joined by x", opt, s);
+        out[k] = v;
+        if (*end == '\0') break;
+        p = end + 1;
+    }
+    k++;
+    if (want && k != want)
+        return bad("%s: '%s' needs one entry per dimension of --dims", opt,
+                   s);
+    if (count) *count = k;
+    return 1;
+}
+
+/* The --dims options, once d is known: grids (needed), blocks (default
+ * r and s in every dimension).                                           */
+static int parse_nd(opts *o)
+{
+    if (o->compare || o->memcpy_ref || o->in_place || o->plan_only)
+        return bad("--dims runs without --compare-scalapack, --memcpy, "
+                   "--in-place and --plan-only%s", "", "");
+    if (!o->grid_s || !o->grid2_s)
+        return bad("--dims needs --grid and --grid2%s", "", "");
+    if (!parse_tuple("--grid", o->grid_s, o->nd, o->grid, NULL) ||
+        !parse_tuple("--grid2", o->grid2_s, o->nd, o->grid2, NULL))
+        return 0;
+    for (int k = 0; k < o->nd; k++) {
+        o->blk[k] = o->r;
+        o->blk2[k] = o->s;
+    }
+    if ((o->blk_s && !parse_tuple("--blocks", o->blk_s, o->nd, o->blk,
+                                  NULL)) ||
+        (o->blk2_s && !parse_tuple("--blocks2", o->blk2_s, o->nd, o->blk2,
+                                   NULL)))
+        return 0;
+    if (!o->blk[0] || !o->blk2[0])
+        return bad("--dims needs --r and --s (or --blocks and --blocks2)%s",
+                   "", "");
+    int64_t P = 1, Q = 1;
+    for (int k = 0; k < o->nd; k++) {
+        P *= o->grid[k];
+        Q *= o->grid2[k];
+        if (P > 1 << 20 || Q > 1 << 20)
+            return bad("--grid or --grid2 has too many positions%s", "", "");
+    }
+    o->P = (int)P;
+    o->Q = (int)Q;
+    o->run = 1;
+    return 1;
+}
+
 static int parse(int argc, char **argv, opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -143,9 +219,17 @@ static int parse(int argc, char **argv, opts *o)
         else if (!strcmp(a, "--mb2")) ok = parse_i64(a, v, 1, &o->mb2);
         else if (!strcmp(a, "--nb2")) ok = parse_i64(a, v, 1, &o->nb2);
         else if (!strcmp(a, "--reps")) ok = parse_i64(a, v, 1, &o->reps);
-        else if (!strcmp(a, "--grid")) ok = parse_grid(a, v, &o->gr, &o->gc);
-        else if (!strcmp(a, "--grid2"))
-            ok = parse_grid(a, v, &o->gr2, &o->gc2);
+        else if (v == NULL && (!strcmp(a, "--grid") ||
+                               !strcmp(a, "--grid2") ||
+                               !strcmp(a, "--blocks") ||
+                               !strcmp(a, "--blocks2")))
+            ok = bad("%s needs a value%s", a, "");
+        else if (!strcmp(a, "--grid")) o->grid_s = v;
+        else if (!strcmp(a, "--grid2")) o->grid2_s = v;
+        else if (!strcmp(a, "--blocks")) o->blk_s = v;
+        else if (!strcmp(a, "--blocks2")) o->blk2_s = v;
+        else if (!strcmp(a, "--dims"))
+            ok = parse_tuple(a, v, 0, o->ext, &o->nd);
         else if (!strcmp(a, "--src-ranks"))
             ok = parse_int(a, v, 0, &o->src_off);
         else if (!strcmp(a, "--dst-ranks"))
@@ -171,6 +255,12 @@ static int parse(int argc, char **argv, opts *o)
         i += takes;
     }
     if (o->help) return 1;
+    if (o->nd) return parse_nd(o);
+    if (o->blk_s || o->blk2_s)
+        return bad("--blocks and --blocks2 go with --dims%s", "", "");
+    if ((o->grid_s && !parse_grid("--grid", o->grid_s, &o->gr, &o->gc)) ||
+        (o->grid2_s && !parse_grid("--grid2", o->grid2_s, &o->gr2, &o->gc2)))
+        return 0;
     if (o->plan_only == o->run)
         return bad("give exactly one of --plan-only and --run%s", "", "");
     if (o->plan_only) {
@@ -592,6 +682,188 @@ static int run(const opts *o, int me, int np)
     return wrong == 0 && differ == 0 ? 0 : 1;
 }
 
+/* ---- --run --dims ------------------------------------------------------- */
+
+/* One side of a d-dimensional remap: its layout, this rank's grid
+ * coordinates (none: pos < 0) and local array (first index fastest).    */
+typedef struct nside {
+    deso_layout_nd l;
+    int *ranks;
+    int pos, c[DESO_ND_MAX];
+    int64_t ext[DESO_ND_MAX], count;
+    double *a;
+    int shared;
+} nside;
+
+static void nside_init(nside *sd, const opts *o, const int64_t *grid,
+                       const int64_t *blk, int off, int me)
+{
+    memset(sd, 0, sizeof *sd);
+    int n = 1;
+    sd->l.d = o->nd;
+    for (int k = 0; k < o->nd; k++) {
+        sd->l.n[k] = o->ext[k];
+        sd->l.b[k] = blk[k];
+        sd->l.p[k] = (int)grid[k];
+        n *= (int)grid[k];
+    }
+    sd->ranks = malloc((size_t)n * sizeof(int));
+    for (int i = 0; i < n; i++) sd->ranks[i] = off + i;
+    sd->l.ranks = sd->ranks;
+    sd->pos = me - off < n && me >= off ? me - off : -1;
+    for (int k = o->nd - 1, p = sd->pos; k >= 0 && p >= 0; k--) {
+        sd->c[k] = p % sd->l.p[k];
+        p /= sd->l.p[k];
+    }
+}
+
+/* Visits every local element: sets it to its global value (fill) or
+ * counts the ones that differ from it.                                   */
+static int64_t nside_walk(nside *sd, const double *a, int fill)
+{
+    int64_t wrong = 0, e[DESO_ND_MAX] = { 1, 1, 1, 1 };
+    for (int k = 0; k < sd->l.d; k++) e[k] = sd->ext[k];
+    for (int64_t off = 0; off < sd->count; off++) {
+        int64_t rest = off, lin = 0, stride = 1;
+        for (int k = 0; k < sd->l.d; k++) {
+            int64_t lk = rest % e[k];
+            rest /= e[k];
+            lin += l2g(lk, sd->l.b[k], sd->c[k], sd->l.p[k]) * stride;
+            stride *= sd->l.n[k];
+        }
+        double v = (double)lin + 0.5;
+        if (fill) sd->a[off] = v;
+        else wrong += a[off] != v;
+    }
+    return wrong;
+}
+
+static void nside_free(nside *sd)
+{
+    if (sd->shared) deso_redist_array_free(sd->a);
+    else free(sd->a);
+    free(sd->ranks);
+}
+
+/* The slowest rank's value of t.                                         */
+static double slowest(double t)
+{
+    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return t;
+}
+
+/* Allocates both local arrays (the source shared when asked; collective
+ * then); false on any rank when one does not fit.                       */
+static int nd_alloc(deso_redist *r, nside *a, nside *b, int shared)
+{
+    deso_redist_local_extents(r, a->ext, b->ext);
+    a->count = b->count = 1;
+    for (int k = 0; k < DESO_ND_MAX; k++) {
+        a->count *= a->ext[k];
+        b->count *= b->ext[k];
+    }
+    a->shared = shared;
+    if (shared && deso_redist_array_alloc(MPI_COMM_WORLD, a->count,
+                                          &a->a) != DESO_OK)
+        a->a = NULL;
+    if (!shared) a->a = malloc((size_t)(a->count ? a->count : 1) * 8);
+    b->a = malloc((size_t)(b->count ? b->count : 1) * 8);
+    int nomem = a->a == NULL || b->a == NULL;
+    MPI_Allreduce(MPI_IN_PLACE, &nomem, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return !nomem;
+}
+
+static void nd_report(const opts *o, deso_redist *r, int np, int64_t reps,
+                      const double *t, int verified)
+{
+    double elems = 1;
+    for (int k = 0; k < o->nd; k++) elems *= (double)o->ext[k];
+    const int64_t *tup[4] = { o->ext, o->grid, o->grid2, o->blk };
+    const char *name[5] = { "dims", "grid", "grid2", "blocks", "blocks2" };
+    printf(o->json ? "{" : "remap");
+    for (int i = 0; i < 5; i++) {
+        const int64_t *v = i < 4 ? tup[i] : o->blk2;
+        printf(o->json ? "%s\"%s\":\"" : " %s%s ", i ? (o->json ? "," : "")
+               : "", name[i]);
+        for (int k = 0; k < o->nd; k++)
+            printf(k ? "x%" PRId64 : "%" PRId64, v[k]);
+        if (o->json) printf("\"");
+    }
+    if (o->json)
+        printf(",\"ranks\":%d,\"schedule\":\"%s\",\"transport\":\"%s\","
+               "\"shared_arrays\":%s,\"reps\":%" PRId64 ",\"time\":%.6e,"
+               "\"gbs\":%.4f,\"time_create\":%.6e,\"time_plan\":%.6e,"
+               "\"time_setup\":%.6e,\"time_setup_first\":%.6e,"
+               "\"time_first\":%.6e,\"verified\":%s}\n", np,
+               deso_schedule_name(o->sched), deso_redist_transport(r),
+               o->shared ? "true" : "false", reps, t[0],
+               elems * 8.0 / t[0] / 1e9, t[1], t[2], t[3], t[4], t[5],
+               verified ? "true" : "false");
+    else
+        printf(": %s, %s%s: %.3e s per remap, %.3f GB/s, plan %.3e s, "
+               "setup %.3e s, first execution %.3e s, %s\n",
+               deso_schedule_name(o->sched), deso_redist_transport(r),
+               o->shared ? " (sources shared)" : "", t[0],
+               elems * 8.0 / t[0] / 1e9, t[2], t[3], t[5],
+               verified ? "verified" : "WRONG");
+}
+
+static int run_nd(const opts *o, int me, int np)
+{
+    nside a, b;
+    nside_init(&a, o, o->grid, o->blk, o->src_off, me);
+    nside_init(&b, o, o->grid2, o->blk2, o->dst_off, me);
+    deso_redist *r = NULL;
+    double t[6] = { 0 };    /* time, create, plan, setup, setup_first, first */
+    deso_err e = deso_redist_create_nd(MPI_COMM_WORLD, &a.l, &b.l, o->sched,
+                                       &r);
+    if (e == DESO_OK) deso_redist_times(r, NULL, &t[4]);
+    deso_redist_destroy(&r);
+    t[1] = MPI_Wtime();
+    if (e == DESO_OK)
+        e = deso_redist_create_nd(MPI_COMM_WORLD, &a.l, &b.l, o->sched, &r);
+    t[1] = slowest(MPI_Wtime() - t[1]);
+    int ok = e == DESO_OK && nd_alloc(r, &a, &b, o->shared);
+    if (!ok) {
+        if (me == 0)
+            fprintf(stderr, "deso-remap: %s\n", e != DESO_OK ?
+                    deso_last_error() : "out of memory for the local arrays");
+        deso_redist_destroy(&r);
+        nside_free(&a);
+        nside_free(&b);
+        return 2;
+    }
+    nside_walk(&a, NULL, 1);
+    deso_redist_times(r, &t[2], &t[3]);
+    t[2] = slowest(t[2]);
+    t[3] = slowest(t[3]);
+    t[4] = slowest(t[4]);
+    int64_t lda = a.ext[0] > 1 ? a.ext[0] : 1;
+    int64_t ldb = b.ext[0] > 1 ? b.ext[0] : 1;
+    MPI_Barrier(MPI_COMM_WORLD);
+    t[5] = MPI_Wtime();
+    e = deso_redist_execute(r, a.a, lda, b.a, ldb);
+    t[5] = slowest(MPI_Wtime() - t[5]);
+    int64_t wrong = e == DESO_OK ? nside_walk(&b, b.a, 0) : 1;
+    int64_t reps = o->reps ? o->reps : 1;
+    if (!o->reps && t[5] > 0) reps = (int64_t)(0.2 / t[5]);
+    if (reps < 1) reps = 1;
+    if (reps > 10000) reps = 10000;
+    MPI_Barrier(MPI_COMM_WORLD);
+    t[0] = MPI_Wtime();
+    for (int64_t k = 0; k < reps; k++)
+        deso_redist_execute(r, a.a, lda, b.a, ldb);
+    t[0] = slowest((MPI_Wtime() - t[0]) / (double)reps);
+    wrong += nside_walk(&b, b.a, 0);
+    MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT64_T, MPI_SUM,
+                  MPI_COMM_WORLD);
+    if (me == 0) nd_report(o, r, np, reps, t, wrong == 0);
+    deso_redist_destroy(&r);
+    nside_free(&a);
+    nside_free(&b);
+    return wrong == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     opts o;
@@ -635,7 +907,7 @@ int main(int argc, char **argv)
     if (rc == 2) {
         if (me == 0) fprintf(stderr, "deso-remap: %s\n", errbuf);
     } else {
-        rc = run(&o, me, np);
+        rc = o.nd ? run_nd(&o, me, np) : run(&o, me, np);
     }
     MPI_Finalize();
     return rc;

@@ -69,7 +69,7 @@ static uint64_t graph_key(const opt_graph *g, opt_mode mode, uint64_t *check,
         hput(&h, (uint64_t)nd->d.op);
         hput(&h, (uint64_t)nd->d.flags);
         hput(&h, (uint64_t)nd->d.nops);
-        if (nd->d.op == BLAS_OP_VGET || nd->d.op == BLAS_OP_VPUT) {
+        if (blas_desc_params(nd->d.op)) {
             hput(&h, (uint64_t)nd->d.off);
             hput(&h, (uint64_t)nd->d.inc);
             hput(&h, (uint64_t)nd->d.len);

@@ -18,6 +18,9 @@
  *   scalars  affine: everywhere; full: any of the four replication states.
  *   gemv     x and A fixed; the result's folding fixed; full: reduced to
  *            coordinate 0 or all-reduced.
+ *   user     a user operator's y in any vector layout of the mode unless
+ *            its declaration pins it (then only there), x where the
+ *            declaration says (replicated, or where y is).
  *   vget, vput of a vector: the result in any vector layout of the mode,
  *            the viewed value (vget) or the new elements (vput) where
  *            they are: the node's own exchange moves them (its cost is
@@ -149,7 +152,7 @@ deso_err opt_node_cands(const opt_graph *g, int i, opt_mode mode,
         return DESO_OK;
     }
     const opt_value *rv = &g->vals[nd->res];
-    blas_layout V[4], S[4];
+    blas_layout V[4], S[4], pin;
     if (is_update(d->op)) {
         int nv = vec_set(g, mode, rv->n, V);
         for (int k = 0; k < nv; k++) {
@@ -183,8 +186,10 @@ deso_err opt_node_cands(const opt_graph *g, int i, opt_mode mode,
             DESO_TRY(make(info, d, &S[s], cur, &c));
             n = push(out, n, &c);
         }
-    } else if ((d->op == BLAS_OP_VGET || d->op == BLAS_OP_VPUT) &&
-               rv->kind == BLAS_VEC) {
+    } else if (((d->op == BLAS_OP_VGET || d->op == BLAS_OP_VPUT) &&
+                rv->kind == BLAS_VEC) ||
+               (d->op == BLAS_OP_USER &&
+                !blas_user_pinned(d, g->df.pr, g->df.pc, &pin))) {
         int nv = vec_set(g, mode, rv->n, V);
         for (int k = 0; k < nv; k++) {
             DESO_TRY(make(info, d, &V[k], cur, &c));

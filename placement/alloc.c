@@ -31,6 +31,17 @@ static void *advise_huge(void *p, size_t size)
 
 static int fail_in = -1;        /* calls left before the injected failure  */
 static long n_calls, n_injected;
+static size_t largest;          /* the largest request since the reset     */
+
+size_t deso__alloc_largest(void) { return largest; }
+
+void deso__alloc_largest_reset(void) { largest = 0; }
+
+/* Notes a request of size bytes for deso__alloc_largest.                  */
+static void note(size_t size)
+{
+    if (size > largest) largest = size;
+}
 
 void deso__alloc_fail_after(int n) { fail_in = n < 0 ? -1 : n; }
 
@@ -52,6 +63,7 @@ static int inject(void)
 void *deso__malloc(size_t size)
 {
     if (inject() || size > DESO__ALLOC_MAX) return NULL;
+    note(size);
     return advise_huge(malloc(size > 0 ? size : 1), size);
 }
 
@@ -60,11 +72,13 @@ void *deso__calloc(size_t count, size_t size)
     if (inject()) return NULL;
     if (size != 0 && count > DESO__ALLOC_MAX / size) return NULL;
     if (count == 0 || size == 0) return calloc(1, 1);
+    note(count * size);
     return advise_huge(calloc(count, size), count * size);
 }
 
 void *deso__realloc(void *p, size_t size)
 {
     if (inject() || size > DESO__ALLOC_MAX) return NULL;
+    note(size);
     return realloc(p, size > 0 ? size : 1);
 }

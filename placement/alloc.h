@@ -29,5 +29,9 @@ void deso__alloc_fail_after(int n);
 long deso__alloc_count(void);
 /* Failures injected since the process started.                             */
 long deso__alloc_injected(void);
+/* Test hook: the largest single request (bytes) since the last call of
+ * deso__alloc_largest_reset, to bound what a streamed operation holds.   */
+size_t deso__alloc_largest(void);
+void deso__alloc_largest_reset(void);
 
 #endif

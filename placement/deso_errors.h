@@ -31,7 +31,8 @@
     X(DESO_EWISDOM,  -13, "wisdom file rejected")                             \
     X(DESO_EIO,      -14, "input/output error")                               \
     X(DESO_ESTATE,   -15, "call not allowed in the current state")           \
-    X(DESO_EINTERNAL,-16, "internal error (a bug in deso)")
+    X(DESO_EINTERNAL,-16, "internal error (a bug in deso)")                 \
+    X(DESO_EUSER,    -17, "a user callback failed")
 
 typedef enum deso_err {
 #define DESO__ENUM(name, value, msg) name = value,

@@ -75,10 +75,33 @@ typedef struct pl_bc_layout {
                          /* (mb, nb, pr, pc then only name the rank set)    */
 } pl_bc_layout;
 
+/* A block-cyclic layout of a d-dimensional array, 1 <= d <= PL_ND_MAX:
+ * dimension k has extent n[k], blocks of b[k] on p[k] grid positions.  Grid
+ * position (c_0, .., c_{d-1}) is rank ranks[(..(c_0 p_1 + c_1) p_2 ..) +
+ * c_{d-1}] (row-major, as MPI_Cart numbers it; NULL: that index itself).
+ * A rank's local array stores the first index fastest, with NUMROC local
+ * extents per dimension; the planner sees it as a matrix of local rows =
+ * the extent of dimension 0 and local columns = the product of the others
+ * (column (l_1, .., l_{d-1}) = l_1 + L_1 (l_2 + L_2 l_3)).  d = 2 is a
+ * pl_bc_layout that is not replicated.                                   */
+#define PL_ND_MAX 4
+typedef struct pl_nd_layout {
+    int d;
+    int64_t n[PL_ND_MAX];
+    int64_t b[PL_ND_MAX];
+    int p[PL_ND_MAX];
+    const int *ranks;
+} pl_nd_layout;
+
 /* Local extents of `rank` in layout `l` (0 x 0 when it holds nothing) and
  * its leading dimension (max(1, local rows)).                              */
 void pl_bc_local_shape(const pl_bc_layout *l, int rank, int64_t *lrows,
                        int64_t *lcols);
+
+/* Local extents of `rank` in l per dimension (all 0 when it holds nothing;
+ * 1 beyond l->d).                                                       */
+void pl_nd_local_extents(const pl_nd_layout *l, int rank,
+                         int64_t ext[PL_ND_MAX]);
 
 /* A contiguous run of `len` elements at local offset `off` (column-major,
  * leading dimension = local rows).                                          */
@@ -138,12 +161,15 @@ bool pl_dim_next(pl_dim_it *it, int64_t *g, int64_t *mine, int64_t *theirs,
  * `count` elements packed in increasing global column-major order.  rows
  * and cols describe it per dimension (mine: this rank's local rows and
  * columns; theirs: the peer's); the element in local row i, column j of
- * the message's pieces is at i + j ld.  runs is empty unless
+ * the message's pieces is at i + j ld.  A d-dimensional message's cols
+ * are its dimensions 1 .. d-1 nested (pl__dim_nest), spelt out piece by
+ * piece.  peer_rows: the peer's local rows.  runs is empty unless
  * pl_remap_rank_runs spelt it out.                                        */
 typedef struct pl_msg {
     int peer;
     int step;
     int64_t count;
+    int64_t peer_rows;
     int64_t nruns;
     pl_run *runs;
     pl_dim rows, cols;
@@ -180,6 +206,15 @@ typedef struct pl_remap_rank {
 deso_err pl_remap_plan_rank(const pl_bc_layout *src, const pl_bc_layout *dst,
                             int comm_size, pl_sched_kind kind, int me,
                             pl_remap_rank *out);
+
+/* As pl_remap_plan_rank for d-dimensional layouts (the same d and
+ * extents on both sides): rows are dimension 0, columns the others
+ * (pl_nd_layout).  Errors as pl_remap_plan_rank's, and DESO_EINVAL for d
+ * outside [1, PL_ND_MAX], DESO_ESIZE for different d or extents.        */
+deso_err pl_remap_plan_rank_nd(const pl_nd_layout *src,
+                               const pl_nd_layout *dst, int comm_size,
+                               pl_sched_kind kind, int me,
+                               pl_remap_rank *out);
 void pl_remap_rank_free(pl_remap_rank *r);  /* NULL-safe                    */
 
 /* Spells out every message of r (and its self copy) as runs of the local

@@ -36,4 +36,21 @@ deso_err pl__edge_colour(int P, int Q, int64_t nedges, const int *ep,
  * Weights must stay below INT64_MAX / (4 (n + 1)).                         */
 deso_err pl__max_assignment(int n, const int64_t *w, int *match);
 
+/* A growing list of progressions (remap_period.c); pl__seq_push appends
+ * a piece, lengthening the last progression when the piece continues it
+ * on every side.  False when out of memory.                              */
+typedef struct pl__seqbuf {
+    pl_seq *v;
+    int64_t n, cap;
+} pl__seqbuf;
+bool pl__seq_push(pl__seqbuf *B, pl_seq x);
+
+/* One dimension made of two (remap_nest.c): `in` (global extent n, local
+ * extents lm on this side and lt on the peer's) nested inside `out` (the
+ * slower index): global index gi + n go, local mi + lm mo and ti + lt to.
+ * The result lists every piece (full = 0): O(pieces of in x elements of
+ * out).  Errors: DESO_ENOMEM (*res left empty).                          */
+deso_err pl__dim_nest(const pl_dim *in, int64_t n, int64_t lm, int64_t lt,
+                      const pl_dim *out, pl_dim *res);
+
 #endif

@@ -81,3 +81,27 @@ void pl_bc_local_shape(const pl_bc_layout *l, int rank, int64_t *lrows,
     if (lrows) *lrows = lr;
     if (lcols) *lcols = lc;
 }
+
+void pl_nd_local_extents(const pl_nd_layout *l, int rank,
+                         int64_t ext[PL_ND_MAX])
+{
+    for (int k = 0; k < PL_ND_MAX; k++) ext[k] = 0;
+    if (l == NULL || l->d < 1 || l->d > PL_ND_MAX) return;
+    int64_t np = 1;
+    for (int k = 0; k < l->d; k++) {
+        if (l->p[k] < 1 || l->b[k] < 1) return;
+        np *= l->p[k];
+    }
+    int pos = -1;
+    for (int64_t i = 0; i < np && pos < 0; i++)
+        if ((l->ranks ? l->ranks[i] : i) == rank) pos = (int)i;
+    if (pos < 0) return;
+    for (int k = PL_ND_MAX - 1; k >= 0; k--) {
+        if (k >= l->d) {
+            ext[k] = 1;
+            continue;
+        }
+        ext[k] = pl_numroc(l->n[k], l->b[k], pos % l->p[k], 0, l->p[k]);
+        pos /= l->p[k];
+    }
+}

@@ -46,14 +46,9 @@ static int64_t first_of(const bside *S)
     return pl__mul(S->pos, S->b, &f) ? f : INT64_MAX;
 }
 
-/* A growing list of progressions; a piece that continues the last one on
- * every side (global, mine, theirs) lengthens it instead.                */
-typedef struct seqbuf {
-    pl_seq *v;
-    int64_t n, cap;
-} seqbuf;
-
-static bool seq_push(seqbuf *B, pl_seq x)
+/* A piece that continues the last progression on every side (global,
+ * mine, theirs) lengthens it instead.                                    */
+bool pl__seq_push(pl__seqbuf *B, pl_seq x)
 {
     if (B->n > 0) {
         pl_seq *l = &B->v[B->n - 1];
@@ -89,7 +84,7 @@ static bool seq_push(seqbuf *B, pl_seq x)
 /* A piece [x0, x1) and the progression of `cnt` pieces it starts (global
  * step dg, walked-side step dw, other-side step dothr), as seen from side
  * a (`flip`: the walked side is c).                                      */
-static bool piece(seqbuf *B, const bside *W, const bside *O, bool flip,
+static bool piece(pl__seqbuf *B, const bside *W, const bside *O, bool flip,
                   int64_t x0, int64_t x1, int64_t cnt)
 {
     int64_t T = stride_of(O);
@@ -99,12 +94,12 @@ static bool piece(seqbuf *B, const bside *W, const bside *O, bool flip,
     q.theirs = flip ? lw : lo;
     q.dmine = cnt > 1 ? (flip ? O->b : T) : 0;
     q.dtheirs = cnt > 1 ? (flip ? T : O->b) : 0;
-    return seq_push(B, q);
+    return pl__seq_push(B, q);
 }
 
 /* The pieces of the walked block [w0, w1) with the other side's blocks. */
-static bool one_block(seqbuf *B, const bside *W, const bside *O, bool flip,
-                      int64_t w0, int64_t w1)
+static bool one_block(pl__seqbuf *B, const bside *W, const bside *O,
+                      bool flip, int64_t w0, int64_t w1)
 {
     int64_t T = stride_of(O), first = first_of(O);
     if (w1 <= first) return true;
@@ -122,7 +117,7 @@ static bool one_block(seqbuf *B, const bside *W, const bside *O, bool flip,
 }
 
 /* Walks the blocks of W that start in [0, E).                            */
-static bool walk(seqbuf *B, const bside *W, const bside *O, bool flip,
+static bool walk(pl__seqbuf *B, const bside *W, const bside *O, bool flip,
                  int64_t E)
 {
     int64_t T = stride_of(W);
@@ -182,7 +177,7 @@ deso_err pl_dim_make(int64_t M, int P, int64_t r, int a, int Q, int64_t s,
     bside A = { P, r, a }, C = { Q, s, c };
     /* Blocks of each side in [0, E); walk the side with fewer.           */
     bool flip = E / Q / s < E / P / r;
-    seqbuf B = { 0 };
+    pl__seqbuf B = { 0 };
     if (!(flip ? walk(&B, &C, &A, true, E) : walk(&B, &A, &C, false, E))) {
         free(B.v);
         return deso__fail(DESO_ENOMEM, "pl_dim_make: no memory");

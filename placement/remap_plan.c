@@ -16,32 +16,59 @@
 #include "placement/remap_impl.h"
 #include "placement/alloc.h"
 
-/* One side of the remap.  A replicated array is, per holder, a 1 x 1 grid
- * whose single block is the whole array.                                  */
+/* One side of the remap, in d dimensions (2 for a pl_bc_layout).  A
+ * replicated array is, per holder, a 1 x 1 grid whose single block is the
+ * whole array.                                                            */
 typedef struct side {
-    const pl_bc_layout *l;
+    int d;
+    bool replicated;
+    const int *ranks;     /* endpoint -> comm rank, or NULL (identity)     */
     int nend;             /* endpoints: grid positions or holders          */
-    int np[2];            /* positions per dimension                       */
-    int64_t blk[2];
+    int64_t ext[PL_ND_MAX];   /* global extents                            */
+    int np[PL_ND_MAX];        /* positions per dimension                   */
+    int64_t blk[PL_ND_MAX];
     int *end_of;          /* comm rank -> endpoint, or -1                  */
 } side;
 
 static int side_rank(const side *S, int e)
 {
-    return S->l->ranks ? S->l->ranks[e] : e;
+    return S->ranks ? S->ranks[e] : e;
 }
 
-static int side_pos(const side *S, int e, int d)
+/* Dimension k of endpoint e's grid position (row-major: the last
+ * dimension varies fastest).                                             */
+static int side_pos(const side *S, int e, int k)
 {
-    if (S->l->replicated) return 0;
-    return d == 0 ? e / S->l->pc : e % S->l->pc;
+    if (S->replicated) return 0;
+    for (int j = S->d - 1; j > k; j--) e /= S->np[j];
+    return e % S->np[k];
+}
+
+/* Maps the communicator's ranks to endpoints, refusing a rank outside it
+ * or repeated.                                                            */
+static deso_err side_ranks(side *S, const char *what, int comm_size)
+{
+    S->end_of = deso__malloc((size_t)comm_size * sizeof *S->end_of);
+    if (!S->end_of)
+        return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no memory");
+    for (int i = 0; i < comm_size; i++) S->end_of[i] = -1;
+    for (int e = 0; e < S->nend; e++) {
+        int rk = side_rank(S, e);
+        if (rk < 0 || rk >= comm_size)
+            return deso__fail(DESO_EINVAL, "pl_remap_plan_rank: %s rank "
+                              "%d outside [0, %d)", what, rk, comm_size);
+        if (S->end_of[rk] >= 0)
+            return deso__fail(DESO_EINVAL, "pl_remap_plan_rank: %s rank %d "
+                              "appears twice", what, rk);
+        S->end_of[rk] = e;
+    }
+    return DESO_OK;
 }
 
 static deso_err side_make(const pl_bc_layout *l, const char *what,
                           int comm_size, side *S)
 {
     memset(S, 0, sizeof *S);
-    S->l = l;
     DESO_CHECK(l != NULL, DESO_ENULL, "pl_remap_plan_rank: %s is NULL", what);
     DESO_CHECK(l->pr >= 1 && l->pc >= 1, DESO_EINVAL,
                "pl_remap_plan_rank: %s grid %d x %d must be at least 1 x 1",
@@ -56,24 +83,12 @@ static deso_err side_make(const pl_bc_layout *l, const char *what,
     DESO_CHECK(l->m >= 0 && l->n >= 0, DESO_ESIZE,
                "pl_remap_plan_rank: %s extents %lld x %lld are negative",
                what, (long long)l->m, (long long)l->n);
+    S->d = 2;
+    S->replicated = l->replicated;
+    S->ranks = l->ranks;
     S->nend = l->pr * l->pc;
-    S->end_of = deso__malloc((size_t)comm_size * sizeof *S->end_of);
-    if (!S->end_of)
-        return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no memory");
-    for (int i = 0; i < comm_size; i++) S->end_of[i] = -1;
-    for (int e = 0; e < S->nend; e++) {
-        int rk = side_rank(S, e);
-        if (rk < 0 || rk >= comm_size || S->end_of[rk] >= 0) {
-            free(S->end_of);
-            S->end_of = NULL;
-            if (rk < 0 || rk >= comm_size)
-                return deso__fail(DESO_EINVAL, "pl_remap_plan_rank: %s rank "
-                                  "%d outside [0, %d)", what, rk, comm_size);
-            return deso__fail(DESO_EINVAL, "pl_remap_plan_rank: %s rank %d "
-                              "appears twice", what, rk);
-        }
-        S->end_of[rk] = e;
-    }
+    S->ext[0] = l->m;
+    S->ext[1] = l->n;
     if (l->replicated) {
         S->np[0] = S->np[1] = 1;
         S->blk[0] = l->m > 0 ? l->m : 1;
@@ -84,54 +99,150 @@ static deso_err side_make(const pl_bc_layout *l, const char *what,
         S->blk[0] = l->mb;
         S->blk[1] = l->nb;
     }
-    return DESO_OK;
+    return side_ranks(S, what, comm_size);
 }
 
-static int64_t side_size(const side *S, int e, int64_t lr[2])
+static deso_err side_make_nd(const pl_nd_layout *l, const char *what,
+                             int comm_size, side *S)
 {
-    if (S->l->replicated) {
-        lr[0] = S->l->m;
-        lr[1] = S->l->n;
-    } else {
-        lr[0] = pl_numroc(S->l->m, S->blk[0], side_pos(S, e, 0), 0, S->np[0]);
-        lr[1] = pl_numroc(S->l->n, S->blk[1], side_pos(S, e, 1), 0, S->np[1]);
+    memset(S, 0, sizeof *S);
+    DESO_CHECK(l != NULL, DESO_ENULL, "pl_remap_plan_rank: %s is NULL", what);
+    DESO_CHECK(l->d >= 1 && l->d <= PL_ND_MAX, DESO_EINVAL,
+               "pl_remap_plan_rank: %s has %d dimensions (1 to %d)", what,
+               l->d, PL_ND_MAX);
+    int64_t np = 1;
+    for (int k = 0; k < l->d; k++) {
+        DESO_CHECK(l->p[k] >= 1 && l->b[k] >= 1, DESO_EINVAL,
+                   "pl_remap_plan_rank: %s dimension %d: grid extent %d and "
+                   "block %lld must be >= 1", what, k, l->p[k],
+                   (long long)l->b[k]);
+        DESO_CHECK(l->n[k] >= 0, DESO_ESIZE, "pl_remap_plan_rank: %s "
+                   "dimension %d: extent %lld is negative", what, k,
+                   (long long)l->n[k]);
+        np *= l->p[k];
+        DESO_CHECK(np <= comm_size, DESO_EINVAL, "pl_remap_plan_rank: %s "
+                   "grid has more positions than the %d ranks of the "
+                   "communicator", what, comm_size);
+        S->ext[k] = l->n[k];
+        S->np[k] = l->p[k];
+        S->blk[k] = l->b[k];
     }
-    return lr[0] * lr[1];
+    S->d = l->d;
+    S->ranks = l->ranks;
+    S->nend = (int)np;
+    return side_ranks(S, what, comm_size);
 }
 
-static bool layouts_identical(const pl_bc_layout *a, const pl_bc_layout *b)
+/* Endpoint e's local extents (lr[k] for dimension k, 1 beyond d), and
+ * their product.                                                         */
+static int64_t side_size(const side *S, int e, int64_t lr[PL_ND_MAX])
 {
-    if (a->replicated != b->replicated || a->pr * a->pc != b->pr * b->pc)
+    int64_t n = 1;
+    for (int k = 0; k < PL_ND_MAX; k++) {
+        lr[k] = k >= S->d ? 1
+              : S->replicated ? S->ext[k]
+              : pl_numroc(S->ext[k], S->blk[k], side_pos(S, e, k), 0,
+                          S->np[k]);
+        n *= lr[k];
+    }
+    return n;
+}
+
+/* Endpoint e's local rows and columns (the product of dimensions 1 ..);
+ * 0 x 0 for e < 0.                                                        */
+static void side_shape(const side *S, int e, int64_t *rows, int64_t *cols)
+{
+    int64_t lr[PL_ND_MAX];
+    *rows = *cols = 0;
+    if (e < 0) return;
+    side_size(S, e, lr);
+    *rows = lr[0];
+    *cols = lr[1] * lr[2] * lr[3];
+}
+
+static bool has_rank(const side *S, int rank)
+{
+    for (int j = 0; j < S->nend; j++)
+        if (side_rank(S, j) == rank) return true;
+    return false;
+}
+
+/* Whether A and B place every element on the same rank at the same local
+ * offset (their extents are equal).                                      */
+static bool layouts_identical(const side *A, const side *B)
+{
+    if (A->replicated != B->replicated || A->nend != B->nend || A->d != B->d)
         return false;
-    if (!a->replicated &&
-        (a->pr != b->pr || a->pc != b->pc || a->mb != b->mb || a->nb != b->nb))
-        return false;
+    for (int k = 0; !A->replicated && k < A->d; k++)
+        if (A->np[k] != B->np[k] || A->blk[k] != B->blk[k]) return false;
     /* Holders of a replicated array form a set; positions must match.     */
-    int np = a->pr * a->pc;
-    for (int i = 0; i < np; i++) {
-        int ra = a->ranks ? a->ranks[i] : i;
-        if (!a->replicated) {
-            if (ra != (b->ranks ? b->ranks[i] : i)) return false;
-            continue;
-        }
-        bool found = false;
-        for (int j = 0; j < np && !found; j++)
-            found = ra == (b->ranks ? b->ranks[j] : j);
-        if (!found) return false;
-    }
+    for (int i = 0; i < A->nend; i++)
+        if (A->replicated ? !has_rank(B, side_rank(A, i))
+                          : side_rank(A, i) != side_rank(B, i))
+            return false;
     return true;
 }
 
-/* The message between endpoint e of side A and endpoint f of side B, per
- * dimension (mine: A's local offsets), in O(one period) each.           */
+/* One dimension copied whole: local offsets 0 .. n on both sides.       */
+static deso_err whole_dim(int64_t n, pl_dim *d)
+{
+    memset(d, 0, sizeof *d);
+    d->seq = deso__calloc(1, sizeof *d->seq);
+    if (!d->seq) return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no memory");
+    d->seq[0] = (pl_seq){ .len = n, .cnt = 1 };
+    d->nseq = 1;
+    d->span = d->rem = d->per = d->count = n;
+    return DESO_OK;
+}
+
+/* Dimension k of the message between endpoint e of A and f of B (mine:
+ * A's local offsets), in O(one period).                                  */
+static deso_err one_dim(const side *A, int e, const side *B, int f, int k,
+                        pl_dim *d)
+{
+    return pl_dim_make(A->ext[k], A->np[k], A->blk[k], side_pos(A, e, k),
+                       B->np[k], B->blk[k], side_pos(B, f, k), d);
+}
+
+/* The message's columns: one when d = 1, dimension 1 when d = 2, else
+ * dimensions 1 .. d-1 nested, each slower one outside the faster ones
+ * (pl__dim_nest), with the local extents of both endpoints.             */
+static deso_err cols_of(const side *A, int e, const side *B, int f,
+                        pl_dim *cols)
+{
+    if (A->d == 1) return whole_dim(1, cols);
+    DESO_TRY(one_dim(A, e, B, f, 1, cols));
+    int64_t la[PL_ND_MAX], lb[PL_ND_MAX];
+    side_size(A, e, la);
+    side_size(B, f, lb);
+    int64_t n = A->ext[1], lm = la[1], lt = lb[1];
+    for (int k = 2; k < A->d; k++) {
+        pl_dim outer, nested;
+        deso_err err = one_dim(A, e, B, f, k, &outer);
+        if (err == DESO_OK)
+            err = pl__dim_nest(cols, n, lm, lt, &outer, &nested);
+        pl_dim_free(&outer);
+        if (err != DESO_OK) return err;
+        pl_dim_free(cols);
+        *cols = nested;
+        n *= A->ext[k];
+        lm *= la[k];
+        lt *= lb[k];
+    }
+    return DESO_OK;
+}
+
+/* The message between endpoint e of side A and endpoint f of side B:
+ * rows (dimension 0) times columns (the others).                        */
 static deso_err msg_dims(const side *A, int e, const side *B, int f,
                          pl_msg *m)
 {
-    DESO_TRY(pl_dim_make(A->l->m, A->np[0], A->blk[0], side_pos(A, e, 0),
-                         B->np[0], B->blk[0], side_pos(B, f, 0), &m->rows));
-    DESO_TRY(pl_dim_make(A->l->n, A->np[1], A->blk[1], side_pos(A, e, 1),
-                         B->np[1], B->blk[1], side_pos(B, f, 1), &m->cols));
+    DESO_TRY(one_dim(A, e, B, f, 0, &m->rows));
+    DESO_TRY(cols_of(A, e, B, f, &m->cols));
     m->count = m->rows.count * m->cols.count;
+    int64_t lb[PL_ND_MAX];
+    side_size(B, f, lb);
+    m->peer_rows = lb[0];
     return DESO_OK;
 }
 
@@ -158,8 +269,8 @@ void pl_remap_rank_free(pl_remap_rank *r)
 /* Everything the planning of one rank allocates, freed in one place.     */
 typedef struct work {
     side S, T;
-    int64_t *lens, *slen, *Lr, *Lc, *load;
-    int *holder;
+    int64_t *lens, *slen, *load;
+    int64_t *dl[PL_ND_MAX];   /* per dimension: its message matrix        */
     pl_schedule sch;
 } work;
 
@@ -167,9 +278,23 @@ static void work_free(work *w)
 {
     free(w->S.end_of);
     free(w->T.end_of);
-    free(w->lens); free(w->slen); free(w->Lr); free(w->Lc); free(w->load);
-    free(w->holder);
+    free(w->lens);
+    free(w->slen);
+    free(w->load);
+    for (int k = 0; k < PL_ND_MAX; k++) free(w->dl[k]);
     pl_schedule_free(&w->sch);
+}
+
+/* The message between source endpoint i and target endpoint j: the
+ * product of the dimensions' message matrices (papers 001, 000).         */
+static int64_t product_len(const work *w, int i, int j)
+{
+    const side *S = &w->S, *T = &w->T;
+    int64_t len = 1;
+    for (int k = 0; k < S->d && len > 0; k++)
+        len *= w->dl[k][(int64_t)side_pos(S, i, k) * T->np[k] +
+                        side_pos(T, j, k)];
+    return len;
 }
 
 /* The message matrix lens[i * NR + j] between source endpoints i and target
@@ -183,26 +308,25 @@ static deso_err message_matrix(work *w)
     int NS = S->nend, NR = T->nend;
     w->lens = deso__calloc((size_t)NS * NR, sizeof *w->lens);
     if (!w->lens) return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no memory");
-    if (!S->l->replicated) {
-        w->Lr = deso__malloc((size_t)S->np[0] * T->np[0] * sizeof *w->Lr);
-        w->Lc = deso__malloc((size_t)S->np[1] * T->np[1] * sizeof *w->Lc);
-        if (!w->Lr || !w->Lc)
-            return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no memory");
-        DESO_TRY(pl__dim_lengths(S->l->m, S->np[0], S->blk[0], T->np[0],
-                                 T->blk[0], w->Lr));
-        DESO_TRY(pl__dim_lengths(S->l->n, S->np[1], S->blk[1], T->np[1],
-                                 T->blk[1], w->Lc));
+    if (!S->replicated) {
+        for (int k = 0; k < S->d; k++) {
+            w->dl[k] = deso__malloc((size_t)S->np[k] * T->np[k] *
+                                    sizeof *w->dl[k]);
+            if (!w->dl[k])
+                return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no "
+                                  "memory");
+            DESO_TRY(pl__dim_lengths(S->ext[k], S->np[k], S->blk[k],
+                                     T->np[k], T->blk[k], w->dl[k]));
+        }
         for (int i = 0; i < NS; i++)
             for (int j = 0; j < NR; j++)
-                w->lens[(int64_t)i * NR + j] =
-                    w->Lr[(int64_t)side_pos(S, i, 0) * T->np[0] + side_pos(T, j, 0)] *
-                    w->Lc[(int64_t)side_pos(S, i, 1) * T->np[1] + side_pos(T, j, 1)];
+                w->lens[(int64_t)i * NR + j] = product_len(w, i, j);
         return DESO_OK;
     }
     w->load = deso__calloc((size_t)NS, sizeof *w->load);
     if (!w->load) return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no memory");
     for (int j = 0; j < NR; j++) {
-        int64_t ext[2], size = side_size(T, j, ext);
+        int64_t ext[PL_ND_MAX], size = side_size(T, j, ext);
         if (size == 0) continue;
         int h = S->end_of[side_rank(T, j)];
         if (h < 0) {
@@ -234,18 +358,6 @@ static deso_err add_msg(pl_msg **arr, int *n, const side *A, int e,
     DESO_CHECK(m->count == want, DESO_EINTERNAL, "pl_remap_plan_rank: a "
                "message of %lld elements where the message matrix says %lld",
                (long long)m->count, (long long)want);
-    return DESO_OK;
-}
-
-/* One dimension copied whole: local offsets 0 .. n on both sides.       */
-static deso_err whole_dim(int64_t n, pl_dim *d)
-{
-    memset(d, 0, sizeof *d);
-    d->seq = deso__calloc(1, sizeof *d->seq);
-    if (!d->seq) return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no memory");
-    d->seq[0] = (pl_seq){ .len = n, .cnt = 1 };
-    d->nseq = 1;
-    d->span = d->rem = d->per = d->count = n;
     return DESO_OK;
 }
 
@@ -308,13 +420,27 @@ static deso_err plan_messages(work *w, int ie, int je, pl_remap_rank *out)
     return DESO_OK;
 }
 
+/* This rank's local shapes, then its part of the remap between sides S
+ * and T (made, with equal extents).                                      */
+static deso_err plan_sides(work *w, pl_sched_kind kind, int me,
+                           pl_remap_rank *out)
+{
+    side *S = &w->S, *T = &w->T;
+    int ie = S->end_of[me], je = T->end_of[me];
+    side_shape(S, ie, &out->src_lrows, &out->src_lcols);
+    side_shape(T, je, &out->dst_lrows, &out->dst_lcols);
+    if (layouts_identical(S, T)) return plan_identical(out);
+    DESO_TRY(plan_schedule(w, kind));
+    out->nsteps = w->sch.nsteps;
+    return plan_messages(w, ie, je, out);
+}
+
 static deso_err plan(const pl_bc_layout *src, const pl_bc_layout *dst,
                      int comm_size, pl_sched_kind kind, int me,
                      pl_remap_rank *out, work *w)
 {
     DESO_TRY(side_make(src, "src", comm_size, &w->S));
     DESO_TRY(side_make(dst, "dst", comm_size, &w->T));
-    side *S = &w->S, *T = &w->T;
     DESO_CHECK(src->m == dst->m && src->n == dst->n, DESO_ESIZE,
                "pl_remap_plan_rank: src is %lld x %lld but dst is %lld x %lld",
                (long long)src->m, (long long)src->n, (long long)dst->m,
@@ -323,23 +449,31 @@ static deso_err plan(const pl_bc_layout *src, const pl_bc_layout *dst,
     DESO_CHECK(pl__mul(src->m, src->n, &mn), DESO_ESIZE,
                "pl_remap_plan_rank: %lld x %lld elements overflow int64",
                (long long)src->m, (long long)src->n);
-    int ie = S->end_of[me], je = T->end_of[me];
-    int64_t ex[2];
-    if (ie >= 0) side_size(S, ie, ex);
-    out->src_lrows = ie >= 0 ? ex[0] : 0;
-    out->src_lcols = ie >= 0 ? ex[1] : 0;
-    if (je >= 0) side_size(T, je, ex);
-    out->dst_lrows = je >= 0 ? ex[0] : 0;
-    out->dst_lcols = je >= 0 ? ex[1] : 0;
-    if (layouts_identical(src, dst)) return plan_identical(out);
-    DESO_TRY(plan_schedule(w, kind));
-    out->nsteps = w->sch.nsteps;
-    return plan_messages(w, ie, je, out);
+    return plan_sides(w, kind, me, out);
 }
 
-deso_err pl_remap_plan_rank(const pl_bc_layout *src, const pl_bc_layout *dst,
-                            int comm_size, pl_sched_kind kind, int me,
-                            pl_remap_rank *out)
+static deso_err plan_nd(const pl_nd_layout *src, const pl_nd_layout *dst,
+                        int comm_size, pl_sched_kind kind, int me,
+                        pl_remap_rank *out, work *w)
+{
+    DESO_TRY(side_make_nd(src, "src", comm_size, &w->S));
+    DESO_TRY(side_make_nd(dst, "dst", comm_size, &w->T));
+    DESO_CHECK(src->d == dst->d, DESO_ESIZE, "pl_remap_plan_rank: src has "
+               "%d dimensions but dst %d", src->d, dst->d);
+    int64_t all = 1;
+    for (int k = 0; k < src->d; k++) {
+        DESO_CHECK(src->n[k] == dst->n[k], DESO_ESIZE, "pl_remap_plan_rank: "
+                   "extent %d is %lld in src but %lld in dst", k,
+                   (long long)src->n[k], (long long)dst->n[k]);
+        DESO_CHECK(pl__mul(all, src->n[k], &all), DESO_ESIZE,
+                   "pl_remap_plan_rank: the elements overflow int64");
+    }
+    return plan_sides(w, kind, me, out);
+}
+
+/* Checks common to both planners; *out emptied.                          */
+static deso_err plan_start(int comm_size, pl_sched_kind kind, int me,
+                           pl_remap_rank *out)
 {
     DESO_CHECK(out != NULL, DESO_ENULL, "pl_remap_plan_rank: out is NULL");
     memset(out, 0, sizeof *out);
@@ -349,13 +483,39 @@ deso_err pl_remap_plan_rank(const pl_bc_layout *src, const pl_bc_layout *dst,
                me, comm_size);
     DESO_CHECK((unsigned)kind < 3u, DESO_EINVAL,
                "pl_remap_plan_rank: unknown schedule kind %d", (int)kind);
-    work w;
-    memset(&w, 0, sizeof w);
-    deso_err err = plan(src, dst, comm_size, kind, me, out, &w);
-    work_free(&w);
+    return DESO_OK;
+}
+
+/* Frees the work; on error leaves *out empty.                            */
+static deso_err plan_end(deso_err err, work *w, int me, pl_remap_rank *out)
+{
+    work_free(w);
     if (err) {
         pl_remap_rank_free(out);
         out->me = me;
     }
     return err;
+}
+
+deso_err pl_remap_plan_rank(const pl_bc_layout *src, const pl_bc_layout *dst,
+                            int comm_size, pl_sched_kind kind, int me,
+                            pl_remap_rank *out)
+{
+    DESO_TRY(plan_start(comm_size, kind, me, out));
+    work w;
+    memset(&w, 0, sizeof w);
+    return plan_end(plan(src, dst, comm_size, kind, me, out, &w), &w, me,
+                    out);
+}
+
+deso_err pl_remap_plan_rank_nd(const pl_nd_layout *src,
+                               const pl_nd_layout *dst, int comm_size,
+                               pl_sched_kind kind, int me,
+                               pl_remap_rank *out)
+{
+    DESO_TRY(plan_start(comm_size, kind, me, out));
+    work w;
+    memset(&w, 0, sizeof w);
+    return plan_end(plan_nd(src, dst, comm_size, kind, me, out, &w), &w,
+                    me, out);
 }

@@ -3,7 +3,7 @@
 # context's error handler (deso/deso.h, "error handlers";
 # deso/runtime/api.h): scripts/check-handler.sh
 #   For each function declared in deso/deso.h with an argument that reaches
-#   a context (deso_ctx *, a vector, matrix, scalar or sparse matrix
+#   a context (deso_ctx *, a vector, matrix, scalar, sparse matrix or operator
 #   handle, deso_sarg, or a handle to destroy), its definition in deso/ must call deso__raise:
 #   a wrapper of api_*.c, or a function that calls it itself.  A public
 #   function added to deso.h and defined without one fails here, naming it.
@@ -21,7 +21,7 @@ EXEMPT = {"deso_init", "deso_set_error_handler", "deso_get_error_handler",
           "deso_errors_abort"}
 hdr = open(root + "/deso/deso.h").read()
 hdr = re.sub(r"/\*.*?\*/", "", hdr, flags=re.S)
-reach = re.compile(r"\bdeso_(ctx|vec|mat|scalar|spmat)\s*\*|\bdeso_sarg\b")
+reach = re.compile(r"\bdeso_(ctx|vec|mat|scalar|spmat|op)\s*\*|\bdeso_sarg\b")
 public = []
 for name, params in re.findall(r"deso_err\s+(deso_[a-z0-9_]+)\s*\(([^;]*?)\)\s*;",
                                hdr, flags=re.S):

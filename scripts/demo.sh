@@ -2,7 +2,8 @@
 # make demo: the CG demo at P = 2, mode full, to ||r||/||b|| < 1e-10: the
 # table of paper 003's Table 1 categories with the residual and the solution
 # error ||x - 1||/sqrt(n), then the same solve with the SSOR preconditioner;
-# then BiCGSTAB, GMRES and Lanczos, each beside its plain-CBLAS twin.
+# then BiCGSTAB, PCG on user operators, GMRES and Lanczos, each beside
+# its plain-CBLAS twin.
 set -eu
 build=${1:-build}
 if [ -x "$build/bin/deso-cg" ]; then
@@ -13,7 +14,7 @@ if [ -x "$build/bin/deso-cg" ]; then
     run --precond ssor
     echo
     # the Krylov examples beside their plain-CBLAS twins (final lines)
-    for prog in bicgstab gmres lanczos; do
+    for prog in bicgstab pcg gmres lanczos; do
         OPENBLAS_NUM_THREADS=1 mpiexec.mpich -n 2 "$build/bin/deso-$prog" --mode full
         OPENBLAS_NUM_THREADS=1 "$build/bin/deso-$prog-cblas"
     done

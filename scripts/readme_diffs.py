@@ -18,6 +18,7 @@ import sys
 PAIRS = [
     ("cg", r"--repeat: the whole solve again", r"double residual", True),
     ("bicgstab", r"copy\(n, b, 1, r, 1\)", r"the true residual", False),
+    ("pcg", r"copy\(n, b, 1, r, 1\)", r"the true residual", False),
     ("gmres", r"dnrm2\(n, b, 1", r"the true residual", False),
     ("lanczos", r"dnrm2\(n, v, 1", r"^    (printf|if \(rank0\))", False),
 ]

@@ -2,8 +2,9 @@
 # The programs' command lines, bad and good.
 #
 # Bad input: BUILD/bin/deso-cg, deso-remap, deso-solve-pdgesv,
-# deso-mtx2bin, deso-bicgstab, deso-gmres, deso-lanczos and (without a
-# launcher: they are one process) deso-cg-cblas and the Krylov twins, with bad input for
+# deso-mtx2bin, deso-bicgstab, deso-pcg, deso-gmres, deso-lanczos and
+# (without a launcher: they are one process) deso-cg-cblas and the Krylov
+# twins, with bad input for
 # every option (missing value, non-number, zero and negative sizes, a grid
 # that does not match P, an unknown mode or schedule, a missing or
 # malformed --matrix file, unknown options) at P = 1 and 2, each under
@@ -69,7 +70,8 @@ m2b=$build/bin/deso-mtx2bin
 bicg=$build/bin/deso-bicgstab
 lanc=$build/bin/deso-lanczos
 gmres=$build/bin/deso-gmres
-for b in "$cg" "$remap" "$cblas" "$solve" "$m2b" "$bicg" "$lanc" "$gmres"; do
+pcg=$build/bin/deso-pcg
+for b in "$cg" "$remap" "$cblas" "$solve" "$m2b" "$bicg" "$lanc" "$gmres" "$pcg"; do
     if [ ! -x "$b" ]; then
         echo "test-cli: $b not found (make BUILD=$build programs)"
         echo "cli: 0 passed, 1 failed"
@@ -197,8 +199,8 @@ for np in $nps; do
     says="NB must be"; bad "$np" "$solve" 10 0
     says=arguments; bad "$np" "$solve" 10 2 3
 
-    # ---- deso-bicgstab, deso-gmres, deso-lanczos -------------------------
-    for kp in "$bicg" "$gmres" "$lanc"; do
+    # ---- deso-bicgstab, deso-pcg, deso-gmres, deso-lanczos ---------------
+    for kp in "$bicg" "$pcg" "$gmres" "$lanc"; do
         says=--n; bad "$np" "$kp" --n 0
         says=--iters; bad "$np" "$kp" --iters x
         says=--mode; bad "$np" "$kp" --mode fast
@@ -207,6 +209,9 @@ for np in $nps; do
         says=--bogus; bad "$np" "$kp" --bogus
         says=needs; bad "$np" "$kp" --n
     done
+    says=--breakdown; bad "$np" "$bicg" --breakdown 3   # GMRES's only
+    says=--breakdown; bad "$np" "$gmres" --breakdown 0
+    says=exceeds; bad "$np" "$gmres" --n 4 --breakdown 5
 
     # ---- deso-mtx2bin ----------------------------------------------------
     says=usage; bad "$np" "$m2b"
@@ -328,7 +333,7 @@ says=--tol; bad serial "$cblas" --tol -1
 says=--precond; bad serial "$cblas" --precond bogus
 says=--grid; bad serial "$cblas" --grid 1x1      # deso-cg's, not its own
 says=--mode; bad serial "$cblas" --mode full
-for kp in "$bicg-cblas" "$gmres-cblas" "$lanc-cblas"; do
+for kp in "$bicg-cblas" "$pcg-cblas" "$gmres-cblas" "$lanc-cblas"; do
     says=--n; bad serial "$kp" --n -3
     says=--grid; bad serial "$kp" --grid 1x1        # the deso versions' only
     says=--history=1; bad serial "$kp" --history=1

@@ -11,7 +11,17 @@
  * a slab starts at a multiple of nb * (grid columns), so the cyclic pattern
  * restarts at grid column 0 and the slab is a matrix of its own with the
  * same distribution, and its local columns are contiguous in the local
- * array.
+ * array.  When one block column of local rows is itself over the limit (a
+ * grid of one column has one block column of n), a slab is part of one
+ * block column instead: a matrix of one column block, which the grid
+ * column owning it holds alone (each rank's darray is made as if that
+ * grid column were the first).
+ *
+ * An out-of-core matrix's slabs pass through the slab buffers: read from
+ * the file then written to the local array file, or read from the local
+ * array file then written to the file; the slab width then also keeps
+ * every rank's part of a slab within the buffers (deso__ooc_stream_width),
+ * so no rank ever holds its whole piece.
  *
  * The checksum is a sum over the elements, so each rank adds up its own
  * part while the slab it just read is still in cache, and one all-reduce
@@ -64,22 +74,28 @@ static uint64_t mix(uint64_t k, double x)
     return z ^ (z >> 31);
 }
 
-/* The file's part of one rank's piece: grid, position, local rows.       */
+/* The file's part of one rank's piece: grid, position, local rows; its
+ * elements in memory (data), or in a local array file (ooc) passing
+ * through buf, which holds `limit` elements.                              */
 typedef struct piece {
     const blas_layout *lay;
     int r, c;
     int64_t rows, cols, ld;
     double *data;
+    deso__ooc *ooc;
+    double *buf;
+    int64_t limit;
 } piece;
 
-/* Adds the checksum terms of local columns [lc0, lc1).                    */
-static uint64_t piece_sum(const piece *p, int64_t m, int64_t lc0, int64_t lc1)
+/* Adds the checksum terms of local columns [lc0, lc1), held in at.        */
+static uint64_t piece_sum(const piece *p, const double *at, int64_t m,
+                          int64_t lc0, int64_t lc1)
 {
     const blas_layout *l = p->lay;
     uint64_t s = 0;
     for (int64_t lj = lc0; lj < lc1; lj++) {
         int64_t j = blas_cyc_global(l->nb, l->pc, p->c, lj);
-        const double *col = p->data + lj * p->ld;
+        const double *col = at + (lj - lc0) * p->ld;
         for (int64_t li = 0; li < p->rows; li++) {
             int64_t i = blas_cyc_global(l->b, l->pr, p->r, li);
             s += mix((uint64_t)(i + j * m), col[li]);
@@ -94,43 +110,62 @@ static int64_t rows_max(const blas_layout *l, int64_t m)
     return blas_numroc(m, l->b, 0, l->pr);
 }
 
-/* Whether MPI's int arguments can describe the layout's slabs: block sizes
- * and one block column of every grid column as darray extents, and one
- * block column of local elements as a count.  Checked (and agreed) before
- * any I/O, so that no count is ever truncated.                            */
+/* Whether MPI's int arguments can describe the layout's slabs: the row
+ * block as a darray argument (the rows are checked with the shape; a
+ * slab's other extents and counts are kept within slab_elems).  Checked
+ * (and agreed) before any I/O, so that no count is ever truncated.       */
 static deso_err slab_fits(const blas_layout *l, int64_t m, const char *fn)
 {
-    DESO_CHECK(l->b <= INT_MAX && l->nb <= INT_MAX / l->pc &&
-                   rows_max(l, m) <= INT_MAX / l->nb,
-               DESO_ENOTSUP, "%s: blocks of %lld x %lld on a %dx%d grid: a "
-               "block column exceeds MPI's int counts", fn, (long long)l->b,
-               (long long)l->nb, l->pr, l->pc);
+    (void)m;
+    DESO_CHECK(l->b <= INT_MAX, DESO_ENOTSUP, "%s: row blocks of %lld "
+               "exceed MPI's int counts", fn, (long long)l->b);
     return DESO_OK;
 }
 
-/* The columns of every slab: a multiple of nb * pc, as many as keep the
- * local elements of a slab under slab_elems (at least one block column;
- * slab_fits keeps that within an int).                                    */
-static int64_t slab_width(const blas_layout *l, int64_t m)
+/* The most local elements of one slab: slab_elems and p's limit.          */
+static int64_t slab_most(const piece *p)
 {
+    return p->limit < slab_elems ? p->limit : slab_elems;
+}
+
+/* Whether the slabs are parts of block columns: one block column of local
+ * rows exceeds the limit.                                                 */
+static bool slab_parts(const piece *p, int64_t m)
+{
+    return rows_max(p->lay, m) > slab_most(p) / p->lay->nb;
+}
+
+/* The columns of every slab: a multiple of nb * pc, as many as keep the
+ * local elements of a slab under the limit (at least one block column,
+ * which slab_parts keeps within it); or, for parts of block columns, as
+ * many columns as the limit holds.                                       */
+static int64_t slab_width(const piece *p, int64_t m)
+{
+    const blas_layout *l = p->lay;
+    int64_t rows = rows_max(l, m) > 0 ? rows_max(l, m) : 1;
+    if (slab_parts(p, m)) return slab_most(p) / rows > 0 ? slab_most(p) / rows
+                                                         : 1;
     int64_t step = l->nb * l->pc;
-    int64_t col = rows_max(l, m) * l->nb;
-    int64_t k = slab_elems / (col > 0 ? col : 1);
+    int64_t k = slab_most(p) / (rows * l->nb);
     if (k > INT_MAX / step) k = INT_MAX / step;
     return (k < 1 ? 1 : k) * step;
 }
 
-/* The darray view of the slab of columns [j0, j0 + w).                    */
+/* The darray view of the slab of columns [j0, j0 + w): a matrix with the
+ * piece's distribution, or, for a part of a block column, of one column
+ * block (w), its owner made the first grid column.                        */
 static deso_err slab_view(MPI_File fh, const piece *p, int64_t m, int64_t j0,
-                          int64_t w)
+                          int64_t w, bool part)
 {
     const blas_layout *l = p->lay;
     int gs[2] = {(int)m, (int)w};
     int dist[2] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_CYCLIC};
-    int darg[2] = {(int)l->b, (int)l->nb};
+    int darg[2] = {(int)l->b, part ? (int)w : (int)l->nb};
     int ps[2] = {l->pr, l->pc};
+    int owner = part ? (int)((j0 / l->nb) % l->pc) : 0;
+    int c = (p->c - owner + l->pc) % l->pc;
     MPI_Datatype t;
-    DESO_TRY(deso__mpi(MPI_Type_create_darray(l->pr * l->pc, p->r * l->pc + p->c,
+    DESO_TRY(deso__mpi(MPI_Type_create_darray(l->pr * l->pc, p->r * l->pc + c,
                                               2, gs, dist, darg, ps,
                                               MPI_ORDER_FORTRAN, MPI_DOUBLE,
                                               &t),
@@ -146,36 +181,47 @@ static deso_err slab_view(MPI_File fh, const piece *p, int64_t m, int64_t j0,
 }
 
 /* Local columns of the slab starting at global column j0 (a multiple of
- * nb * pc), of width w: [lc0, lc0 + count).                               */
-static void slab_local(const piece *p, int64_t j0, int64_t w, int64_t *lc0,
-                       int64_t *count)
+ * nb * pc, or within one block column for a part), of width w:
+ * [lc0, lc0 + count).                                                    */
+static void slab_local(const piece *p, int64_t j0, int64_t w, bool part,
+                       int64_t *lc0, int64_t *count)
 {
     const blas_layout *l = p->lay;
     int64_t step = l->nb * l->pc;
-    *lc0 = j0 / step * l->nb;
-    *count = blas_numroc(w, l->nb, p->c, l->pc);
+    *lc0 = j0 / step * l->nb + (part ? j0 % l->nb : 0);
+    if (part) *count = (j0 / l->nb) % l->pc == p->c ? w : 0;
+    else *count = blas_numroc(w, l->nb, p->c, l->pc);
 }
 
 /* Reads (write = false) or writes one slab of the piece, collectively,
- * adding the checksum of what passes.                                     */
+ * adding the checksum of what passes.  An out-of-core piece's columns
+ * pass through its buffer; a rank whose local array file fails still
+ * takes part in the collective call, with nothing to write.               */
 static deso_err cross_slab(MPI_File fh, const piece *p, int64_t m, int64_t j0,
-                           int64_t wj, bool write, uint64_t *sum)
+                           int64_t wj, bool part, bool write, uint64_t *sum)
 {
     int64_t lc0, lcn;
-    slab_local(p, j0, wj, &lc0, &lcn);
-    DESO_TRY(slab_view(fh, p, m, j0, wj));
-    double *at = p->data + lc0 * p->ld;
+    slab_local(p, j0, wj, part, &lc0, &lcn);
+    DESO_TRY(slab_view(fh, p, m, j0, wj, part));
+    double *at = p->ooc != NULL ? p->buf : p->data + lc0 * p->ld;
     int cnt = (int)(p->rows * lcn);      /* within an int: slab_width     */
     MPI_Status st;
     if (write) {
-        *sum += piece_sum(p, m, lc0, lc0 + lcn);
-        return deso__mpi(MPI_File_write_all(fh, at, cnt, MPI_DOUBLE, &st),
-                         "MPI_File_write_all");
+        deso_err err = p->ooc != NULL
+                           ? deso__ooc_io_counted(p->ooc, false, lc0, lcn, at)
+                           : DESO_OK;
+        if (err == DESO_OK) *sum += piece_sum(p, at, m, lc0, lc0 + lcn);
+        deso_err wr = deso__mpi(MPI_File_write_all(fh, at,
+                                                   err == DESO_OK ? cnt : 0,
+                                                   MPI_DOUBLE, &st),
+                                "MPI_File_write_all");
+        return err != DESO_OK ? err : wr;
     }
     DESO_TRY(deso__mpi(MPI_File_read_all(fh, at, cnt, MPI_DOUBLE, &st),
                        "MPI_File_read_all"));
-    *sum += piece_sum(p, m, lc0, lc0 + lcn);
-    return DESO_OK;
+    *sum += piece_sum(p, at, m, lc0, lc0 + lcn);
+    if (p->ooc == NULL) return DESO_OK;
+    return deso__ooc_io_counted(p->ooc, true, lc0, lcn, at);
 }
 
 /* Every slab in turn; each slab's outcome is agreed, so that a rank whose
@@ -184,12 +230,18 @@ static deso_err cross_slabs(deso_ctx *ctx, MPI_File fh, const piece *p,
                             int64_t m, int64_t n, bool write, uint64_t *sum,
                             const char *fn)
 {
-    int64_t w = slab_width(p->lay, m);
+    int64_t w = slab_width(p, m);
+    bool part = slab_parts(p, m);
+    /* a part ends at its block column's end                              */
+    int64_t span = part ? p->lay->nb : n;
     *sum = 0;
-    for (int64_t j0 = 0; j0 < n; j0 += w) {
-        deso_err err = cross_slab(fh, p, m, j0, n - j0 < w ? n - j0 : w, write,
-                                  sum);
-        DESO_TRY(deso__agree_counted(ctx, fn, err, NULL, 0));
+    for (int64_t b0 = 0; b0 < n; b0 += span) {
+        int64_t end = n - b0 < span ? n : b0 + span;
+        for (int64_t j0 = b0; j0 < end; j0 += w) {
+            deso_err err = cross_slab(fh, p, m, j0, end - j0 < w ? end - j0 : w,
+                                      part, write, sum);
+            DESO_TRY(deso__agree_counted(ctx, fn, err, NULL, 0));
+        }
     }
     return DESO_OK;
 }
@@ -228,12 +280,21 @@ static deso_err open_agreed(deso_ctx *ctx, const char *path, int amode,
     return err;
 }
 
-/* The piece of a view on the context's grid.                              */
-static piece piece_of(const deso_ctx *ctx, deso__view *w)
+/* The piece of a view on the context's grid; an out-of-core one's slabs
+ * pass through the slab buffers (deso__ooc_stream_width).  Agreed.
+ * Collective.                                                            */
+static deso_err piece_of(deso_ctx *ctx, deso__view *w, const char *fn,
+                         piece *p)
 {
-    piece p = {&w->lay, ctx->coord[0], ctx->coord[1], w->rows, w->cols,
-               w->rows > 1 ? w->rows : 1, w->data};
-    return p;
+    *p = (piece){&w->lay, ctx->coord[0], ctx->coord[1], w->rows, w->cols,
+                 w->rows > 1 ? w->rows : 1, w->data, w->ooc, NULL,
+                 SLAB_ELEMS};
+    if (w->ooc == NULL) return DESO_OK;
+    int64_t k;
+    DESO_TRY(deso__ooc_stream_width(ctx, w, 1, DESO_OK, fn, &k));
+    p->buf = ctx->ooc_buf[0];
+    p->limit = rows_max(&w->lay, w->lay.m) * k;
+    return DESO_OK;
 }
 
 /* The value's view to write: its first one, or the default layout when
@@ -253,7 +314,8 @@ static deso_err write_body(deso_ctx *ctx, deso__value *v, MPI_File fh,
     deso_err err = write_view(ctx, v, &w);
     if (err == DESO_OK) err = slab_fits(&w->lay, v->m, fn);
     DESO_TRY(deso__agree_counted(ctx, fn, err, NULL, 0));
-    piece p = piece_of(ctx, w);
+    piece p;
+    DESO_TRY(piece_of(ctx, w, fn, &p));
     uint64_t sum = 0;
     MPI_Offset size = HEADER_BYTES + (MPI_Offset)v->m * v->n * 8;
     err = deso__mpi(MPI_File_set_size(fh, size), "MPI_File_set_size");
@@ -298,7 +360,6 @@ deso_err deso__mat_to_file(const deso_mat *a, const char *path)
     deso_err err = deso__view_sync(ctx, (deso__handle *)h);
     if (err == DESO_OK) err = deso__force(ctx);
     if (err == DESO_OK) err = deso__value_usable(h->val, fn);
-    if (err == DESO_OK) err = deso__mat_in_core(h->val, fn);
     DESO_TRY(deso__agree_counted(ctx, fn, err, NULL, 0));
     MPI_File fh;
     DESO_TRY(open_agreed(ctx, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, fn, &fh));
@@ -362,17 +423,25 @@ static deso_err read_body(deso_ctx *ctx, MPI_File fh, const file_header *h,
     blas_layout lay = opt_default_mat(&ctx->df, h->m, h->n);
     deso__value *v = deso__value_new(BLAS_MAT, h->m, h->n);
     deso_err err = slab_fits(&lay, h->m, fn);
-    /* made in core, then moved to its file when it is out of core        */
     deso__view *home = NULL;
     err = deso__mat_home(ctx, &lay, err, fn, &home);
-    if (err == DESO_OK)
-        err = v != NULL ? deso__view_alloc(ctx, &lay, &v->views)
-                        : deso__fail(DESO_ENOMEM, "%s: no memory", fn);
+    if (err == DESO_OK && v == NULL)
+        err = deso__fail(DESO_ENOMEM, "%s: no memory", fn);
+    if (err == DESO_OK && home != NULL) {
+        v->views = home;
+        v->ooc = true;
+        home = NULL;
+    } else if (err == DESO_OK) {
+        err = deso__view_alloc(ctx, &lay, &v->views);
+    }
+    deso__view_free(home);
     err = deso__agree_counted(ctx, fn, err, NULL, 0);
     uint64_t sum = 0;
     if (err == DESO_OK && h->m > 0 && h->n > 0) {
-        piece p = piece_of(ctx, v->views);
-        err = cross_slabs(ctx, fh, &p, h->m, h->n, false, &sum, fn);
+        piece p;
+        err = piece_of(ctx, v->views, fn, &p);
+        if (err == DESO_OK)
+            err = cross_slabs(ctx, fh, &p, h->m, h->n, false, &sum, fn);
     }
     if (err == DESO_OK) err = sum_all(ctx, &sum);
     if (err == DESO_OK && sum != h->checksum)
@@ -380,7 +449,6 @@ static deso_err read_body(deso_ctx *ctx, MPI_File fh, const file_header *h,
                          "data %016llx): the file is corrupt", fn,
                          (unsigned long long)h->checksum,
                          (unsigned long long)sum);
-    if (home != NULL) err = deso__mat_spill(ctx, v, home, err, fn);
     if (err == DESO_OK) {
         v->ready = true;
         err = deso__handle_new(ctx, BLAS_MAT, v, out);

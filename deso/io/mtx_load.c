@@ -6,7 +6,13 @@
  * returns the same error, then broadcasts the entries in chunks of at most
  * CHUNK (row, column, value) triples; each rank adds the ones it owns into
  * its local piece of the matrix.  No rank holds the dense matrix: rank 0
- * holds the entry list, every rank one chunk and its own local piece.    */
+ * holds the entry list, every rank one chunk and its own local piece.
+ * An out-of-core piece is not held either: a chunk's entries are added
+ * slab by slab (keep_mine_ooc), each slab they touch read, added to and
+ * written back, so a rank holds one chunk and its slab buffers.  (Rank 0's
+ * parser still holds the whole entry list: a matrix larger than memory
+ * comes from a matrix file, deso_mat_from_file, which deso-mtx2bin makes
+ * from a Matrix Market file.)                                            */
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,21 +47,61 @@ static deso_err share_outcome(deso_ctx *ctx, deso_err err, int64_t *m,
     return err;
 }
 
+/* Whether this rank owns entry k of a chunk (triples), and where in its
+ * local piece: (*li, *lj).                                               */
+static bool owned(const deso_ctx *ctx, const blas_layout *l,
+                  const double *buf, int64_t k, int64_t *li, int64_t *lj)
+{
+    int64_t i = (int64_t)buf[3 * k], j = (int64_t)buf[3 * k + 1];
+    *li = (i / (l->b * l->pr)) * l->b + i % l->b;
+    *lj = (j / (l->nb * l->pc)) * l->nb + j % l->nb;
+    return (int)((i / l->b) % l->pr) == ctx->coord[0] &&
+           (int)((j / l->nb) % l->pc) == ctx->coord[1];
+}
+
 /* Adds the entries of one chunk (triples) that this rank owns.            */
 static void keep_mine(const deso_ctx *ctx, deso__view *w, const double *buf,
                       int64_t cnt)
 {
-    const blas_layout *l = &w->lay;
-    int64_t ld = w->rows;
-    for (int64_t k = 0; k < cnt; k++) {
-        int64_t i = (int64_t)buf[3 * k], j = (int64_t)buf[3 * k + 1];
-        if ((int)((i / l->b) % l->pr) != ctx->coord[0] ||
-            (int)((j / l->nb) % l->pc) != ctx->coord[1])
-            continue;
-        int64_t li = (i / (l->b * l->pr)) * l->b + i % l->b;
-        int64_t lj = (j / (l->nb * l->pc)) * l->nb + j % l->nb;
-        w->data[lj * ld + li] += buf[3 * k + 2];
+    for (int64_t k = 0, li, lj; k < cnt; k++)
+        if (owned(ctx, &w->lay, buf, k, &li, &lj))
+            w->data[lj * w->rows + li] += buf[3 * k + 2];
+}
+
+/* Orders slab-and-entry keys.                                            */
+static int key_cmp(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* keep_mine for an out-of-core piece: the chunk's entries this rank owns
+ * are ordered by slab, keeping the chunk's order within a slab (keys
+ * slab * cnt + k), so that duplicates add up in the file's order as in
+ * core; each slab touched is read, added to and written back.  key holds
+ * cnt.                                                                  */
+static deso_err keep_mine_ooc(const deso_ctx *ctx, deso__view *w,
+                              const double *buf, int64_t cnt, int64_t *key)
+{
+    deso__ooc *f = w->ooc;
+    int64_t nk = 0;
+    for (int64_t k = 0, li, lj; k < cnt; k++)
+        if (owned(ctx, &w->lay, buf, k, &li, &lj))
+            key[nk++] = lj / f->slab * cnt + k;
+    qsort(key, (size_t)nk, sizeof *key, key_cmp);
+    double *s = ctx->ooc_buf[0];
+    for (int64_t a = 0; a < nk;) {
+        int64_t sl = key[a] / cnt, c0 = sl * f->slab;
+        int64_t wd = f->cols - c0 < f->slab ? f->cols - c0 : f->slab;
+        DESO_TRY(deso__ooc_io_counted(f, false, c0, wd, s));
+        for (int64_t li, lj; a < nk && key[a] / cnt == sl; a++) {
+            int64_t k = key[a] % cnt;
+            owned(ctx, &w->lay, buf, k, &li, &lj);
+            s[(lj - c0) * w->rows + li] += buf[3 * k + 2];
+        }
+        DESO_TRY(deso__ooc_io_counted(f, true, c0, wd, s));
     }
+    return DESO_OK;
 }
 
 deso_err deso__mat_from_mtx(deso_ctx *ctx, const char *path, deso_mat **out)
@@ -85,18 +131,22 @@ deso_err deso__mat_from_mtx(deso_ctx *ctx, const char *path, deso_mat **out)
     }
     uint64_t hash0 = ctx->hash, id0 = ctx->next_id;
     deso_mat *a = NULL;
-    /* made in core, then moved to its file when it is out of core        */
     blas_layout lay = opt_default_mat(&ctx->df, m, n);
     deso__view *home = NULL;
     err = deso__mat_home(ctx, &lay, DESO_OK, fn, &home);
-    if (err == DESO_OK) err = deso__mat_new_in_core(ctx, m, n, &a);
+    if (err == DESO_OK) err = deso__mat_new_home(ctx, &lay, home, &a);
     double *buf = NULL;
+    int64_t *key = NULL;
     int64_t chunk = nnz < CHUNK ? nnz : CHUNK;
     if (err == DESO_OK && chunk > 0) {
         buf = deso__malloc((size_t)(3 * chunk) * sizeof(double));
-        if (buf == NULL) err = deso__fail(DESO_ENOMEM, "%s: no memory", fn);
+        if (home != NULL) key = deso__malloc((size_t)chunk * sizeof *key);
+        if (buf == NULL || (home != NULL && key == NULL))
+            err = deso__fail(DESO_ENOMEM, "%s: no memory", fn);
     }
     err = deso__agree_counted(ctx, fn, err, NULL, 0);
+    /* a failed slab write stops the writing, not the broadcasts          */
+    deso_err io = DESO_OK;
     for (int64_t k0 = 0; k0 < nnz && err == DESO_OK; k0 += chunk) {
         int64_t cnt = nnz - k0 < chunk ? nnz - k0 : chunk;
         if (ctx->rank == 0)
@@ -106,12 +156,16 @@ deso_err deso__mat_from_mtx(deso_ctx *ctx, const char *path, deso_mat **out)
                 buf[3 * k + 2] = x.val[k0 + k];
             }
         err = deso__bcast(ctx->comm, buf, 3 * cnt, 0);
-        if (err == DESO_OK) keep_mine(ctx, a->h.val->views, buf, cnt);
+        if (err == DESO_OK && home == NULL)
+            keep_mine(ctx, a->h.val->views, buf, cnt);
+        else if (err == DESO_OK && io == DESO_OK)
+            io = keep_mine_ooc(ctx, a->h.val->views, buf, cnt, key);
     }
     free(buf);
+    free(key);
     deso__mtx_free(&x);
-    if (home != NULL)
-        err = deso__mat_spill(ctx, a != NULL ? a->h.val : NULL, home, err, fn);
+    if (home != NULL && err == DESO_OK)
+        err = deso__agree_counted(ctx, fn, io, NULL, 0);
     if (err != DESO_OK) {
         if (a != NULL) deso_mat_destroy(&a);
         /* as if never called, so that the ranks' call hashes still agree  */

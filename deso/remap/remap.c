@@ -284,22 +284,72 @@ static deso_err build(deso__remap *out, const pl_remap_rank *p)
     return e;
 }
 
-static deso_err remap_init(MPI_Comm comm, const pl_bc_layout *src,
-                           const pl_bc_layout *dst, pl_sched_kind kind,
-                           bool keep, deso__remap *out);
+/* The layouts of a remap: a matrix pair or a d-dimensional pair.       */
+typedef struct layouts {
+    const pl_bc_layout *src, *dst;
+    const pl_nd_layout *src_nd, *dst_nd;
+} layouts;
+
+static deso_err remap_init(MPI_Comm comm, const layouts *l,
+                           pl_sched_kind kind, bool keep, deso__remap *out);
 
 deso_err deso__remap_init(MPI_Comm comm, const pl_bc_layout *src,
                           const pl_bc_layout *dst, pl_sched_kind kind,
                           deso__remap *out)
 {
-    return remap_init(comm, src, dst, kind, false, out);
+    layouts l = { src, dst, NULL, NULL };
+    return remap_init(comm, &l, kind, false, out);
 }
 
 deso_err deso__remap_init_keep(MPI_Comm comm, const pl_bc_layout *src,
                                const pl_bc_layout *dst, pl_sched_kind kind,
                                deso__remap *out)
 {
-    return remap_init(comm, src, dst, kind, true, out);
+    layouts l = { src, dst, NULL, NULL };
+    return remap_init(comm, &l, kind, true, out);
+}
+
+deso_err deso__remap_init_nd_keep(MPI_Comm comm, const pl_nd_layout *src,
+                                  const pl_nd_layout *dst,
+                                  pl_sched_kind kind, deso__remap *out)
+{
+    layouts l = { NULL, NULL, src, dst };
+    return remap_init(comm, &l, kind, true, out);
+}
+
+/* Whether two d-dimensional layouts are the same (extents included).   */
+static bool nd_equal(const pl_nd_layout *a, const pl_nd_layout *b)
+{
+    if (a->d != b->d) return false;
+    int np = 1;
+    for (int k = 0; k < a->d; k++) {
+        if (a->n[k] != b->n[k] || a->b[k] != b->b[k] || a->p[k] != b->p[k])
+            return false;
+        np *= a->p[k];
+    }
+    for (int i = 0; i < np; i++)
+        if ((a->ranks ? a->ranks[i] : i) != (b->ranks ? b->ranks[i] : i))
+            return false;
+    return true;
+}
+
+/* This rank's plan of the remap, and whether the layouts are equal.    */
+static deso_err plan_of(const layouts *l, int size, pl_sched_kind kind,
+                        int me, pl_remap_rank *plan, bool *identical)
+{
+    if (l->src_nd != NULL || l->dst_nd != NULL) {
+        DESO_CHECK(l->src_nd != NULL && l->dst_nd != NULL, DESO_ENULL,
+                   "deso__remap_init: a layout is NULL");
+        DESO_TRY(pl_remap_plan_rank_nd(l->src_nd, l->dst_nd, size, kind, me,
+                                       plan));
+        *identical = nd_equal(l->src_nd, l->dst_nd);
+        return DESO_OK;
+    }
+    DESO_CHECK(l->src != NULL && l->dst != NULL, DESO_ENULL,
+               "deso__remap_init: a layout is NULL");
+    DESO_TRY(pl_remap_plan_rank(l->src, l->dst, size, kind, me, plan));
+    *identical = layouts_equal(l->src, l->dst);
+    return DESO_OK;
 }
 
 /* Groups the messages by step (both lists are sorted by step) and lays
@@ -347,16 +397,13 @@ static bool lay_out_steps(deso__remap *out)
     return true;
 }
 
-static deso_err remap_init(MPI_Comm comm, const pl_bc_layout *src,
-                           const pl_bc_layout *dst, pl_sched_kind kind,
-                           bool keep, deso__remap *out)
+static deso_err remap_init(MPI_Comm comm, const layouts *l,
+                           pl_sched_kind kind, bool keep, deso__remap *out)
 {
     DESO_CHECK(out != NULL, DESO_ENULL, "deso__remap_init: out is NULL");
     double t0 = MPI_Wtime();
     memset(out, 0, sizeof *out);
     out->comm = MPI_COMM_NULL;
-    DESO_CHECK(src != NULL && dst != NULL, DESO_ENULL,
-               "deso__remap_init: a layout is NULL");
     DESO_CHECK(comm != MPI_COMM_NULL, DESO_EINVAL,
                "deso__remap_init: comm is MPI_COMM_NULL");
     DESO_MPI_TRY(MPI_Comm_rank(comm, &out->me),
@@ -366,9 +413,8 @@ static deso_err remap_init(MPI_Comm comm, const pl_bc_layout *src,
 
     pl_remap_rank plan;
     memset(&plan, 0, sizeof plan);
-    DESO_TRY(pl_remap_plan_rank(src, dst, out->size, kind, out->me, &plan));
+    DESO_TRY(plan_of(l, out->size, kind, out->me, &plan, &out->identical));
     out->comm = comm;
-    out->identical = layouts_equal(src, dst);
     out->src_rows = plan.src_lrows;
     out->src_cols = plan.src_lcols;
     out->dst_rows = plan.dst_lrows;

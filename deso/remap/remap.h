@@ -105,6 +105,13 @@ deso_err deso__remap_init_keep(MPI_Comm comm, const pl_bc_layout *src,
                                deso__remap *out);
 void deso__remap_drop_plan(deso__remap *r);
 
+/* As deso__remap_init_keep for d-dimensional layouts (placement/remap.h,
+ * pl_nd_layout): local arrays are local extent 0 x (the product of the
+ * others) matrices.                                                      */
+deso_err deso__remap_init_nd_keep(MPI_Comm comm, const pl_nd_layout *src,
+                                  const pl_nd_layout *dst,
+                                  pl_sched_kind kind, deso__remap *out);
+
 /* Moves src_local (this rank's part of the source layout, leading
  * dimension src_lld) into dst_local (its part of the target, dst_lld).
  * Collective over comm; ranks in neither set return at once.  src_local may
@@ -128,10 +135,12 @@ void deso__remap_free(deso__remap *r);
  * by node and caches the answer on it; then one all-reduce agrees on rank
  * 0's DESO_REMAP_SHM, deso/core/node.h) sets *ok when every rank is on one
  * node, that value is not "0" and r (planned on the duplicate of comm
- * that `cache` holds, from src by deso__remap_init_keep, or NULL when
- * planning failed) got its ring channels and its single-copy programs,
- * and *grow when cache's pool has too few free rings for r's sends; it
- * frees r's kept plan.  Once all ranks know whether every rank is ok,
+ * that `cache` holds by deso__remap_init_keep or _init_nd_keep, or NULL
+ * when planning failed) got its ring channels and its single-copy programs,
+ * and *grow when cache's pool has too few free rings for r's sends.  r's
+ * kept plan stays while the transport may be used: its first execution
+ * that reads a sender's source in place compiles the single-copy programs
+ * from it (once) and frees it.  Once all ranks know whether every rank is ok,
  * whether some rank sends and whether some rank must grow the pool,
  * finish(r, use, grow) takes the rings from the pool (collective when
  * use: a new window when grow, an all-to-all and an agreement) or drops
@@ -142,15 +151,16 @@ void deso__remap_free(deso__remap *r);
  * pool, which lives as long as the cache).                              */
 struct deso__comm_cache;
 deso_err deso__remap_shm_prepare(MPI_Comm comm, struct deso__comm_cache *cache,
-                                 deso__remap *r, const pl_bc_layout *src,
-                                 int *ok, int *grow);
+                                 deso__remap *r, int *ok, int *grow);
 deso_err deso__remap_shm_finish(deso__remap *r, bool use, bool grow);
 
 /* Executes a remap on its shared-memory transport (r->shm != NULL) once
  * deso__remap_exec has checked the arguments.  A sender whose source
  * lies in a shared array its receiver has mapped (deso_redist_array_alloc)
  * lets the receiver read it in place; a receiver all of whose senders do
- * writes its target in one ordered pass.  Allocates nothing.  Errors:
+ * writes its target in one ordered pass.  Allocates nothing, except the
+ * single-copy programs the first time a source is read in place.  Errors
+ * (local; no rank waits for this one): DESO_ENOMEM (those programs),
  * DESO_EINTERNAL (a sender's source could not be found here: the target
  * misses its elements; the registries of two ranks disagree).            */
 deso_err deso__remap_shm_exec(deso__remap *r, const double *src,

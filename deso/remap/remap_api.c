@@ -27,10 +27,38 @@ struct deso_redist {
     int talks;               /* some rank sends a message (all agree)      */
     deso__remap r;
     int *src_ranks, *dst_ranks;
+    int64_t src_ext[DESO_ND_MAX], dst_ext[DESO_ND_MAX];  /* local extents */
     double t_plan, t_setup;  /* deso_redist_times                          */
 };
 
+/* What a create was asked: a matrix pair (deso_redist_create) or a
+ * d-dimensional pair (deso_redist_create_nd).                            */
+typedef struct create_args {
+    const char *fn;
+    bool nd;
+    const deso_layout *src, *dst;
+    const deso_layout_nd *src_nd, *dst_nd;
+    deso_schedule sched;
+} create_args;
+
 /* ---- validation ----------------------------------------------------------- */
+
+/* n distinct ranks of a communicator of `size` (none: NULL).            */
+static deso_err check_ranks(const char *fn, const char *name,
+                            const int *ranks, int n, int size)
+{
+    for (int i = 0; ranks != NULL && i < n; i++) {
+        int k = ranks[i];
+        DESO_CHECK(k >= 0 && k < size, DESO_EINVAL,
+                   "%s: %s ranks[%d] = %d is outside the communicator "
+                   "(size %d)", fn, name, i, k, size);
+        for (int j = 0; j < i; j++)
+            DESO_CHECK(ranks[j] != k, DESO_EINVAL,
+                       "%s: %s ranks[%d] and ranks[%d] are both %d", fn,
+                       name, j, i, k);
+    }
+    return DESO_OK;
+}
 
 static deso_err check_layout(const char *fn, const char *name,
                              const deso_layout *l, int size)
@@ -48,19 +76,83 @@ static deso_err check_layout(const char *fn, const char *name,
     DESO_CHECK((int64_t)l->pr * l->pc <= size, DESO_EINVAL,
                "%s: %s has a %d x %d grid but the communicator has %d "
                "ranks", fn, name, l->pr, l->pc, size);
-    if (l->ranks != NULL) {
-        int n = l->pr * l->pc;
-        for (int i = 0; i < n; i++) {
-            int k = l->ranks[i];
-            DESO_CHECK(k >= 0 && k < size, DESO_EINVAL,
-                       "%s: %s ranks[%d] = %d is outside the communicator "
-                       "(size %d)", fn, name, i, k, size);
-            for (int j = 0; j < i; j++)
-                DESO_CHECK(l->ranks[j] != k, DESO_EINVAL,
-                           "%s: %s ranks[%d] and ranks[%d] are both %d", fn,
-                           name, j, i, k);
-        }
+    return check_ranks(fn, name, l->ranks, l->pr * l->pc, size);
+}
+
+static deso_err check_layout_nd(const char *fn, const char *name,
+                                const deso_layout_nd *l, int size)
+{
+    DESO_CHECK(l != NULL, DESO_ENULL, "%s: %s is NULL", fn, name);
+    DESO_CHECK(l->d >= 1 && l->d <= DESO_ND_MAX, DESO_EINVAL,
+               "%s: %s has d = %d dimensions (must be 1 .. %d)", fn, name,
+               l->d, DESO_ND_MAX);
+    int64_t np = 1;
+    for (int k = 0; k < l->d; k++) {
+        DESO_CHECK(l->n[k] >= 0, DESO_ESIZE, "%s: %s has a negative extent "
+                   "n[%d] = %lld", fn, name, k, (long long)l->n[k]);
+        DESO_CHECK(l->b[k] >= 1, DESO_EINVAL, "%s: %s has block size "
+                   "b[%d] = %lld (must be >= 1)", fn, name, k,
+                   (long long)l->b[k]);
+        DESO_CHECK(l->p[k] >= 1, DESO_EINVAL, "%s: %s has grid extent "
+                   "p[%d] = %d (must be >= 1)", fn, name, k, l->p[k]);
+        np *= l->p[k];
+        DESO_CHECK(np <= size, DESO_EINVAL, "%s: %s has a grid of more "
+                   "positions than the %d ranks of the communicator", fn,
+                   name, size);
     }
+    return check_ranks(fn, name, l->ranks, (int)np, size);
+}
+
+/* The same d and extents on both sides, and a count that fits int64.   */
+static deso_err check_extents_nd(const char *fn, const deso_layout_nd *src,
+                                 const deso_layout_nd *dst)
+{
+    DESO_CHECK(src->d == dst->d, DESO_ESIZE, "%s: src has d = %d but dst "
+               "d = %d", fn, src->d, dst->d);
+    int64_t all = 1;
+    for (int k = 0; k < src->d; k++) {
+        DESO_CHECK(src->n[k] == dst->n[k], DESO_ESIZE, "%s: src has n[%d] "
+                   "= %lld but dst n[%d] = %lld", fn, k,
+                   (long long)src->n[k], k, (long long)dst->n[k]);
+        DESO_CHECK(src->n[k] == 0 || all <= INT64_MAX / src->n[k],
+                   DESO_ESIZE, "%s: the extents' product overflows int64",
+                   fn);
+        all *= src->n[k];
+    }
+    return DESO_OK;
+}
+
+/* Both layouts, their extents and the schedule, checked on this rank.  */
+static deso_err check_args(const create_args *a, int size)
+{
+    const char *fn = a->fn;
+    if (a->nd) {
+        DESO_TRY(check_layout_nd(fn, "src", a->src_nd, size));
+        DESO_TRY(check_layout_nd(fn, "dst", a->dst_nd, size));
+        DESO_TRY(check_extents_nd(fn, a->src_nd, a->dst_nd));
+    } else {
+        DESO_TRY(check_layout(fn, "src", a->src, size));
+        DESO_TRY(check_layout(fn, "dst", a->dst, size));
+        DESO_CHECK(a->src->m == a->dst->m && a->src->n == a->dst->n,
+                   DESO_ESIZE, "%s: src is %lld x %lld but dst is %lld x "
+                   "%lld", fn, (long long)a->src->m, (long long)a->src->n,
+                   (long long)a->dst->m, (long long)a->dst->n);
+    }
+    DESO_CHECK(a->sched >= DESO_SCHED_CATERPILLAR &&
+               a->sched <= DESO_SCHED_GREEDY, DESO_EINVAL,
+               "%s: unknown schedule %d", fn, (int)a->sched);
+    return DESO_OK;
+}
+
+/* A copy of n ranks (NULL stays NULL), owned by the handle.             */
+static deso_err copy_ranks(const int *ranks, int64_t n, int **out)
+{
+    *out = NULL;
+    if (ranks == NULL) return DESO_OK;
+    *out = deso__malloc((size_t)n * sizeof **out);
+    if (*out == NULL)
+        return deso__fail(DESO_ENOMEM, "deso_redist_create: out of memory");
+    memcpy(*out, ranks, (size_t)n * sizeof **out);
     return DESO_OK;
 }
 
@@ -74,15 +166,24 @@ static deso_err to_pl(const deso_layout *l, int **ranks, pl_bc_layout *out)
     out->pr = l->pr;
     out->pc = l->pc;
     out->replicated = l->replicated != 0;
-    *ranks = NULL;
-    if (l->ranks != NULL) {
-        size_t n = (size_t)l->pr * (size_t)l->pc;
-        *ranks = deso__malloc(n * sizeof **ranks);
-        if (*ranks == NULL)
-            return deso__fail(DESO_ENOMEM, "deso_redist_create: out of "
-                              "memory");
-        memcpy(*ranks, l->ranks, n * sizeof **ranks);
+    DESO_TRY(copy_ranks(l->ranks, (int64_t)l->pr * l->pc, ranks));
+    out->ranks = *ranks;
+    return DESO_OK;
+}
+
+static deso_err to_pl_nd(const deso_layout_nd *l, int **ranks,
+                         pl_nd_layout *out)
+{
+    memset(out, 0, sizeof *out);
+    out->d = l->d;
+    int64_t np = 1;
+    for (int k = 0; k < l->d; k++) {
+        out->n[k] = l->n[k];
+        out->b[k] = l->b[k];
+        out->p[k] = l->p[k];
+        np *= l->p[k];
     }
+    DESO_TRY(copy_ranks(l->ranks, np, ranks));
     out->ranks = *ranks;
     return DESO_OK;
 }
@@ -98,7 +199,16 @@ static uint64_t mix(uint64_t h, int64_t v)
     return h;
 }
 
-static uint64_t hash_layout(uint64_t h, const deso_layout *l)
+static uint64_t hash_ranks(uint64_t h, const int *ranks, int64_t n)
+{
+    for (int64_t i = 0; i < n && i < (1 << 24); i++)
+        h = mix(h, ranks ? ranks[i] : i);
+    return h;
+}
+
+/* ranks: hash the ranks too (only once the layout is checked: an invalid
+ * one may have fewer than its grid says).                               */
+static uint64_t hash_layout(uint64_t h, const deso_layout *l, bool ranks)
 {
     h = mix(h, l->m);
     h = mix(h, l->n);
@@ -107,12 +217,37 @@ static uint64_t hash_layout(uint64_t h, const deso_layout *l)
     h = mix(h, l->pr);
     h = mix(h, l->pc);
     h = mix(h, l->replicated != 0);
-    if (l->pr >= 1 && l->pc >= 1) {
-        int64_t n = (int64_t)l->pr * l->pc;
-        for (int64_t i = 0; i < n && i < (1 << 24); i++)
-            h = mix(h, l->ranks ? l->ranks[i] : i);
-    }
+    if (ranks) h = hash_ranks(h, l->ranks, (int64_t)l->pr * l->pc);
     return h;
+}
+
+/* Only the first d entries count (the others are ignored).               */
+static uint64_t hash_layout_nd(uint64_t h, const deso_layout_nd *l,
+                               bool ranks)
+{
+    h = mix(h, l->d);
+    int64_t np = 1;
+    for (int k = 0; k < l->d && k < DESO_ND_MAX; k++) {
+        h = mix(mix(mix(h, l->n[k]), l->b[k]), l->p[k]);
+        np *= ranks ? l->p[k] : 0;
+    }
+    return hash_ranks(h, l->ranks, np);
+}
+
+/* The hash every rank must agree on (a NULL layout hashes as nothing;
+ * ranks: the layouts passed check_args).                                */
+static uint64_t hash_args(const create_args *a, bool ranks)
+{
+    uint64_t hash = 0xcbf29ce484222325ull;
+    hash = mix(hash, a->nd);
+    if (a->nd && a->src_nd != NULL)
+        hash = hash_layout_nd(hash, a->src_nd, ranks);
+    if (!a->nd && a->src != NULL) hash = hash_layout(hash, a->src, ranks);
+    hash = mix(hash, -1);
+    if (a->nd && a->dst_nd != NULL)
+        hash = hash_layout_nd(hash, a->dst_nd, ranks);
+    if (!a->nd && a->dst != NULL) hash = hash_layout(hash, a->dst, ranks);
+    return mix(hash, (int64_t)a->sched);
 }
 
 static void free_handle(deso_redist *h)
@@ -125,13 +260,37 @@ static void free_handle(deso_redist *h)
     free(h);
 }
 
-/* ---- public functions ----------------------------------------------------- */
-
-deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
-                            const deso_layout *dst, deso_schedule sched,
-                            deso_redist **out)
+/* Plans h's remap (checked arguments) on dup, keeping the plan for the
+ * shared-memory transport, and records this rank's local extents.       */
+static deso_err plan_args(const create_args *a, MPI_Comm dup, deso_redist *h)
 {
-    static const char *fn = "deso_redist_create";
+    pl_sched_kind kind = (pl_sched_kind)a->sched;
+    if (a->nd) {
+        pl_nd_layout ps, pd;
+        DESO_TRY(to_pl_nd(a->src_nd, &h->src_ranks, &ps));
+        DESO_TRY(to_pl_nd(a->dst_nd, &h->dst_ranks, &pd));
+        pl_nd_local_extents(&ps, h->me, h->src_ext);
+        pl_nd_local_extents(&pd, h->me, h->dst_ext);
+        return deso__remap_init_nd_keep(dup, &ps, &pd, kind, &h->r);
+    }
+    pl_bc_layout ps, pd;
+    DESO_TRY(to_pl(a->src, &h->src_ranks, &ps));
+    DESO_TRY(to_pl(a->dst, &h->dst_ranks, &pd));
+    DESO_TRY(deso__remap_init_keep(dup, &ps, &pd, kind, &h->r));
+    int64_t ext[2][DESO_ND_MAX] = {
+        { h->r.src_rows, h->r.src_cols, 1, 1 },
+        { h->r.dst_rows, h->r.dst_cols, 1, 1 } };
+    memcpy(h->src_ext, ext[0], sizeof ext[0]);
+    memcpy(h->dst_ext, ext[1], sizeof ext[1]);
+    return DESO_OK;
+}
+
+/* deso_redist_create and _nd: local checks and planning, then one
+ * agreement, then the shared-memory transport's rings.                  */
+static deso_err create(MPI_Comm comm, const create_args *a,
+                       deso_redist **out)
+{
+    const char *fn = a->fn;
     if (out != NULL) *out = NULL;
     DESO_CHECK(comm != MPI_COMM_NULL, DESO_EINVAL,
                "%s: comm is MPI_COMM_NULL", fn);
@@ -151,26 +310,10 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
     deso_err e = DESO_OK;
     if (out == NULL)
         e = deso__fail(DESO_ENULL, "%s: out is NULL", fn);
-    if (e == DESO_OK) e = check_layout(fn, "src", src, size);
-    if (e == DESO_OK) e = check_layout(fn, "dst", dst, size);
-    if (e == DESO_OK && (src->m != dst->m || src->n != dst->n))
-        e = deso__fail(DESO_ESIZE, "%s: src is %lld x %lld but dst is "
-                       "%lld x %lld", fn, (long long)src->m,
-                       (long long)src->n, (long long)dst->m,
-                       (long long)dst->n);
-    if (e == DESO_OK && (sched < DESO_SCHED_CATERPILLAR ||
-                         sched > DESO_SCHED_GREEDY))
-        e = deso__fail(DESO_EINVAL, "%s: unknown schedule %d", fn,
-                       (int)sched);
+    if (e == DESO_OK) e = check_args(a, size);
+    uint64_t hash = hash_args(a, e == DESO_OK);
     if (e == DESO_OK && h == NULL)
         e = deso__fail(DESO_ENOMEM, "%s: out of memory", fn);
-
-    uint64_t hash = 0xcbf29ce484222325ull;
-    if (src != NULL) hash = hash_layout(hash, src);
-    hash = mix(hash, -1);
-    if (dst != NULL) hash = hash_layout(hash, dst);
-    hash = mix(hash, (int64_t)sched);
-
     if (h != NULL) {
         h->comm = dup;
         h->cache = cache;
@@ -178,17 +321,10 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
         h->size = size;
         h->r.comm = MPI_COMM_NULL;
     }
-    pl_bc_layout ps, pd;
-    if (e == DESO_OK) {
-        e = to_pl(src, &h->src_ranks, &ps);
-        if (e == DESO_OK) e = to_pl(dst, &h->dst_ranks, &pd);
-        if (e == DESO_OK)
-            e = deso__remap_init_keep(dup, &ps, &pd, (pl_sched_kind)sched,
-                                      &h->r);
-    }
+    if (e == DESO_OK) e = plan_args(a, dup, h);
 
     int shm_ok = 0, grow = 0;
-    deso__remap_shm_prepare(comm, cache, e == DESO_OK ? &h->r : NULL, &ps,
+    deso__remap_shm_prepare(comm, cache, e == DESO_OK ? &h->r : NULL,
                             &shm_ok, &grow);
 
     /* One agreement: the lowest failing rank's error, max(h) and max(~h)
@@ -220,6 +356,26 @@ deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
     h->t_setup = MPI_Wtime() - t0 - h->t_plan;
     *out = h;
     return DESO_OK;
+}
+
+/* ---- public functions ----------------------------------------------------- */
+
+deso_err deso_redist_create(MPI_Comm comm, const deso_layout *src,
+                            const deso_layout *dst, deso_schedule sched,
+                            deso_redist **out)
+{
+    create_args a = { .fn = "deso_redist_create", .src = src, .dst = dst,
+                      .sched = sched };
+    return create(comm, &a, out);
+}
+
+deso_err deso_redist_create_nd(MPI_Comm comm, const deso_layout_nd *src,
+                               const deso_layout_nd *dst,
+                               deso_schedule sched, deso_redist **out)
+{
+    create_args a = { .fn = "deso_redist_create_nd", .nd = true,
+                      .src_nd = src, .dst_nd = dst, .sched = sched };
+    return create(comm, &a, out);
 }
 
 deso_err deso_redist_times(const deso_redist *r, double *plan,
@@ -282,6 +438,18 @@ deso_err deso_redist_local_shape(const deso_redist *r, int64_t *src_rows,
     if (src_cols) *src_cols = r->r.src_cols;
     if (dst_rows) *dst_rows = r->r.dst_rows;
     if (dst_cols) *dst_cols = r->r.dst_cols;
+    return DESO_OK;
+}
+
+deso_err deso_redist_local_extents(const deso_redist *r,
+                                   int64_t src[DESO_ND_MAX],
+                                   int64_t dst[DESO_ND_MAX])
+{
+    DESO_CHECK(r != NULL, DESO_ENULL, "deso_redist_local_extents: r is NULL");
+    for (int k = 0; k < DESO_ND_MAX; k++) {
+        if (src) src[k] = r->src_ext[k];
+        if (dst) dst[k] = r->dst_ext[k];
+    }
     return DESO_OK;
 }
 

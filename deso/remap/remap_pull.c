@@ -187,8 +187,7 @@ static bool asm_messages(const deso__remap *r, const deso__pull *p,
     return *nm > 0;
 }
 
-deso_err deso__pull_build(const deso__remap *r, const pl_bc_layout *src,
-                          deso__pull *out)
+deso_err deso__pull_build(const deso__remap *r, deso__pull *out)
 {
     memset(out, 0, sizeof *out);
     int nr = r->nrecv;
@@ -202,14 +201,13 @@ deso_err deso__pull_build(const deso__remap *r, const pl_bc_layout *src,
     int64_t ldd = mp->dst_lrows > 1 ? mp->dst_lrows : 1;
     for (int j = 0; e == DESO_OK && j < nr; j++) {
         const pl_msg *t = &mp->recv[j];
-        int64_t lcols;
         if (t->peer != r->recv[j].peer) {
             e = deso__fail(DESO_EINTERNAL, "single-copy program: receive "
                            "%d is from rank %d, planned from %d", j,
                            r->recv[j].peer, t->peer);
             break;
         }
-        pl_bc_local_shape(src, t->peer, &out->peer_rows[j], &lcols);
+        out->peer_rows[j] = t->peer_rows;
         int64_t ldp = out->peer_rows[j] > 1 ? out->peer_rows[j] : 1;
         e = deso__cp_from_msg(t, DESO__CP_PULL, ldd, ldp, &out->direct[j]);
     }

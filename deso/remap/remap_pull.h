@@ -14,13 +14,12 @@ typedef struct deso__pull {
 } deso__pull;
 
 /* Builds r's single-copy programs from its kept plan (r->plan,
- * deso__remap_init_keep) and the source layout (the senders' local
- * shapes), in O(one period): each receive's description read as the
- * sender's source offsets -> this rank's target.  Errors: DESO_ENOMEM,
+ * deso__remap_init_keep; its messages carry the senders' local rows), in
+ * O(one period): each receive's description read as the sender's source
+ * offsets -> this rank's target.  Errors: DESO_ENOMEM,
  * DESO_EINTERNAL (no kept plan, or one that disagrees with r); *out is
  * then empty.                                                            */
-deso_err deso__pull_build(const deso__remap *r, const pl_bc_layout *src,
-                          deso__pull *out);
+deso_err deso__pull_build(const deso__remap *r, deso__pull *out);
 
 /* Frees what deso__pull_build made (nrecv: r->nrecv); leaves *p empty.  */
 void deso__pull_free(deso__pull *p, int nrecv);

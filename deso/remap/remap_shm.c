@@ -109,7 +109,9 @@ struct deso__shm {
     long long *xout, *xin;             /* 3 P each: the ring exchange     */
     int *world;                        /* world rank of each plan rank    */
     long long execs;                   /* executions so far               */
-    deso__pull pull;                   /* single-copy programs            */
+    deso__pull pull;                   /* single-copy programs, built by  */
+    bool pull_built;                   /* the first execution that reads  */
+                                       /* a source in place (pull_ready)  */
     const double **bases;              /* nrecv + 1: the assembly's       */
     int64_t *delta;                    /* arrays, resolved for these      */
     bool resolved;                     /* bases (resolved program valid)  */
@@ -254,10 +256,11 @@ static bool world_ranks(deso__remap *r, struct deso__shm *s)
     return ok;
 }
 
-/* The rings' chunk programs and the single-copy ones; false (nothing
- * kept) when the transport cannot be used.                               */
-static bool setup(MPI_Comm comm, deso__comm_cache *cache, deso__remap *r,
-                  const pl_bc_layout *src)
+/* The rings' chunk programs; false (nothing kept) when the transport
+ * cannot be used.  The single-copy programs wait for a shared source
+ * (pull_ready): most remaps never see one, and a matrix's cost as much
+ * as the ring programs.                                                  */
+static bool setup(MPI_Comm comm, deso__comm_cache *cache, deso__remap *r)
 {
     if (!deso__shm_allowed(comm) || r == NULL ||
         r->comm == MPI_COMM_NULL)
@@ -268,8 +271,7 @@ static bool setup(MPI_Comm comm, deso__comm_cache *cache, deso__remap *r,
     s->cache = cache;
     s->bases = deso__calloc((size_t)r->nrecv + 1, sizeof *s->bases);
     s->delta = deso__calloc((size_t)r->nrecv + 1, sizeof *s->delta);
-    if (!prepare(r, s) || !s->bases || !s->delta || !world_ranks(r, s) ||
-        deso__pull_build(r, src, &s->pull) != DESO_OK) {
+    if (!prepare(r, s) || !s->bases || !s->delta || !world_ranks(r, s)) {
         shm_free_local(r, s);
         free(s);
         return false;
@@ -280,12 +282,11 @@ static bool setup(MPI_Comm comm, deso__comm_cache *cache, deso__remap *r,
 }
 
 deso_err deso__remap_shm_prepare(MPI_Comm comm, deso__comm_cache *cache,
-                                 deso__remap *r, const pl_bc_layout *src,
-                                 int *ok, int *grow)
+                                 deso__remap *r, int *ok, int *grow)
 {
-    *ok = setup(comm, cache, r, src);
+    *ok = setup(comm, cache, r);
     *grow = *ok && deso__ring_short(cache, r->nsend, RING_BYTES) > 0;
-    if (r != NULL) deso__remap_drop_plan(r);    /* not needed now          */
+    if (r != NULL && !*ok) deso__remap_drop_plan(r);  /* MPI needs none   */
     return DESO_OK;
 }
 
@@ -296,6 +297,7 @@ deso_err deso__remap_shm_finish(deso__remap *r, bool use, bool grow)
         shm_free_local(r, r->shm);
         free(r->shm);
         r->shm = NULL;
+        deso__remap_drop_plan(r);
         return DESO_OK;
     }
     /* Every rank adds to the pool when one lacks rings (collective), and
@@ -311,6 +313,7 @@ deso_err deso__remap_shm_finish(deso__remap *r, bool use, bool grow)
     if (deso__agree(r->comm, "deso remap (shared memory)", mapped, NULL,
                     0) != DESO_OK) {
         deso__remap_shm_free(r);
+        deso__remap_drop_plan(r);
         return DESO_OK;                  /* the plan stays on MPI         */
     }
     /* MPI's whole-step buffers are not needed any more.                  */
@@ -524,6 +527,17 @@ static void ring_loop(deso__remap *r, struct deso__shm *s, const double *src,
         self_piece(r, s, src, slld, dst, dlld, stream);
 }
 
+/* The single-copy programs, compiled from the kept plan the first time a
+ * sender's source is read in place (this allocates, once per remap).   */
+static deso_err pull_ready(deso__remap *r, struct deso__shm *s)
+{
+    if (s->pull_built) return DESO_OK;
+    DESO_TRY(deso__pull_build(r, &s->pull));
+    s->pull_built = true;
+    deso__remap_drop_plan(r);
+    return DESO_OK;
+}
+
 deso_err deso__remap_shm_exec(deso__remap *r, const double *src,
                               int64_t slld, double *dst, int64_t dlld)
 {
@@ -535,12 +549,17 @@ deso_err deso__remap_shm_exec(deso__remap *r, const double *src,
         describe(&s->send[i], r, s->world[r->send[i].peer], src, slld, e);
         deso__stats_shm(r->send[i].count * (int64_t)sizeof(double));
     }
-    bool all_pull = true, mapped = true;
+    bool all_pull = true, any_pull = false, mapped = true;
     for (int j = 0; j < r->nrecv; j++) {
         chan *c = &s->recv[j];
         mapped &= described(c, s->world[r->recv[j].peer], e);
         all_pull &= c->pull;
+        any_pull |= c->pull;
     }
+    /* Without programs nothing is pulled, but every puller is released
+     * below all the same, so no sender waits for this rank.            */
+    deso_err built = any_pull ? pull_ready(r, s) : DESO_OK;
+    mapped &= built == DESO_OK;
     /* A target larger than the caches is written around them.           */
     bool stream = r->dst_elems >= SHM_STREAM_ELEMS;
     bool self_done = false;
@@ -549,7 +568,7 @@ deso_err deso__remap_shm_exec(deso__remap *r, const double *src,
     if (!self_done)
         for (int j = 0; j < r->nrecv; j++) {
             chan *c = &s->recv[j];
-            if (c->pull && c->peer_src != NULL)
+            if (c->pull && c->peer_src != NULL && built == DESO_OK)
                 deso__cp_run(&s->pull.direct[j], c->peer_src,
                              s->pull.peer_rows[j], c->peer_lld, dst,
                              r->dst_rows, dlld);
@@ -569,6 +588,7 @@ deso_err deso__remap_shm_exec(deso__remap *r, const double *src,
             if (++idle > SHM_SPINS) sched_yield();
     }
     if (r->nsteps > 0) deso__stats_time(DESO_T_P2P, deso__now() - t0);
+    if (built != DESO_OK) return built;
     if (!mapped)
         return deso__fail(DESO_EINTERNAL, "deso remap (shared memory): "
                           "rank %d cannot find a sender's shared source",

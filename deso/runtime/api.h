@@ -24,6 +24,7 @@ deso_ctx *deso__mat_ctx(const deso_mat *a);
 deso_ctx *deso__scalar_ctx(const deso_scalar *s);
 deso_ctx *deso__spmat_ctx(const deso_spmat *a);
 deso_ctx *deso__sarg_ctx(deso_sarg a);
+deso_ctx *deso__op_ctx(const deso_op *op);
 
 #define DESO__CTX(x)                                                         \
     _Generic((x), deso_ctx *: deso__ctx_live,                                \
@@ -34,6 +35,7 @@ deso_ctx *deso__sarg_ctx(deso_sarg a);
              const deso_scalar *: deso__scalar_ctx,                          \
              deso_spmat *: deso__spmat_ctx,                                  \
              const deso_spmat *: deso__spmat_ctx,                            \
+             deso_op *: deso__op_ctx, const deso_op *: deso__op_ctx,         \
              deso_sarg: deso__sarg_ctx)(x)
 
 /* ---- implementations of the public functions (api_runtime.c wraps them) */
@@ -112,6 +114,11 @@ deso_err deso__spmat_local(const deso_spmat *a, int64_t *row0,
                            int64_t *nrows, int64_t *nnz);
 deso_err deso__spmat_gather(const deso_spmat *a, int64_t *rowptr,
                             int64_t *col, double *val, int root);
+deso_err deso__op_create(deso_ctx *ctx, int64_t m, int64_t n, deso_op_fn fn,
+                         void *user, deso_op_layout x_layout,
+                         deso_op_layout y_layout, const deso_mat *rows_of,
+                         deso_op **op);
+deso_err deso__op_apply(deso_op *op, const deso_vec *x, deso_vec *y);
 deso_err deso__dtrsv(deso_order order, deso_uplo uplo, deso_trans trans,
                      deso_diag diag, int64_t n, const deso_mat *a, int64_t lda,
                      deso_vec *x, int64_t incx);

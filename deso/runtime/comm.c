@@ -82,29 +82,67 @@ deso_err deso__bcast(MPI_Comm comm, double *buf, int64_t len, int root)
     return deso__mpi(rc, "MPI_Bcast");
 }
 
-deso_err deso__force_agree(deso_ctx *ctx, uint64_t hash, deso_err local)
+/* max(h) and max(~h) = ~min(h) in one all-reduce: equal iff every rank
+ * passed the same hash.  A rank that failed passes all ones twice, which
+ * no agreeing set of hashes gives (~max = 0 != max).                     */
+static void check_words(deso__check *ck, uint64_t hash, deso_err local)
 {
-    if (ctx->size == 1) return local;
-    /* max(h) and max(~h) = ~min(h) in one call: equal iff every rank
-     * passed the same hash.  A rank that failed passes all ones twice,
-     * which no agreeing set of hashes gives (~max = 0 != max).           */
-    uint64_t v[2] = {hash, ~hash};
-    if (local != DESO_OK) v[0] = v[1] = UINT64_MAX;
+    ck->hash = hash;
+    ck->v[0] = hash;
+    ck->v[1] = ~hash;
+    if (local != DESO_OK) ck->v[0] = ck->v[1] = UINT64_MAX;
+}
+
+/* The all-reduce's outcome; counted here, once per check.               */
+static deso_err check_verdict(deso_ctx *ctx, deso__check *ck, deso_err local,
+                              int rc, double t0)
+{
     int size = ctx->size, rank = ctx->rank;
-    double t0 = deso__now();
-    int rc = MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_MAX,
-                           ctx->comm);
     deso__stats_time(DESO_T_COLLECTIVE, deso__now() - t0);
-    deso__stats_collective((int64_t)sizeof v, size, rank, 2);
-    deso__log_coll(DESO__LOG_CHECK, sizeof v, size, rank, 2, t0);
-    DESO_TRY(deso__mpi(rc, "force: MPI_Allreduce (SPMD check)"));
-    if (v[0] == ~v[1]) return DESO_OK;
+    deso__stats_collective((int64_t)sizeof ck->v, size, rank, 2);
+    deso__log_coll(DESO__LOG_CHECK, sizeof ck->v, size, rank, 2, t0);
+    DESO_TRY(deso__mpi(rc, "force: the SPMD check's all-reduce"));
+    if (ck->v[0] == ~ck->v[1]) return DESO_OK;
     /* Rare: a failure or different calls.  Which one, and whose.         */
-    int64_t h[2] = {(int64_t)hash, (int64_t)~hash};
+    int64_t h[2] = {(int64_t)ck->hash, (int64_t)~ck->hash};
     deso_err err = deso__agree_counted(ctx, "force", local, h, 2);
     if (err != DESO_OK) return err;
     return deso__fail(DESO_EMISMATCH, "force point: ranks recorded "
                       "different call sequences");
+}
+
+/* Always the non-blocking all-reduce, even when waited for at once: MPI
+ * never matches a blocking collective with a non-blocking one, and some
+ * ranks may wait at once (a local step failed there) while the others
+ * run their first nodes.                                                */
+deso_err deso__force_agree(deso_ctx *ctx, uint64_t hash, deso_err local)
+{
+    deso__check ck;
+    deso_err err = deso__check_start(ctx, hash, local, &ck);
+    if (err != DESO_OK) return err;
+    return deso__check_finish(ctx, &ck);
+}
+
+deso_err deso__check_start(deso_ctx *ctx, uint64_t hash, deso_err local,
+                           deso__check *ck)
+{
+    ck->req = MPI_REQUEST_NULL;
+    ck->local = local;
+    if (ctx->size == 1) return DESO_OK;
+    check_words(ck, hash, local);
+    int rc = MPI_Iallreduce(MPI_IN_PLACE, ck->v, 2, MPI_UINT64_T, MPI_MAX,
+                            ctx->comm, &ck->req);
+    if (rc != MPI_SUCCESS) ck->req = MPI_REQUEST_NULL;
+    return deso__mpi(rc, "force: MPI_Iallreduce (SPMD check)");
+}
+
+deso_err deso__check_finish(deso_ctx *ctx, deso__check *ck)
+{
+    if (ctx->size == 1) return ck->local;
+    /* only the wait is timed: the nodes run meanwhile are timed apart    */
+    double t0 = deso__now();
+    int rc = MPI_Wait(&ck->req, MPI_STATUS_IGNORE);
+    return check_verdict(ctx, ck, ck->local, rc, t0);
 }
 
 deso_err deso__exchange(MPI_Comm comm, int tag, int nsend, const int *speer,

@@ -37,9 +37,11 @@ static void ctx_free(deso_ctx *ctx)
             deso__value_unref(h->src);
         }
         h->magic = 0;
+        free(h->uop);             /* kept by destroyed operators' shells   */
         free(h);
         h = next;
     }
+    free(ctx->uops);
     deso__exchange_plans_free(ctx);
     deso__matrix_remaps_free(ctx);
     opt_cache_free(ctx->cache);
@@ -55,6 +57,7 @@ static void ctx_free(deso_ctx *ctx)
     free(ctx->run.fz);
     free(ctx->run.grp);
     free(ctx->run.glast);
+    free(ctx->run.early);
     for (int k = 0; k < 2; k++)
         if (ctx->dimcomm[k] != MPI_COMM_NULL) MPI_Comm_free(&ctx->dimcomm[k]);
     if (ctx->comm != MPI_COMM_NULL) MPI_Comm_free(&ctx->comm);

@@ -79,8 +79,11 @@ deso_err deso__record_desc(deso_ctx *ctx, const blas_desc *d,
         if (ops[k]->ooc && op != BLAS_OP_GEMV && op != BLAS_OP_GER)
             err = deso__fail(DESO_ENOTSUP, "%s: the matrix is out of core, "
                              "and only dgemv, dsymv, dtrmv, dger, dsyr and "
-                             "dsyr2 stream one (a triangular solve would "
-                             "read it block by block along the diagonal)",
+                             "dsyr2 stream one (a triangular solve needs "
+                             "square cyclic blocks, which an out-of-core "
+                             "matrix is never remapped to, and reads a "
+                             "block row per diagonal block, which its "
+                             "column-major file gives only by rereading it)",
                              info->name);
     deso__node *nd = NULL;
     deso__value *res = NULL;
@@ -124,7 +127,7 @@ deso_err deso__record_desc(deso_ctx *ctx, const blas_desc *d,
     deso__hash_mix(ctx, ((uint64_t)op << 32) | flags);
     deso__hash_mix(ctx, (uint64_t)shape[0]);
     deso__hash_mix(ctx, (uint64_t)shape[1]);
-    if (op == BLAS_OP_VGET || op == BLAS_OP_VPUT) {
+    if (blas_desc_params(op)) {
         deso__hash_mix(ctx, (uint64_t)dd.off);
         deso__hash_mix(ctx, (uint64_t)dd.inc);
         deso__hash_mix(ctx, (uint64_t)dd.len);

@@ -193,13 +193,11 @@ deso_err deso__mat_create(deso_ctx *ctx, int64_t m, int64_t n, deso_mat **a)
     return DESO_OK;
 }
 
-deso_err deso__mat_new_in_core(deso_ctx *ctx, int64_t m, int64_t n,
-                               deso_mat **a)
+deso_err deso__mat_new_home(deso_ctx *ctx, const blas_layout *lay,
+                            deso__view *home, deso_mat **a)
 {
-    DESO_TRY(mat_begin(ctx, m, n, a, "deso_mat_create"));
-    blas_layout lay = opt_default_mat(&ctx->df, m, n);
     deso__handle *h;
-    DESO_TRY(new_ready(ctx, &lay, &h));
+    DESO_TRY(new_home(ctx, lay, home, &h));
     *a = (deso_mat *)h;
     return DESO_OK;
 }
@@ -227,11 +225,7 @@ static deso_err fn_stream(deso_ctx *ctx, deso__view *w, deso_mat_fn f,
     for (int64_t c0 = 0; err == DESO_OK && c0 < w->cols; c0 += o->slab) {
         int64_t k = w->cols - c0 < o->slab ? w->cols - c0 : o->slab;
         fn_columns(ctx, &w->lay, w->rows, c0, k, f, arg, ctx->ooc_buf[0]);
-        double t0 = deso__now();
-        err = deso__ooc_io(o, true, c0, k, ctx->ooc_buf[0]);
-        deso__stats_time(DESO_T_IO, deso__now() - t0);
-        if (err == DESO_OK)
-            deso__stats_io(0, w->rows * k * (int64_t)sizeof(double));
+        err = deso__ooc_io_counted(o, true, c0, k, ctx->ooc_buf[0]);
     }
     return deso__agree_counted(ctx, fn, err, NULL, 0);
 }
@@ -266,12 +260,7 @@ static void pack_local(const blas_layout *l, int r, int c, const double *a,
 {
     int64_t rows, cols;
     blas_layout_local(l, r, c, &rows, &cols);
-    for (int64_t lj = 0; lj < cols; lj++)
-        for (int64_t li = 0; li < rows; li++) {
-            int64_t i, j;
-            mat_globals(l, r, c, li, lj, &i, &j);
-            out[lj * rows + li] = a[j * lda + i];
-        }
+    deso__mat_pack(l, r, c, rows, 0, cols, a, lda, out);
 }
 
 static void unpack_local(const blas_layout *l, int r, int c, const double *in,
@@ -279,12 +268,7 @@ static void unpack_local(const blas_layout *l, int r, int c, const double *in,
 {
     int64_t rows, cols;
     blas_layout_local(l, r, c, &rows, &cols);
-    for (int64_t lj = 0; lj < cols; lj++)
-        for (int64_t li = 0; li < rows; li++) {
-            int64_t i, j;
-            mat_globals(l, r, c, li, lj, &i, &j);
-            a[j * lda + i] = in[lj * rows + li];
-        }
+    deso__mat_unpack(l, r, c, rows, 0, cols, in, a, lda);
 }
 
 /* The root packs one destination at a time into one buffer (*buf), so it
@@ -352,25 +336,30 @@ deso_err deso__mat_from_array(deso_ctx *ctx, int64_t m, int64_t n,
     blas_layout lay;
     memset(&lay, 0, sizeof lay);
     if (err == DESO_OK) lay = opt_default_mat(&ctx->df, m, n);
-    /* made in core, then moved to its file (deso__mat_spill)            */
+    /* out of core: streamed into the files (deso__ooc_from_array)        */
     deso__view *home = NULL;
     err = deso__mat_home(ctx, &lay, err, fn, &home);
     if (err != DESO_OK && !talk) return err;
     uint64_t hash0 = ctx->hash, id0 = ctx->next_id;
     deso__handle *h = NULL;
-    if (err == DESO_OK) err = new_ready(ctx, &lay, &h);
-    double *buf = NULL;
-    if (err == DESO_OK && talk && ctx->rank == root)
-        err = piece_buffer(ctx, &lay, root, fn, &buf);
-    if (talk) err = agree(ctx, fn, err);
-    deso__view *w = err == DESO_OK ? h->val->views : NULL;
-    if (err == DESO_OK && mine)
-        pack_local(&lay, ctx->coord[0], ctx->coord[1], a, lda, w->data);
-    if (err == DESO_OK && talk) err = mat_scatter(ctx, &lay, a, lda, root, buf,
-                                              w);
-    free(buf);
-    if (home != NULL)
-        err = deso__mat_spill(ctx, h != NULL ? h->val : NULL, home, err, fn);
+    if (home != NULL) {
+        /* deso__mat_home agreed every rank's outcome so far               */
+        err = agree(ctx, fn, new_home(ctx, &lay, home, &h));
+        if (err == DESO_OK)
+            err = deso__ooc_from_array(ctx, h->val->views, a, lda, root, fn);
+    } else {
+        if (err == DESO_OK) err = new_ready(ctx, &lay, &h);
+        double *buf = NULL;
+        if (err == DESO_OK && talk && ctx->rank == root)
+            err = piece_buffer(ctx, &lay, root, fn, &buf);
+        if (talk) err = agree(ctx, fn, err);
+        deso__view *w = err == DESO_OK ? h->val->views : NULL;
+        if (err == DESO_OK && mine)
+            pack_local(&lay, ctx->coord[0], ctx->coord[1], a, lda, w->data);
+        if (err == DESO_OK && talk)
+            err = mat_scatter(ctx, &lay, a, lda, root, buf, w);
+        free(buf);
+    }
     if (err != DESO_OK) {
         if (h != NULL) {
             deso_mat *tmp = (deso_mat *)h;
@@ -525,13 +514,35 @@ static deso_err mat_gather_run(deso_ctx *ctx, const deso__value *v,
                                const deso__view *w, double *buf, int64_t ld,
                                int root, double *tmp, double *all);
 
+/* deso_mat_gather of an out-of-core matrix: streamed to rank 0 or the
+ * root (deso__ooc_to_array), then, for every rank, broadcast from rank 0
+ * in place (no packed copy of the matrix): runs of whole columns within
+ * MPI's int count when ld is m, else column by column.  local, the
+ * checks so far, is agreed first.  Collective.                           */
+static deso_err ooc_gather(deso_ctx *ctx, const deso__view *w, double *buf,
+                           int64_t ld, int root, deso_err local,
+                           const char *fn)
+{
+    DESO_TRY(agree(ctx, fn, local));
+    int r0 = root == DESO_ALL_RANKS ? 0 : root;
+    DESO_TRY(deso__ooc_to_array(ctx, w, buf, ld, r0, fn));
+    int64_t m = w->lay.m, n = w->lay.n;
+    if (root != DESO_ALL_RANKS || m == 0) return DESO_OK;
+    int64_t step = ld == m ? INT32_MAX / m : 1;
+    if (step < 1) step = 1;
+    for (int64_t j = 0; j < n; j += step) {
+        int64_t k = n - j < step ? n - j : step;
+        DESO_TRY(deso__bcast(ctx->comm, buf + j * ld, k * m, 0));
+    }
+    return DESO_OK;
+}
+
 deso_err deso__mat_gather(const deso_mat *a, double *buf, int64_t ld, int root)
 {
     static const char *fn = "deso_mat_gather";
     deso_ctx *ctx;
     deso__value *v;
     DESO_TRY(read_begin(a ? &a->h : NULL, BLAS_MAT, fn, &ctx, &v));
-    DESO_TRY(deso__mat_in_core(v, fn));
     bool mine;
     deso_err err = gather_check(ctx, root, buf, v->m * v->n, fn, &mine);
     if (err == DESO_OK && mine && ld < (v->m > 1 ? v->m : 1))
@@ -539,6 +550,7 @@ deso_err deso__mat_gather(const deso_mat *a, double *buf, int64_t ld, int root)
                          (long long)ld, (long long)v->m);
     const deso__view *w = v->views;
     int r0 = root == DESO_ALL_RANKS ? 0 : root;
+    if (v->ooc) return ooc_gather(ctx, w, buf, ld, root, err, fn);
     /* both buffers are allocated before the agreement: a rank that ran out
      * of memory halfway would leave the others waiting                     */
     double *tmp = NULL, *all = NULL;

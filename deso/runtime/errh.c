@@ -103,6 +103,11 @@ deso_ctx *deso__spmat_ctx(const deso_spmat *a)
     return a != NULL ? handle_ctx(&a->h) : NULL;
 }
 
+deso_ctx *deso__op_ctx(const deso_op *op)
+{
+    return op != NULL ? handle_ctx(&op->h) : NULL;
+}
+
 deso_ctx *deso__scalar_ctx(const deso_scalar *s)
 {
     return s != NULL ? handle_ctx(&s->h) : NULL;

@@ -178,6 +178,13 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
     }
     if (nd->d.op == BLAS_OP_VGET || nd->d.op == BLAS_OP_VPUT) {
         err = deso__exec_view(ctx, nd, v, rv);
+    } else if (nd->d.op == BLAS_OP_USER) {
+        double t0 = kernel_start(ctx);
+        deso_err kerr = deso__exec_user(ctx, nd, v[0], rv);
+        kernel_time(ctx, nd->d.op, t0);
+        /* a callback failing on one rank fails every rank here, before
+         * the next collective                                            */
+        err = deso__agree_counted(ctx, "deso_op_apply", kerr, NULL, 0);
     } else if (info->distributed) {
         err = deso__exec_trsv(ctx, &nd->d, v[0], v[1], rv);
     } else if (takes_part(ctx, info, &nd->d, req, rl)) {

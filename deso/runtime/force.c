@@ -251,6 +251,13 @@ typedef struct force_run {
     deso__fz *fz;            /* fused reductions' members, by node (NULL:   */
     deso__fz **grp;          /*   no fused group)                           */
     int *glast;              /* per group: its last member                  */
+    /* the agreement, when it runs under the first nodes (force_timed)    */
+    int quiet;               /* nodes that may run before it ends          */
+    bool checking;           /* it is in flight                             */
+    deso__check check;
+    deso__value **early;     /* results of the nodes run meanwhile          */
+    int nearly;
+    deso_err verdict;        /* its outcome                                 */
 } force_run;
 
 /* The plan for graph g when no compiled force has it: steps 2 to 5 at the
@@ -322,7 +329,9 @@ static deso_err grow_run_arrays(deso__run_arrays *a, int n)
     if (grp != NULL) a->grp = grp;
     int *glast = deso__realloc(a->glast, (size_t)n * sizeof *glast);
     if (glast != NULL) a->glast = glast;
-    DESO_CHECK(rv && fz && grp && glast, DESO_ENOMEM,
+    deso__value **early = deso__realloc(a->early, (size_t)n * sizeof *early);
+    if (early != NULL) a->early = early;
+    DESO_CHECK(rv && fz && grp && glast && early, DESO_ENOMEM,
                "force: out of memory");
     a->cap = n;
     return DESO_OK;
@@ -341,6 +350,7 @@ static deso_err plan_and_prepare(deso_ctx *ctx, force_run *fr)
     int n = plan->nnodes > 0 ? plan->nnodes : 1;
     DESO_TRY(grow_run_arrays(&ctx->run, n));
     fr->rv = ctx->run.rv;
+    fr->early = ctx->run.early;
     memset(fr->rv, 0, (size_t)n * sizeof *fr->rv);
     bool any = false;
     for (int j = 0; j < plan->nnodes; j++)
@@ -353,7 +363,24 @@ static deso_err plan_and_prepare(deso_ctx *ctx, force_run *fr)
         for (int j = 0; j < plan->nnodes; j++)
             if (plan->fuse[j] >= 0) fr->glast[plan->fuse[j]] = j;
     }
-    return deso__force_prepare(ctx, fr->compiled, fr->nvals, plan, fr->rv);
+    return deso__force_prepare(ctx, fr->compiled, fr->nvals, plan, fr->rv,
+                               &fr->quiet);
+}
+
+/* The end of an agreement that ran under the first nodes: their results
+ * were made from calls that some rank may not have recorded, so on a
+ * failure they are lost like the rest of the DAG (deso__dag_drop).      */
+static deso_err check_close(deso_ctx *ctx, force_run *fr)
+{
+    deso_err err = deso__check_finish(ctx, &fr->check);
+    fr->checking = false;
+    fr->verdict = err;
+    for (int k = 0; k < fr->nearly; k++) {
+        if (err != DESO_OK) fr->early[k]->poison = err;
+        deso__value_unref(fr->early[k]);
+    }
+    fr->nearly = 0;
+    return err;
 }
 
 /* Runs the prepared nodes in order.  Fused reductions: a member's local
@@ -367,6 +394,14 @@ static deso_err run_nodes(deso_ctx *ctx, force_run *fr)
     /* the preparation checked that the plan covers every node            */
     for (int i = 0; err == DESO_OK && ctx->head != NULL; i++) {
         deso__node *nd = ctx->head;
+        if (fr->checking && i == fr->quiet) {
+            err = check_close(ctx, fr);
+            if (err != DESO_OK) break;
+        }
+        if (fr->checking) {
+            deso__value_ref(nd->res);
+            fr->early[fr->nearly++] = nd->res;
+        }
         int f = fr->fz != NULL ? plan->fuse[i] : -1;
         ctx->defer = f >= 0 ? &fr->fz[i] : NULL;
         deso__view *rv = fr->rv[i];
@@ -390,6 +425,10 @@ static deso_err run_nodes(deso_ctx *ctx, force_run *fr)
             deso__node_free(fr->grp[j]->nd);
             fr->grp[j]->nd = NULL;
         }
+    }
+    if (fr->checking) {                 /* every node was quiet, or failed */
+        deso_err cerr = check_close(ctx, fr);
+        if (err == DESO_OK) err = cerr;
     }
     return err;
 }
@@ -435,6 +474,27 @@ deso_err deso__force_with(deso_ctx *ctx, deso_err before)
     return err;
 }
 
+/* A failed agreement: the plan caches may have changed on some ranks
+ * only, so they are emptied everywhere, and every rank keeps choosing the
+ * same plans.                                                            */
+static deso_err disagreed(deso_ctx *ctx, force_run *fr, deso_err err)
+{
+    err = force_end(ctx, fr, err);    /* (its plan may be compiled)     */
+    opt_cache_clear(ctx->cache);
+    deso__compiled_clear(ctx);
+    ctx->hash = 0;        /* every rank restarts from the same state       */
+    return err;
+}
+
+/* The plan ran (the agreement said so): statistics and explanation.     */
+static void plan_ran(deso_ctx *ctx, force_run *fr)
+{
+    if (fr->plan == NULL || fr->plan->nnodes == 0) return;
+    ctx->ran_model = fr->plan->model;
+    deso__stats_plan(fr->optimised ? 1 : 0);
+    if (fr->fresh) keep_last(ctx, &ctx->build, &fr->kept);
+}
+
 static deso_err force_timed(deso_ctx *ctx, deso_err before)
 {
     ctx->forcing = true;
@@ -443,23 +503,26 @@ static deso_err force_timed(deso_ctx *ctx, deso_err before)
     deso_err local = before != DESO_OK ? before : plan_and_prepare(ctx, &fr);
     /* One agreement, even with an empty DAG (a rank with nothing pending
      * must not return while another starts communicating): the same
-     * calls were recorded everywhere and nothing failed anywhere.        */
-    deso_err err = deso__force_agree(ctx, ctx->hash, local);
-    if (err != DESO_OK) {
-        /* the plan caches may have changed on some ranks only: empty them
-         * everywhere, so that every rank keeps choosing the same plans    */
-        err = force_end(ctx, &fr, err);   /* (its plan may be compiled) */
-        opt_cache_clear(ctx->cache);
-        deso__compiled_clear(ctx);
-        ctx->hash = 0;    /* every rank restarts from the same state       */
-        return err;
+     * calls were recorded everywhere and nothing failed anywhere.  When
+     * all went well here and the first nodes talk to no other rank, they
+     * run while it is in flight (run_nodes ends it before the first node
+     * that communicates): its latency hides behind their work.           */
+    deso_err err;
+    if (local == DESO_OK && fr.quiet > 0 && ctx->size > 1) {
+        err = deso__check_start(ctx, ctx->hash, DESO_OK, &fr.check);
+        fr.checking = err == DESO_OK;
+    } else {
+        err = deso__force_agree(ctx, ctx->hash, local);
     }
-    if (fr.plan != NULL && fr.plan->nnodes > 0) {
-        ctx->ran_model = fr.plan->model;
-        deso__stats_plan(fr.optimised ? 1 : 0);
-        if (fr.fresh) keep_last(ctx, &ctx->build, &fr.kept);
+    if (err != DESO_OK) return disagreed(ctx, &fr, err);
+    bool overlapped = fr.checking;
+    if (!overlapped) plan_ran(ctx, &fr);
+    err = run_nodes(ctx, &fr);
+    if (overlapped) {
+        if (fr.verdict != DESO_OK) return disagreed(ctx, &fr, fr.verdict);
+        plan_ran(ctx, &fr);
     }
-    return force_end(ctx, &fr, run_nodes(ctx, &fr));
+    return force_end(ctx, &fr, err);
 }
 
 deso_err deso__plan_explain(const deso_ctx *ctx, FILE *f)

@@ -159,12 +159,22 @@ deso_err deso__handle_new_spmat(deso_ctx *ctx, deso__spmat_data *sp,
     return DESO_OK;
 }
 
+deso_err deso__handle_new_op(deso_ctx *ctx, deso__uop *u, deso__handle **out)
+{
+    deso__handle *h = handle_link(ctx, DESO__OP, u->m, u->n);
+    DESO_CHECK(h != NULL, DESO_ENOMEM, "out of memory (handle)");
+    h->uop = u;
+    *out = h;
+    return DESO_OK;
+}
+
 static const char *kind_name(blas_kind k)
 {
-    return k == BLAS_VEC   ? "vector"
-           : k == BLAS_MAT ? "matrix"
-           : k == BLAS_SCA ? "scalar"
-                           : "sparse matrix";
+    return k == BLAS_VEC     ? "vector"
+           : k == BLAS_MAT   ? "matrix"
+           : k == BLAS_SCA   ? "scalar"
+           : k == DESO__SPMAT ? "sparse matrix"
+                             : "operator";
 }
 
 deso_err deso__ctx_check(const deso_ctx *ctx, const char *fn)
@@ -240,6 +250,7 @@ DESTROY(deso_vec_destroy, deso_vec, deso__vec_ctx)
 DESTROY(deso_mat_destroy, deso_mat, deso__mat_ctx)
 DESTROY(deso_scalar_destroy, deso_scalar, deso__scalar_ctx)
 DESTROY(deso_spmat_destroy, deso_spmat, deso__spmat_ctx)
+DESTROY(deso_op_destroy, deso_op, deso__op_ctx)
 
 static deso_err vec_length(const deso_vec *x, int64_t *n)
 {

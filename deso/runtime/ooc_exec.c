@@ -1,9 +1,11 @@
 /* Streaming an out-of-core matrix through a node's kernel: slabs of whole
  * chunks of dgemv's accumulation (blas_gemv_chunk), the next slab read by
  * a helper thread while the current one is computed on (double buffering
- * in the context's two slab buffers; the first slab's read is exposed).  A reader thread rather
- * than MPI-IO's non-blocking reads: the file is the rank's own, so plain
- * pread does it with no MPI progress to rely on during the kernel.
+ * in the context's two slab buffers; the first slab's read is exposed).
+ * A reader thread rather than MPI-IO's non-blocking reads: the file is
+ * the rank's own, so plain pread does it with no MPI progress to rely on
+ * during the kernel, and MPI_File_iread_at measured slower on the same
+ * files (tests/bench/ooc_iread.c).
  *
  * dgemv (with dsymv's and dtrmv's triangle masks) accumulates its partial
  * products one chunk of columns at a time, as the in-core kernel does
@@ -83,13 +85,7 @@ static deso_err slab_work(const deso__node *nd, blas_local *L, blas_local *S,
         return DESO_OK;
     }
     blas_op_get(nd->d.op)->kernel(&nd->d, L, S, red);
-    double t0 = deso__now();
-    deso_err err = deso__ooc_io(out, true, S->c0, S->cols, S->data);
-    deso__stats_time(DESO_T_IO, deso__now() - t0);
-    if (err == DESO_OK)
-        deso__stats_io(0, (int64_t)(S->rows * S->cols) *
-                              (int64_t)sizeof(double));
-    return err;
+    return deso__ooc_io_counted(out, true, S->c0, S->cols, S->data);
 }
 
 deso_err deso__ooc_kernel(deso_ctx *ctx, const deso__node *nd,

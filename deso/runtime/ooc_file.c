@@ -52,11 +52,17 @@ static void ram_warning(deso_ctx *ctx, const char *dir)
                     "DESO_OOC_DIR to a disk\n", ctx->rank, dir);
 }
 
+static bool named_files;        /* deso__ooc_named_files                   */
+
+void deso__ooc_named_files(bool on) { named_files = on; }
+
 /* An open file without a name in dir.                                    */
 static deso_err open_unnamed(const char *dir, int *fd)
 {
 #ifdef O_TMPFILE
-    *fd = open(dir, O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC, 0600);
+    *fd = named_files ? -1
+                      : open(dir, O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC,
+                             0600);
     if (*fd >= 0) return DESO_OK;
     /* file systems without O_TMPFILE: a named file, unlinked at once (the
      * six X are mkostemp's template, which it replaces with a unique name) */
@@ -118,6 +124,17 @@ deso_err deso__ooc_io(deso__ooc *f, bool write, int64_t c0, int64_t w,
         left -= (size_t)k;
     }
     return DESO_OK;
+}
+
+deso_err deso__ooc_io_counted(deso__ooc *f, bool write, int64_t c0, int64_t w,
+                              double *buf)
+{
+    double t0 = deso__now();
+    deso_err err = deso__ooc_io(f, write, c0, w, buf);
+    deso__stats_time(DESO_T_IO, deso__now() - t0);
+    int64_t bytes = f->rows * w * (int64_t)sizeof(double);
+    if (err == DESO_OK) deso__stats_io(write ? 0 : bytes, write ? bytes : 0);
+    return err;
 }
 
 void deso__ooc_close(deso__ooc *f)

@@ -7,6 +7,7 @@
  * accumulation (blas_gemv_chunk: at most 64 columns) within what is left,
  * at least one chunk; a rank without a budget of its own
  * uses DEFAULT_SLAB_BYTES per slab.                                      */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,37 +108,25 @@ deso_err deso__mat_home(deso_ctx *ctx, const blas_layout *lay,
     return err;
 }
 
-deso_err deso__ooc_fill(deso_ctx *ctx, deso__view *w, const deso__view *src)
+deso_err deso__ooc_stream_width(deso_ctx *ctx, const deso__view *w,
+                                int64_t least, deso_err local,
+                                const char *fn, int64_t *k)
 {
-    (void)ctx;
-    if (w->rows * w->cols == 0) return DESO_OK;
-    double t0 = deso__now();
-    deso_err err = deso__ooc_io(w->ooc, true, 0, w->cols, src->data);
-    deso__stats_time(DESO_T_IO, deso__now() - t0);
-    if (err == DESO_OK)
-        deso__stats_io(0, w->rows * w->cols * (int64_t)sizeof(double));
-    return err;
-}
-
-deso_err deso__mat_spill(deso_ctx *ctx, deso__value *v, deso__view *home,
-                         deso_err local, const char *fn)
-{
-    if (local == DESO_OK) local = deso__ooc_fill(ctx, home, v->views);
-    local = deso__agree_counted(ctx, fn, local, NULL, 0);
-    if (local != DESO_OK) {
-        deso__view_free(home);
-        return local;
-    }
-    deso__view_free(v->views);
-    v->views = home;
-    v->ooc = true;
-    return DESO_OK;
+    *k = 0;
+    /* the smallest slab is the largest of the negated ones              */
+    int64_t flags[1] = {local == DESO_OK ? -w->ooc->slab : INT64_MIN};
+    DESO_TRY(deso__agree_counted(ctx, fn, local, flags, 1));
+    *k = -flags[0] > least ? -flags[0] : least;
+    int64_t rows = blas_numroc(w->lay.m, w->lay.b, 0, w->lay.pr);
+    return deso__agree_counted(ctx, fn, slab_buffers(ctx, rows * *k), NULL,
+                               0);
 }
 
 deso_err deso__mat_in_core(const deso__value *v, const char *fn)
 {
     DESO_CHECK(!v->ooc, DESO_ENOTSUP, "%s: the matrix is out of core "
                "(DESO_MEM_LIMIT), and only the streamed operations (dgemv, "
-               "dsymv, dtrmv, dger, dsyr, dsyr2) read one", fn);
+               "dsymv, dtrmv, dger, dsyr, dsyr2, gathering it, writing it to "
+               "a matrix file) read one", fn);
     return DESO_OK;
 }

@@ -46,11 +46,11 @@ static uint64_t handle_tag(const deso_ctx *ctx, uint64_t id)
     return (1ull << 62) | (ctx->next_id - id);
 }
 
-/* Node nd's signature; `at` is its index in the pending DAG.             */
-static uint64_t signature(const deso_ctx *ctx, const deso__node *nd,
-                          const uint64_t *ids, uint64_t out_id, int32_t at)
+/* Node nd's signature; `at` is its index in the pending DAG, tag[k] its
+ * operand k's handle tag and tag[nops] its result's.                     */
+static uint64_t signature(const deso__period *P, const deso__node *nd,
+                          const uint64_t *tag, int32_t at)
 {
-    const deso__period *P = &ctx->period;
     uint64_t h = mix(0x7065726full, ((uint64_t)nd->d.op << 32) | nd->d.flags);
     h = mix(h, (uint64_t)nd->res->m);
     h = mix(h, (uint64_t)nd->res->n);
@@ -60,10 +60,16 @@ static uint64_t signature(const deso_ctx *ctx, const deso__node *nd,
     for (int k = 0; k < nd->d.nops; k++) {
         const deso__value *v = nd->ops[k];
         bool here = v->born_gen == P->gen;
-        h = mix(h, here ? (1ull << 63) | (uint64_t)(at - v->born)
-                        : handle_tag(ctx, ids[k]));
+        h = mix(h, here ? (1ull << 63) | (uint64_t)(at - v->born) : tag[k]);
     }
-    return mix(h, handle_tag(ctx, out_id));
+    return mix(h, tag[nd->d.nops]);
+}
+
+static void tag_handles(const deso_ctx *ctx, const deso__node *nd,
+                        const uint64_t *ids, uint64_t out_id, uint64_t *tag)
+{
+    for (int k = 0; k < nd->d.nops; k++) tag[k] = handle_tag(ctx, ids[k]);
+    tag[nd->d.nops] = handle_tag(ctx, out_id);
 }
 
 static uint32_t slot_of(uint64_t sig)
@@ -102,23 +108,12 @@ static int32_t run_length(const deso__period *P, int32_t i, int32_t p)
     return r;
 }
 
-bool deso__period_step(deso_ctx *ctx, deso__node *nd, const uint64_t *ids,
-                       uint64_t out_id)
+/* Signs node i and tells whether the DAG should be forced after it.      */
+static bool sign(deso__period *P, const deso__node *nd, const uint64_t *tag,
+                 int32_t i)
 {
-    deso__period *P = &ctx->period;
-    if (ctx->nnodes == 1) {               /* a new DAG                    */
-        P->gen = P->gen + 1 ? P->gen + 1 : 1;
-        P->n = 0;
-        P->p = P->rep = 0;
-        P->first_id = ctx->next_id;
-    }
-    int32_t i = P->n;
-    nd->res->born_gen = P->gen;
-    nd->res->born = i;
-    if (i >= DESO__PERIOD_WINDOW) return false;
-    uint64_t sig = signature(ctx, nd, ids, out_id, i);
+    uint64_t sig = signature(P, nd, tag, i);
     P->sig[i] = sig;
-    P->n++;
     if (P->p > 0 && P->sig[i - P->p] == sig) {
         P->rep++;
     } else {
@@ -140,6 +135,38 @@ bool deso__period_step(deso_ctx *ctx, deso__node *nd, const uint64_t *ids,
     P->anchor = sig;
     P->anchored = true;
     return true;
+}
+
+/* A DAG's first DESO__PERIOD_LAZY calls only keep their handle tags (a
+ * solver forcing every iteration, CG reading its residual, never gets
+ * further); the call that fills them signs them all, in order.          */
+bool deso__period_step(deso_ctx *ctx, deso__node *nd, const uint64_t *ids,
+                       uint64_t out_id)
+{
+    deso__period *P = &ctx->period;
+    if (ctx->nnodes == 1) {               /* a new DAG                    */
+        P->gen = P->gen + 1 ? P->gen + 1 : 1;
+        P->n = 0;
+        P->p = P->rep = 0;
+        P->first_id = ctx->next_id;
+    }
+    int32_t i = P->n;
+    nd->res->born_gen = P->gen;
+    nd->res->born = i;
+    if (i >= DESO__PERIOD_WINDOW) return false;
+    P->n++;
+    if (i >= DESO__PERIOD_LAZY) {
+        uint64_t tag[BLAS_MAXOPS + 1];
+        tag_handles(ctx, nd, ids, out_id, tag);
+        return sign(P, nd, tag, i);
+    }
+    tag_handles(ctx, nd, ids, out_id, P->tags[i]);
+    if (i < DESO__PERIOD_LAZY - 1) return false;
+    bool force = false;
+    const deso__node *m = ctx->head;
+    for (int32_t j = 0; j <= i; j++, m = m->next)
+        force = sign(P, m, P->tags[j], j);
+    return force;
 }
 
 void deso__period_undo(deso_ctx *ctx)

@@ -121,11 +121,13 @@ static void rec_step(script_rec *rec, int node, int op,
 }
 
 /* Operand k of node i will need a view of s in layout l: make it (spare)
- * and ready the plan that fills it from the source the executor picks.   */
+ * and ready the plan that fills it from the source the executor picks
+ * (*made: it did, so the node will exchange or remap).                   */
 static deso_err need_view(deso_ctx *ctx, sim_value *s, const blas_layout *l,
-                          script_rec *rec, int i, int k)
+                          script_rec *rec, int i, int k, bool *made)
 {
     if (sim_has(s, l)) return DESO_OK;
+    *made = true;
     DESO_CHECK(s->n > 0, DESO_EINTERNAL, "force: operand without data");
     /* no candidate moves a matrix that dgemv or dger reads, and the other
      * operations refuse an out-of-core one, so this is a bug if reached  */
@@ -157,7 +159,9 @@ static int64_t scratch_of(const deso_ctx *ctx, const deso__node *nd,
                           const blas_layout *req)
 {
     const blas_op_info *info = blas_op_get(nd->d.op);
-    if (nd->d.op == BLAS_OP_VGET || nd->d.op == BLAS_OP_VPUT) return 0;
+    if (nd->d.op == BLAS_OP_VGET || nd->d.op == BLAS_OP_VPUT ||
+        nd->d.op == BLAS_OP_USER)
+        return 0;
     if (info->distributed) return deso__trsv_scratch(ctx, &req[0]);
     if (info->red == BLAS_RED_NONE) return 0;
     blas_local L[BLAS_MAXOPS];
@@ -168,6 +172,22 @@ static int64_t scratch_of(const deso_ctx *ctx, const deso__node *nd,
     return blas_red_len(&nd->d, L);
 }
 
+/* Whether node nd, placed by pl, communicates when it runs (made: an
+ * operand gets a view by an exchange or remap): see deso__force_prepare.
+ * Only a node the executor runs as a local kernel (exec.c's general path)
+ * can be quiet; every other kind (views, the triangular solve, streamed
+ * matrices, whose slabs end in an agreement) is taken to talk.          */
+static bool node_talks(const deso__node *nd, const opt_place *pl, bool made)
+{
+    const blas_op_info *info = blas_op_get(nd->d.op);
+    bool kernel = info->kernel != NULL && !info->distributed &&
+                  nd->d.op != BLAS_OP_VGET && nd->d.op != BLAS_OP_VPUT;
+    if (made || !kernel || nd->res->ooc) return true;
+    for (int k = 0; k < nd->d.nops; k++)
+        if (nd->ops[k]->ooc) return true;
+    return info->red != BLAS_RED_NONE && blas_red_dim(&nd->d, pl->req) >= 0;
+}
+
 /* References the executor drops once node nd is done.                    */
 static void drop_refs(sim_value *sv, const deso__node *nd)
 {
@@ -175,10 +195,11 @@ static void drop_refs(sim_value *sv, const deso__node *nd)
     sv[nd->res->gid].refs--;
 }
 
-/* Node i: placements, operand views, result view, scratch.              */
+/* Node i: placements, operand views, result view, scratch; *talks: it
+ * communicates (node_talks).                                             */
 static deso_err prepare_node(deso_ctx *ctx, sim_value *sv, deso__node *nd,
                              const opt_place *pl, int i, script_rec *rec,
-                             deso__view **rv, int64_t *scratch)
+                             deso__view **rv, int64_t *scratch, bool *talks)
 {
     const blas_op_info *info = blas_op_get(nd->d.op);
     int nops = nd->d.nops;
@@ -186,8 +207,11 @@ static deso_err prepare_node(deso_ctx *ctx, sim_value *sv, deso__node *nd,
         DESO_CHECK(sv[nd->ops[k]->gid].n > 0, DESO_EINTERNAL,
                    "%s: operand %d not computed", info->name, k);
     const blas_layout *req = pl->req, *rl = &pl->res;
+    bool made = false;
     for (int k = 0; k < nops; k++)
-        DESO_TRY(need_view(ctx, &sv[nd->ops[k]->gid], &req[k], rec, i, k));
+        DESO_TRY(need_view(ctx, &sv[nd->ops[k]->gid], &req[k], rec, i, k,
+                           &made));
+    *talks = node_talks(nd, pl, made);
     int io = info->inout < nops ? info->inout : -1;
     bool takeover = io >= 0 && sv[nd->ops[io]->gid].refs == 1 &&
                     blas_layout_equal(&req[io], rl);
@@ -216,10 +240,11 @@ static deso_err grow_scratch(deso_ctx *ctx, int64_t n)
 }
 
 /* The simulated walk (top of the file); rec: its allocations written
- * down, refs: the references each value had when it began.              */
+ * down, refs: the references each value had when it began, *quiet: as
+ * deso__force_prepare gives it.                                          */
 static deso_err simulate(deso_ctx *ctx, int nvals, const opt_plan *plan,
                          deso__view **rv, script_rec *rec, int *refs,
-                         int64_t *scratch)
+                         int64_t *scratch, int *quiet)
 {
     sim_value *sv = NULL;
     deso_err err = sim_init(ctx, nvals > 0 ? nvals : 1, &sv);
@@ -227,6 +252,7 @@ static deso_err simulate(deso_ctx *ctx, int nvals, const opt_plan *plan,
         refs[k] = sv[k].refs;
     /* a fused group's partials                                           */
     *scratch = (int64_t)plan->nnodes * BLAS_RED_WIDTH_MAX;
+    *quiet = -1;
     int i = 0;
     for (deso__node *nd = ctx->head; err == DESO_OK && nd != NULL;
          nd = nd->next, i++) {
@@ -237,8 +263,10 @@ static deso_err simulate(deso_ctx *ctx, int nvals, const opt_plan *plan,
             break;
         }
         rv[i] = NULL;
+        bool talks = false;
         err = prepare_node(ctx, sv, nd, &plan->node[i], i, rec, &rv[i],
-                           scratch);
+                           scratch, &talks);
+        if (talks && *quiet < 0) *quiet = i;
         /* a fused member keeps its references until its group's last
          * member has run: then all of them go                             */
         int f = plan->fuse[i];
@@ -255,6 +283,7 @@ static deso_err simulate(deso_ctx *ctx, int nvals, const opt_plan *plan,
             if (j >= f && plan->fuse[j] == f) drop_refs(sv, m);
     }
     sim_free(sv, nvals);
+    if (*quiet < 0) *quiet = i;
     return err;
 }
 
@@ -286,9 +315,13 @@ static deso_err run_script(deso_ctx *ctx, const deso__compiled *c,
 }
 
 deso_err deso__force_prepare(deso_ctx *ctx, deso__compiled *c, int nvals,
-                             const opt_plan *plan, deso__view **rv)
+                             const opt_plan *plan, deso__view **rv,
+                             int *quiet)
 {
-    if (c != NULL && c->scripted) return run_script(ctx, c, rv);
+    if (c != NULL && c->scripted) {
+        *quiet = c->quiet;
+        return run_script(ctx, c, rv);
+    }
     script_rec rec = {NULL, 0};
     int *refs = NULL;
     if (c != NULL) {            /* the compiled force's first run: record  */
@@ -302,7 +335,8 @@ deso_err deso__force_prepare(deso_ctx *ctx, deso__compiled *c, int nvals,
         }
     }
     int64_t scratch = 0;
-    deso_err err = simulate(ctx, nvals, plan, rv, &rec, refs, &scratch);
+    deso_err err = simulate(ctx, nvals, plan, rv, &rec, refs, &scratch,
+                            quiet);
     if (err == DESO_OK) err = grow_scratch(ctx, scratch);
     if (err != DESO_OK || c == NULL) {
         free(rec.steps);
@@ -313,6 +347,7 @@ deso_err deso__force_prepare(deso_ctx *ctx, deso__compiled *c, int nvals,
     c->nsteps = rec.n;
     c->refs = refs;
     c->scratch = scratch;
+    c->quiet = *quiet;
     c->scripted = true;
     return DESO_OK;
 }

@@ -59,6 +59,22 @@ void deso__value_sink(deso__value *v);
 bool deso__record_undo(deso_ctx *ctx, deso__handle *out, deso__value *old,
                        uint64_t hash);
 
+/* A call that writes x and y from both their old versions as two nodes
+ * (dswap's two copies, a rotation's two rot nodes): node k (0: into x,
+ * 1: into y) is recorded by fn with the arguments' handles, their old
+ * values (kept referenced while both nodes are recorded) and the user
+ * handles' ids.  All or nothing: a failed second node undoes the first. */
+typedef struct deso__pair {
+    deso__handle *out[2];
+    deso__value *old[2];
+    uint64_t id[2];
+} deso__pair;
+typedef deso_err (*deso__pair_fn)(deso_ctx *ctx, const deso__pair *p, int k,
+                                  const void *arg);
+deso_err deso__record_pair(deso_ctx *ctx, int64_t n, deso_vec *x,
+                           int64_t incx, deso_vec *y, int64_t incy,
+                           deso__pair_fn fn, const void *arg);
+
 static inline deso_err deso__n_arg(int64_t n, const char *fn, int pos)
 {
     DESO_CHECK(n >= 0, DESO_ESIZE, "%s: n = %lld < 0 (arg %d)", fn,

@@ -25,7 +25,40 @@ deso_err deso__dcopy(int64_t n, const deso_vec *x, int64_t incx, deso_vec *y,
     return deso__args_finish(ctx, a, 2, err);
 }
 
+deso_err deso__record_pair(deso_ctx *ctx, int64_t n, deso_vec *x,
+                           int64_t incx, deso_vec *y, int64_t incy,
+                           deso__pair_fn fn, const void *arg)
+{
+    deso__arg a[2];
+    deso_err err = deso__args_open2(ctx, n, &x->h, incx, DESO__INOUT, &y->h,
+                                    incy, DESO__INOUT, a);
+    if (err != DESO_OK) return err;
+    deso__pair p = {{a[0].h, a[1].h}, {a[0].h->val, a[1].h->val},
+                    {x->h.id, y->h.id}};
+    uint64_t hash0 = ctx->hash;
+    deso__value_ref(p.old[0]);
+    deso__value_ref(p.old[1]);
+    err = fn(ctx, &p, 0, arg);
+    if (err == DESO_OK) {
+        err = fn(ctx, &p, 1, arg);
+        if (err != DESO_OK) deso__record_undo(ctx, p.out[0], p.old[0], hash0);
+    }
+    deso__value_unref(p.old[0]);
+    deso__value_unref(p.old[1]);
+    return deso__args_finish(ctx, a, 2, err);
+}
+
 /* A swap is two copies of the old versions: in SSA nothing is swapped.   */
+static deso_err swap_node(deso_ctx *ctx, const deso__pair *p, int k,
+                          const void *arg)
+{
+    const int64_t *n = arg;
+    deso__value *ops[1] = {p->old[1 - k]};
+    uint64_t ids[1] = {p->id[1 - k]};
+    int64_t shape[2] = {1, *n};
+    return deso__record(ctx, BLAS_OP_COPY, 0, ops, ids, p->out[k], shape);
+}
+
 deso_err deso__dswap(int64_t n, deso_vec *x, int64_t incx, deso_vec *y,
                     int64_t incy)
 {
@@ -34,27 +67,7 @@ deso_err deso__dswap(int64_t n, deso_vec *x, int64_t incx, deso_vec *y,
     DESO_TRY(deso__n_arg(n, fn, 1));
     DESO_TRY(deso__vec_arg(x, n, incx, &ctx, fn, "x", 2));
     DESO_TRY(deso__vec_arg(y, n, incy, &ctx, fn, "y", 4));
-    deso__arg a[2];
-    deso_err err = deso__args_open2(ctx, n, &x->h, incx, DESO__INOUT, &y->h,
-                                    incy, DESO__INOUT, a);
-    if (err != DESO_OK) return err;
-    deso__handle *hx = a[0].h, *hy = a[1].h;
-    deso__value *xo = hx->val, *yo = hy->val;
-    deso__value_ref(xo);
-    deso__value_ref(yo);
-    int64_t shape[2] = {1, n};
-    uint64_t idy[1] = {y->h.id}, idx[1] = {x->h.id};
-    deso__value *o1[1] = {yo}, *o2[1] = {xo};
-    uint64_t hash0 = ctx->hash;
-    err = deso__record(ctx, BLAS_OP_COPY, 0, o1, idy, hx, shape);
-    if (err == DESO_OK) {
-        err = deso__record(ctx, BLAS_OP_COPY, 0, o2, idx, hy, shape);
-        /* all or nothing: a half-recorded swap would leave x == y         */
-        if (err != DESO_OK) deso__record_undo(ctx, hx, xo, hash0);
-    }
-    deso__value_unref(xo);
-    deso__value_unref(yo);
-    return deso__args_finish(ctx, a, 2, err);
+    return deso__record_pair(ctx, n, x, incx, y, incy, swap_node, &n);
 }
 
 deso_err deso__dscal_arg(int64_t n, deso_sarg alpha, deso_vec *x, int64_t incx)

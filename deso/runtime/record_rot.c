@@ -29,29 +29,29 @@ static deso_err rot_node(deso_ctx *ctx, const char *fn, unsigned flags,
     return deso__record(ctx, BLAS_OP_ROT, flags, ops, ids, out, shape);
 }
 
-/* x' <- h[0] x + h[1] y;  y' <- h[2] y + h[3] x (- h[3] x with neg).    */
+/* A rotation's coefficients for deso__record_pair: x' <- h[0] x + h[1]
+ * y;  y' <- h[2] y + h[3] x (- h[3] x with neg).                         */
+typedef struct rot_coef {
+    const char *fn;
+    deso_sarg h[4];
+    bool neg;
+} rot_coef;
+
+static deso_err rot_pair_node(deso_ctx *ctx, const deso__pair *p, int k,
+                              const void *arg)
+{
+    const rot_coef *r = arg;
+    unsigned flags = k == 1 && r->neg ? BLAS_F_NEG : 0;
+    return rot_node(ctx, r->fn, flags, r->h[2 * k], p->old[k], p->id[k],
+                    r->h[2 * k + 1], p->old[1 - k], p->id[1 - k], p->out[k]);
+}
+
 static deso_err rot_pair(deso_ctx *ctx, const char *fn, int64_t n,
                          deso_vec *x, int64_t incx, deso_vec *y, int64_t incy,
                          const deso_sarg h[4], bool neg)
 {
-    deso__arg a[2];
-    deso_err err = deso__args_open2(ctx, n, &x->h, incx, DESO__INOUT, &y->h,
-                                    incy, DESO__INOUT, a);
-    if (err != DESO_OK) return err;
-    deso__handle *hx = a[0].h, *hy = a[1].h;
-    deso__value *xo = hx->val, *yo = hy->val;
-    uint64_t xid = x->h.id, yid = y->h.id, hash0 = ctx->hash;
-    deso__value_ref(xo);
-    deso__value_ref(yo);
-    err = rot_node(ctx, fn, 0, h[0], xo, xid, h[1], yo, yid, hx);
-    if (err == DESO_OK) {
-        err = rot_node(ctx, fn, neg ? BLAS_F_NEG : 0, h[2], yo, yid, h[3], xo,
-                       xid, hy);
-        if (err != DESO_OK) deso__record_undo(ctx, hx, xo, hash0);
-    }
-    deso__value_unref(xo);
-    deso__value_unref(yo);
-    return deso__args_finish(ctx, a, 2, err);
+    rot_coef r = {fn, {h[0], h[1], h[2], h[3]}, neg};
+    return deso__record_pair(ctx, n, x, incx, y, incy, rot_pair_node, &r);
 }
 
 /* The vectors of a rotation: both of length n, distinct handles (a

@@ -112,9 +112,22 @@ typedef struct deso__spmat_data {
     deso__halo_plan *halo;    /* made by the first deso__spmat_halo         */
 } deso__spmat_data;
 
-/* A handle's kind: a value's (blas_kind), or a sparse matrix's, which is
- * no value the optimiser places.                                         */
+/* A handle's kind: a value's (blas_kind), or a sparse matrix's or a user
+ * operator's, which are no values the optimiser places.                  */
 #define DESO__SPMAT ((blas_kind)(BLAS_SCA + 1))
+#define DESO__OP ((blas_kind)(BLAS_SCA + 2))
+
+/* A user operator (user_op.c): its callback and declaration.  It lives in
+ * its handle's shell until deso_finalize, so calls recorded before the
+ * handle was destroyed still find it.                                    */
+typedef struct deso__uop {
+    deso_op_fn fn;
+    void *user;
+    int64_t m, n;             /* y's and x's lengths                        */
+    unsigned flags;           /* BLAS_F_XLIKE, BLAS_F_YREP, BLAS_F_YROWS    */
+    int64_t rows_b;           /* BLAS_F_YROWS: the matrix's row block       */
+    int64_t num;              /* its number in the context (ctx->uops)      */
+} deso__uop;
 
 typedef struct deso__handle {
     uint32_t magic;
@@ -130,12 +143,14 @@ typedef struct deso__handle {
     struct deso__handle *parent;
     int64_t voff, vinc;
     deso__value *src;
+    deso__uop *uop;           /* a user operator's, else NULL               */
 } deso__handle;
 
 struct deso_vec { deso__handle h; };
 struct deso_mat { deso__handle h; };
 struct deso_scalar { deso__handle h; };
 struct deso_spmat { deso__handle h; };
+struct deso_op { deso__handle h; };
 
 /* A ddot/dnrm2/dasum whose reduction is deferred to its fused group's one
  * collective (force.c, optimizer's opt_fuse_groups).                     */
@@ -154,6 +169,7 @@ typedef struct deso__run_arrays {
     deso__fz *fz;
     deso__fz **grp;
     int *glast;
+    struct deso__value **early;   /* results made before the agreement   */
     int cap;
 } deso__run_arrays;
 
@@ -185,6 +201,7 @@ typedef struct deso__compiled {
     int nsteps;
     int *refs;                /* per value id: its references at the force */
     int64_t scratch;          /* the scratch doubles the force needs        */
+    int quiet;                /* its nodes that run before the agreement    */
 } deso__compiled;
 
 #define DESO__COMPILED 4      /* compiled forces kept per context           */
@@ -194,6 +211,7 @@ typedef struct deso__compiled {
  * failure on one rank would make it force alone).                       */
 #define DESO__PERIOD_WINDOW 1024  /* nodes looked at, from the DAG's start */
 #define DESO__PERIOD_SLOTS 2048   /* the last-seen table (a power of 2)   */
+#define DESO__PERIOD_LAZY 32      /* calls kept unsigned before a search  */
 typedef struct deso__period {
     uint32_t gen;             /* the pending DAG's generation (from 1)      */
     int32_t n;                /* its nodes signed so far                    */
@@ -203,6 +221,9 @@ typedef struct deso__period {
     uint64_t anchor;          /* the signature of the call that ended the   */
     bool anchored;            /*   last force made for a loop               */
     uint64_t sig[DESO__PERIOD_WINDOW];
+    /* the first calls' handle tags (operands, then the result), kept
+     * until the DAG is long enough to be worth searching                  */
+    uint64_t tags[DESO__PERIOD_LAZY][BLAS_MAXOPS + 1];
     struct { uint64_t sig; uint32_t gen; int32_t at; }
         last[DESO__PERIOD_SLOTS];
 } deso__period;
@@ -231,6 +252,8 @@ struct deso_ctx {
                                * times (0: not timed; deso__time_weight)    */
     uint64_t next_id;
     deso__handle *handles;    /* every shell, live or destroyed             */
+    deso__uop **uops;         /* the user operators by number (user_op.c)  */
+    int64_t nuops, uops_cap;
     deso__exchange_plan *exchange_plans;
     deso__matrix_remap *matrix_remaps;
     struct deso__part *parts; /* part.c: partitions layouts may name        */
@@ -331,6 +354,8 @@ deso_err deso__handle_new(deso_ctx *ctx, blas_kind kind, deso__value *v,
 /* A sparse matrix's handle on sp (which it owns from then on).           */
 deso_err deso__handle_new_spmat(deso_ctx *ctx, deso__spmat_data *sp,
                                 deso__handle **out);
+/* A user operator's handle on u (its shell owns u from then on).         */
+deso_err deso__handle_new_op(deso_ctx *ctx, deso__uop *u, deso__handle **out);
 void deso__spmat_data_free(deso__spmat_data *sp);     /* NULL-safe     */
 
 /* ---- sparse matrices (spmat.c) ------------------------------------------- */
@@ -493,15 +518,31 @@ deso_err deso__value_reserve(deso_ctx *ctx, deso__value *v,
  * values' spare lists, exchange and remap plans are made, the scratch is
  * sized.  c: the compiled force the DAG matched (deso__compiled_match),
  * or NULL; its first preparation is written down as its script, and
- * later ones run the script.  Local.                                     */
+ * later ones run the script.  *quiet: how many nodes, from the first,
+ * communicate with no other rank when they run (no exchange, remap,
+ * reduction across ranks, triangular solve or streamed matrix), so that
+ * they may run while the force's agreement is in flight.  Local.       */
 deso_err deso__force_prepare(deso_ctx *ctx, deso__compiled *c, int nvals,
-                             const opt_plan *plan, deso__view **rv);
+                             const opt_plan *plan, deso__view **rv,
+                             int *quiet);
 /* The force's one agreement: every rank passes the hash of its recorded
  * calls and its outcome so far.  DESO_OK when all succeeded with the same
  * hash; else the failing rank's error, or DESO_EMISMATCH, on every rank.
  * One 16-byte all-reduce (a second agreement only when that one fails).
  * Collective.                                                            */
 deso_err deso__force_agree(deso_ctx *ctx, uint64_t hash, deso_err local);
+/* The same agreement in two halves, started (non-blocking) and finished,
+ * so that nodes that communicate with no other rank can run in between;
+ * deso__force_agree is both at once.  local: this rank's outcome so far.
+ * finish gives what deso__force_agree gives.  Both collective.          */
+typedef struct deso__check {
+    uint64_t v[2], hash;
+    deso_err local;
+    MPI_Request req;
+} deso__check;
+deso_err deso__check_start(deso_ctx *ctx, uint64_t hash, deso_err local,
+                           deso__check *ck);
+deso_err deso__check_finish(deso_ctx *ctx, deso__check *ck);
 /* Small nodes' times are sampled: one in DESO__TIME_SAMPLE is timed.     */
 #define DESO__TIME_SAMPLE 16
 /* Whether to time this one: true with probability 1 / DESO__TIME_SAMPLE,
@@ -531,6 +572,11 @@ int64_t deso__trsv_scratch(const deso_ctx *ctx, const blas_layout *lay);
 deso_err deso__exec_trsv(deso_ctx *ctx, const blas_desc *d,
                          const deso__view *T, const deso__view *x,
                          deso__view *res);
+
+/* A user operator's node (exec_user.c): its callback on this rank's
+ * pieces x of x and rv of y.  Local; the caller agrees the outcome.     */
+deso_err deso__exec_user(deso_ctx *ctx, const deso__node *nd,
+                         const deso__view *x, deso__view *rv);
 
 /* vget and vput (exec_view.c): the node's exchange plan readied for its
  * placement (Local: the preparation's), and the node run (Collective).   */

@@ -75,14 +75,17 @@ deso_err deso__arg_open(deso_ctx *ctx, const deso__handle *x, int64_t n,
                         int64_t inc, deso__use use, deso__arg *a)
 {
     deso__handle *h = (deso__handle *)x;
-    memset(a, 0, sizeof *a);
     a->use = use;
     bool whole = h->kind == BLAS_MAT || (inc == 1 && n == h->val->n);
     if (whole) {
+        /* the common case touches only h and use: tmp, a whole handle,
+         * is cleared only when it is used                                */
         a->h = h;
-        if (use & DESO__IN) return deso__view_sync(ctx, h);
+        if ((use & DESO__IN) && h->parent != NULL)
+            return deso__view_sync(ctx, h);
         return DESO_OK;
     }
+    memset(&a->tmp, 0, sizeof a->tmp);
     /* a transient view of the root: element i of the call is element
      * off + inc i of x (from its end when inc < 0), and x's element k is
      * the root's voff + vinc k                                          */
@@ -118,15 +121,18 @@ void deso__arg_close(deso__arg *a)
         deso__value_unref(a->tmp.val);
         deso__value_unref(a->tmp.src);
     }
-    memset(a, 0, sizeof *a);
+    a->h = NULL;
 }
 
 deso_err deso__args_finish(deso_ctx *ctx, deso__arg *a, int k, deso_err err)
 {
-    for (int j = 0; j < k && err == DESO_OK; j++)
-        if ((a[j].use & DESO__OUT) && a[j].h->parent != NULL)
+    for (int j = 0; j < k; j++) {
+        if (err == DESO_OK && (a[j].use & DESO__OUT) &&
+            a[j].h->parent != NULL)
             err = view_write(ctx, a[j].h);
-    for (int j = 0; j < k; j++) deso__arg_close(&a[j]);
+    }
+    for (int j = 0; j < k; j++)
+        if (a[j].h == &a[j].tmp) deso__arg_close(&a[j]);
     return err;
 }
 

@@ -73,6 +73,7 @@ static const struct {
     {BLAS_OP_SMIN, "SS", 'S', -1, BLAS_RED_NONE},
     {BLAS_OP_VGET, "V", 'V', -1, BLAS_RED_NONE},
     {BLAS_OP_VPUT, "VV", 'V', 0, BLAS_RED_NONE},
+    {BLAS_OP_USER, "V", 'V', -1, BLAS_RED_NONE},
 };
 
 static blas_kind kind_of(char c)
@@ -97,12 +98,13 @@ static void test_rows_match_the_documentation(void **state)
         assert_int_equal(info->result, kind_of(documented[i].result));
         assert_int_equal(info->inout, documented[i].inout);
         assert_int_equal(info->red, documented[i].red);
-        /* only trsv and the views communicate by themselves; every other
-         * row has a kernel, and a reduction needs a finish to turn its
-         * buffer into a value                                            */
+        /* only trsv and the views communicate by themselves, and a user
+         * operator's callback is deso/'s to run; every other row has a
+         * kernel, and a reduction needs a finish to turn its buffer into
+         * a value                                                        */
         assert_true(info->distributed ==
                     (op == BLAS_OP_TRSV || op == BLAS_OP_VGET ||
-                     op == BLAS_OP_VPUT));
+                     op == BLAS_OP_VPUT || op == BLAS_OP_USER));
         assert_true((info->kernel == NULL) == info->distributed);
         assert_true((info->finish != NULL) == (info->red != BLAS_RED_NONE));
         for (size_t j = 0; j < i; j++)
@@ -317,6 +319,46 @@ static void test_ger_and_trsv_placements(void **state)
     const int64_t block[] = {64, 0, 4, 64, 5};
     for (int i = 0; i < 5; i++)
         assert_int_equal(blas_trsv_block_of(&folded[i]), block[i]);
+}
+
+/* A user operator: x replicated everywhere or where y is; y anywhere
+ * unless declared replicated or as a matrix's rows (then elsewhere is
+ * refused).                                                              */
+static void test_user_placements(void **state)
+{
+    (void)state;
+    blas_layout rows = vec(7, 0, 2, 2u), repl = vec(7, -1, 0, 3u);
+    blas_layout col = vec(7, 1, 3, 0u), x5 = vec(5, 1, 2, 1u);
+    blas_layout x7 = vec(7, 1, 2, 1u), x5r = vec(5, -1, 0, 3u);
+    blas_layout pin, req[BLAS_MAXOPS];
+    const blas_op_info *info = blas_op_get(BLAS_OP_USER);
+    /* free y: x replicated (x's own length) or where y is               */
+    blas_desc d = {BLAS_OP_USER, 0, 1, 0, 0, 7};
+    assert_false(blas_user_pinned(&d, PR, PC, &pin));
+    const blas_layout *ys[] = {&rows, &col, &repl};
+    for (int k = 0; k < 3; k++) {
+        EXPECT_OK(info->constrain(&d, ys[k], &x5, req));
+        expect_layout(&req[0], &x5r, "user", 0);
+    }
+    d.flags = BLAS_F_XLIKE;
+    for (int k = 0; k < 3; k++) {
+        EXPECT_OK(info->constrain(&d, ys[k], &x7, req));
+        expect_layout(&req[0], ys[k], "user like y", 0);
+    }
+    /* y declared as rows of block 2, or replicated: pinned there         */
+    d.flags = BLAS_F_YROWS;
+    d.inc = 2;
+    assert_true(blas_user_pinned(&d, PR, PC, &pin));
+    expect_layout(&pin, &rows, "user rows", -1);
+    EXPECT_OK(info->constrain(&d, &rows, &x5, req));
+    EXPECT_FAIL(info->constrain(&d, &col, &x5, req), DESO_ENOTSUP, "user");
+    d.flags = BLAS_F_YREP | BLAS_F_XLIKE;
+    d.inc = 0;
+    assert_true(blas_user_pinned(&d, PR, PC, &pin));
+    expect_layout(&pin, &repl, "user replicated", -1);
+    EXPECT_OK(info->constrain(&d, &repl, &x7, req));
+    expect_layout(&req[0], &repl, "user replicated x", 0);
+    EXPECT_FAIL(info->constrain(&d, &rows, &x7, req), DESO_ENOTSUP, "user");
 }
 
 /* ---- kernels against brute force ---------------------------------------- */
@@ -761,6 +803,7 @@ int main(void)
         cmocka_unit_test(test_reductions_follow_x),
         cmocka_unit_test(test_gemv_aligns_with_the_matrix),
         cmocka_unit_test(test_ger_and_trsv_placements),
+        cmocka_unit_test(test_user_placements),
         cmocka_unit_test(test_elementwise_kernels),
         cmocka_unit_test(test_scalar_kernels),
         cmocka_unit_test(test_reduction_kernels),

@@ -8,6 +8,17 @@
 
 #include "deso/runtime/runtime.h"
 
+/* p2p bytes and messages, collective bytes and messages, summed over
+ * ranks.  Collective.                                                    */
+static inline void tu_totals(int64_t *t)
+{
+    deso_stats st;
+    TU_OK(deso_stats_get(&st));
+    int64_t mine[4] = {st.bytes_p2p, st.msgs_p2p, st.bytes_collective,
+                       st.msgs_collective};
+    MPI_Allreduce(mine, t, 4, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+}
+
 /* t0, t1: p2p bytes and messages, collective bytes and messages summed
  * over ranks before and after ctx's last flush.  Whether the difference is
  * the model of the plan that flush ran plus the force's SPMD check (one

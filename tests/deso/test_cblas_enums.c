@@ -7,8 +7,10 @@
  * alpha; CblasConjTrans is a transpose, CblasConjNoTrans is DESO_EINVAL.
  * <cblas.h> is included before deso_cblas.h here; scripts/test-install.sh
  * compiles the installed header with <cblas.h> before and after it.  In
- * each optimiser mode.
- * deso-np: 1 2 3 4                                                        */
+ * each optimiser mode.  The enum mapping does not depend on the ranks:
+ * P = 3 and 4 (a 2x2 grid) run in the long group.
+ * deso-np: 1 2
+ * deso-np-long: 3 4                                                      */
 #include <cblas.h>
 
 #include "deso/deso_cblas.h"

@@ -4,7 +4,7 @@
  * name, message, argument).  Every public function that reaches a context
  * is called once with a bad argument, the context reached through each
  * kind of argument (the context itself, a vector, a matrix, a scalar, a
- * sparse matrix, a lazy scalar argument, a later argument when the first is NULL, a
+ * sparse matrix, a user operator, a lazy scalar argument, a later argument when the first is NULL, a
  * destroyed handle's shell), the routines of every section of deso.h
  * included: the handler runs exactly once, with the code
  * the call returned, the function's public name, deso_last_error() as its
@@ -347,6 +347,48 @@ static void more_calls(deso_ctx *ctx)
         bad++;
 }
 
+/* A user operator's callback (y <- x where y is) that fails on the last
+ * rank only.                                                             */
+static int copy_or_fail(void *user, const double *x, const deso_op_part *xp,
+                        double *y, const deso_op_part *yp)
+{
+    (void)user;
+    (void)xp;
+    for (int64_t i = 0; i < yp->nlocal; i++) y[i] = x[i];
+    return me == np - 1 ? 5 : 0;
+}
+
+/* The user operators' functions, the context reached through the context,
+ * the operator, a vector and a destroyed operator's shell; a callback
+ * failing on one rank reaches the handler of every rank at the force.   */
+static void op_calls(deso_ctx *ctx)
+{
+    deso_vec *x, *y;
+    deso_mat *a;
+    deso_op *op = NULL;
+    TU_OK(deso_vec_from_fn(ctx, 4, one, NULL, &x));
+    TU_OK(deso_vec_create(ctx, 4, &y));
+    TU_OK(deso_mat_from_fn(ctx, 4, 4, eye, NULL, &a));
+    EH_ERR(ctx, deso_op_create(ctx, 4, 4, NULL, NULL, DESO_OP_LIKE_Y,
+                               DESO_OP_ANY, NULL, &op),
+           DESO_ENULL, "deso_op_create");
+    EH_ERR(ctx, deso_op_create(NULL, 4, 4, copy_or_fail, NULL,
+                               DESO_OP_REPLICATED, DESO_OP_ROWS, a, &op),
+           DESO_ENULL, "deso_op_create");
+    EH_OK(deso_op_create(ctx, 4, 4, copy_or_fail, NULL, DESO_OP_LIKE_Y,
+                         DESO_OP_ANY, NULL, &op));
+    EH_ERR(ctx, deso_op_apply(op, x, NULL), DESO_ENULL, "deso_op_apply");
+    EH_ERR(ctx, deso_op_apply(NULL, x, y), DESO_ENULL, "deso_op_apply");
+    EH_OK(deso_op_apply(op, x, y));
+    EH_ERR(ctx, deso_flush(ctx), DESO_EUSER, "deso_flush");
+    deso_op *op2 = op;
+    EH_OK(deso_op_destroy(&op));
+    EH_ERR(ctx, deso_op_destroy(&op2), DESO_ESTALE, "deso_op_destroy");
+    TU_OK(deso_vec_destroy(&x));
+    TU_OK(deso_vec_destroy(&y));
+    TU_OK(deso_mat_destroy(&a));
+}
+
 static void test_each_function(void **state)
 {
     (void)state;
@@ -360,6 +402,8 @@ static void test_each_function(void **state)
     record_calls(ctx);
     EH_SYNC();
     more_calls(ctx);
+    EH_SYNC();
+    op_calls(ctx);
     EH_SYNC();
     /* no context reachable: nothing to invoke                             */
     memset(&seen, 0, sizeof seen);

@@ -460,6 +460,7 @@ static void test_error_codes(void **state)
          "call not allowed in the current state"},
         {DESO_EINTERNAL, -16, "DESO_EINTERNAL",
          "internal error (a bug in deso)"},
+        {DESO_EUSER, -17, "DESO_EUSER", "a user callback failed"},
     };
     const int nwant = (int)(sizeof want / sizeof want[0]);
     const char *unknown = "unknown deso error code";
@@ -492,7 +493,7 @@ static void test_error_codes(void **state)
         ok &= good;
     }
     /* codes outside the table                                             */
-    const int bad[] = {1, -17, -1000, 42};
+    const int bad[] = {1, -18, -1000, 42};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         ok &= strcmp(deso_strerror((deso_err)bad[k]), unknown) == 0;
         ok &= strcmp(deso_errname((deso_err)bad[k]), "DESO_E?") == 0;

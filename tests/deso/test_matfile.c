@@ -5,7 +5,8 @@
  * column-major order, and the checksum recomputed here from deso.h's
  * definition; every matrix read back is gathered and compared bitwise
  * with the generator.  Files are written on one grid and read on another,
- * with slabs of a few block columns and of the default size, after a pending
+ * with slabs of a few block columns, of parts of one block column and of
+ * the default size, after a pending
  * update (the write is a force point).  Hostile files (bad magic, version,
  * byte order, size, shape, a flipped data bit) fail on every rank with
  * DESO_EIO and leave *out NULL; NULL arguments (also on one rank only)
@@ -143,13 +144,15 @@ static void test_round_trip(void **state)
             ctx[gi][b] = tu_ctx(grids[gi][0], grids[gi][1], nbs[b]);
     /* every shape on every grid pair, written on one grid and read on the
      * next; the block sizes and slab limits in turn, so that each shape
-     * meets each block size over the grids and both slab limits          */
+     * meets each block size over the grids and the default slab limit,
+     * and a small one in turn: 200 elements (slabs of a few block
+     * columns) or 13 (parts of block columns: one block column of local
+     * rows over the limit)                                               */
     int k = 0;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int gi = 0; gi < ng; gi++)
             for (int lim = 0; lim < 2; lim++, k++) {
-                /* the default slabs, then slabs of a few block columns   */
-                deso__matfile_slab_limit(lim ? 200 : 0);
+                deso__matfile_slab_limit(!lim ? 0 : k / 2 % 2 ? 13 : 200);
                 round_trip(path, shapes[s][0], shapes[s][1], ctx[gi][k % 3],
                            ctx[(gi + 1) % ng][k % 3]);
             }

@@ -1220,6 +1220,128 @@ static void test_views(void **state)
     TU_OK(deso_finalize(&ctx));
 }
 
+/* A user operator's callback: y <- 2 x (x replicated: all of it); the
+ * failing one returns 3 on the last rank only.                          */
+static int twice_fn(void *user, const double *x, const deso_op_part *xp,
+                    double *y, const deso_op_part *yp)
+{
+    (void)user;
+    (void)xp;
+    for (int64_t i = 0; i < yp->nlocal; i++)
+        y[i] = 2.0 * x[deso_op_global(yp, i)];
+    return 0;
+}
+
+static int last_fails_fn(void *user, const double *x, const deso_op_part *xp,
+                         double *y, const deso_op_part *yp)
+{
+    (void)user;
+    (void)x;
+    (void)xp;
+    (void)y;
+    (void)yp;
+    return me == np - 1 ? 3 : 0;
+}
+
+/* User operators: every argument of deso_op_create, deso_op_apply and
+ * deso_op_destroy refused with its code (NULL, stale, wrong kind, another
+ * context, bad sizes and layouts), nothing left behind; a callback that
+ * fails on one rank fails the force on every rank with DESO_EUSER, loses
+ * only that flush's values, and leaves the context usable; an operator
+ * destroyed after an apply was recorded still runs it.                  */
+static void test_user_ops(void **state)
+{
+    (void)state;
+    deso_ctx *ctx = mu_ctx(DESO_MODE_FULL), *other = tu_ctx(0, 0, 3);
+    deso_vec *x, *y, *o, *dead;
+    deso_mat *A, *B;
+    deso_op *op = NULL, *bad = NULL, *gone = NULL;
+    TU_OK(deso_vec_create(ctx, 5, &x));
+    TU_OK(deso_vec_create(ctx, 5, &y));
+    TU_OK(deso_vec_create(ctx, 5, &dead));
+    TU_OK(deso_vec_create(other, 5, &o));
+    TU_OK(deso_mat_create(ctx, 5, 4, &A));
+    TU_OK(deso_mat_create(other, 5, 4, &B));
+    deso_vec *stale = dead;
+    TU_OK(deso_vec_destroy(&dead));
+    int live = new_values_live(ctx);
+    const deso_op_layout R = DESO_OP_REPLICATED, L = DESO_OP_LIKE_Y;
+    const deso_op_layout Y = DESO_OP_ANY, W = DESO_OP_ROWS;
+    MU_ERR(deso_op_create(NULL, 5, 5, twice_fn, NULL, R, Y, NULL, &op),
+           DESO_ENULL);
+    MU_ERR(deso_op_create(ctx, -1, 5, twice_fn, NULL, R, Y, NULL, &op),
+           DESO_ESIZE);
+    MU_ERR(deso_op_create(ctx, 5, -1, twice_fn, NULL, R, Y, NULL, &op),
+           DESO_ESIZE);
+    MU_ERR(deso_op_create(ctx, 5, 5, NULL, NULL, R, Y, NULL, &op),
+           DESO_ENULL);
+    MU_ERR(deso_op_create(ctx, 5, 5, twice_fn, NULL, Y, Y, NULL, &op),
+           DESO_EINVAL);
+    MU_ERR(deso_op_create(ctx, 5, 5, twice_fn, NULL, (deso_op_layout)0, Y,
+                          NULL, &op), DESO_EINVAL);
+    MU_ERR(deso_op_create(ctx, 5, 5, twice_fn, NULL, R, L, NULL, &op),
+           DESO_EINVAL);
+    MU_ERR(deso_op_create(ctx, 5, 5, twice_fn, NULL, R, (deso_op_layout)9,
+                          NULL, &op), DESO_EINVAL);
+    MU_ERR(deso_op_create(ctx, 5, 4, twice_fn, NULL, L, Y, NULL, &op),
+           DESO_ESIZE);
+    MU_ERR(deso_op_create(ctx, 5, 4, twice_fn, NULL, R, W, NULL, &op),
+           DESO_ENULL);
+    MU_ERR(deso_op_create(ctx, 5, 4, twice_fn, NULL, R, Y, A, &op),
+           DESO_EINVAL);
+    MU_ERR(deso_op_create(ctx, 4, 4, twice_fn, NULL, R, W, A, &op),
+           DESO_ESIZE);
+    MU_ERR(deso_op_create(ctx, 5, 4, twice_fn, NULL, R, W, B, &op),
+           DESO_ECONTEXT);
+    MU_ERR(deso_op_create(ctx, 5, 4, twice_fn, NULL, R, W, (deso_mat *)x,
+                          &op), DESO_EINVAL);
+    MU_ERR(deso_op_create(ctx, 5, 5, twice_fn, NULL, R, Y, NULL, NULL),
+           DESO_ENULL);
+    assert_true(tu_all(op == NULL && new_values_live(ctx) == live));
+    TU_OK(deso_op_create(ctx, 5, 5, twice_fn, NULL, R, Y, NULL, &op));
+    TU_OK(deso_op_create(ctx, 5, 4, twice_fn, NULL, R, W, A, &bad));
+    MU_ERR(deso_op_apply(NULL, x, y), DESO_ENULL);
+    MU_ERR(deso_op_apply((deso_op *)x, x, y), DESO_EINVAL);
+    MU_ERR(deso_op_apply(op, NULL, y), DESO_ENULL);
+    MU_ERR(deso_op_apply(op, x, NULL), DESO_ENULL);
+    MU_ERR(deso_op_apply(op, stale, y), DESO_ESTALE);
+    MU_ERR(deso_op_apply(op, x, stale), DESO_ESTALE);
+    MU_ERR(deso_op_apply(op, o, y), DESO_ECONTEXT);
+    MU_ERR(deso_op_apply(op, x, (deso_vec *)A), DESO_EINVAL);
+    MU_ERR(deso_op_apply(bad, x, y), DESO_ESIZE);       /* x: 4, not 5  */
+    assert_true(tu_all(new_values_live(ctx) == live + 2));
+    /* destroyed with an apply pending: the apply still runs             */
+    TU_OK(deso_vec_from_fn(ctx, 5, idx1, NULL, &dead));
+    gone = op;
+    TU_OK(deso_op_apply(op, dead, y));
+    TU_OK(deso_op_destroy(&op));
+    assert_true(tu_all(op == NULL));
+    MU_ERR(deso_op_apply(gone, x, y), DESO_ESTALE);
+    MU_ERR(deso_op_destroy(&gone), DESO_ESTALE);
+    MU_ERR(deso_op_destroy(NULL), DESO_OK);
+    double g[5] = {0};
+    TU_OK(deso_vec_gather(y, g, DESO_ALL_RANKS));
+    assert_true(tu_all(g[0] == 2.0 && g[4] == 10.0));
+    /* a callback failing on one rank: every rank's force fails          */
+    deso_op *fails = NULL;
+    TU_OK(deso_op_create(ctx, 5, 5, last_fails_fn, NULL, L, Y, NULL, &fails));
+    TU_OK(deso_op_apply(fails, dead, y));
+    MU_ERR(deso_flush(ctx), DESO_EUSER);
+    MU_ERR(deso_vec_gather(y, g, DESO_ALL_RANKS), DESO_EUSER);
+    TU_OK(deso_op_destroy(&fails));
+    TU_OK(deso_op_destroy(&bad));
+    MU_SYNC();
+    TU_OK(deso_vec_destroy(&x));
+    TU_OK(deso_vec_destroy(&y));
+    TU_OK(deso_vec_destroy(&dead));
+    TU_OK(deso_vec_destroy(&o));
+    TU_OK(deso_mat_destroy(&A));
+    TU_OK(deso_mat_destroy(&B));
+    check_usable(ctx);
+    TU_OK(deso_finalize(&other));
+    TU_OK(deso_finalize(&ctx));
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -1241,6 +1363,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_new_values),
         cmocka_unit_test(test_spmat),
         cmocka_unit_test(test_views),
+        cmocka_unit_test(test_user_ops),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     MPI_Finalize();

@@ -18,8 +18,12 @@
  * rank keeps its own budget; the directory stays empty (the files have no
  * name); bad budget strings fail deso_init on every rank; an unusable
  * directory (on one rank or all) fails the creation on every rank with
- * DESO_EIO and the context still works; what cannot stream (dtrsv,
- * gathering the matrix) is refused with DESO_ENOTSUP.
+ * DESO_EIO and the context still works; what cannot stream (dtrsv, the
+ * diagonal) is refused with DESO_ENOTSUP.  The fallback for file systems
+ * without O_TMPFILE (a named file unlinked at once), forced through its
+ * test switch: the descriptor's link names a deleted deso-ooc- file, the
+ * directory stays empty, the product is the same bits as with O_TMPFILE's
+ * file, and without the switch no descriptor names one.
  * Each size runs on three contexts (one per budget): slow at P > 2 on a
  * loaded 2-core machine, so P = 3, 4 and 6 are in the long group.
  * deso-np: 1 2
@@ -29,6 +33,7 @@
 
 #include "test_util.h"
 #include "deso/deso_stats.h"
+#include "deso/runtime/ooc.h"
 
 static double gen(int64_t i, int64_t j, void *arg)
 {
@@ -242,9 +247,13 @@ static void test_one_rank_over(void **state)
     deso_stats st;
     TU_OK(deso_stats_get(&st));
     assert_true(tu_all(st.bytes_io_written > 0));
-    /* the matrix is out of core: it cannot be gathered                   */
+    /* the matrix is out of core, and gathers as the generator made it    */
     double *buf = malloc((size_t)(n * n) * sizeof *buf);
-    TU_ERR(deso_mat_gather(A, buf, n, DESO_ALL_RANKS), DESO_ENOTSUP);
+    TU_OK(deso_mat_gather(A, buf, n, DESO_ALL_RANKS));
+    int same = 1;
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < n; i++) same &= buf[j * n + i] == gen(i, j, NULL);
+    assert_true(tu_all(same));
     free(buf);
     /* a small matrix fits what is left of the budget: in core           */
     deso_mat *B = NULL;
@@ -456,6 +465,59 @@ static void test_sources(void **state)
     tu_scratch_done(dir);
 }
 
+/* Whether one of this process's descriptors is an unlinked file of dir
+ * named by the fallback (deso-ooc-...).                                  */
+static int named_fd_in(const char *dir)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (d == NULL) return 0;
+    char want[600];
+    snprintf(want, sizeof want, "%s/deso-ooc-", dir);
+    int found = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        char path[300], link[1024];
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t len = readlink(path, link, sizeof link - 1);
+        if (len <= 0) continue;
+        link[len] = '\0';
+        if (strncmp(link, want, strlen(want)) == 0 &&
+            strstr(link, "(deleted)") != NULL)
+            found = 1;
+    }
+    closedir(d);
+    return found;
+}
+
+/* The named-file fallback: used (the descriptor says so), leaves nothing
+ * in the directory, gives the same bits as O_TMPFILE's file; without the
+ * switch, not used.                                                     */
+static void test_named_fallback(void **state)
+{
+    (void)state;
+    char dir[512];
+    assert_true(tu_all(tu_scratch_dir("ooc-named", dir, sizeof dir) == 0));
+    double want[23], got[23];
+    for (int named = 0; named < 2; named++) {
+        tu_label("named %d", named);
+        deso__ooc_named_files(named);
+        tu_case c = {DESO_MODE_FULL, 1, tu_size(), 4};
+        deso_ctx *ctx = case_ctx(&c, 1, dir);
+        deso_mat *A = NULL;
+        TU_CALL(deso_mat_from_fn(ctx, 23, 17, gen, NULL, &A));
+        TU_CHECK(named_fd_in(dir) == named);
+        TU_CHECK(dir_empty(dir));
+        if (A != NULL) product(ctx, A, 23, 17, named ? got : want);
+        TU_CHECK(!named_fd_in(dir));
+        TU_OK(deso_finalize(&ctx));
+        TU_CHECK(dir_empty(dir));
+        tu_case_end();
+    }
+    deso__ooc_named_files(false);
+    TU_CHECK(memcmp(want, got, sizeof want) == 0);
+    TU_SYNC();
+    tu_scratch_done(dir);
+}
+
 /* What cannot stream is refused, the same way on every rank.            */
 static void test_refused(void **state)
 {
@@ -481,5 +543,5 @@ static void test_refused(void **state)
 TU_MAIN(cmocka_unit_test(test_bitwise), cmocka_unit_test(test_one_rank_over),
         cmocka_unit_test(test_nothing_left),
         cmocka_unit_test(test_budget_strings), cmocka_unit_test(test_bad_dir),
-        cmocka_unit_test(test_sources),
+        cmocka_unit_test(test_sources), cmocka_unit_test(test_named_fallback),
         cmocka_unit_test(test_refused))

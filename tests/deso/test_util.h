@@ -341,6 +341,35 @@ static inline const char *tu_case_name(const tu_case *c)
     return name;
 }
 
+/* One case of a walk: size n, variant k, a seed of its own.            */
+typedef void (*tu_walk_fn)(deso_ctx *ctx, int64_t n, int k, uint64_t seed);
+
+/* Runs f on every case of tu_cases (block sizes 2, 3 and block folding)
+ * for each size of sizes[0 .. nsizes) and variant k < nvar: every
+ * variant in the long group; in the fast group one variant per case and
+ * size, in turn, so that its cases together still meet every variant.
+ * Seeds from seed0.  Failures per case (tu_case_end), then TU_SYNC.     */
+static inline void tu_walk(const int64_t *sizes, int nsizes, int nvar,
+                           uint64_t seed0, tu_walk_fn f, const char *what)
+{
+    const int64_t nbs[] = {2, 3, DESO_NB_BLOCK};
+    tu_case cases[TU_MAX_CASES];
+    int nc = tu_cases(nbs, 3, cases);
+    for (int ci = 0; ci < nc; ci++) {
+        deso_ctx *ctx = tu_case_ctx(&cases[ci]);
+        for (int si = 0; si < nsizes; si++)
+            for (int k = 0; k < nvar; k++) {
+                if (!tu_long() && k != (ci + si) % nvar) continue;
+                tu_label("%s, %s, n %lld, variant %d", what,
+                         tu_case_name(&cases[ci]), (long long)sizes[si], k);
+                f(ctx, sizes[si], k, seed0 + (uint64_t)(si * 31 + ci * 7 + k));
+            }
+        TU_CALL(deso_finalize(&ctx));
+        tu_case_end();
+    }
+    TU_SYNC();
+}
+
 static inline void tu_gather(const deso_vec *x, double *buf)
 {
     TU_OK(deso_vec_gather(x, buf, DESO_ALL_RANKS));

@@ -354,15 +354,6 @@ static void basis_case(deso_ctx *ctx, int64_t n, tu_rng *rng)
 
 /* ---- the model ----------------------------------------------------------- */
 
-static void totals(int64_t *t)
-{
-    deso_stats st;
-    TU_OK(deso_stats_get(&st));
-    int64_t mine[4] = {st.bytes_p2p, st.msgs_p2p, st.bytes_collective,
-                       st.msgs_collective};
-    MPI_Allreduce(mine, t, 4, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-}
-
 /* Every flush moves exactly what the model of its plan says, plus the
  * force's SPMD check (one 16-byte all-reduce): vget and vput nodes are
  * priced by the exchange they make.                                      */
@@ -394,9 +385,9 @@ static void test_model(void **state)
             TU_CALL(deso_dgemv(DESO_COL_MAJOR, DESO_TRANS, n, k, 1.0, Vk, n,
                                w, 1, 0.0, h, 1));
             TU_CALL(deso_mat_destroy(&Vk));
-            totals(t0);
+            tu_totals(t0);
             TU_CALL(deso_flush(ctx));
-            totals(t1);
+            tu_totals(t1);
             char what[64];
             snprintf(what, sizeof what, "mode %s, flush %d",
                      deso_mode_name(tu_mode(md)), it);
@@ -414,30 +405,6 @@ static void test_model(void **state)
 }
 
 /* ---- the walks ----------------------------------------------------------- */
-
-typedef void (*case_fn)(deso_ctx *ctx, int64_t n, int k, uint64_t seed);
-
-static void walk(case_fn f, const char *what)
-{
-    const int64_t nbs[] = {2, 3, DESO_NB_BLOCK};
-    tu_case cases[TU_MAX_CASES];
-    int nc = tu_cases(nbs, 3, cases);
-    for (int ci = 0; ci < nc; ci++) {
-        deso_ctx *ctx = tu_case_ctx(&cases[ci]);
-        for (int si = 0; si < NSIZES; si++)
-            for (int k = 0; k < 4; k++) {
-                /* the fast group takes one variant per case and size, in
-                 * turn, so its cases together still meet every variant  */
-                if (!tu_long() && k != (ci + si) % 4) continue;
-                tu_label("%s, %s, n %lld, variant %d", what,
-                         tu_case_name(&cases[ci]), (long long)SIZES[si], k);
-                f(ctx, SIZES[si], k, 101u + (uint64_t)(si * 31 + ci * 7 + k));
-            }
-        TU_CALL(deso_finalize(&ctx));
-        tu_case_end();
-    }
-    TU_SYNC();
-}
 
 static void l1_walk(deso_ctx *ctx, int64_t n, int k, uint64_t seed)
 {
@@ -462,19 +429,19 @@ static void view_walk(deso_ctx *ctx, int64_t n, int k, uint64_t seed)
 static void test_level1(void **state)
 {
     (void)state;
-    walk(l1_walk, "strided level 1");
+    tu_walk(SIZES, NSIZES, 4, 101u, l1_walk, "strided level 1");
 }
 
 static void test_level2(void **state)
 {
     (void)state;
-    walk(l2_walk, "strided level 2");
+    tu_walk(SIZES, NSIZES, 4, 101u, l2_walk, "strided level 2");
 }
 
 static void test_views(void **state)
 {
     (void)state;
-    walk(view_walk, "views");
+    tu_walk(SIZES, NSIZES, 4, 101u, view_walk, "views");
 }
 
 TU_MAIN(cmocka_unit_test(test_level1), cmocka_unit_test(test_level2),
