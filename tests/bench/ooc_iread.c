@@ -159,6 +159,7 @@ int main(int argc, char **argv)
     if (dir == NULL) dir = getenv("TMPDIR");
     if (dir == NULL) dir = "/tmp";
     char path[4096];
+    /* the six trailing X are mkstemp's template: it replaces them        */
     snprintf(path, sizeof path, "%s/ooc-iread-%d-XXXXXX", dir, me);
     int fd = mkstemp(path);
     if (fd < 0) {

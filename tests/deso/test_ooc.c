@@ -30,6 +30,8 @@
  * deso-np-long: 3 4 6                                                       */
 #include <dirent.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #include "test_util.h"
 #include "deso/deso_stats.h"
@@ -124,17 +126,7 @@ static void cg(deso_ctx *ctx, int64_t n, double *out)
  * default).                                                              */
 static deso_ctx *case_ctx(const tu_case *c, int64_t limit, const char *dir)
 {
-    deso_options o;
-    deso_options_default(&o);
-    o.mode = c->mode;
-    o.grid_rows = c->pr;
-    o.grid_cols = c->pc;
-    o.nb = c->nb;
-    o.mem_limit = limit;
-    o.ooc_dir = dir;
-    deso_ctx *ctx = NULL;
-    TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
-    return ctx;
+    return tu_ctx_budget(c->mode, c->pr, c->pc, c->nb, limit, dir);
 }
 
 /* This rank's bytes read from local array files so far, the largest over
@@ -193,6 +185,30 @@ static void run_size(deso_ctx *const *ctx, int64_t m, int64_t n,
     for (int k = 0; k < 3; k++) free(r[k]);
 }
 
+/* The same plans need the same cost model: each context would measure
+ * its own alpha and beta (timings), and in modes affine and full a plan
+ * that places a vector otherwise adds a dot product in another order.
+ * So the out-of-core contexts take the in-core one's calibration, through
+ * a wisdom file written right after it was made (no plans in it yet).   */
+static void same_calibration(deso_ctx *const *ctx, int n)
+{
+    char path[256];
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/deso-test-ooc-%ld.wisdom",
+             dir != NULL ? dir : "/tmp", (long)getpid());
+    TU_OK(deso_wisdom_export(ctx[0], path));
+    deso_info want, got;
+    TU_OK(deso_get_info(ctx[0], &want));
+    for (int k = 1; k < n; k++) {
+        TU_OK(deso_wisdom_import(ctx[k], path));
+        TU_OK(deso_get_info(ctx[k], &got));
+        assert_true(tu_all(got.alpha == want.alpha && got.beta == want.beta));
+    }
+    int me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me == 0) remove(path);            /* only rank 0 names the file */
+}
+
 static void run_case(const tu_case *c)
 {
     static const int64_t sizes[][2] = {{37, 29}, {3, 2}, {1, 1}, {9, 14}};
@@ -200,6 +216,7 @@ static void run_case(const tu_case *c)
     int64_t half = 37 * 29 * 8 / (2 * tu_size());
     deso_ctx *ctx[3] = {case_ctx(c, 0, NULL), case_ctx(c, 1, NULL),
                         case_ctx(c, half, NULL)};
+    same_calibration(ctx, 3);
     for (size_t k = 0; k < ns; k++) {
         tu_label("%s, %lld x %lld", tu_case_name(c), (long long)sizes[k][0],
                  (long long)sizes[k][1]);

@@ -56,17 +56,8 @@ static int rank(void)
 static deso_ctx *make_ctx(deso_mode mode, int pc, int64_t limit,
                           const char *dir)
 {
-    deso_options o;
-    deso_options_default(&o);
-    o.mode = mode;
-    o.grid_rows = pc > 0 ? tu_size() / pc : 0;
-    o.grid_cols = pc;
-    o.nb = NB;
-    o.mem_limit = limit;
-    o.ooc_dir = dir;
-    deso_ctx *ctx = NULL;
-    TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
-    return ctx;
+    return tu_ctx_budget(mode, pc > 0 ? tu_size() / pc : 0, pc, NB, limit,
+                         dir);
 }
 
 /* y = A x (m), then A destroyed.                                         */

@@ -221,9 +221,12 @@ static inline deso_mode tu_mode(int k)
     return modes[k];
 }
 
-/* A context in `mode` with the given grid (0 x 0: default) and block size. */
-static inline deso_ctx *tu_ctx_mode(deso_mode mode, int pr, int pc,
-                                    int64_t nb)
+/* A context in `mode` with the given grid (0 x 0: default), block size,
+ * memory budget (0: none) and directory for local array files (NULL:
+ * the default).                                                          */
+static inline deso_ctx *tu_ctx_budget(deso_mode mode, int pr, int pc,
+                                      int64_t nb, int64_t limit,
+                                      const char *dir)
 {
     deso_options o;
     deso_options_default(&o);
@@ -231,9 +234,18 @@ static inline deso_ctx *tu_ctx_mode(deso_mode mode, int pr, int pc,
     o.grid_rows = pr;
     o.grid_cols = pc;
     o.nb = nb;
+    o.mem_limit = limit;
+    o.ooc_dir = dir;
     deso_ctx *ctx = NULL;
     TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
     return ctx;
+}
+
+/* A context in `mode` with the given grid (0 x 0: default) and block size. */
+static inline deso_ctx *tu_ctx_mode(deso_mode mode, int pr, int pc,
+                                    int64_t nb)
+{
+    return tu_ctx_budget(mode, pr, pc, nb, 0, NULL);
 }
 
 /* One CG iteration as a solver writes it, recorded without a force: q =
