@@ -162,6 +162,8 @@ typedef enum blas_op {
     BLAS_OP_VPUT,       /* r <- x, r[off + inc i] <- s[i] [x, s] (write)    */
     BLAS_OP_USER,       /* y <- f(x), a user's operator  [x]  (deso/ runs   */
                         /*   its callback on the local pieces)              */
+    BLAS_OP_USMV,       /* y <- a op(A) x (+ b y), A sparse  [a, x (, b, y)] */
+                        /*   (deso/ runs it: A is no operand, see sp)      */
     BLAS_OP_COUNT
 } blas_op;
 
@@ -192,6 +194,20 @@ enum {
 /* ger takes BLAS_F_MASK and BLAS_F_LOWER too: only the upper (lower)
  * triangle of A, diagonal included, is updated (dsyr, dsyr2).            */
 
+/* What the optimiser knows of a sparse product's matrix (usmv nodes):
+ * where its rows live (y of the product, x of the transposed one) and
+ * where the x of its product lives, both partitions of the whole grid,
+ * and its halo exchange: tab[s P + r] the x entries rank s sends rank r
+ * (P = nparts; the transposed product runs the same messages backwards).
+ * Immutable and interned by its maker (deso/runtime: equal facts are one
+ * object, kept until the context is freed), so that nodes compare it by
+ * address; `hash` is a function of the facts alone (plan keys, wisdom). */
+typedef struct blas_sparse {
+    const blas_part *rows, *cols;
+    const int64_t *tab;     /* P x P                                       */
+    uint64_t hash;
+} blas_sparse;
+
 typedef struct blas_desc {
     blas_op op;
     unsigned flags;
@@ -199,6 +215,7 @@ typedef struct blas_desc {
     int64_t off, inc, len;  /* vget, vput: the view's first linear index,
                              * its stride (inc != 0) and its elements;
                              * user: see above; 0 for other ops           */
+    const blas_sparse *sp;  /* usmv: its matrix's facts; NULL otherwise   */
 } blas_desc;
 
 /* Whether off, inc and len are part of a node's identity (vget, vput,
@@ -282,10 +299,19 @@ int blas_desc_nops(blas_op op, unsigned flags);
 blas_kind blas_desc_role(const blas_desc *d, int k);
 blas_kind blas_desc_result(const blas_desc *d);
 /* The grid dimension a node reduces over given its operands' layouts
- * (-1: no communication needed), and its reduction buffer length.  A
- * reduction over a vector by partition would span both grid dimensions,
- * which no row of the table asks for yet (no operation places one).     */
+ * (-1: no communication needed; BLAS_RED_ALL: every rank of the grid,
+ * for a vector by partition), and its reduction buffer length.          */
+#define BLAS_RED_ALL BLAS_DIST_PART
 int blas_red_dim(const blas_desc *d, const blas_layout *ops);
+/* The bits of a reduction's result layout's rep that make its reduction
+ * over rd an all-reduce (any of them set) rather than a reduce to
+ * coordinate 0: rd's own bit, or for BLAS_RED_ALL those of every grid
+ * dimension of extent > 1 (a normalised layout sets the others).        */
+static inline unsigned blas_red_bits(int rd, int pr, int pc)
+{
+    if (rd == BLAS_RED_ALL) return (pr > 1 ? 1u : 0u) | (pc > 1 ? 2u : 0u);
+    return rd >= 0 ? 1u << rd : 0u;
+}
 /* The doubles a vector reduction's kernel writes for the collective (1:
  * ddot, dasum; 2: idamax's (value, index); 3: dnrm2's scaled sums of
  * squares); 0 for an operation without one or whose length depends on its

@@ -282,6 +282,32 @@ void opt__add(opt_counts *a, const opt_counts *b)
 
 /* ---- the node's reduction ----------------------------------------------- */
 
+/* A sparse product's halo exchange (deso/runtime/spmat_halo.c): one
+ * message per (sender, receiver) pair of sp->tab, counted and timed as
+ * any point-to-point exchange (opt__p2p_counts' rule: the busiest rank,
+ * sending or receiving).  The transposed product runs the same messages
+ * backwards: the same counts and time.                                   */
+static void halo_cost(const blas_sparse *sp, int P, const opt_params *pp,
+                      opt_counts *c)
+{
+    for (int q = 0; q < P; q++) {
+        int64_t ns = 0, nr = 0, sb = 0, rb = 0;
+        for (int o = 0; o < P; o++) {
+            int64_t out = sp->tab[(int64_t)q * P + o];
+            int64_t in = sp->tab[(int64_t)o * P + q];
+            ns += out > 0;
+            sb += 8 * out;
+            nr += in > 0;
+            rb += 8 * in;
+        }
+        c->msgs_p2p += ns;
+        c->bytes_p2p += sb;
+        int64_t m = ns > nr ? ns : nr, v = sb > rb ? sb : rb;
+        double t = pp->alpha * (double)m + pp->beta * (double)v;
+        if (t > c->time) c->time = t;
+    }
+}
+
 /* mult: the doubles a fused group's collective carries, its members'
  * partials one after the other (0: not fused, the node's own reduction
  * width); one collective, an
@@ -297,12 +323,24 @@ void opt__node_cost(const opt_graph *g, const opt_node *nd,
         opt__view_cost(nd, pl, pp, c);
         return;
     }
+    if (nd->d.op == BLAS_OP_USMV) {
+        halo_cost(nd->d.sp, g->df.pr * g->df.pc, pp, c);
+        return;
+    }
     if (info == NULL || info->red == BLAS_RED_NONE) return;
     int rd = blas_red_dim(&nd->d, pl->req);
     if (rd < 0) return;
+    int factor = allred || (pl->res.rep & blas_red_bits(rd, g->df.pr,
+                                                        g->df.pc))
+                     ? 2 : 1;
+    if (rd == BLAS_RED_ALL) {
+        /* a vector by partition: one collective over every rank         */
+        int64_t len = mult > 0 ? mult : blas_red_width(nd->d.op);
+        coll_add(c, pp, g->df.pr * g->df.pc, 1, len, len, len, factor);
+        return;
+    }
     int dims[2] = {g->df.pr, g->df.pc}, o = 1 - rd;
     if (dims[rd] <= 1) return;
-    int factor = allred || (pl->res.rep & (1u << rd)) ? 2 : 1;
     if (nd->d.op == BLAS_OP_GEMV) {
         const blas_layout *A = &pl->req[1];
         bool t = (nd->d.flags & BLAS_F_TRANS) != 0;
@@ -340,6 +378,7 @@ int opt__fuse_key(const opt_graph *g, const opt_node *nd,
         return -1;
     int rd = blas_red_dim(&nd->d, pl->req);
     if (rd < 0) return -1;
+    if (rd == BLAS_RED_ALL) return 2 * BLAS_RED_ALL;   /* every rank     */
     int dims[2] = {g->df.pr, g->df.pc}, o = 1 - rd;
     if (dims[rd] <= 1) return -1;
     const blas_layout *X = &pl->req[0];
@@ -576,7 +615,8 @@ deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
         const opt_value *val = &g->vals[v];
         if (val->carry < 0 || vs[v].nv == 0) continue;
         opt_edge e;
-        err = need(&vs[v], &g->vals[val->carry].views[0], pp, memo, &e);
+        blas_layout back = opt__carry_to(g, v);
+        err = need(&vs[v], &back, pp, memo, &e);
         if (err == DESO_OK) tot.time += e.cost.time;
     }
     free(vs);

@@ -86,7 +86,8 @@ static bool dag_matches(deso_ctx *ctx, const deso__compiled *c,
         const opt_node *x = &g->nodes[i];
         if (x->d.op != nd->d.op || x->d.flags != nd->d.flags ||
             x->d.nops != nd->d.nops || x->d.off != nd->d.off ||
-            x->d.inc != nd->d.inc || x->d.len != nd->d.len)
+            x->d.inc != nd->d.inc || x->d.len != nd->d.len ||
+            x->d.sp != nd->d.sp)
             return false;
         for (int k = 0; k < nd->d.nops; k++)
             if (!operand_matches(c, nd->ops[k], x->ops[k], stamp, &next))

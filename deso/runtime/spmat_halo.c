@@ -55,6 +55,7 @@ void deso__halo_plan_free(deso__halo_plan *hp)
     free(hp->rptr);
     free(hp->sbuf);
     free(hp->rbuf);
+    free(hp->ext);
     free(hp->req);
     free(hp);
 }
@@ -96,9 +97,13 @@ static deso_err plan_receives(const deso_ctx *ctx, const deso__spmat_data *sp,
     hp->scount = deso__malloc((size_t)P * sizeof *hp->scount);
     hp->sptr = deso__malloc((size_t)P * sizeof *hp->sptr);
     hp->req = deso__malloc(2 * (size_t)P * sizeof *hp->req);
+    hp->ext = deso__malloc((size_t)(hp->nown + hp->nhalo > 0
+                                        ? hp->nown + hp->nhalo : 1) *
+                           sizeof(double));
     hp->h.send_ptr = deso__calloc((size_t)P + 1, sizeof *hp->h.send_ptr);
     DESO_CHECK(hp->rpeer && hp->rcount && hp->rptr && hp->rbuf && hp->speer &&
-                   hp->scount && hp->sptr && hp->req && hp->h.send_ptr,
+                   hp->scount && hp->sptr && hp->req && hp->ext &&
+                   hp->h.send_ptr,
                DESO_ENOMEM, "halo plan: no memory");
     for (int s = 0; s < P; s++) {
         int64_t c = hp->h.recv_ptr[s + 1] - hp->h.recv_ptr[s];
@@ -151,7 +156,7 @@ static deso_err swap_lists(deso_ctx *ctx, deso__halo_plan *hp)
     return DESO_OK;
 }
 
-static deso_err halo_plan_make(deso_ctx *ctx, const deso__spmat_data *sp,
+static deso_err halo_plan_make(deso_ctx *ctx, deso__spmat_data *sp,
                                deso__halo_plan **out)
 {
     static const char *fn = "halo plan";
@@ -172,6 +177,7 @@ static deso_err halo_plan_make(deso_ctx *ctx, const deso__spmat_data *sp,
                 (double)(hp->h.recv_ptr[s + 1] - hp->h.recv_ptr[s]);
         err = deso__allreduce(ctx, ctx->comm, tab, (int64_t)P * P, DESO__SUM);
         if (err == DESO_OK) err = plan_sends(ctx, tab, hp);
+        if (err == DESO_OK) err = deso__sparse_intern(ctx, sp, tab, &sp->facts);
         /* every rank's room is made before the lists move                 */
         err = deso__agree_counted(ctx, fn, err, NULL, 0);
     }
