@@ -8,7 +8,9 @@
  * rank of a vector by partition); 20 CG iterations on lap2d against a
  * sequential CSR CG (residuals to 1e-12 relative); a dgemv and a dusmv in
  * one force; and the halo's bytes and messages against a brute-force
- * count of the entries each pair of ranks shares.  Every case in each
+ * count of the entries each pair of ranks shares; and wisdom: plans with
+ * layouts by partition exported, then replayed with nothing searched.
+ * Every case in each
  * optimiser mode; the long group (P = 6) on every grid tu_grids gives
  * and with every scalar variant.
  * deso-np: 1 2 3 4
@@ -572,6 +574,67 @@ static void test_lifetime(void **state)
     TU_SYNC();
 }
 
+/* ---- wisdom: plans with layouts by partition, exported and replayed ---- */
+
+/* Three forces of y = A x; d = y.y; x = 0.01 y in mode full with wisdom
+ * file `path` (imported at init, exported at finalize); *d the last d,
+ * *optimised the plans searched for.                                    */
+static void wisdom_run(const char *path, double *d, int64_t *optimised)
+{
+    deso_options o;
+    deso_options_default(&o);
+    o.mode = DESO_MODE_FULL;
+    o.wisdom = path;
+    deso_ctx *ctx = NULL;
+    TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
+    deso_spmat *a = NULL;
+    TU_CALL(deso_spmat_from_gen(ctx, "lap2d:7", &a));
+    double b[49];
+    fill(b, 49, 71);
+    deso_vec *x = tu_vec_of(ctx, 49, b), *y = NULL;
+    TU_CALL(deso_vec_create(ctx, 49, &y));
+    deso_scalar *s = NULL;
+    TU_CALL(deso_scalar_create(ctx, 0.0, &s));
+    deso_stats_reset();
+    for (int it = 0; it < 3; it++) {
+        TU_CALL(deso_dusmv(ctx, DESO_NO_TRANS, 1.0, a, x, 0.0, y));
+        TU_CALL(deso_ddot(49, y, 1, y, 1, s));
+        TU_CALL(deso_dscal(49, 0.01, y, 1));
+        TU_CALL(deso_dcopy(49, y, 1, x, 1));
+        *d = tu_value(s);
+    }
+    deso_stats st;
+    deso_stats_get(&st);
+    *optimised = st.plans_optimised;
+    TU_CALL(deso_scalar_destroy(&s));
+    TU_CALL(deso_vec_destroy(&x));
+    TU_CALL(deso_vec_destroy(&y));
+    TU_CALL(deso_spmat_destroy(&a));
+    TU_OK(deso_finalize(&ctx));
+}
+
+static void test_wisdom(void **state)
+{
+    (void)state;
+    char dir[4096], path[4200];
+    assert_true(tu_all(tu_scratch_dir("dusmv", dir, sizeof dir) == 0));
+    snprintf(path, sizeof path, "%s/wisdom", dir);
+    double d1, d2;
+    int64_t o1, o2;
+    wisdom_run(path, &d1, &o1);
+    /* the second run finds every plan in the file: nothing is searched,
+     * and the same plans give the same bits                              */
+    wisdom_run(path, &d2, &o2);
+    tu_label("wisdom: %lld then %lld plans searched", (long long)o1,
+             (long long)o2);
+    TU_CHECK(o1 > 0 && o2 == 0 && d1 == d2);
+    tu_case_end();
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me == 0) unlink(path);
+    tu_scratch_done(dir);
+    TU_SYNC();
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -581,6 +644,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_products), cmocka_unit_test(test_chain),
         cmocka_unit_test(test_cg),       cmocka_unit_test(test_mixed),
         cmocka_unit_test(test_counts),   cmocka_unit_test(test_lifetime),
+        cmocka_unit_test(test_wisdom),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     MPI_Finalize();
