@@ -17,7 +17,12 @@
  *     k either replicated (bit k of `rep`) or held at coordinate 0 only;
  *   matrix (m x n): rows cyclic(b) over grid rows, columns cyclic(nb) over
  *     grid columns, column-major local array, never replicated;
- *   scalar: a vector of length 1 with dist = -1.
+ *   scalar: a vector of length 1 with dist = -1;
+ *   vector by partition (dist = BLAS_DIST_PART): each element on exactly
+ *     one rank, rank q (row-major, q = r pc + c) holding the contiguous
+ *     range [start[q], start[q + 1]) of a blas_part, in increasing order
+ *     (a sparse matrix's row blocks, which no block-cyclic folding over
+ *     one grid dimension describes).
  * Normalised means: a grid dimension of extent 1 is never `dist` and always
  * has its `rep` bit set, and a block size is never larger than needed, so two
  * layouts with the same local arrays on every rank compare equal.          */
@@ -37,26 +42,45 @@ typedef enum blas_kind {
     BLAS_SCA
 } blas_kind;
 
+/* An explicit partition of n indices over the nparts = pr pc ranks of a
+ * grid: rank q holds [start[q], start[q + 1]) (start[0] = 0, start[nparts]
+ * = n, non-decreasing; a rank may hold nothing).  Immutable; its maker
+ * keeps it alive as long as any layout may name it (deso/runtime: until
+ * the context is freed).                                                  */
+typedef struct blas_part {
+    int64_t n;
+    int nparts;
+    const int64_t *start;   /* nparts + 1                                   */
+} blas_part;
+
+#define BLAS_DIST_PART 2
+
 typedef struct blas_layout {
     blas_kind kind;
     int64_t m, n;   /* global shape: vector (1, n), scalar (1, 1)          */
-    int dist;       /* vector: grid dimension folded over, -1 none         */
+    int dist;       /* vector: grid dimension folded over, -1 none,        */
+                    /*   BLAS_DIST_PART: by `part` over every rank         */
     int64_t b;      /* vector block size; matrix row block size            */
     int64_t nb;     /* matrix column block size                            */
     unsigned rep;   /* bit k: replicated along grid dimension k            */
     int pr, pc;     /* grid shape                                          */
+    const blas_part *part;  /* dist BLAS_DIST_PART only, else NULL         */
 } blas_layout;
 
-/* Normalises in place (see above).                                         */
+/* Normalises in place (see above); a partition on one rank is the
+ * undistributed vector.                                                    */
 void blas_layout_normalise(blas_layout *l);
-/* Inline: the executor and the compiled-force match compare layouts for
- * every operand of every node.                                            */
+bool blas_part_equal(const blas_part *a, const blas_part *b);
+/* Partitions compare by their ranges, not their address (every other
+ * layout's is NULL).  Inline: the executor and the compiled-force match
+ * compare layouts for every operand of every node.                       */
 static inline bool blas_layout_equal(const blas_layout *a,
                                      const blas_layout *b)
 {
     return a->kind == b->kind && a->m == b->m && a->n == b->n &&
            a->dist == b->dist && a->b == b->b && a->nb == b->nb &&
-           a->rep == b->rep && a->pr == b->pr && a->pc == b->pc;
+           a->rep == b->rep && a->pr == b->pr && a->pc == b->pc &&
+           (a->part == b->part || blas_part_equal(a->part, b->part));
 }
 
 /* Constructors (normalised).  b or nb <= 0 means block folding,
@@ -66,10 +90,16 @@ blas_layout blas_layout_vec(int64_t n, int dist, int64_t b, unsigned rep,
 blas_layout blas_layout_mat(int64_t m, int64_t n, int64_t mb, int64_t nb,
                             int pr, int pc);
 blas_layout blas_layout_sca(unsigned rep, int pr, int pc);
+/* A vector placed by partition p on a pr x pc grid (p->nparts = pr pc).  */
+blas_layout blas_layout_part(const blas_part *p, int pr, int pc);
+/* The rank holding index i (0 <= i < p->n) of a partition: O(log nparts),
+ * the last of equal starts (so never a rank holding nothing).            */
+int blas_part_owner(const blas_part *p, int64_t i);
 
 /* placement <-> layout (the value's kind disambiguates a 1 x n matrix from
  * a vector).  Errors: DESO_ENOTSUP for a placement this executor cannot
- * index (skewed alignment, d != 2, replicated matrix).                    */
+ * index (skewed alignment, d != 2, replicated matrix), and for a layout
+ * by partition, which no pl_placement folding describes.                  */
 deso_err blas_layout_of(const pl_placement *pl, blas_kind kind,
                         blas_layout *out);
 deso_err blas_placement_of(const blas_layout *l, pl_placement *out);
@@ -80,8 +110,8 @@ bool blas_layout_holds(const blas_layout *l, int r, int c);
  * holding nothing gets 0 x 0 for a matrix, 0 x 1 for a vector).            */
 void blas_layout_local(const blas_layout *l, int r, int c, int64_t *rows,
                        int64_t *cols);
-/* The grid coordinate along `dist` owning vector element i; the local
- * index of i there.                                                        */
+/* The grid coordinate along `dist` owning vector element i (by
+ * partition: the rank); the local index of i there.                       */
 int blas_layout_owner(const blas_layout *l, int64_t i);
 int64_t blas_layout_lidx(const blas_layout *l, int64_t i);
 
@@ -141,6 +171,8 @@ typedef enum blas_op {
     BLAS_OP_VPUT,       /* r <- x, r[off + inc i] <- s[i] [x, s] (write)    */
     BLAS_OP_USER,       /* y <- f(x), a user's operator  [x]  (deso/ runs   */
                         /*   its callback on the local pieces)              */
+    BLAS_OP_USMV,       /* y <- a op(A) x (+ b y), A sparse  [a, x (, b, y)] */
+                        /*   (deso/ runs it: A is no operand, see sp)      */
     BLAS_OP_COUNT
 } blas_op;
 
@@ -173,6 +205,20 @@ enum {
 /* ger takes BLAS_F_MASK and BLAS_F_LOWER too: only the upper (lower)
  * triangle of A, diagonal included, is updated (dsyr, dsyr2).            */
 
+/* What the optimiser knows of a sparse product's matrix (usmv nodes):
+ * where its rows live (y of the product, x of the transposed one) and
+ * where the x of its product lives, both partitions of the whole grid,
+ * and its halo exchange: tab[s P + r] the x entries rank s sends rank r
+ * (P = nparts; the transposed product runs the same messages backwards).
+ * Immutable and interned by its maker (deso/runtime: equal facts are one
+ * object, kept until the context is freed), so that nodes compare it by
+ * address; `hash` is a function of the facts alone (plan keys, wisdom). */
+typedef struct blas_sparse {
+    const blas_part *rows, *cols;
+    const int64_t *tab;     /* P x P                                       */
+    uint64_t hash;
+} blas_sparse;
+
 typedef struct blas_desc {
     blas_op op;
     unsigned flags;
@@ -183,6 +229,7 @@ typedef struct blas_desc {
     int64_t rows, ld;       /* vget, vput of a block: runs of `rows`
                              * elements, `ld` apart in the viewed matrix;
                              * 0, 0 otherwise (one run)                   */
+    const blas_sparse *sp;  /* usmv: its matrix's facts; NULL otherwise   */
 } blas_desc;
 
 /* Whether off, inc, len, rows and ld are part of a node's identity
@@ -274,8 +321,19 @@ int blas_desc_nops(blas_op op, unsigned flags);
 blas_kind blas_desc_role(const blas_desc *d, int k);
 blas_kind blas_desc_result(const blas_desc *d);
 /* The grid dimension a node reduces over given its operands' layouts
- * (-1: no communication needed), and its reduction buffer length.          */
+ * (-1: no communication needed; BLAS_RED_ALL: every rank of the grid,
+ * for a vector by partition), and its reduction buffer length.          */
+#define BLAS_RED_ALL BLAS_DIST_PART
 int blas_red_dim(const blas_desc *d, const blas_layout *ops);
+/* The bits of a reduction's result layout's rep that make its reduction
+ * over rd an all-reduce (any of them set) rather than a reduce to
+ * coordinate 0: rd's own bit, or for BLAS_RED_ALL those of every grid
+ * dimension of extent > 1 (a normalised layout sets the others).        */
+static inline unsigned blas_red_bits(int rd, int pr, int pc)
+{
+    if (rd == BLAS_RED_ALL) return (pr > 1 ? 1u : 0u) | (pc > 1 ? 2u : 0u);
+    return rd >= 0 ? 1u << rd : 0u;
+}
 /* The doubles a vector reduction's kernel writes for the collective (1:
  * ddot, dasum; 2: idamax's (value, index); 3: dnrm2's scaled sums of
  * squares); 0 for an operation without one or whose length depends on its

@@ -92,14 +92,10 @@ void blas__k_iamax(const blas_desc *d, const blas_local *ops, blas_local *res,
     const blas_local *x = &ops[0];
     red[0] = -1.0;
     red[1] = 0.0;
-    int dims[2] = {x->lay.pr, x->lay.pc}, co[2] = {x->r, x->c};
     for (int64_t l = 0; l < x->rows; l++) {
         double v = fabs(x->data[l]);
         if (v > red[0]) {
-            int64_t g = x->lay.dist < 0
-                            ? l
-                            : blas_cyc_global(x->lay.b, dims[x->lay.dist],
-                                              co[x->lay.dist], l);
+            int64_t g = blas_elem_global(&x->lay, x->r, x->c, l);
             red[0] = v;
             red[1] = (double)g;
         }

@@ -44,6 +44,15 @@ void blas_layout_normalise(blas_layout *l)
     }
     l->m = 1;
     l->nb = 0;
+    if (l->dist == BLAS_DIST_PART) {
+        /* every rank holds its own range, so nothing is replicated; on
+         * one rank it is the undistributed vector                        */
+        l->b = 0;
+        l->rep = 0;
+        if (l->pr * l->pc > 1) return;
+        l->dist = -1;
+    }
+    l->part = NULL;
     if (l->dist >= 0 && dims[l->dist] == 1) {
         l->rep |= 1u << l->dist;
         l->dist = -1;
@@ -58,6 +67,28 @@ void blas_layout_normalise(blas_layout *l)
         if (dims[k] == 1) l->rep |= 1u << k;
     if (l->dist >= 0 && dims[l->dist] > 1) l->rep &= ~(1u << l->dist);
     l->rep &= 3u;
+}
+
+bool blas_part_equal(const blas_part *a, const blas_part *b)
+{
+    if (a == b) return true;
+    if (a == NULL || b == NULL || a->n != b->n || a->nparts != b->nparts)
+        return false;
+    for (int q = 0; q <= a->nparts; q++)
+        if (a->start[q] != b->start[q]) return false;
+    return true;
+}
+
+int blas_part_owner(const blas_part *p, int64_t i)
+{
+    /* the last q with start[q] <= i                                      */
+    int lo = 0, hi = p->nparts - 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (p->start[mid] <= i) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
 }
 
 blas_layout blas_layout_vec(int64_t n, int dist, int64_t b, unsigned rep,
@@ -82,6 +113,14 @@ blas_layout blas_layout_sca(unsigned rep, int pr, int pc)
 {
     blas_layout l = {.kind = BLAS_SCA, .m = 1, .n = 1, .dist = -1,
                      .rep = rep, .pr = pr, .pc = pc};
+    blas_layout_normalise(&l);
+    return l;
+}
+
+blas_layout blas_layout_part(const blas_part *p, int pr, int pc)
+{
+    blas_layout l = {.kind = BLAS_VEC, .m = 1, .n = p->n,
+                     .dist = BLAS_DIST_PART, .pr = pr, .pc = pc, .part = p};
     blas_layout_normalise(&l);
     return l;
 }
@@ -146,6 +185,8 @@ deso_err blas_placement_of(const blas_layout *l, pl_placement *out)
 {
     DESO_CHECK(l != NULL && out != NULL, DESO_ENULL,
                "blas_placement_of: NULL argument");
+    DESO_CHECK(l->dist != BLAS_DIST_PART, DESO_ENOTSUP,
+               "blas_placement_of: a layout by partition has no placement");
     pl_placement p;
     memset(&p, 0, sizeof p);
     p.d = 2;
@@ -186,7 +227,7 @@ deso_err blas_placement_of(const blas_layout *l, pl_placement *out)
 
 bool blas_layout_holds(const blas_layout *l, int r, int c)
 {
-    if (l->kind == BLAS_MAT) return true;
+    if (l->kind == BLAS_MAT || l->dist == BLAS_DIST_PART) return true;
     int co[2] = {r, c};
     for (int k = 0; k < 2; k++) {
         if (k == l->dist) continue;
@@ -204,6 +245,11 @@ void blas_layout_local(const blas_layout *l, int r, int c, int64_t *rows,
         return;
     }
     *cols = 1;
+    if (l->dist == BLAS_DIST_PART) {
+        int q = r * l->pc + c;
+        *rows = l->part->start[q + 1] - l->part->start[q];
+        return;
+    }
     if (!blas_layout_holds(l, r, c)) {
         *rows = 0;
         return;
@@ -216,6 +262,7 @@ void blas_layout_local(const blas_layout *l, int r, int c, int64_t *rows,
 int blas_layout_owner(const blas_layout *l, int64_t i)
 {
     if (l->dist < 0) return 0;
+    if (l->dist == BLAS_DIST_PART) return blas_part_owner(l->part, i);
     int p = l->dist == 0 ? l->pr : l->pc;
     return (int)((i / l->b) % p);
 }
@@ -223,6 +270,8 @@ int blas_layout_owner(const blas_layout *l, int64_t i)
 int64_t blas_layout_lidx(const blas_layout *l, int64_t i)
 {
     if (l->dist < 0) return i;
+    if (l->dist == BLAS_DIST_PART)
+        return i - l->part->start[blas_part_owner(l->part, i)];
     int p = l->dist == 0 ? l->pr : l->pc;
     return (i / (l->b * p)) * l->b + i % l->b;
 }
@@ -232,6 +281,7 @@ blas_layout blas_scalar_for(const blas_layout *where)
     unsigned rep = 0;
     for (int k = 0; k < 2; k++) {
         if (where->kind == BLAS_MAT || where->dist == k ||
+            where->dist == BLAS_DIST_PART ||
             (where->rep & (1u << k)))
             rep |= 1u << k;
     }
@@ -257,6 +307,14 @@ void blas_elem_holders(const blas_layout *l, int64_t g, int *r0, int *r1,
         int64_t m = l->m > 0 ? l->m : 1;
         *r0 = mat_owner(g % m, l->b, l->pr);
         *c0 = mat_owner(g / m, l->nb, l->pc);
+        *r1 = *r0 + 1;
+        *c1 = *c0 + 1;
+        return;
+    }
+    if (l->dist == BLAS_DIST_PART) {
+        int q = blas_part_owner(l->part, g);
+        *r0 = q / l->pc;
+        *c0 = q % l->pc;
         *r1 = *r0 + 1;
         *c1 = *c0 + 1;
         return;
@@ -298,6 +356,8 @@ int64_t blas_elem_global(const blas_layout *l, int r, int c, int64_t li)
 {
     if (l->kind != BLAS_MAT) {
         if (l->dist < 0) return li;
+        if (l->dist == BLAS_DIST_PART)
+            return l->part->start[r * l->pc + c] + li;
         int co[2] = {r, c}, dims[2] = {l->pr, l->pc};
         return blas_cyc_global(l->b, dims[l->dist], co[l->dist], li);
     }

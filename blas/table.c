@@ -203,6 +203,30 @@ static deso_err c_user(const blas_desc *d, const blas_layout *res,
     return DESO_OK;
 }
 
+/* usmv: y by the matrix's rows (by its x blocks for the transpose), x
+ * by the other partition, scalars everywhere.  The node moves x's halo
+ * (or the transpose's partial sums) itself, so these are the only
+ * layouts it runs in.                                                    */
+static deso_err c_usmv(const blas_desc *d, const blas_layout *res,
+                       const blas_layout *cur, blas_layout *req)
+{
+    (void)cur;
+    DESO_CHECK(d->sp != NULL, DESO_EINTERNAL, "usmv: no matrix");
+    bool t = (d->flags & BLAS_F_TRANS) != 0;
+    blas_layout y = blas_layout_part(t ? d->sp->cols : d->sp->rows, res->pr,
+                                     res->pc);
+    DESO_CHECK(blas_layout_equal(&y, res), DESO_ENOTSUP,
+               "usmv: y not placed by the matrix's partition");
+    req[0] = blas_layout_sca(3u, res->pr, res->pc);
+    req[1] = blas_layout_part(t ? d->sp->rows : d->sp->cols, res->pr,
+                              res->pc);
+    if (d->flags & BLAS_F_BETA) {
+        req[2] = req[0];
+        req[3] = *res;
+    }
+    return DESO_OK;
+}
+
 #define V BLAS_VEC
 #define M BLAS_MAT
 #define S BLAS_SCA
@@ -262,6 +286,8 @@ static const blas_op_info table[BLAS_OP_COUNT] = {
                       NULL, NULL},
     [BLAS_OP_USER] = {"user_op", 1, {V}, V, -1, BLAS_RED_NONE, true, c_user,
                       NULL, NULL},
+    [BLAS_OP_USMV] = {"dusmv", 4, {S, V, S, V}, V, 3, BLAS_RED_NONE, true,
+                      c_usmv, NULL, NULL},
 };
 
 const blas_op_info *blas_op_get(blas_op op)
@@ -275,6 +301,7 @@ int blas_desc_nops(blas_op op, unsigned flags)
     const blas_op_info *info = blas_op_get(op);
     if (info == NULL) return 0;
     if (op == BLAS_OP_GEMV && !(flags & BLAS_F_BETA)) return 3;
+    if (op == BLAS_OP_USMV && !(flags & BLAS_F_BETA)) return 2;
     return info->nops;
 }
 
@@ -305,7 +332,7 @@ int blas_red_dim(const blas_desc *d, const blas_layout *ops)
         int p = k == 0 ? ops[1].pr : ops[1].pc;
         return p > 1 ? k : -1;
     }
-    return ops[0].dist;
+    return ops[0].dist;     /* BLAS_DIST_PART is BLAS_RED_ALL           */
 }
 
 int64_t blas_red_len(const blas_desc *d, const blas_local *ops)

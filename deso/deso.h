@@ -467,7 +467,8 @@ deso_err deso_spmat_from_gen(deso_ctx *ctx, const char *spec,
  * every rank (DESO_ALL_RANKS: each rank takes its own part, nothing is
  * sent) or on `root` (which sends each rank its part; val may be NULL
  * elsewhere).  The distribution, and so any plan made for the matrix,
- * stays.  Collective.  Errors (with a root, on every rank, but for a NULL
+ * stays.  Collective; a force point when a product recorded on a (a
+ * deso_dusmv) is pending, which runs with the old values.  Errors (with a root, on every rank, but for a NULL
  * or destroyed a, which fails where it is): DESO_ENULL, DESO_ESTALE,
  * DESO_EINVAL (root out of range or not the same on every rank),
  * DESO_EMPI.                                                               */
@@ -492,8 +493,10 @@ deso_err deso_spmat_local(const deso_spmat *a, int64_t *row0,
 deso_err deso_spmat_gather(const deso_spmat *a, int64_t *rowptr,
                            int64_t *col, double *val, int root);
 
-/* Destroys the handle and sets *a to NULL.  NULL-safe.  Local.  Errors:
- * DESO_ESTALE when *a was already destroyed through another pointer.     */
+/* Destroys the handle and sets *a to NULL.  NULL-safe.  Local.  A product
+ * recorded on a and still pending keeps its data until it has run.
+ * Errors: DESO_ESTALE when *a was already destroyed through another
+ * pointer.                                                                */
 deso_err deso_spmat_destroy(deso_spmat **a);
 
 /* ---- ScaLAPACK interoperability ------------------------------------------ *
@@ -1010,6 +1013,41 @@ deso_err deso_dsyr2_arg(deso_order order, deso_uplo uplo, int64_t n,
 #define deso_dsyr2(order, uplo, n, alpha, x, incx, y, incy, a, lda)          \
     deso_dsyr2_arg((order), (uplo), (n), DESO_SARG(alpha), (x), (incx), (y), \
                    (incy), (a), (lda))
+
+/* ---- the sparse product (recorded; not a force point) ------------------ */
+
+/* The sparse product (the Sparse BLAS's usmv, with beta):
+ *   y <- alpha op(A) x + beta y,  op(A) = A (DESO_NO_TRANS) or A^T
+ *   (DESO_TRANS; 113, CblasConjTrans, is the same for real data).
+ * A is m x n; x has exactly n elements (m for the transpose) and y m (n);
+ * a strided or partial operand is a view (deso_vec_view).  alpha and beta
+ * are lazy scalar arguments as for deso_dgemv (deso_dusmv takes doubles,
+ * deso_dusmv_arg deso_sarg); a beta that is the double 0.0 means y is not
+ * read (NaN and Inf in it do not propagate).  m or n = 0: nothing is
+ * recorded (y is not scaled), as deso_dgemv.  Recorded, not a force point;
+ * collective in the sense of every recorded call (every rank records it;
+ * it communicates only when it runs).  It runs where A's rows are: y (x
+ * for the transpose) by A's row blocks, the other vector by the blocks of
+ * x (A's row blocks when A is square, else balanced blocks of n), each
+ * rank holding its own range (a layout by partition); the x entries a
+ * rank's rows need from other ranks (its halo, planned when A was made)
+ * come in one message per pair of ranks that share one, the transpose
+ * sends its partial sums back the same way, and both are counted in the
+ * statistics as point-to-point messages.  The optimiser decides whether
+ * the vectors the product touches live in those layouts or move there
+ * for it (and Level 1 calls on them run where they are; their
+ * reductions span every rank).  Errors: DESO_ENULL (ctx, A, x or y
+ * NULL), DESO_ESTALE (a destroyed handle or context), DESO_ECONTEXT (a
+ * handle of another context), DESO_EINVAL (a bad trans; A, x or y of the
+ * wrong kind), DESO_ESIZE (x or y of the wrong length), the errors of a
+ * lazy scalar argument (a poisoned value), DESO_ENOMEM; when it runs,
+ * the force's errors.                                                     */
+deso_err deso_dusmv_arg(deso_ctx *ctx, deso_trans trans, deso_sarg alpha,
+                        const deso_spmat *a, const deso_vec *x,
+                        deso_sarg beta, deso_vec *y);
+#define deso_dusmv(ctx, trans, alpha, a, x, beta, y)                         \
+    deso_dusmv_arg((ctx), (trans), DESO_SARG(alpha), (a), (x),               \
+                   DESO_SARG(beta), (y))
 
 #ifdef __cplusplus
 }

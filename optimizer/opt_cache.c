@@ -36,6 +36,9 @@ static void hlay(hpair *h, const blas_layout *l)
     hput(h, (uint64_t)l->rep);
     hput(h, (uint64_t)l->pr);
     hput(h, (uint64_t)l->pc);
+    if (l->part != NULL)        /* a layout by partition: its ranges     */
+        for (int q = 0; q <= l->part->nparts; q++)
+            hput(h, (uint64_t)l->part->start[q]);
 }
 
 static uint64_t graph_key(const opt_graph *g, opt_mode mode, uint64_t *check,
@@ -78,6 +81,9 @@ static uint64_t graph_key(const opt_graph *g, opt_mode mode, uint64_t *check,
             hput(&h, (uint64_t)nd->d.rows);
             hput(&h, (uint64_t)nd->d.ld);
         }
+        /* a sparse product: its matrix's partitions and halo (the plan's
+         * layouts and cost depend on them, never on the matrix's id)     */
+        if (nd->d.sp != NULL) hput(&h, nd->d.sp->hash);
         for (int k = 0; k < nd->d.nops; k++) hput(&h, (uint64_t)nd->ops[k]);
         hput(&h, (uint64_t)nd->res);
     }
@@ -146,8 +152,14 @@ deso_err opt_plan_rebuild(const opt_graph *g, opt_mode mode, int nnodes,
         int n = 0;
         err = opt_node_cands(g, i, mode, cur, c, &n);
         if (err != DESO_OK) break;
+        /* a layout by partition read from wisdom names none: the key
+         * (which hashes the graph's partitions) vouches for it           */
+        blas_layout want = res[i];
+        if (want.dist == BLAS_DIST_PART && want.part == NULL &&
+            variant[i] >= 0 && variant[i] < n)
+            want.part = c[variant[i]].res.part;
         if (variant[i] < 0 || variant[i] >= n ||
-            !blas_layout_equal(&c[variant[i]].res, &res[i])) {
+            !blas_layout_equal(&c[variant[i]].res, &want)) {
             err = deso__fail(DESO_EINVAL,
                              "plan: node %d does not fit its candidates", i);
             break;

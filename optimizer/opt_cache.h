@@ -3,8 +3,11 @@
  *   opt_graph_key  a structural key of a DAG: operation kinds and flags,
  *                  operand edges in topological (value id) numbering,
  *                  shapes, the grid (hence P), the mode, the layouts of the
- *                  live-in values, which values are live-out and how they
- *                  are wanted.  Never data.  Two independent 64-bit hashes:
+ *                  live-in values (a layout by partition: its ranges),
+ *                  which values are live-out and how they are wanted, a
+ *                  sparse product's facts (blas_sparse's hash: its
+ *                  partitions and halo, not its matrix's identity).
+ *                  Never data.  Two independent 64-bit hashes:
  *                  `key` names the plan (also in the wisdom file), `check`
  *                  guards in-memory hits against a key collision.
  *   opt_cache      a bounded LRU map key -> plan (plus the plan's
@@ -38,7 +41,8 @@ deso_err opt_plan_variants(const opt_graph *g, const opt_plan *p,
                            opt_mode mode, int *variant);
 
 /* The plan whose node i is candidate variant[i] of its mode, and whose
- * result layouts equal res[i].  DESO_EINVAL (no message noise beyond
+ * result layouts equal res[i] (a layout by partition in res that names no
+ * partition, as wisdom files give it, fits the candidate's).  DESO_EINVAL (no message noise beyond
  * deso_last_error) when any node does not fit: wrong count, index out of
  * range, other result layout.  out->model is filled under pp.  Local.     */
 deso_err opt_plan_rebuild(const opt_graph *g, opt_mode mode, int nnodes,

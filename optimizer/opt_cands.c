@@ -18,6 +18,12 @@
  *   scalars  affine: everywhere; full: any of the four replication states.
  *   gemv     x and A fixed; the result's folding fixed; full: reduced to
  *            coordinate 0 or all-reduced.
+ *   partitions  affine and full also offer, for updates and reductions,
+ *            a vector of n elements the layouts by partition of the
+ *            graph's sparse products (g->parts) of n indices: where a
+ *            product's y or x lives, so that a solver's vectors may stay
+ *            there instead of moving for every product.
+ *   usmv     mode none's placement only (the product's own layouts).
  *   user     a user operator's y in any vector layout of the mode unless
  *            its declaration pins it (then only there), x where the
  *            declaration says (replicated, or where y is).
@@ -49,8 +55,10 @@ static int push(opt_place *out, int n, const opt_place *c)
     return n + 1;
 }
 
-static int vec_set(const opt_graph *g, opt_mode mode, int64_t n,
-                   blas_layout *v)
+/* The mode's vector layouts of n elements, then (parts) the graph's
+ * partitions of n indices; v has room for 4 + OPT_MAXPARTS.              */
+static int vec_set_with(const opt_graph *g, opt_mode mode, int64_t n,
+                        bool parts, blas_layout *v)
 {
     int pr = g->df.pr, pc = g->df.pc, c = 0;
     blas_layout all[4] = {
@@ -65,7 +73,20 @@ static int vec_set(const opt_graph *g, opt_mode mode, int64_t n,
         for (int j = 0; j < c; j++) dup |= blas_layout_equal(&v[j], &all[k]);
         if (!dup) v[c++] = all[k];
     }
+    for (int k = 0; parts && mode != OPT_NONE && k < g->nparts; k++) {
+        if (g->parts[k]->n != n) continue;
+        blas_layout l = blas_layout_part(g->parts[k], pr, pc);
+        bool dup = false;
+        for (int j = 0; j < c; j++) dup |= blas_layout_equal(&v[j], &l);
+        if (!dup) v[c++] = l;
+    }
     return c;
+}
+
+static int vec_set(const opt_graph *g, opt_mode mode, int64_t n,
+                   blas_layout *v)
+{
+    return vec_set_with(g, mode, n, false, v);
 }
 
 static int sca_set(const opt_graph *g, opt_mode mode, blas_layout *s)
@@ -85,7 +106,7 @@ int opt__layouts(const opt_graph *g, opt_mode mode, blas_kind kind,
                  int64_t n, blas_layout *out)
 {
     if (mode == OPT_NONE) return 0;
-    if (kind == BLAS_VEC) return vec_set(g, mode, n, out);
+    if (kind == BLAS_VEC) return vec_set_with(g, mode, n, true, out);
     if (kind == BLAS_SCA) return sca_set(g, mode, out);
     return 0;
 }
@@ -95,6 +116,8 @@ int opt__layouts(const opt_graph *g, opt_mode mode, blas_kind kind,
  * (or all-reduces), along the other one only ranks holding X have data.  */
 static bool reduction_ok(const blas_layout *X, const blas_layout *S)
 {
+    /* over every rank: a reduce to rank 0, else an all-reduce            */
+    if (X->dist == BLAS_DIST_PART) return true;
     for (int k = 0; k < 2; k++) {
         unsigned bit = 1u << k;
         if (k == X->dist) continue;
@@ -152,19 +175,19 @@ deso_err opt_node_cands(const opt_graph *g, int i, opt_mode mode,
         return DESO_OK;
     }
     const opt_value *rv = &g->vals[nd->res];
-    blas_layout V[4], S[4], pin;
+    blas_layout V[4 + OPT_MAXPARTS], S[4], pin;
     if (is_update(d->op)) {
-        int nv = vec_set(g, mode, rv->n, V);
+        int nv = vec_set_with(g, mode, rv->n, true, V);
         for (int k = 0; k < nv; k++) {
             DESO_TRY(make(info, d, &V[k], cur, &c));
             n = push(out, n, &c);
         }
     } else if (is_reduction(d->op)) {
-        blas_layout X[5];
+        blas_layout X[5 + OPT_MAXPARTS];
         int nx = 0;
         if (cur[0].kind == BLAS_VEC) X[nx++] = cur[0];
-        blas_layout tmp[4];
-        int nv = vec_set(g, mode, cur[0].n, tmp);
+        blas_layout tmp[4 + OPT_MAXPARTS];
+        int nv = vec_set_with(g, mode, cur[0].n, true, tmp);
         for (int k = 0; k < nv; k++) {
             bool dup = false;
             for (int j = 0; j < nx; j++) dup |= blas_layout_equal(&X[j], &tmp[k]);

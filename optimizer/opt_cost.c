@@ -91,36 +91,58 @@ static int choose_src(const blas_layout *S, const int *d, bool here, int o)
     return s[0] * S->pc + s[1];
 }
 
+/* The sender of elements [i, hi) to the rank at co (row-major me): the
+ * rank sending element i, and in *e the end of the run it sends (S's
+ * block or range boundary, at most hi).  A partition's element has one
+ * holder, its owner.                                                     */
+static int run_src(const blas_layout *S, const int *co, bool here,
+                   int64_t i, int64_t hi, int64_t *e)
+{
+    *e = hi;
+    if (S->dist == BLAS_DIST_PART) {
+        int o = blas_part_owner(S->part, i);
+        if (S->part->start[o + 1] < hi) *e = S->part->start[o + 1];
+        return o;
+    }
+    int o = 0;
+    if (S->dist >= 0) {
+        int ps = S->dist == 0 ? S->pr : S->pc;
+        int64_t blk = i / S->b;
+        o = (int)(blk % ps);
+        if ((blk + 1) * S->b < hi) *e = (blk + 1) * S->b;
+    }
+    return choose_src(S, co, here, o);
+}
+
 /* cnt[src * P + dst] += elements dst takes from src (src != dst).  Each
- * receiver walks its blocks of D split at S's block boundaries: within a
- * run the owner along S's folded dimension, so the sender, is fixed.     */
+ * receiver walks its blocks (or its range) of D split at S's block or
+ * range boundaries: within a run the sender is fixed.                    */
 static void count_exchange(const blas_layout *S, const blas_layout *D,
                            int64_t *cnt)
 {
     int pr = D->pr, pc = D->pc, P = pr * pc, dims[2] = {pr, pc};
-    int ps = S->dist < 0 ? 1 : dims[S->dist];
     int64_t n = D->n;
     for (int r = 0; r < pr; r++)
         for (int c = 0; c < pc; c++) {
             if (!blas_layout_holds(D, r, c)) continue;
             int me = r * pc + c, co[2] = {r, c};
             bool here = blas_layout_holds(S, r, c);
-            int64_t b = D->dist < 0 ? (n > 0 ? n : 1) : D->b;
-            int p = D->dist < 0 ? 1 : dims[D->dist];
-            int64_t g0 = D->dist < 0 ? 0 : (int64_t)co[D->dist] * b;
-            for (; g0 < n; g0 += (int64_t)p * b) {
+            int64_t b, g0, end = n, step;
+            if (D->dist == BLAS_DIST_PART) {
+                g0 = D->part->start[me];
+                end = D->part->start[me + 1];
+                b = step = end - g0;
+            } else {
+                b = D->dist < 0 ? (n > 0 ? n : 1) : D->b;
+                int p = D->dist < 0 ? 1 : dims[D->dist];
+                g0 = D->dist < 0 ? 0 : (int64_t)co[D->dist] * b;
+                step = (int64_t)p * b;
+            }
+            for (; g0 < end && b > 0; g0 += step) {
                 int64_t hi = g0 + b < n ? g0 + b : n;
-                for (int64_t i = g0; i < hi;) {
-                    int64_t e = hi;
-                    int o = 0;
-                    if (S->dist >= 0) {
-                        int64_t blk = i / S->b;
-                        o = (int)(blk % ps);
-                        if ((blk + 1) * S->b < e) e = (blk + 1) * S->b;
-                    }
-                    int q = choose_src(S, co, here, o);
+                for (int64_t i = g0, e; i < hi; i = e) {
+                    int q = run_src(S, co, here, i, hi, &e);
                     if (q != me) cnt[(int64_t)q * P + me] += e - i;
-                    i = e;
                 }
             }
         }
@@ -216,7 +238,8 @@ static void coll_add(opt_counts *c, const opt_params *pp, int p,
 bool opt__replication_only(const blas_layout *S, const blas_layout *D)
 {
     return S->kind == D->kind && S->n == D->n && S->dist == D->dist &&
-           S->b == D->b && (S->rep & ~D->rep) == 0;
+           S->b == D->b && (S->rep & ~D->rep) == 0 &&
+           blas_part_equal(S->part, D->part);
 }
 
 /* deso/runtime/exchange.c's replicate(): broadcasts along k = 0, then 1. */
@@ -312,6 +335,32 @@ static double node_io(const opt_graph *g, const opt_node *nd,
 
 /* ---- the node's reduction ----------------------------------------------- */
 
+/* A sparse product's halo exchange (deso/runtime/spmat_halo.c): one
+ * message per (sender, receiver) pair of sp->tab, counted and timed as
+ * any point-to-point exchange (opt__p2p_counts' rule: the busiest rank,
+ * sending or receiving).  The transposed product runs the same messages
+ * backwards: the same counts and time.                                   */
+static void halo_cost(const blas_sparse *sp, int P, const opt_params *pp,
+                      opt_counts *c)
+{
+    for (int q = 0; q < P; q++) {
+        int64_t ns = 0, nr = 0, sb = 0, rb = 0;
+        for (int o = 0; o < P; o++) {
+            int64_t out = sp->tab[(int64_t)q * P + o];
+            int64_t in = sp->tab[(int64_t)o * P + q];
+            ns += out > 0;
+            sb += 8 * out;
+            nr += in > 0;
+            rb += 8 * in;
+        }
+        c->msgs_p2p += ns;
+        c->bytes_p2p += sb;
+        int64_t m = ns > nr ? ns : nr, v = sb > rb ? sb : rb;
+        double t = pp->alpha * (double)m + pp->beta * (double)v;
+        if (t > c->time) c->time = t;
+    }
+}
+
 /* mult: the doubles a fused group's collective carries, its members'
  * partials one after the other (0: not fused, the node's own reduction
  * width); one collective, an
@@ -327,12 +376,24 @@ static void node_collective(const opt_graph *g, const opt_node *nd,
         opt__view_cost(nd, pl, pp, c);
         return;
     }
+    if (nd->d.op == BLAS_OP_USMV) {
+        halo_cost(nd->d.sp, g->df.pr * g->df.pc, pp, c);
+        return;
+    }
     if (info == NULL || info->red == BLAS_RED_NONE) return;
     int rd = blas_red_dim(&nd->d, pl->req);
     if (rd < 0) return;
+    int factor = allred || (pl->res.rep & blas_red_bits(rd, g->df.pr,
+                                                        g->df.pc))
+                     ? 2 : 1;
+    if (rd == BLAS_RED_ALL) {
+        /* a vector by partition: one collective over every rank         */
+        int64_t len = mult > 0 ? mult : blas_red_width(nd->d.op);
+        coll_add(c, pp, g->df.pr * g->df.pc, 1, len, len, len, factor);
+        return;
+    }
     int dims[2] = {g->df.pr, g->df.pc}, o = 1 - rd;
     if (dims[rd] <= 1) return;
-    int factor = allred || (pl->res.rep & (1u << rd)) ? 2 : 1;
     if (nd->d.op == BLAS_OP_GEMV) {
         const blas_layout *A = &pl->req[1];
         bool t = (nd->d.flags & BLAS_F_TRANS) != 0;
@@ -378,6 +439,7 @@ int opt__fuse_key(const opt_graph *g, const opt_node *nd,
         return -1;
     int rd = blas_red_dim(&nd->d, pl->req);
     if (rd < 0) return -1;
+    if (rd == BLAS_RED_ALL) return 2 * BLAS_RED_ALL;   /* every rank     */
     int dims[2] = {g->df.pr, g->df.pc}, o = 1 - rd;
     if (dims[rd] <= 1) return -1;
     const blas_layout *X = &pl->req[0];
@@ -619,8 +681,8 @@ deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
         const opt_value *val = &g->vals[v];
         if (val->carry < 0 || vs[v].nv == 0) continue;
         opt_edge e;
-        err = need(&vs[v], &g->vals[val->carry].views[0], val->ooc, pp, memo,
-                   &e);
+        blas_layout back = opt__carry_to(g, v);
+        err = need(&vs[v], &back, val->ooc, pp, memo, &e);
         if (err == DESO_OK) tot.time += e.cost.time;
     }
     free(vs);

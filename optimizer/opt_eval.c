@@ -469,7 +469,8 @@ static deso_err red_find(opt__eval *e, int i, const opt__place *pl, int *id)
     const opt_node *nd = &e->g->nodes[i];
     r->key = opt__fuse_key(e->g, nd, &lay);
     r->rd = blas_red_dim(&nd->d, lay.req);
-    r->rep_rd = r->rd >= 0 && (lay.res.rep & (1u << r->rd));
+    r->rep_rd = (lay.res.rep & blas_red_bits(r->rd, lay.res.pr,
+                                             lay.res.pc)) != 0;
     e->rslot[red_slot(e, i, pl)] = e->nred;
     *id = e->nred++;
     return DESO_OK;
@@ -669,19 +670,21 @@ static deso_err eval_setup(opt__eval *e)
         if (val->has_want && (val->producer >= 0 || val->nviews > 0))
             DESO_TRY(opt__intern(e, &val->want, &e->want[v]));
         e->carry[v] = -1;
-        if (val->carry >= 0 && (val->producer >= 0 || val->nviews > 0))
-            DESO_TRY(opt__intern(e, &g->vals[val->carry].views[0],
-                                 &e->carry[v]));
+        if (val->carry >= 0 && (val->producer >= 0 || val->nviews > 0)) {
+            blas_layout back = opt__carry_to(g, v);
+            DESO_TRY(opt__intern(e, &back, &e->carry[v]));
+        }
     }
     for (int i = 0; i < g->nnodes; i++) {
         const blas_op_info *info = blas_op_get(g->nodes[i].d.op);
-        /* reductions, the views whose node moves elements itself and
-         * the nodes streaming an out-of-core matrix: the nodes with a
-         * cost of their own (opt__node_cost)                             */
+        /* reductions, the views and sparse products whose node moves
+         * elements itself and the nodes streaming an out-of-core matrix:
+         * the nodes with a cost of their own (opt__node_cost)            */
         blas_op op = g->nodes[i].d.op;
         e->is_red[i] = (info != NULL && (info->red != BLAS_RED_NONE ||
                                          op == BLAS_OP_VGET ||
-                                         op == BLAS_OP_VPUT)) ||
+                                         op == BLAS_OP_VPUT ||
+                                         op == BLAS_OP_USMV)) ||
                        opt__node_streams(g, &g->nodes[i]);
         if (e->is_red[i]) e->reds[e->nreds++] = i;
     }

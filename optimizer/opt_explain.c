@@ -20,6 +20,8 @@ const char *opt_layout_str(const blas_layout *l, char *buf, size_t len)
         if (l->dist < 0)
             snprintf(buf, len, "vec n=%lld whole rep=%u", (long long)l->n,
                      l->rep);
+        else if (l->dist == BLAS_DIST_PART)
+            snprintf(buf, len, "vec n=%lld by partition", (long long)l->n);
         else
             snprintf(buf, len, "vec n=%lld %s b=%lld rep=%u", (long long)l->n,
                      l->dist == 0 ? "col(dist=0)" : "row(dist=1)",
@@ -94,7 +96,8 @@ deso_err opt_plan_explain(FILE *f, const opt_graph *g, const opt_plan *p,
             cost_str(&ev.node_cost[i], c, sizeof c);
             fprintf(f, "  reduction: %s (%s)", c,
                     (p->node[i].res.rep &
-                     (1u << blas_red_dim(&nd->d, p->node[i].req)))
+                     blas_red_bits(blas_red_dim(&nd->d, p->node[i].req),
+                                   g->df.pr, g->df.pc))
                         ? "all-reduce"
                         : "reduce to one place");
         }

@@ -27,6 +27,7 @@ void opt_graph_reset(opt_graph *g, const opt_defaults *df)
 {
     g->df = *df;
     g->nvals = g->nnodes = 0;
+    g->nparts = 0;
 }
 
 deso_err opt_graph_copy(const opt_graph *src, opt_graph *dst)
@@ -44,6 +45,8 @@ deso_err opt_graph_copy(const opt_graph *src, opt_graph *dst)
     memcpy(dst->nodes, src->nodes, (size_t)src->nnodes * sizeof *dst->nodes);
     dst->nvals = dst->cap_vals = src->nvals;
     dst->nnodes = dst->cap_nodes = src->nnodes;
+    dst->nparts = src->nparts;
+    memcpy(dst->parts, src->parts, sizeof dst->parts);
     return DESO_OK;
 }
 
@@ -103,6 +106,14 @@ deso_err opt_graph_livein_view(opt_graph *g, int id, const blas_layout *lay)
     return DESO_OK;
 }
 
+/* A partition a sparse product places its vectors by, kept once.         */
+static void add_part(opt_graph *g, const blas_part *p)
+{
+    for (int k = 0; k < g->nparts; k++)
+        if (blas_part_equal(g->parts[k], p)) return;
+    if (g->nparts < OPT_MAXPARTS) g->parts[g->nparts++] = p;
+}
+
 deso_err opt_graph_node(opt_graph *g, blas_op op, unsigned flags,
                         const int *ops, int64_t m, int64_t n, int *res)
 {
@@ -148,6 +159,11 @@ deso_err opt_graph_node_desc(opt_graph *g, const blas_desc *dd,
     nd->d.len = dd->len;
     nd->d.rows = dd->rows;
     nd->d.ld = dd->ld;
+    nd->d.sp = dd->sp;
+    if (dd->sp != NULL) {
+        add_part(g, dd->sp->rows);
+        add_part(g, dd->sp->cols);
+    }
     for (int k = 0; k < nops; k++) nd->ops[k] = ops[k];
     for (int k = nops; k < BLAS_MAXOPS; k++) nd->ops[k] = -1;
     nd->res = id;
@@ -229,6 +245,16 @@ bool opt_plan_equal(const opt_plan *a, const opt_plan *b)
         if (a->fuse[i] != b->fuse[i]) return false;
     }
     return true;
+}
+
+blas_layout opt__carry_to(const opt_graph *g, int v)
+{
+    const opt_value *val = &g->vals[v];
+    if (val->kind == BLAS_VEC)
+        for (int k = 0; k < g->nparts; k++)
+            if (g->parts[k]->n == val->n)
+                return blas_layout_part(g->parts[k], g->df.pr, g->df.pc);
+    return g->vals[val->carry].views[0];
 }
 
 deso_err opt_graph_carry(opt_graph *g, int out, int in)

@@ -31,6 +31,8 @@
 #include "optimizer/optimizer.h"
 
 #define OPT_MAXVIEWS 4      /* layouts a live-in value may already have     */
+#define OPT_MAXPARTS 4      /* partitions of a graph's sparse products the  */
+                            /*   optimiser offers vectors (more: ignored)  */
 
 /* ---- the graph ----------------------------------------------------------- */
 
@@ -64,6 +66,11 @@ typedef struct opt_graph {
     int cap_vals, cap_nodes;
     opt_value *vals;
     opt_node *nodes;
+    /* the partitions its sparse products place vectors by (usmv nodes'
+     * rows and cols), in order of appearance: candidate layouts for the
+     * vectors of their length (opt_cands.c)                              */
+    int nparts;
+    const blas_part *parts[OPT_MAXPARTS];
 } opt_graph;
 
 void opt_graph_init(opt_graph *g, const opt_defaults *df);

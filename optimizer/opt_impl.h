@@ -12,7 +12,18 @@ deso_err opt__plan_alloc(opt_plan *p, int nnodes);
 void opt__cur_ops(const opt_graph *g, const opt_plan *p, int i,
                   blas_layout *cur);
 
-/* The layouts mode `mode` lets a value of this kind take (at most 4).      */
+/* Where loop-carried value v (carry >= 0) returns for the next iteration:
+ * its live-in version's primary layout, except for a vector of n elements
+ * in a graph whose sparse products place vectors of n by a partition
+ * (g->parts): that partition's layout.  The loop's next product works
+ * there, so that is the steady state; a vector that came in elsewhere
+ * (the first iteration's, made in a default layout) pays once to move in
+ * rather than being held where it came in for every later iteration.  */
+blas_layout opt__carry_to(const opt_graph *g, int v);
+
+/* The layouts mode `mode` lets a value of this kind take (at most
+ * OPT__MAXLAYS: 4, and the graph's partitions of a vector's length).     */
+#define OPT__MAXLAYS (4 + OPT_MAXPARTS)
 int opt__layouts(const opt_graph *g, opt_mode mode, blas_kind kind,
                  int64_t n, blas_layout *out);
 

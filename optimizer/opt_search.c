@@ -103,7 +103,7 @@ typedef struct srch {
     opt__place *pool;
     int npool, cap_pool;
     opt_place *scratch;       /* opt_node_cands' output                   */
-    int (*vlays)[4];          /* per value: opt__layouts as ids ...       */
+    int (*vlays)[OPT__MAXLAYS]; /* per value: opt__layouts as ids ...     */
     int *nvlays;              /* ... how many; -1: not asked yet          */
 } srch;
 
@@ -203,7 +203,7 @@ static deso_err cands_of(srch *s, int i, const int *cur,
 static deso_err value_layouts(srch *s, int v, const int **T, int *nt)
 {
     if (s->nvlays[v] < 0) {
-        blas_layout L[4];
+        blas_layout L[OPT__MAXLAYS];
         const opt_value *val = &s->g->vals[v];
         int n = opt__layouts(s->g, s->o->mode, val->kind, val->n, L);
         for (int t = 0; t < n; t++)
@@ -593,7 +593,7 @@ static deso_err reduced(srch *s, int i, const opt__place *c, int n,
     int rd = blas_red_dim(d, pl.req);
     if (rd < 0) return DESO_OK;
     blas_layout r = pl.res;
-    r.rep &= ~(1u << rd);
+    r.rep &= ~blas_red_bits(rd, r.pr, r.pc);
     blas_layout_normalise(&r);
     int rid, xk = d->op == BLAS_OP_GEMV ? 2 : 0;     /* the vector       */
     DESO_TRY(opt__intern(s->ev, &r, &rid));

@@ -55,6 +55,12 @@ static deso_err default_result(const opt_defaults *df, const blas_desc *d,
     case BLAS_OP_TRSV:
         *res = blas_layout_vec(cur[1].n, -1, 0, 3u, df->pr, df->pc);
         return DESO_OK;
+    case BLAS_OP_USMV:
+        /* by the matrix's rows (the transpose: by its x blocks)          */
+        *res = blas_layout_part((d->flags & BLAS_F_TRANS) ? d->sp->cols
+                                                           : d->sp->rows,
+                                df->pr, df->pc);
+        return DESO_OK;
     case BLAS_OP_USER:
         /* where the operator's declaration pins y, else a new vector's   */
         if (!blas_user_pinned(d, df->pr, df->pc, res))

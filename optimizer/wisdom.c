@@ -178,9 +178,14 @@ const char *opt__wisdom_check_node(const opt_wisdom_node *nd,
         return NULL;
     case BLAS_VEC:
         if (l->m != 1) return "vector must have m 1";
-        if (l->dist < -1 || l->dist > 1) return "dist not in {-1, 0, 1}";
-        if (l->dist >= 0 ? l->b < 1 : l->b != 0)
+        if (l->dist < -1 || l->dist > BLAS_DIST_PART)
+            return "dist not in {-1, 0, 1, 2}";
+        if (l->dist == BLAS_DIST_PART) {
+            if (l->b != 0 || l->rep != 0)
+                return "vector by partition must have b 0 and rep 0";
+        } else if (l->dist >= 0 ? l->b < 1 : l->b != 0) {
             return "vector block size must be >= 1 if distributed, else 0";
+        }
         if (l->nb != 0) return "vector must have nb 0";
         if (l->rep > 3) return "rep > 3";
         return NULL;

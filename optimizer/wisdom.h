@@ -39,8 +39,12 @@
  *           io_beta finite and >= 0 (-0 allowed);
  *   node:   pr, pc equal the config's; variant >= 0;
  *           mat: m, n >= 0, b, nb >= 1, dist -1, rep 0;
- *           vec: m 1, n >= 0, dist in {-1, 0, 1}, b >= 1 if dist >= 0 and
- *                b 0 if dist -1, nb 0, rep <= 3;
+ *           vec: m 1, n >= 0, dist in {-1, 0, 1, 2}, b >= 1 if dist is 0
+ *                or 1 and b 0 if dist -1, nb 0, rep <= 3; dist 2
+ *                (BLAS_DIST_PART, a layout by partition) with b 0 and
+ *                rep 0: the file names no partition (its ranges are in
+ *                the plan's key), the rebuilt plan takes it from the
+ *                graph's candidates (opt_plan_rebuild);
  *           sca: m 1, n 1, dist -1, b 0, nb 0, rep <= 3.
  * Bounds: a line holds at most OPT_WISDOM_MAX_LINE bytes before its "\n";
  * at most OPT_WISDOM_MAX_NODES nodes per plan and OPT_WISDOM_MAX_PLANS

@@ -188,7 +188,7 @@ static deso_err read_node(reader *r, const opt_wisdom_config *c,
     int64_t v;
     DESO_TRY(field(r, 2, "m", 0, INT64_MAX, &l->m));
     DESO_TRY(field(r, 3, "n", 0, INT64_MAX, &l->n));
-    DESO_TRY(field(r, 4, "dist", -1, 1, &v));
+    DESO_TRY(field(r, 4, "dist", -1, BLAS_DIST_PART, &v));
     l->dist = (int)v;
     DESO_TRY(field(r, 5, "b", 0, INT64_MAX, &l->b));
     DESO_TRY(field(r, 6, "nb", 0, INT64_MAX, &l->nb));

@@ -90,6 +90,9 @@ deso_err deso__dgemv_arg(deso_order order, deso_trans trans, int64_t m,
                          int64_t n, deso_sarg alpha, const deso_mat *a,
                          int64_t lda, const deso_vec *x, int64_t incx,
                          deso_sarg beta, deso_vec *y, int64_t incy);
+deso_err deso__dusmv_arg(deso_ctx *ctx, deso_trans trans, deso_sarg alpha,
+                         const deso_spmat *a, const deso_vec *x,
+                         deso_sarg beta, deso_vec *y);
 deso_err deso__dger_arg(deso_order order, int64_t m, int64_t n,
                         deso_sarg alpha, const deso_vec *x, int64_t incx,
                         const deso_vec *y, int64_t incy, deso_mat *a,

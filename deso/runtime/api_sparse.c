@@ -1,5 +1,6 @@
-/* The public functions of spmat.c and spmat_data.c: each calls its
- * implementation and hands an error to the context's handler (api.h).    */
+/* The public functions of spmat.c, spmat_data.c and record_sparse.c:
+ * each calls its implementation and hands an error to the context's
+ * handler (api.h).                                                       */
 #include "deso/runtime/runtime.h"
 
 deso_err deso_spmat_from_csr(deso_ctx *ctx, int64_t m, int64_t n,
@@ -65,5 +66,18 @@ deso_err deso_spmat_gather(const deso_spmat *a, int64_t *rowptr,
     deso_err e = deso__spmat_gather(a, rowptr, col, val, root);
     if (e != DESO_OK)
         e = deso__raise(DESO__CTX(a), "deso_spmat_gather", e);
+    return e;
+}
+
+deso_err deso_dusmv_arg(deso_ctx *ctx, deso_trans trans, deso_sarg alpha,
+                        const deso_spmat *a, const deso_vec *x,
+                        deso_sarg beta, deso_vec *y)
+{
+    deso_err e = deso__dusmv_arg(ctx, trans, alpha, a, x, beta, y);
+    if (e != DESO_OK)
+        e = deso__raise(deso__reach(6, DESO__CTX(ctx), DESO__CTX(alpha),
+                                    DESO__CTX(a), DESO__CTX(x),
+                                    DESO__CTX(beta), DESO__CTX(y)),
+                        "deso_dusmv", e);
     return e;
 }

@@ -87,7 +87,8 @@ static bool dag_matches(deso_ctx *ctx, const deso__compiled *c,
         if (x->d.op != nd->d.op || x->d.flags != nd->d.flags ||
             x->d.nops != nd->d.nops || x->d.off != nd->d.off ||
             x->d.inc != nd->d.inc || x->d.len != nd->d.len ||
-            x->d.rows != nd->d.rows || x->d.ld != nd->d.ld)
+            x->d.rows != nd->d.rows || x->d.ld != nd->d.ld ||
+            x->d.sp != nd->d.sp)
             return false;
         for (int k = 0; k < nd->d.nops; k++)
             if (!operand_matches(c, nd->ops[k], x->ops[k], stamp, &next))

@@ -51,6 +51,7 @@ static void ctx_free(deso_ctx *ctx)
     opt_graph_free(&ctx->build);
     deso__compiled_clear(ctx);
     deso__recycle_drain();
+    deso__parts_free(ctx);      /* after every layout that may name one */
     free(ctx->sim);
     free(ctx->run.rv);
     free(ctx->run.fz);

@@ -64,6 +64,14 @@ deso_err deso__record_desc(deso_ctx *ctx, const blas_desc *d,
                            deso__value **ops, const uint64_t *ids,
                            deso__handle *out, const int64_t *shape)
 {
+    return deso__record_sparse(ctx, d, ops, ids, out, shape, NULL);
+}
+
+deso_err deso__record_sparse(deso_ctx *ctx, const blas_desc *d,
+                             deso__value **ops, const uint64_t *ids,
+                             deso__handle *out, const int64_t *shape,
+                             deso__spmat_data *sp)
+{
     blas_op op = d->op;
     unsigned flags = d->flags;
     blas_desc dd = *d;
@@ -108,6 +116,9 @@ deso_err deso__record_desc(deso_ctx *ctx, const blas_desc *d,
     nd->d.len = dd.len;
     nd->d.rows = dd.rows;
     nd->d.ld = dd.ld;
+    nd->d.sp = dd.sp;
+    nd->sp = sp;
+    if (sp != NULL) sp->refs++;           /* its values stay until it ran */
     for (int k = 0; k < nops; k++) {
         nd->ops[k] = ops[k];
         deso__value_ref(ops[k]);
@@ -137,6 +148,7 @@ deso_err deso__record_desc(deso_ctx *ctx, const blas_desc *d,
         deso__hash_mix(ctx, (uint64_t)dd.ld);
     }
     for (int k = 0; k < nops; k++) deso__hash_mix(ctx, ids[k]);
+    if (sp != NULL) deso__hash_mix(ctx, sp->id);
     deso__hash_mix(ctx, out->id);
     bool loop = deso__period_step(ctx, nd, ids, out->id);
     if (timed)
@@ -183,6 +195,7 @@ bool deso__record_undo(deso_ctx *ctx, deso__handle *out, deso__value *old,
 
 void deso__node_free(deso__node *nd)
 {
+    deso__spmat_data_free(nd->sp);        /* the node's reference         */
     for (int k = 0; k < nd->d.nops; k++) deso__value_unref(nd->ops[k]);
     deso__value_unref(nd->res);           /* the node's reference          */
     deso__node_put(nd);

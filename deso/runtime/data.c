@@ -52,9 +52,7 @@ static deso_err new_ready(deso_ctx *ctx, const blas_layout *lay,
 static int64_t vec_global(const deso_ctx *ctx, const blas_layout *l,
                           int64_t li)
 {
-    if (l->dist < 0) return li;
-    int dims[2] = {l->pr, l->pc};
-    return blas_cyc_global(l->b, dims[l->dist], ctx->coord[l->dist], li);
+    return blas_elem_global(l, ctx->coord[0], ctx->coord[1], li);
 }
 
 /* ---- vectors -------------------------------------------------------------- */
@@ -453,11 +451,11 @@ deso_err deso__vec_get(const deso_vec *x, int64_t i, double *value)
                          (long long)i, (long long)v->n);
     DESO_TRY(agree(ctx, fn, err));
     const deso__view *w = v->views;
-    /* coordinate 0 holds along every dimension the vector is not folded
-     * over, so the owner is determined by the folding alone               */
-    int co[2] = {0, 0};
-    if (w->lay.dist >= 0) co[w->lay.dist] = blas_layout_owner(&w->lay, i);
-    int owner = co[0] * ctx->df.pc + co[1];
+    /* the first holder: coordinate 0 along every dimension the vector is
+     * not folded over                                                     */
+    int r0, r1, c0, c1;
+    blas_elem_holders(&w->lay, i, &r0, &r1, &c0, &c1);
+    int owner = r0 * ctx->df.pc + c0;
     double buf = 0.0;
     if (ctx->rank == owner) buf = w->data[blas_layout_lidx(&w->lay, i)];
     DESO_TRY(deso__bcast(ctx->comm, &buf, 1, owner));

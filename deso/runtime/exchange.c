@@ -295,7 +295,8 @@ static deso_err exchange_plan_exec(deso_ctx *ctx, deso__exchange_plan *p, const 
 static bool replication_only(const blas_layout *S, const blas_layout *D)
 {
     return S->kind == D->kind && S->n == D->n && S->dist == D->dist &&
-           S->b == D->b && (S->rep & ~D->rep) == 0;
+           S->b == D->b && (S->rep & ~D->rep) == 0 &&
+           blas_part_equal(S->part, D->part);
 }
 
 /* Collapse (free) or broadcast along the grid dimensions D adds.         */

@@ -32,20 +32,24 @@ int deso__time_weight(deso_ctx *ctx, const deso__node *nd)
     return deso__sample(&ctx->sampled) ? DESO__TIME_SAMPLE : 0;
 }
 
-/* A kernel's start, when the node is timed (ctx->weight).               */
-static double kernel_start(const deso_ctx *ctx)
+double deso__kernel_start(const deso_ctx *ctx)
 {
     return ctx->weight > 0 ? deso__now() : 0.0;
 }
 
-/* A kernel of operation op that started at t0: compute time, and the
- * performance log's kernel time (one clock reading for both).           */
-static void kernel_time(const deso_ctx *ctx, blas_op op, double t0)
+void deso__kernel_time(const deso_ctx *ctx, blas_op op, double t0)
 {
     if (ctx->weight == 0) return;
     double dt = (deso__now() - t0) * ctx->weight;
     deso__stats_time(DESO_T_COMPUTE, dt);
     deso__log_op(op, dt);
+}
+
+/* The communicator of a reduction over grid dimension rd: a grid column
+ * or row, or every rank (BLAS_RED_ALL, a vector by partition).          */
+static MPI_Comm red_comm(const deso_ctx *ctx, int rd)
+{
+    return rd == BLAS_RED_ALL ? ctx->comm : ctx->dimcomm[rd];
 }
 
 /* Reductions produce their result reduced to coordinate 0 along the grid
@@ -60,8 +64,8 @@ static deso_err reduce_step(deso_ctx *ctx, const blas_op_info *info, int rd,
     if (rd < 0) return DESO_OK;
     /* (only ranks holding the operand vector get here: see the caller)    */
     deso__redop op = info->red == BLAS_RED_MAXLOC ? DESO__MAXLOC : DESO__SUM;
-    MPI_Comm comm = ctx->dimcomm[rd];
-    bool broadcast = (res->rep & (1u << rd)) != 0;
+    MPI_Comm comm = red_comm(ctx, rd);
+    bool broadcast = (res->rep & blas_red_bits(rd, res->pr, res->pc)) != 0;
     if (broadcast) return deso__allreduce(ctx, comm, red, len, op);
     return deso__reduce(ctx, comm, red, len, op, 0);
 }
@@ -100,9 +104,9 @@ static deso_err run_kernel(deso_ctx *ctx, const deso__node *nd,
                            deso__view *rv, blas_local *R, double *red)
 {
     if (!streams(nd, v, rv)) {
-        double t0 = kernel_start(ctx);
+        double t0 = deso__kernel_start(ctx);
         blas_op_get(nd->d.op)->kernel(&nd->d, L, R, red);
-        kernel_time(ctx, nd->d.op, t0);
+        deso__kernel_time(ctx, nd->d.op, t0);
         return DESO_OK;
     }
     double t0 = deso__now(), io0 = deso__stats_io_time();
@@ -170,21 +174,23 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
         for (int j = 0; j < BLAS_RED_WIDTH_MAX; j++) fz->red[j] = 0.0;
         fz->part = takes_part(ctx, info, &nd->d, req, rl);
         if (fz->part) {
-            double t0 = kernel_start(ctx);
+            double t0 = deso__kernel_start(ctx);
             info->kernel(&nd->d, L, &R, fz->red);
-            kernel_time(ctx, nd->d.op, t0);
+            deso__kernel_time(ctx, nd->d.op, t0);
         }
         return DESO_OK;
     }
     if (nd->d.op == BLAS_OP_VGET || nd->d.op == BLAS_OP_VPUT) {
         err = deso__exec_view(ctx, nd, v, rv);
     } else if (nd->d.op == BLAS_OP_USER) {
-        double t0 = kernel_start(ctx);
+        double t0 = deso__kernel_start(ctx);
         deso_err kerr = deso__exec_user(ctx, nd, v[0], rv);
-        kernel_time(ctx, nd->d.op, t0);
+        deso__kernel_time(ctx, nd->d.op, t0);
         /* a callback failing on one rank fails every rank here, before
          * the next collective                                            */
         err = deso__agree_counted(ctx, "deso_op_apply", kerr, NULL, 0);
+    } else if (nd->d.op == BLAS_OP_USMV) {
+        err = deso__exec_usmv(ctx, nd, v, rv);
     } else if (info->distributed) {
         err = deso__exec_trsv(ctx, &nd->d, v[0], v[1], rv);
     } else if (takes_part(ctx, info, &nd->d, req, rl)) {
@@ -206,9 +212,9 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
         }
         if (err == DESO_OK && info->finish != NULL &&
             blas_layout_holds(rl, ctx->coord[0], ctx->coord[1])) {
-            double t0 = kernel_start(ctx);
+            double t0 = deso__kernel_start(ctx);
             info->finish(&nd->d, L, &R, red);
-            kernel_time(ctx, nd->d.op, t0);
+            deso__kernel_time(ctx, nd->d.op, t0);
         }
     }
     if (err != DESO_OK) {
@@ -250,11 +256,13 @@ deso_err deso__exec_fused(deso_ctx *ctx, deso__fz *const *m, int k)
                    "fused reduction: %d members were not prepared", k);
         fused_copy(m, k, buf, true);
         if (m[0]->rd >= 0) {
-            MPI_Comm comm = ctx->dimcomm[m[0]->rd];
+            int rd = m[0]->rd;
+            MPI_Comm comm = red_comm(ctx, rd);
             bool broadcast = false;
             for (int j = 0; j < k; j++)
                 broadcast = broadcast ||
-                            (m[j]->rl.rep & (1u << m[0]->rd)) != 0;
+                            (m[j]->rl.rep & blas_red_bits(rd, ctx->df.pr,
+                                                          ctx->df.pc)) != 0;
             err = broadcast ? deso__allreduce(ctx, comm, buf, len, DESO__SUM)
                             : deso__reduce(ctx, comm, buf, len, DESO__SUM, 0);
         }
@@ -267,9 +275,9 @@ deso_err deso__exec_fused(deso_ctx *ctx, deso__fz *const *m, int k)
         if (f->part && info->finish != NULL &&
             blas_layout_holds(&f->rl, ctx->coord[0], ctx->coord[1])) {
             blas_local R = local_of(ctx, f->rv);
-            double t0 = kernel_start(ctx);
+            double t0 = deso__kernel_start(ctx);
             info->finish(&nd->d, NULL, &R, f->red);
-            kernel_time(ctx, nd->d.op, t0);
+            deso__kernel_time(ctx, nd->d.op, t0);
         }
     }
     if (err != DESO_OK) return err;

@@ -69,7 +69,9 @@ deso_err deso__view_alloc(deso_ctx *ctx, const blas_layout *lay,
     w = deso__calloc(1, sizeof *w);
     DESO_CHECK(w != NULL, DESO_ENOMEM, "out of memory (view)");
     w->lay = *lay;
-    deso_err err = blas_placement_of(lay, &w->pl);
+    /* a layout by partition has no pl_placement; pl stays zero          */
+    deso_err err = DESO_OK;
+    if (lay->dist != BLAS_DIST_PART) err = blas_placement_of(lay, &w->pl);
     if (err != DESO_OK) {
         free(w);
         return err;

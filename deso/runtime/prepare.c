@@ -160,7 +160,7 @@ static int64_t scratch_of(const deso_ctx *ctx, const deso__node *nd,
 {
     const blas_op_info *info = blas_op_get(nd->d.op);
     if (nd->d.op == BLAS_OP_VGET || nd->d.op == BLAS_OP_VPUT ||
-        nd->d.op == BLAS_OP_USER)
+        nd->d.op == BLAS_OP_USER || nd->d.op == BLAS_OP_USMV)
         return 0;
     if (info->distributed) return deso__trsv_scratch(ctx, &req[0]);
     if (info->red == BLAS_RED_NONE) return 0;

@@ -78,6 +78,8 @@ typedef struct deso__node {
     blas_desc d;
     deso__value *ops[BLAS_MAXOPS];
     deso__value *res;
+    struct deso__spmat_data *sp;  /* a sparse product's matrix (referenced), */
+                                  /*   else NULL                          */
     struct deso__node *next;
 } deso__node;
 
@@ -96,20 +98,26 @@ typedef struct deso__halo_plan {
     int64_t *scount, *rcount;
     double **sptr, **rptr;    /* into sbuf, rbuf                            */
     double *sbuf, *rbuf;
+    double *ext;              /* nown + nhalo: a product's x with its halo, */
+                              /*   or the transpose's partial sums          */
     MPI_Request *req;         /* nsend + nrecv                              */
 } deso__halo_plan;
 
 /* A sparse matrix (spmat.c): this rank's block of rows in CSR, and where
- * every rank's block starts.  Not an SSA value: nothing recorded reads it
- * yet, so new values on its pattern are written in place (and its halo
- * plan, which depends on the pattern only, stays).                       */
+ * every rank's block starts.  Not an SSA value: new values on its pattern
+ * are written in place, after a force when a pending product reads it
+ * (its halo plan, which depends on the pattern only, stays).  Its handle
+ * and each pending product hold a reference.                            */
 typedef struct deso__spmat_data {
+    int refs;
     int64_t m, n, nnz;        /* global shape and entries                   */
     int64_t *start;           /* size + 1: rank r holds rows                */
                               /*   [start[r], start[r + 1])                 */
     int64_t *count;           /* size: the entries each rank holds          */
     pl_csr rows;              /* columns global, sorted, unique per row     */
-    deso__halo_plan *halo;    /* made by the first deso__spmat_halo         */
+    deso__halo_plan *halo;    /* made with the matrix (deso__spmat_publish) */
+    const blas_sparse *facts; /* its product's, for the optimiser (interned)*/
+    uint64_t id;              /* its handle's id (the SPMD hash)            */
 } deso__spmat_data;
 
 /* A handle's kind: a value's (blas_kind), or a sparse matrix's or a user
@@ -259,6 +267,8 @@ struct deso_ctx {
     int64_t nuops, uops_cap;
     deso__exchange_plan *exchange_plans;
     deso__matrix_remap *matrix_remaps;
+    struct deso__part *parts; /* part.c: partitions layouts may name        */
+    struct deso__sparse *sparse;  /* part.c: sparse products' facts         */
     int64_t flushes;
     bool forcing;
     /* the optimiser (force.c), plan cache and wisdom (wisdom_io.c)         */
@@ -370,7 +380,9 @@ deso__handle *deso__handle_shell(void);
  * which the shell owns from then on.  Cannot fail.                       */
 void deso__handle_attach_op(deso_ctx *ctx, deso__uop *u,
                             deso__handle *shell);
-void deso__spmat_data_free(deso__spmat_data *sp);     /* NULL-safe     */
+/* Drops a reference to sp (its handle's or a pending product's); the
+ * last frees it.  NULL-safe.                                             */
+void deso__spmat_data_free(deso__spmat_data *sp);
 
 /* ---- sparse matrices (spmat.c) ------------------------------------------- */
 /* Indices travel as doubles: a sparse matrix's extents are at most 2^53.  */
@@ -395,10 +407,36 @@ deso_err deso__spmat_publish(deso_ctx *ctx, const char *fn, deso_err local,
 /* ---- the sparse product's halo (spmat_halo.c) ----------------------------- */
 /* sp's halo plan, made on the first call (collective then, with two
  * counted agreements, one all-reduce of P x P counts and the lists'
- * exchange) and kept with sp.  Errors agreed.                             */
+ * exchange) and kept with sp, with sp->facts.  Errors agreed.  Every
+ * constructor makes it (deso__spmat_publish).                            */
 deso_err deso__spmat_halo(deso_ctx *ctx, deso__spmat_data *sp,
                           deso__halo_plan **out);
 void deso__halo_plan_free(deso__halo_plan *hp);      /* NULL-safe       */
+/* Where x's entries live in sp's product: the row blocks of a square
+ * matrix, else balanced blocks of n (xstart: size + 1).  Local.          */
+void deso__spmat_xstart(const deso_ctx *ctx, const deso__spmat_data *sp,
+                        int64_t *xstart);
+
+/* ---- partitions (part.c) ------------------------------------------------- */
+/* The context's partition of n indices with ranges start[0 .. size]
+ * (copied), interned: equal ranges give the same partition, valid until
+ * the context is freed.  DESO_EINTERNAL when the ranges do not tile
+ * [0, n) in rank order.  Local (every rank gets an equal partition from
+ * equal ranges).                                                         */
+deso_err deso__part_intern(deso_ctx *ctx, int64_t n, const int64_t *start,
+                           const blas_part **out);
+/* sp's row blocks (a product's y for no transpose) and the blocks of its
+ * x (deso__spmat_xstart), as partitions.  Local.                         */
+deso_err deso__spmat_parts(deso_ctx *ctx, const deso__spmat_data *sp,
+                           const blas_part **rows, const blas_part **cols);
+/* sp's product's facts for the optimiser (blas_sparse), from its halo's
+ * table of list lengths (recv[r P + s]: what rank r receives from rank
+ * s), interned: equal facts are one object, valid until the context is
+ * freed.  Local.                                                         */
+deso_err deso__sparse_intern(deso_ctx *ctx, const deso__spmat_data *sp,
+                             const double *recv, const blas_sparse **out);
+/* Frees the partitions and the sparse products' facts.                  */
+void deso__parts_free(deso_ctx *ctx);
 /* xext[0 .. nown) holds this rank's x entries; fills xext[nown ..
  * nown + nhalo) with the halo.  Collective; allocates nothing.          */
 deso_err deso__halo_exchange(deso_ctx *ctx, deso__halo_plan *hp,
@@ -483,6 +521,12 @@ deso_err deso__record(deso_ctx *ctx, blas_op op, unsigned flags,
 deso_err deso__record_desc(deso_ctx *ctx, const blas_desc *d,
                            deso__value **ops, const uint64_t *ids,
                            deso__handle *out, const int64_t *shape);
+/* The same for a sparse product (d->sp set): the node also references
+ * the matrix's data sp, which its run reads.                             */
+deso_err deso__record_sparse(deso_ctx *ctx, const blas_desc *d,
+                             deso__value **ops, const uint64_t *ids,
+                             deso__handle *out, const int64_t *shape,
+                             deso__spmat_data *sp);
 /* Resolves a deso_sarg into a value (a constant, or the scalar's value). */
 deso_err deso__sarg_value(deso_ctx **ctx, deso_sarg a, deso__value **out,
                           uint64_t *id, const char *fn, const char *arg);
@@ -578,6 +622,11 @@ static inline bool deso__sample(uint64_t *state)
  * node on large operands, else DESO__TIME_SAMPLE for one small node in
  * DESO__TIME_SAMPLE and 0 for the others.                               */
 int deso__time_weight(deso_ctx *ctx, const deso__node *nd);
+/* A kernel's start when the running node is timed (ctx->weight), else 0;
+ * its end: compute time and the performance log's kernel time of op (one
+ * clock reading for both).                                              */
+double deso__kernel_start(const deso_ctx *ctx);
+void deso__kernel_time(const deso_ctx *ctx, blas_op op, double t0);
 /* Runs one node in its plan's placement pl, into the result view rv its
  * preparation made (NULL: take over the updated operand's buffer).       */
 deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
@@ -591,6 +640,12 @@ int64_t deso__trsv_scratch(const deso_ctx *ctx, const blas_layout *lay);
 deso_err deso__exec_trsv(deso_ctx *ctx, const blas_desc *d,
                          const deso__view *T, const deso__view *x,
                          deso__view *res);
+
+/* A sparse product's node (exec_sparse.c): v are its operands' views
+ * (alpha, x, and with BLAS_F_BETA beta, y), rv its result's, holding y
+ * when y is read.  Collective (the halo exchange).                     */
+deso_err deso__exec_usmv(deso_ctx *ctx, const deso__node *nd,
+                         deso__view *const *v, deso__view *rv);
 
 /* A user operator's node (exec_user.c): its callback on this rank's
  * pieces x of x and rv of y.  Local; the caller agrees the outcome.     */

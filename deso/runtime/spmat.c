@@ -17,7 +17,7 @@
 
 void deso__spmat_data_free(deso__spmat_data *sp)
 {
-    if (sp == NULL) return;
+    if (sp == NULL || --sp->refs > 0) return;
     free(sp->start);
     free(sp->count);
     pl_csr_free(&sp->rows);
@@ -49,6 +49,7 @@ deso_err deso__spmat_alloc(const deso_ctx *ctx, int64_t m, int64_t n,
         deso__spmat_data_free(sp);
         return deso__fail(DESO_ENOMEM, "out of memory (sparse matrix)");
     }
+    sp->refs = 1;
     sp->m = m;
     sp->n = n;
     sp->rows.ncols = n;
@@ -98,6 +99,13 @@ deso_err deso__spmat_publish(deso_ctx *ctx, const char *fn, deso_err local,
             sp->count[r] = (int64_t)cnt[r];
             sp->nnz += sp->count[r];
         }
+        sp->id = h->id;
+        /* the product's halo depends on the pattern only: planned once,
+         * here, so that recording a product never communicates           */
+        deso__halo_plan *hp;
+        err = deso__spmat_halo(ctx, sp, &hp);
+    }
+    if (err == DESO_OK) {
         *out = (deso_spmat *)h;
     } else if (h != NULL) {
         deso__handle_destroy(h, fn);

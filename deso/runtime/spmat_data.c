@@ -62,6 +62,9 @@ deso_err deso__spmat_set_values(deso_spmat *a, const double *val, int root)
     deso_ctx *ctx;
     DESO_TRY(spmat_check(a, fn, &ctx));
     deso__spmat_data *sp = a->h.sp;
+    /* a pending product reads the values it was recorded with: it runs
+     * first (every rank has the same pending products, so the same refs) */
+    if (sp->refs > 1) DESO_TRY(deso__force(ctx));
     deso_err err = DESO_OK;
     if (root != DESO_ALL_RANKS && (root < 0 || root >= ctx->size))
         err = deso__fail(DESO_EINVAL, "%s: root %d out of range", fn, root);

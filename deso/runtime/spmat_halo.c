@@ -55,13 +55,13 @@ void deso__halo_plan_free(deso__halo_plan *hp)
     free(hp->rptr);
     free(hp->sbuf);
     free(hp->rbuf);
+    free(hp->ext);
     free(hp->req);
     free(hp);
 }
 
-/* x's blocks: the row blocks of a square matrix, else balanced blocks.  */
-static void x_blocks(const deso_ctx *ctx, const deso__spmat_data *sp,
-                     int64_t *xstart)
+void deso__spmat_xstart(const deso_ctx *ctx, const deso__spmat_data *sp,
+                        int64_t *xstart)
 {
     if (sp->m == sp->n) {
         memcpy(xstart, sp->start, ((size_t)ctx->size + 1) * sizeof *xstart);
@@ -80,7 +80,7 @@ static deso_err plan_receives(const deso_ctx *ctx, const deso__spmat_data *sp,
     int P = ctx->size, me = ctx->rank;
     hp->xstart = deso__malloc(((size_t)P + 1) * sizeof *hp->xstart);
     DESO_CHECK(hp->xstart != NULL, DESO_ENOMEM, "halo plan: no memory");
-    x_blocks(ctx, sp, hp->xstart);
+    deso__spmat_xstart(ctx, sp, hp->xstart);
     col_blocks cb = {hp->xstart, P};
     pl_owner own = {blocks_rank, blocks_local, &cb};
     DESO_TRY(pl_halo_recv(&sp->rows, &own, me, P, &hp->h));
@@ -97,9 +97,13 @@ static deso_err plan_receives(const deso_ctx *ctx, const deso__spmat_data *sp,
     hp->scount = deso__malloc((size_t)P * sizeof *hp->scount);
     hp->sptr = deso__malloc((size_t)P * sizeof *hp->sptr);
     hp->req = deso__malloc(2 * (size_t)P * sizeof *hp->req);
+    hp->ext = deso__malloc((size_t)(hp->nown + hp->nhalo > 0
+                                        ? hp->nown + hp->nhalo : 1) *
+                           sizeof(double));
     hp->h.send_ptr = deso__calloc((size_t)P + 1, sizeof *hp->h.send_ptr);
     DESO_CHECK(hp->rpeer && hp->rcount && hp->rptr && hp->rbuf && hp->speer &&
-                   hp->scount && hp->sptr && hp->req && hp->h.send_ptr,
+                   hp->scount && hp->sptr && hp->req && hp->ext &&
+                   hp->h.send_ptr,
                DESO_ENOMEM, "halo plan: no memory");
     for (int s = 0; s < P; s++) {
         int64_t c = hp->h.recv_ptr[s + 1] - hp->h.recv_ptr[s];
@@ -152,7 +156,7 @@ static deso_err swap_lists(deso_ctx *ctx, deso__halo_plan *hp)
     return DESO_OK;
 }
 
-static deso_err halo_plan_make(deso_ctx *ctx, const deso__spmat_data *sp,
+static deso_err halo_plan_make(deso_ctx *ctx, deso__spmat_data *sp,
                                deso__halo_plan **out)
 {
     static const char *fn = "halo plan";
@@ -173,6 +177,7 @@ static deso_err halo_plan_make(deso_ctx *ctx, const deso__spmat_data *sp,
                 (double)(hp->h.recv_ptr[s + 1] - hp->h.recv_ptr[s]);
         err = deso__allreduce(ctx, ctx->comm, tab, (int64_t)P * P, DESO__SUM);
         if (err == DESO_OK) err = plan_sends(ctx, tab, hp);
+        if (err == DESO_OK) err = deso__sparse_intern(ctx, sp, tab, &sp->facts);
         /* every rank's room is made before the lists move                 */
         err = deso__agree_counted(ctx, fn, err, NULL, 0);
     }

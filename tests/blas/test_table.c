@@ -74,6 +74,7 @@ static const struct {
     {BLAS_OP_VGET, "V", 'V', -1, BLAS_RED_NONE},
     {BLAS_OP_VPUT, "VV", 'V', 0, BLAS_RED_NONE},
     {BLAS_OP_USER, "V", 'V', -1, BLAS_RED_NONE},
+    {BLAS_OP_USMV, "SVSV", 'V', 3, BLAS_RED_NONE},
 };
 
 static blas_kind kind_of(char c)
@@ -98,22 +99,26 @@ static void test_rows_match_the_documentation(void **state)
         assert_int_equal(info->result, kind_of(documented[i].result));
         assert_int_equal(info->inout, documented[i].inout);
         assert_int_equal(info->red, documented[i].red);
-        /* only trsv and the views communicate by themselves, and a user
-         * operator's callback is deso/'s to run; every other row has a
-         * kernel, and a reduction needs a finish to turn its buffer into
-         * a value                                                        */
+        /* only trsv, the views and the sparse product communicate by
+         * themselves, and a user operator's callback is deso/'s to run;
+         * every other row has a kernel, and a reduction needs a finish to
+         * turn its buffer into a value                                   */
         assert_true(info->distributed ==
                     (op == BLAS_OP_TRSV || op == BLAS_OP_VGET ||
-                     op == BLAS_OP_VPUT || op == BLAS_OP_USER));
+                     op == BLAS_OP_VPUT || op == BLAS_OP_USER ||
+                     op == BLAS_OP_USMV));
         assert_true((info->kernel == NULL) == info->distributed);
         assert_true((info->finish != NULL) == (info->red != BLAS_RED_NONE));
         for (size_t j = 0; j < i; j++)
             assert_string_not_equal(info->name,
                                     blas_op_get(documented[j].op)->name);
-        /* only gemv drops operands: b and y go without BLAS_F_BETA        */
+        /* only gemv and usmv drop operands: b and y go without
+         * BLAS_F_BETA                                                    */
         assert_int_equal(blas_desc_nops(op, BLAS_F_BETA), info->nops);
         assert_int_equal(blas_desc_nops(op, 0),
-                         op == BLAS_OP_GEMV ? 3 : info->nops);
+                         op == BLAS_OP_GEMV   ? 3
+                         : op == BLAS_OP_USMV ? 2
+                                              : info->nops);
     }
     assert_null(blas_op_get(BLAS_OP_COUNT));
     assert_null(blas_op_get((blas_op)-1));
@@ -144,7 +149,7 @@ static deso_err constrain(blas_op op, unsigned flags, const blas_layout *res,
                           const blas_layout *cur, blas_layout *req)
 {
     const blas_op_info *info = blas_op_get(op);
-    blas_desc d = {op, flags, blas_desc_nops(op, flags), 0, 0, 0, 0, 0};
+    blas_desc d = {op, flags, blas_desc_nops(op, flags), 0, 0, 0, 0, 0, NULL};
     for (int k = 0; k < BLAS_MAXOPS; k++) req[k] = unset;
     deso_err e = info->constrain(&d, res, cur, req);
     if (e != DESO_OK) return e;
@@ -218,8 +223,8 @@ static void test_reductions_follow_x(void **state)
         EXPECT_FAIL(constrain(op, 0, &s, (blas_layout[]){s, row}, req),
                     DESO_EINTERNAL, "reduction");
     }
-    blas_desc dot = {BLAS_OP_DOT, 0, 2, 0, 0, 0, 0, 0};
-    blas_desc iamax = {BLAS_OP_IAMAX, 0, 1, 0, 0, 0, 0, 0};
+    blas_desc dot = {BLAS_OP_DOT, 0, 2, 0, 0, 0, 0, 0, NULL};
+    blas_desc iamax = {BLAS_OP_IAMAX, 0, 1, 0, 0, 0, 0, 0, NULL};
     blas_layout whole = vec(9, -1, 0, 3u);
     assert_int_equal(blas_red_dim(&dot, (blas_layout[]){row, row}), 1);
     assert_int_equal(blas_red_dim(&dot, (blas_layout[]){col, col}), 0);
@@ -227,7 +232,7 @@ static void test_reductions_follow_x(void **state)
     blas_local x = {.rows = 5};
     assert_int_equal(blas_red_len(&dot, (blas_local[]){x, x}), 1);
     assert_int_equal(blas_red_len(&iamax, &x), 2);   /* (|value|, index) */
-    blas_desc axpy = {BLAS_OP_AXPY, 0, 3, 0, 0, 0, 0, 0};
+    blas_desc axpy = {BLAS_OP_AXPY, 0, 3, 0, 0, 0, 0, 0, NULL};
     assert_int_equal(blas_red_dim(&axpy, (blas_layout[]){s, row, row}), -1);
     assert_int_equal(blas_red_len(&axpy, (blas_local[]){x, x, x}), 0);
 }
@@ -264,8 +269,8 @@ static void test_gemv_aligns_with_the_matrix(void **state)
     EXPECT_FAIL(constrain(BLAS_OP_GEMV, 0, &yn, not_a_matrix, req),
                 DESO_EINTERNAL, "gemv");
     /* the reduction runs across the grid dimension op(A) x sums over      */
-    blas_desc n = {BLAS_OP_GEMV, 0, 3, 0, 0, 0, 0, 0};
-    blas_desc t = {BLAS_OP_GEMV, BLAS_F_TRANS, 3, 0, 0, 0, 0, 0};
+    blas_desc n = {BLAS_OP_GEMV, 0, 3, 0, 0, 0, 0, 0, NULL};
+    blas_desc t = {BLAS_OP_GEMV, BLAS_F_TRANS, 3, 0, 0, 0, 0, 0, NULL};
     blas_layout one_col = blas_layout_mat(5, 7, 2, 3, PR, 1);
     assert_int_equal(blas_red_dim(&n, cur), 1);
     assert_int_equal(blas_red_dim(&t, cur), 0);
@@ -333,7 +338,7 @@ static void test_user_placements(void **state)
     blas_layout pin, req[BLAS_MAXOPS];
     const blas_op_info *info = blas_op_get(BLAS_OP_USER);
     /* free y: x replicated (x's own length) or where y is               */
-    blas_desc d = {BLAS_OP_USER, 0, 1, 0, 0, 7, 0, 0};
+    blas_desc d = {BLAS_OP_USER, 0, 1, 0, 0, 7, 0, 0, NULL};
     assert_false(blas_user_pinned(&d, PR, PC, &pin));
     const blas_layout *ys[] = {&rows, &col, &repl};
     for (int k = 0; k < 3; k++) {
@@ -429,7 +434,7 @@ static void test_elementwise_kernels(void **state)
                 got[i] = info->inout >= 0 ? in[info->inout].data[i] : NAN;
             got[n] = SENT;
             blas_local R = piece(got, n, 1, vl, 0, 0);
-            blas_desc d = {ops[o], 0, info->nops, 0, 0, 0, 0, 0};
+            blas_desc d = {ops[o], 0, info->nops, 0, 0, 0, 0, 0, NULL};
             info->kernel(&d, in, &R, NULL);
             for (int64_t i = 0; i < n; i++) {
                 double want, scale;
@@ -475,7 +480,7 @@ static void test_scalar_kernels(void **state)
                                     piece(&b, 1, 1, sl, 0, 0)};
                 double got[2] = {NAN, SENT};
                 blas_local R = piece(got, 1, 1, sl, 0, 0);
-                blas_desc d = {op, 0, info->nops, 0, 0, 0, 0, 0};
+                blas_desc d = {op, 0, info->nops, 0, 0, 0, 0, 0, NULL};
                 info->kernel(&d, in, &R, NULL);
                 assert_true(got[0] == want);
                 assert_true(got[1] == SENT);
@@ -495,7 +500,7 @@ static double reduce_by_hand(blas_op op, const double *x, const double *y,
                              int64_t n, int dist, int64_t b, int p)
 {
     const blas_op_info *info = blas_op_get(op);
-    blas_desc d = {op, 0, info->nops, 0, 0, 0, 0, 0};
+    blas_desc d = {op, 0, info->nops, 0, 0, 0, 0, 0, NULL};
     int pr = dist == 0 ? p : 2, pc = dist == 1 ? p : 1;
     blas_layout lay = blas_layout_vec(n, dist, b, 0u, pr, pc);
     double acc[BLAS_RED_WIDTH_MAX] = {0.0, 0.0, 0.0};
@@ -610,7 +615,7 @@ static void gemv_by_hand(const grid_case *g, unsigned flags, const double *A,
 {
     const blas_op_info *info = blas_op_get(BLAS_OP_GEMV);
     blas_desc d = {BLAS_OP_GEMV, flags, blas_desc_nops(BLAS_OP_GEMV, flags),
-                   0, 0, 0, 0, 0};
+                   0, 0, 0, 0, 0, NULL};
     bool t = (flags & BLAS_F_TRANS) != 0;
     blas_layout lay = blas_layout_mat(g->m, g->n, g->mb, g->nb, g->pr, g->pc);
     blas_layout sl = blas_layout_sca(3u, g->pr, g->pc);
@@ -707,7 +712,7 @@ static void test_ger_kernel(void **state)
     (void)state;
     tu_rng rng = {4242};
     const blas_op_info *info = blas_op_get(BLAS_OP_GER);
-    blas_desc d = {BLAS_OP_GER, 0, info->nops, 0, 0, 0, 0, 0};
+    blas_desc d = {BLAS_OP_GER, 0, info->nops, 0, 0, 0, 0, 0, NULL};
     for (size_t gi = 0; gi < sizeof grid_cases / sizeof grid_cases[0]; gi++) {
         const grid_case *g = &grid_cases[gi];
         blas_layout lay = blas_layout_mat(g->m, g->n, g->mb, g->nb, g->pr,

@@ -197,6 +197,12 @@ static void spmat_calls(deso_ctx *ctx)
            "deso_spmat_set_values");
     EH_ERR(ctx, deso_spmat_gather(a, NULL, NULL, NULL, DESO_ALL_RANKS),
            DESO_ENULL, "deso_spmat_gather");
+    /* the product reaches the handler through ctx, or through A when ctx
+     * is NULL                                                            */
+    EH_ERR(ctx, deso_dusmv(ctx, (deso_trans)5, 1.0, a, NULL, 0.0, NULL),
+           DESO_EINVAL, "deso_dusmv");
+    EH_ERR(ctx, deso_dusmv(NULL, DESO_NO_TRANS, 1.0, a, NULL, 0.0, NULL),
+           DESO_ENULL, "deso_dusmv");
     deso_spmat *a2 = a, *a3 = a;
     EH_OK(deso_spmat_destroy(&a));
     EH_ERR(ctx, deso_spmat_destroy(&a2), DESO_ESTALE, "deso_spmat_destroy");

@@ -1126,6 +1126,85 @@ static void test_spmat(void **state)
     TU_OK(deso_finalize(&ctx));
 }
 
+/* The sparse product: every argument refused with its code, in argument
+ * order (a NULL or stale context, a bad trans, a NULL, stale or wrong-kind
+ * matrix, a matrix or vector of another context, vectors of the wrong
+ * length for either op, a stale lazy scalar); a bad length on one rank
+ * only fails the next force on every rank; the matrix and the context
+ * compute afterwards.                                                    */
+static void test_dusmv_args(void **state)
+{
+    (void)state;
+    deso_ctx *ctx = mu_ctx(DESO_MODE_FULL), *other = mu_ctx(DESO_MODE_NONE);
+    /* A is 2 x 3: N reads x of 3 into y of 2, T the other way           */
+    int64_t rp[3] = {0, 2, 3}, cl[3] = {0, 2, 1};
+    double v[3] = {1.0, 2.0, 3.0}, got[3];
+    deso_spmat *a = NULL, *oa = NULL, *dead = NULL;
+    deso_vec *x3, *y2, *ox3, *deadv;
+    deso_scalar *deads;
+    TU_OK(deso_spmat_from_csr(ctx, 2, 3, rp, cl, v, 0, &a));
+    TU_OK(deso_spmat_from_csr(other, 2, 3, rp, cl, v, 0, &oa));
+    TU_OK(deso_spmat_from_csr(ctx, 2, 3, rp, cl, v, 0, &dead));
+    deso_spmat *stale = dead;
+    TU_OK(deso_spmat_destroy(&dead));
+    TU_OK(deso_vec_from_fn(ctx, 3, idx1, NULL, &x3));
+    TU_OK(deso_vec_create(ctx, 2, &y2));
+    TU_OK(deso_vec_create(other, 3, &ox3));
+    TU_OK(deso_vec_create(ctx, 3, &deadv));
+    deso_vec *stalev = deadv;
+    TU_OK(deso_vec_destroy(&deadv));
+    TU_OK(deso_scalar_create(ctx, 1.0, &deads));
+    deso_scalar *stales = deads;
+    TU_OK(deso_scalar_destroy(&deads));
+    const deso_spmat *xs = (const deso_spmat *)(const void *)x3; /* a vec */
+    const deso_vec *ms = (const deso_vec *)(const void *)a;     /* a matrix */
+    const deso_trans N = DESO_NO_TRANS, T = DESO_TRANS;
+    MU_ERR(deso_dusmv(NULL, N, 1.0, a, x3, 0.0, y2), DESO_ENULL);
+    MU_ERR(deso_dusmv(ctx, (deso_trans)7, 1.0, a, x3, 0.0, y2), DESO_EINVAL);
+    MU_ERR(deso_dusmv(ctx, N, 1.0, NULL, x3, 0.0, y2), DESO_ENULL);
+    MU_ERR(deso_dusmv(ctx, N, 1.0, stale, x3, 0.0, y2), DESO_ESTALE);
+    MU_ERR(deso_dusmv(ctx, N, 1.0, xs, x3, 0.0, y2), DESO_EINVAL);
+    MU_ERR(deso_dusmv(ctx, N, 1.0, oa, x3, 0.0, y2), DESO_ECONTEXT);
+    MU_ERR(deso_dusmv(ctx, N, 1.0, a, NULL, 0.0, y2), DESO_ENULL);
+    MU_ERR(deso_dusmv(ctx, N, 1.0, a, stalev, 0.0, y2), DESO_ESTALE);
+    MU_ERR(deso_dusmv(ctx, N, 1.0, a, ms, 0.0, y2), DESO_EINVAL);
+    MU_ERR(deso_dusmv(ctx, N, 1.0, a, ox3, 0.0, y2), DESO_ECONTEXT);
+    MU_ERR(deso_dusmv(ctx, N, 1.0, a, y2, 0.0, y2), DESO_ESIZE);
+    MU_ERR(deso_dusmv(ctx, N, 1.0, a, x3, 0.0, NULL), DESO_ENULL);
+    MU_ERR(deso_dusmv(ctx, N, 1.0, a, x3, 0.0, x3), DESO_ESIZE);
+    MU_ERR(deso_dusmv(ctx, T, 1.0, a, x3, 0.0, y2), DESO_ESIZE);
+    MU_ERR(deso_dusmv(ctx, T, 1.0, a, y2, 0.0, y2), DESO_ESIZE);
+    MU_ERR(deso_dusmv(ctx, N, stales, a, x3, 0.0, y2), DESO_ESTALE);
+    MU_ERR(deso_dusmv(ctx, N, 1.0, a, x3, stales, y2), DESO_ESTALE);
+    MU_ERR(deso_dusmv(other, N, 1.0, a, x3, 0.0, y2), DESO_ECONTEXT);
+    MU_SYNC();
+    /* one rank records a bad call: the next force fails everywhere        */
+    int last = np - 1;
+    MU_ERR_RANK(deso_dusmv(ctx, N, 1.0, a, me == last ? y2 : x3, 0.0, y2),
+                me == last ? DESO_ESIZE : DESO_OK);
+    MU_ERR(deso_flush(ctx), np > 1 ? DESO_EMISMATCH : DESO_OK);
+    MU_SYNC();
+    /* the matrix still computes (y2 was lost with the failed flush): y =
+     * A (1, 2, 3) = (1 + 6, 6), then A^T y = (7, 18, 14)                 */
+    deso_vec *x3b;
+    TU_OK(deso_vec_destroy(&y2));
+    TU_OK(deso_vec_create(ctx, 2, &y2));
+    TU_OK(deso_vec_create(ctx, 3, &x3b));
+    TU_OK(deso_dusmv(ctx, N, 1.0, a, x3, 0.0, y2));
+    TU_OK(deso_dusmv(ctx, T, 1.0, a, y2, 0.0, x3b));
+    TU_OK(deso_vec_gather(x3b, got, DESO_ALL_RANKS));
+    assert_true(tu_all(got[0] == 7.0 && got[1] == 18.0 && got[2] == 14.0));
+    TU_OK(deso_vec_destroy(&x3b));
+    TU_OK(deso_vec_destroy(&x3));
+    TU_OK(deso_vec_destroy(&y2));
+    TU_OK(deso_vec_destroy(&ox3));
+    TU_OK(deso_spmat_destroy(&a));
+    TU_OK(deso_spmat_destroy(&oa));
+    check_usable(ctx);
+    TU_OK(deso_finalize(&other));
+    TU_OK(deso_finalize(&ctx));
+}
+
 /* Views: every argument of deso_vec_view, deso_mat_col, deso_mat_cols and
  * deso_mat_block refused with its code (NULL, stale, wrong kind, a view
  * of a view, out of range, an empty block, zero stride), nothing left
@@ -1419,6 +1498,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_more_routines),
         cmocka_unit_test(test_new_values),
         cmocka_unit_test(test_spmat),
+        cmocka_unit_test(test_dusmv_args),
         cmocka_unit_test(test_views),
         cmocka_unit_test(test_user_ops),
     };

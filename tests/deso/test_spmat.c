@@ -119,6 +119,33 @@ static void raw_matrix(int64_t m, int64_t n, unsigned seed, int64_t **rowptr,
 static const int64_t shapes[][2] = {{0, 0}, {1, 1}, {3, 5}, {7, 4},
                                     {13, 13}, {40, 29}};
 
+/* The x entries all ranks' rows need from other ranks (rows in balanced
+ * blocks of m, x in those blocks when m == n, else in balanced blocks of
+ * n), counted once per (receiver, entry): the lists every constructor's
+ * halo plan sends to the entries' owners, as doubles.                   */
+static int64_t halo_entries(int64_t m, int64_t n, const int64_t *rp,
+                            const int64_t *cl)
+{
+    pl_blocks rb = {m, np}, xb = {n, np};
+    char *seen = malloc((size_t)n + 1);
+    int64_t total = 0;
+    for (int q = 0; q < np; q++) {
+        int64_t lo, hi, x0, x1;
+        pl_blocks_range(&rb, q, &lo, &hi);
+        pl_blocks_range(m == n ? &rb : &xb, q, &x0, &x1);
+        memset(seen, 0, (size_t)n + 1);
+        for (int64_t e = rp[lo]; e < rp[hi]; e++) {
+            int64_t j = cl[e];
+            if ((j < x0 || j >= x1) && !seen[j]) {
+                seen[j] = 1;
+                total++;
+            }
+        }
+    }
+    free(seen);
+    return total;
+}
+
 static void test_from_csr(void **state)
 {
     (void)state;
@@ -135,7 +162,8 @@ static void test_from_csr(void **state)
                                   me == root ? cl : NULL,
                                   me == root ? vl : NULL, root, &a));
         /* the scatter sent each other rank its rows: lengths, columns,
-         * values, as doubles                                              */
+         * values, as doubles; then the halo plan's lists went to their
+         * owners                                                          */
         deso_stats st;
         deso_stats_get(&st);
         int64_t sent = st.bytes_p2p, want = 0;
@@ -148,6 +176,7 @@ static void test_from_csr(void **state)
             if (q != root)
                 want += 8 * (hi - lo + 2 * (rp[hi] - rp[lo]));
         }
+        want += 8 * halo_entries(m, n, rp, cl);
         assert_true(tu_all(sent == want));
         expect_matrix(a, &r, t % 2 ? DESO_ALL_RANKS : (int)(t + 1) % np, 1);
         TU_OK(deso_spmat_destroy(&a));

@@ -101,9 +101,10 @@ static opt_wisdom_node rnd_node(const opt_wisdom_config *c)
         l->kind = BLAS_VEC;
         l->m = 1;
         l->n = rnd_in(0, big);
-        l->dist = (int)rnd_in(-1, 1);
-        l->b = l->dist >= 0 ? rnd_in(1, big) : 0;
-        l->rep = (unsigned)rnd_in(0, 3);
+        l->dist = (int)rnd_in(-1, BLAS_DIST_PART);
+        l->b = l->dist == 0 || l->dist == 1 ? rnd_in(1, big) : 0;
+        /* a vector by partition: b 0, rep 0, no partition named         */
+        l->rep = l->dist == BLAS_DIST_PART ? 0 : (unsigned)rnd_in(0, 3);
         break;
     default:
         l->kind = BLAS_SCA;
@@ -637,7 +638,9 @@ static void test_field_ranges(void **state)
     (void)state;
     static const struct { const char *line, *needle; } nodes[] = {
         {"node vec 1 -5 0 1 0 0 2 2 0", "field n"},
-        {"node vec 1 5 2 1 0 0 2 2 0", "field dist"},
+        {"node vec 1 5 3 1 0 0 2 2 0", "field dist"},
+        {"node vec 1 5 2 1 0 0 2 2 0", "vector by partition must have b 0"},
+        {"node vec 1 5 2 0 0 1 2 2 0", "vector by partition must have b 0 and rep 0"},
         {"node vec 1 5 0 1 0 4 2 2 0", "field rep"},
         {"node vec 1 5 0 0 0 0 2 2 0", "vector block size"},
         {"node vec 1 5 -1 3 0 0 2 2 0", "vector block size"},
