@@ -6,9 +6,11 @@
  * The rows of a column are one period of pieces repeated `full` times and
  * then cut: one group of the period's items repeated `full` times (or,
  * when the period holds too many items, each progression a group of its
- * own per period).  Columns repeat that row program at a fixed shift, so
- * a row program of a single item becomes one group (or one item) per
- * column piece.  Neighbours that continue each other merge, as
+ * own per period).  Columns repeat that row program at a fixed shift: a
+ * row program of few items, spelt out, becomes one group per column
+ * progression, and groups that carry each other on merge, so the columns
+ * of every period make one group; a longer row program is repeated per
+ * column.  Neighbours that continue each other merge, as
  * deso__cp_compile's do, so messages that are one run stay one run.     */
 #include "deso/remap/copyprog.h"
 
@@ -21,6 +23,10 @@
 /* Longest period, in items, made one repeated group; longer periods are
  * spelt out progression by progression.                                  */
 #define FLAT_MAX 4096
+
+/* Row programs of at most this many items are spelt out and repeated
+ * across the columns of a piece as one group.                            */
+#define ROWS_FLAT 64
 
 /* A program being built, in (mine, other) coordinates: a is always this
  * rank's array, b the packed buffer or the self copy's target.          */
@@ -120,12 +126,48 @@ static bool cpb_continue(cpb *b, const deso__cp_item *x, int64_t k,
     return true;
 }
 
+/* Whether the last k items of the open literal group are x one
+ * repetition back (shifted by -(da, db)); then they leave it, to start
+ * the group of x one repetition earlier (a first column emitted alone,
+ * then the progression of the others).                                   */
+static bool cpb_absorb(cpb *b, const deso__cp_item *x, int64_t k,
+                       int64_t da, int64_t db)
+{
+    if (!b->open || b->g[b->ng - 1].k < k) return false;
+    const deso__cp_item *u = &b->it[b->ni - k];
+    int64_t elems = 0;
+    for (int64_t j = 0; j < k; j++) {
+        if (u[j].a != x[j].a - da || u[j].b != x[j].b - db ||
+            u[j].len != x[j].len ||
+            (x[j].len > 1 && (u[j].sa != x[j].sa || u[j].sb != x[j].sb)))
+            return false;
+        elems += u[j].len;
+    }
+    b->ni -= k;
+    b->elems -= elems;
+    if ((b->g[b->ng - 1].k -= k) == 0) {
+        b->ng--;
+        b->open = false;        /* literal groups are never adjacent    */
+    }
+    return true;
+}
+
 /* Appends k items repeated reps times, shifted by (da, db) each time.   */
 static void cpb_group(cpb *b, const deso__cp_item *x, int64_t k,
                       int64_t reps, int64_t da, int64_t db)
 {
     if (reps <= 0 || k <= 0 || b->nomem) return;
     if (cpb_continue(b, x, k, reps, da, db)) return;
+    if (reps >= 2 && k <= ROWS_FLAT && cpb_absorb(b, x, k, da, db)) {
+        deso__cp_item y[ROWS_FLAT];
+        for (int64_t j = 0; j < k; j++) {
+            y[j] = x[j];
+            y[j].a -= da;
+            y[j].b -= db;
+        }
+        cpb_group(b, y, k, reps + 1, da, db);
+        return;
+    }
     if (reps == 1) {
         for (int64_t j = 0; j < k; j++) cpb_item(b, x[j]);
         return;
@@ -239,9 +281,6 @@ static int64_t spelt(const cpb *b)
     return n <= RECOMPILE_MAX ? n : -1;
 }
 
-/* Row programs of at most this many items are spelt out and repeated
- * across the columns of a piece as one group.                            */
-#define ROWS_FLAT 64
 
 /* Spells R out into x (spelt(R) items, offsets as in R).                 */
 static void flatten(const cpb *R, deso__cp_item *x)
