@@ -110,7 +110,8 @@ static bool cpb_continue(cpb *b, const deso__cp_item *x, int64_t k,
 {
     if (b->open || b->ng == 0) return false;
     deso__cp_group *g = &b->g[b->ng - 1];
-    if (g->reps < 2 || g->k != k || (reps > 1 && (g->da != da || g->db != db)))
+    if (g->reps < 2 || g->k != k ||
+        (reps > 1 && (g->da != da || g->db != db)))
         return false;
     int64_t elems = 0;
     for (int64_t j = 0; j < k; j++) {
@@ -280,7 +281,6 @@ static int64_t spelt(const cpb *b)
         n += b->g[gi].k * b->g[gi].reps;
     return n <= RECOMPILE_MAX ? n : -1;
 }
-
 
 /* Spells R out into x (spelt(R) items, offsets as in R).                 */
 static void flatten(const cpb *R, deso__cp_item *x)

@@ -139,8 +139,9 @@ void deso__remap_free(deso__remap *r);
  * when planning failed) got its ring channels, and *grow when cache's
  * pool has too few free rings for r's sends.  r's kept plan stays while
  * the transport may be used: deso__remap_shm_pull_build compiles the
- * single-copy programs from it (once) and frees it.  Once all ranks know whether every rank is ok,
- * whether some rank sends and whether some rank must grow the pool,
+ * single-copy programs from it (once) and frees it.  Once all ranks know
+ * whether every rank is ok, whether some rank sends and whether some rank
+ * must grow the pool,
  * finish(r, use, grow) takes the rings from the pool (collective when
  * use: a new window when grow, an all-to-all and an agreement) or drops
  * what prepare made (local).  If that fails on any rank (the plans of two
