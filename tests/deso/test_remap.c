@@ -454,6 +454,18 @@ static void test_large_messages(void **state)
     assert_all_true(bad == 0);
 }
 
+/* A case from src to dst in schedule sched, nothing else set.           */
+static rcase case_of(const deso_layout *src, const deso_layout *dst,
+                     deso_schedule sched)
+{
+    rcase c;
+    memset(&c, 0, sizeof c);
+    c.src = *src;
+    c.dst = *dst;
+    c.sched = sched;
+    return c;
+}
+
 static void test_fixed_cases(void **state)
 {
     (void)state;
@@ -496,11 +508,7 @@ static void test_fixed_cases(void **state)
         };
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++) {
-                rcase c;
-                memset(&c, 0, sizeof c);
-                c.src = g[a];
-                c.dst = g[b];
-                c.sched = DESO_SCHED_STEPWISE;
+                rcase c = case_of(&g[a], &g[b], DESO_SCHED_STEPWISE);
                 bad += run_case(&c, salt++);
             }
     }
@@ -539,11 +547,7 @@ static void test_column_progressions(void **state)
     for (int way = 0; way < 3; way++) {  /* MPI, rings, single copy   */
         use_shm(way > 0);
         for (int k = 0; k < 6; k++) {
-            rcase c;
-            memset(&c, 0, sizeof c);
-            c.src = src[k];
-            c.dst = dst[k];
-            c.sched = DESO_SCHED_GREEDY;
+            rcase c = case_of(&src[k], &dst[k], DESO_SCHED_GREEDY);
             c.pad_src = k % 2;
             c.pad_dst = (k + way) % 3;
             c.share = way == 2;
