@@ -129,19 +129,21 @@ deso_err deso_redist_create_nd(MPI_Comm comm, const deso_layout_nd *src,
  * src_lld == dst_lld is allowed and moves nothing.  For a d-dimensional
  * remap the local rows are the local extent of dimension 0 and the
  * columns the product of the others (deso_layout_nd).  Allocates
- * nothing, except once: the first execution in which a receiver reads a
- * deso_redist_array_alloc source in place compiles its single-copy
- * programs (a remap that never does so never pays for them).
+ * nothing, except once: on the shared-memory transport, the first
+ * execution in which some rank's source is a deso_redist_array_alloc
+ * array its receiver can read in place compiles the single-copy programs
+ * on every rank (a remap that never does so never pays for them).
  * Collective over the handle's communicator: one MPI_Allreduce agrees on
  * argument errors, so a bad argument on one rank fails every rank (skipped
  * when the remap sends no message at all, e.g. identical layouts: then
- * the call is in effect local).
+ * the call is in effect local); the execution that compiles the
+ * single-copy programs agrees on that by a second one, before any data
+ * moves.
  * Errors (the same on every rank, with the failing rank's message):
  * DESO_ENULL (r NULL, or src/dst NULL where data is held), DESO_EINVAL
- * (an lld < max(1, local rows)), DESO_EMPI; and, on the failing rank
- * alone (no rank waits for it), DESO_ENOMEM when those programs do not
- * fit (that execution's target misses the elements read in place; the
- * next one tries again).                                                 */
+ * (an lld < max(1, local rows)), DESO_EMPI, DESO_ENOMEM (the single-copy
+ * programs did not fit on some rank: nothing moved, and the next
+ * execution tries again).                                                */
 deso_err deso_redist_execute(deso_redist *r, const double *src,
                              int64_t src_lld, double *dst, int64_t dst_lld);
 

@@ -6,9 +6,11 @@
  * The rows of a column are one period of pieces repeated `full` times and
  * then cut: one group of the period's items repeated `full` times (or,
  * when the period holds too many items, each progression a group of its
- * own per period).  Columns repeat that row program at a fixed shift, so
- * a row program of a single item becomes one group (or one item) per
- * column piece.  Neighbours that continue each other merge, as
+ * own per period).  Columns repeat that row program at a fixed shift: a
+ * row program of few items, spelt out, becomes one group per column
+ * progression, and groups that carry each other on merge, so the columns
+ * of every period make one group; a longer row program is repeated per
+ * column.  Neighbours that continue each other merge, as
  * deso__cp_compile's do, so messages that are one run stay one run.     */
 #include "deso/remap/copyprog.h"
 
@@ -21,6 +23,10 @@
 /* Longest period, in items, made one repeated group; longer periods are
  * spelt out progression by progression.                                  */
 #define FLAT_MAX 4096
+
+/* Row programs of at most this many items are spelt out and repeated
+ * across the columns of a piece as one group.                            */
+#define ROWS_FLAT 64
 
 /* A program being built, in (mine, other) coordinates: a is always this
  * rank's array, b the packed buffer or the self copy's target.          */
@@ -95,11 +101,74 @@ static void cpb_item(cpb *b, deso__cp_item x)
     b->g[b->ng - 1].k++;
 }
 
+/* Whether k items x repeated reps times at shift (da, db) carry on the
+ * last group (its items, one repetition further); then it takes them.
+ * Column progressions of one row program, emitted one by one, so become
+ * one group over all the columns.                                        */
+static bool cpb_continue(cpb *b, const deso__cp_item *x, int64_t k,
+                         int64_t reps, int64_t da, int64_t db)
+{
+    if (b->open || b->ng == 0) return false;
+    deso__cp_group *g = &b->g[b->ng - 1];
+    if (g->reps < 2 || g->k != k ||
+        (reps > 1 && (g->da != da || g->db != db)))
+        return false;
+    int64_t elems = 0;
+    for (int64_t j = 0; j < k; j++) {
+        const deso__cp_item *u = &b->it[g->first + j];
+        if (x[j].a != u->a + g->reps * g->da ||
+            x[j].b != u->b + g->reps * g->db || x[j].len != u->len ||
+            (u->len > 1 && (x[j].sa != u->sa || x[j].sb != u->sb)))
+            return false;
+        elems += x[j].len;
+    }
+    g->reps += reps;
+    b->elems += reps * elems;
+    return true;
+}
+
+/* Whether the last k items of the open literal group are x one
+ * repetition back (shifted by -(da, db)); then they leave it, to start
+ * the group of x one repetition earlier (a first column emitted alone,
+ * then the progression of the others).                                   */
+static bool cpb_absorb(cpb *b, const deso__cp_item *x, int64_t k,
+                       int64_t da, int64_t db)
+{
+    if (!b->open || b->g[b->ng - 1].k < k) return false;
+    const deso__cp_item *u = &b->it[b->ni - k];
+    int64_t elems = 0;
+    for (int64_t j = 0; j < k; j++) {
+        if (u[j].a != x[j].a - da || u[j].b != x[j].b - db ||
+            u[j].len != x[j].len ||
+            (x[j].len > 1 && (u[j].sa != x[j].sa || u[j].sb != x[j].sb)))
+            return false;
+        elems += u[j].len;
+    }
+    b->ni -= k;
+    b->elems -= elems;
+    if ((b->g[b->ng - 1].k -= k) == 0) {
+        b->ng--;
+        b->open = false;        /* literal groups are never adjacent    */
+    }
+    return true;
+}
+
 /* Appends k items repeated reps times, shifted by (da, db) each time.   */
 static void cpb_group(cpb *b, const deso__cp_item *x, int64_t k,
                       int64_t reps, int64_t da, int64_t db)
 {
     if (reps <= 0 || k <= 0 || b->nomem) return;
+    if (cpb_continue(b, x, k, reps, da, db)) return;
+    if (reps >= 2 && k <= ROWS_FLAT && cpb_absorb(b, x, k, da, db)) {
+        deso__cp_item y[ROWS_FLAT];
+        for (int64_t j = 0; j < k; j++) {
+            y[j] = x[j];
+            y[j].a -= da;
+            y[j].b -= db;
+        }
+        cpb_group(b, y, k, reps + 1, da, db);
+        return;
+    }
     if (reps == 1) {
         for (int64_t j = 0; j < k; j++) cpb_item(b, x[j]);
         return;
@@ -213,10 +282,6 @@ static int64_t spelt(const cpb *b)
     return n <= RECOMPILE_MAX ? n : -1;
 }
 
-/* Row programs of at most this many items are spelt out and repeated
- * across the columns of a piece as one group.                            */
-#define ROWS_FLAT 64
-
 /* Spells R out into x (spelt(R) items, offsets as in R).                 */
 static void flatten(const cpb *R, deso__cp_item *x)
 {
@@ -246,9 +311,54 @@ static void append_shifted(cpb *b, const cpb *R, int64_t sa, int64_t sb,
     }
 }
 
-/* The whole message: the row program once, then per column piece either
- * one group (a row program of at most ROWS_FLAT items, spelt out) or the
- * row program per column.                                                */
+/* The flat row program f (nf items) put at column offsets (cm, b0): x.   */
+static void at_column(const deso__cp_item *f, int64_t nf, int64_t a0,
+                      int64_t b0, deso__cp_item *x)
+{
+    for (int64_t j = 0; j < nf; j++) {
+        x[j] = f[j];
+        x[j].a += a0;
+        x[j].b += b0;
+    }
+}
+
+/* The columns of a message whose row program is flat (f, nf items), one
+ * column progression at a time: a progression of single columns is one
+ * group, and progressions that carry each other on merge (cpb_continue),
+ * so the columns cost O(periods x progressions), not O(columns).  x:
+ * scratch for nf items; per: the rows of one column.                    */
+static void cols_flat(cpb *b, const pl_dim *c, const deso__cp_item *f,
+                      int64_t nf, deso__cp_item *x, bool packed, int64_t per,
+                      int64_t ldm, int64_t ldt)
+{
+    int64_t pos = 0, db = packed ? per : ldt;
+    for (int64_t p = 0; p <= c->full && !b->nomem; p++)
+        for (int64_t i = 0; i < c->nseq; i++) {
+            const pl_seq *q = &c->seq[i];
+            int64_t n = q->cnt, last = q->len;
+            if (p == c->full) pl_seq_clip(q, c->rem, &n, &last);
+            int64_t cm = q->mine + p * c->dmine;
+            int64_t ct = q->theirs + p * c->dtheirs;
+            if (q->len == 1 && n > 0) {
+                at_column(f, nf, cm * ldm, packed ? pos : ct * ldt, x);
+                cpb_group(b, x, nf, n, q->dmine * ldm,
+                          packed ? per : q->dtheirs * ldt);
+                pos += n * per;
+                continue;
+            }
+            for (int64_t j = 0; j < n; j++) {
+                int64_t len = j == n - 1 ? last : q->len;
+                at_column(f, nf, (cm + j * q->dmine) * ldm,
+                          packed ? pos : (ct + j * q->dtheirs) * ldt, x);
+                cpb_group(b, x, nf, len, ldm, db);
+                pos += len * per;
+            }
+        }
+}
+
+/* The whole message: the row program once, then either the columns by
+ * progressions (a row program of at most ROWS_FLAT items, spelt out) or
+ * the row program per column.                                           */
 static void msg_emit(cpb *b, const pl_msg *m, bool packed, int64_t ldm,
                      int64_t ldt)
 {
@@ -261,33 +371,30 @@ static void msg_emit(cpb *b, const pl_msg *m, bool packed, int64_t ldm,
     deso__cp_item *x = deso__malloc((size_t)nx * sizeof *x);
     deso__cp_item f[ROWS_FLAT];
     b->nomem |= R.nomem || x == NULL;
-    if (flat && !b->nomem) flatten(&R, f);
     int64_t per = m->rows.count, pos = 0, cg, cm, ct, cl;
+    if (flat && !b->nomem) {
+        flatten(&R, f);
+        cols_flat(b, &m->cols, f, nf, x, packed, per, ldm, ldt);
+    }
     pl_dim_it ci = PL_DIM_IT(&m->cols);
-    while (!b->nomem && pl_dim_next(&ci, &cg, &cm, &ct, &cl)) {
+    while (!flat && !b->nomem && pl_dim_next(&ci, &cg, &cm, &ct, &cl)) {
         int64_t db = packed ? per : ldt, b0 = packed ? pos : ct * ldt;
-        if (flat) {
-            for (int64_t j = 0; j < nf; j++) {
-                x[j] = f[j];
-                x[j].a += cm * ldm;
-                x[j].b += b0;
-            }
-            cpb_group(b, x, nf, cl, ldm, db);
-        } else {
-            for (int64_t t = 0; t < cl; t++)
-                append_shifted(b, &R, (cm + t) * ldm, b0 + t * db, x);
-        }
+        for (int64_t t = 0; t < cl; t++)
+            append_shifted(b, &R, (cm + t) * ldm, b0 + t * db, x);
         pos += cl * per;
     }
     free(x);
     cpb_free(&R);
 }
 
-/* A program of few items in all (b, whose arrays out holds) is spelt out
- * and compiled again by
+/* A program of few items in all but more than COMPACT_GROUPS groups (b,
+ * whose arrays out holds) is spelt out and compiled again by
  * deso__cp_compile, whose search for periods also finds the ones that
  * span columns (a column's items repeated across columns): the program
- * executions were tuned on.  Larger ones stay as built.                 */
+ * executions were tuned on.  Larger ones stay as built, and so do
+ * compact ones (columns by progressions, cols_flat, already give the
+ * groups that span columns): spelling them out would cost O(columns).  */
+#define COMPACT_GROUPS 2
 static deso_err recompile(cpb *b, deso__copy *out)
 {
     int64_t n = spelt(b);
@@ -341,6 +448,6 @@ deso_err deso__cp_from_msg(const pl_msg *m, deso__cp_role role,
     out->ngroups = b.ng;
     out->nitems = b.ni;
     out->elems = b.elems;
-    if (spelt(&b) > 1) return recompile(&b, out);
+    if (b.ng > COMPACT_GROUPS && spelt(&b) > 1) return recompile(&b, out);
     return deso__cp_tables(out, false);
 }

@@ -437,8 +437,12 @@ static deso_err remap_init(MPI_Comm comm, const layouts *l,
     }
 
     if (!lay_out_steps(out)) goto nomem;
-    out->sendbuf = deso__calloc((size_t)out->sendbuf_len, sizeof(double));
-    out->recvbuf = deso__calloc((size_t)out->recvbuf_len, sizeof(double));
+    /* Not zeroed: every element is packed (or received) before it is
+     * read, and zeroing a large buffer was half of planning a large
+     * remap; untouched, its pages cost nothing when the shared-memory
+     * transport frees it unused.                                         */
+    out->sendbuf = deso__malloc((size_t)out->sendbuf_len * sizeof(double));
+    out->recvbuf = deso__malloc((size_t)out->recvbuf_len * sizeof(double));
     out->reqs = deso__calloc((size_t)out->max_reqs, sizeof *out->reqs);
     out->req_msg = deso__calloc((size_t)out->max_reqs, sizeof *out->req_msg);
     if (!out->sendbuf || !out->recvbuf || !out->reqs || !out->req_msg)

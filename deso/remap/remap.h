@@ -136,12 +136,12 @@ void deso__remap_free(deso__remap *r);
  * 0's DESO_REMAP_SHM, deso/core/node.h) sets *ok when every rank is on one
  * node, that value is not "0" and r (planned on the duplicate of comm
  * that `cache` holds by deso__remap_init_keep or _init_nd_keep, or NULL
- * when planning failed) got its ring channels and its single-copy programs,
- * and *grow when cache's pool has too few free rings for r's sends.  r's
- * kept plan stays while the transport may be used: its first execution
- * that reads a sender's source in place compiles the single-copy programs
- * from it (once) and frees it.  Once all ranks know whether every rank is ok,
- * whether some rank sends and whether some rank must grow the pool,
+ * when planning failed) got its ring channels, and *grow when cache's
+ * pool has too few free rings for r's sends.  r's kept plan stays while
+ * the transport may be used: deso__remap_shm_pull_build compiles the
+ * single-copy programs from it (once) and frees it.  Once all ranks know
+ * whether every rank is ok, whether some rank sends and whether some rank
+ * must grow the pool,
  * finish(r, use, grow) takes the rings from the pool (collective when
  * use: a new window when grow, an all-to-all and an agreement) or drops
  * what prepare made (local).  If that fails on any rank (the plans of two
@@ -154,15 +154,31 @@ deso_err deso__remap_shm_prepare(MPI_Comm comm, struct deso__comm_cache *cache,
                                  deso__remap *r, int *ok, int *grow);
 deso_err deso__remap_shm_finish(deso__remap *r, bool use, bool grow);
 
+/* Single copy, agreed before any data moves (deso_redist_execute): while
+ * pending (r is on the shared-memory transport and its single-copy
+ * programs are not yet on, the same answer on every rank), an execution's
+ * agreement carries wanted (some send of this rank could be read in place
+ * from src: a deso_redist_array_alloc array its receiver has mapped);
+ * when that is true on some rank, every rank builds (local; DESO_ENOMEM,
+ * DESO_EINTERNAL; nothing when built already) and agrees on the outcome,
+ * and on success turns them on (local), after which senders let their
+ * receivers read in place.  Until then every message goes through the
+ * rings.                                                                */
+bool deso__remap_shm_pull_pending(const deso__remap *r);
+bool deso__remap_shm_pull_wanted(const deso__remap *r, const double *src,
+                                 int64_t slld);
+deso_err deso__remap_shm_pull_build(deso__remap *r);
+void deso__remap_shm_pull_on(deso__remap *r);
+
 /* Executes a remap on its shared-memory transport (r->shm != NULL) once
  * deso__remap_exec has checked the arguments.  A sender whose source
  * lies in a shared array its receiver has mapped (deso_redist_array_alloc)
- * lets the receiver read it in place; a receiver all of whose senders do
- * writes its target in one ordered pass.  Allocates nothing, except the
- * single-copy programs the first time a source is read in place.  Errors
- * (local; no rank waits for this one): DESO_ENOMEM (those programs),
- * DESO_EINTERNAL (a sender's source could not be found here: the target
- * misses its elements; the registries of two ranks disagree).            */
+ * lets the receiver read it in place once the single-copy programs are on
+ * (deso__remap_shm_pull_on); a receiver all of whose senders do writes
+ * its target in one ordered pass.  Allocates nothing.  Errors (local; no
+ * rank waits for this one): DESO_EINTERNAL (a sender's source could not
+ * be found here: the target misses its elements; the registries of two
+ * ranks disagree).                                                       */
 deso_err deso__remap_shm_exec(deso__remap *r, const double *src,
                               int64_t slld, double *dst, int64_t dlld);
 

@@ -387,6 +387,29 @@ deso_err deso_redist_times(const deso_redist *r, double *plan,
     return DESO_OK;
 }
 
+/* deso_redist_execute's agreement on the arguments (local outcome e).
+ * Until the shared-memory transport's single-copy programs are on, it
+ * also asks whether some rank's source could be read in place; the first
+ * time one could, every rank compiles them (an allocation that may fail
+ * on one rank alone) and a second agreement settles the outcome, so that
+ * its DESO_ENOMEM is every rank's before any data moves.                */
+static deso_err agree_execute(deso_redist *r, deso_err e, const double *src,
+                              int64_t src_lld)
+{
+    static const char *fn = "deso_redist_execute";
+    int nflags = deso__remap_shm_pull_pending(&r->r) ? 1 : 0;
+    int64_t wanted = nflags && e == DESO_OK &&
+                     deso__remap_shm_pull_wanted(&r->r, src, src_lld);
+    e = deso__agree(r->comm, fn, e, &wanted, nflags);
+    deso__stats_collective((int64_t)sizeof(int64_t) * (1 + nflags), r->size,
+                           r->me, 2);
+    if (e != DESO_OK || !wanted) return e;
+    e = deso__agree(r->comm, fn, deso__remap_shm_pull_build(&r->r), NULL, 0);
+    deso__stats_collective((int64_t)sizeof(int64_t), r->size, r->me, 2);
+    if (e == DESO_OK) deso__remap_shm_pull_on(&r->r);
+    return e;
+}
+
 deso_err deso_redist_execute(deso_redist *r, const double *src,
                              int64_t src_lld, double *dst, int64_t dst_lld)
 {
@@ -417,8 +440,7 @@ deso_err deso_redist_execute(deso_redist *r, const double *src,
         if (e != DESO_OK) return e;
         return deso__remap_exec(&r->r, src, src_lld, dst, dst_lld);
     }
-    e = deso__agree(r->comm, fn, e, NULL, 0);
-    deso__stats_collective((int64_t)sizeof(int64_t), r->size, r->me, 2);
+    e = agree_execute(r, e, src, src_lld);
     if (e != DESO_OK) return e;
     return deso__remap_exec(&r->r, src, src_lld, dst, dst_lld);
 }

@@ -109,9 +109,10 @@ struct deso__shm {
     long long *xout, *xin;             /* 3 P each: the ring exchange     */
     int *world;                        /* world rank of each plan rank    */
     long long execs;                   /* executions so far               */
-    deso__pull pull;                   /* single-copy programs, built by  */
-    bool pull_built;                   /* the first execution that reads  */
-                                       /* a source in place (pull_ready)  */
+    deso__pull pull;                   /* single-copy programs, built     */
+    bool pull_built;                   /* here (deso__remap_shm_pull_build) */
+    bool pull_on;                      /* built on every rank (agreed):   */
+                                       /* senders may be read in place    */
     const double **bases;              /* nrecv + 1: the assembly's       */
     int64_t *delta;                    /* arrays, resolved for these      */
     bool resolved;                     /* bases (resolved program valid)  */
@@ -258,8 +259,8 @@ static bool world_ranks(deso__remap *r, struct deso__shm *s)
 
 /* The rings' chunk programs; false (nothing kept) when the transport
  * cannot be used.  The single-copy programs wait for a shared source
- * (pull_ready): most remaps never see one, and a matrix's cost as much
- * as the ring programs.                                                  */
+ * (deso__remap_shm_pull_build): most remaps never see one, and a
+ * matrix's cost as much as the ring programs.                           */
 static bool setup(MPI_Comm comm, deso__comm_cache *cache, deso__remap *r)
 {
     if (!deso__shm_allowed(comm) || r == NULL ||
@@ -358,14 +359,21 @@ static bool consume(chan *c, double *dst, int64_t rows, int64_t lld,
     return true;
 }
 
+/* The elements a source of leading dimension slld spans.               */
+static int64_t src_extent(const deso__remap *r, int64_t slld)
+{
+    if (r->src_elems == 0) return 0;
+    if (r->src_cols <= 1) slld = r->src_rows;   /* as deso__remap_exec   */
+    return (r->src_cols - 1) * slld + r->src_rows;
+}
+
 /* Single copy, sender side: tells receiver c (world rank w) whether it
  * reads this execution's source in place, and where it is.              */
 static void describe(chan *c, const deso__remap *r, int w, const double *src,
                      int64_t slld, long long e)
 {
-    int64_t extent = r->src_elems == 0
-        ? 0 : (r->src_cols - 1) * slld + r->src_rows;
-    c->pull = src != NULL && extent > 0 &&
+    int64_t extent = src_extent(r, slld);
+    c->pull = r->shm->pull_on && src != NULL && extent > 0 &&
               deso__shared_readable(src, extent, w);
     /* One description at a time: the receiver may not have read the last
      * one yet (a ring message of few chunks lets the sender run ahead).  */
@@ -527,15 +535,36 @@ static void ring_loop(deso__remap *r, struct deso__shm *s, const double *src,
         self_piece(r, s, src, slld, dst, dlld, stream);
 }
 
-/* The single-copy programs, compiled from the kept plan the first time a
- * sender's source is read in place (this allocates, once per remap).   */
-static deso_err pull_ready(deso__remap *r, struct deso__shm *s)
+bool deso__remap_shm_pull_pending(const deso__remap *r)
 {
-    if (s->pull_built) return DESO_OK;
+    return r->shm != NULL && !r->shm->pull_on;
+}
+
+bool deso__remap_shm_pull_wanted(const deso__remap *r, const double *src,
+                                 int64_t slld)
+{
+    struct deso__shm *s = r->shm;
+    int64_t extent = src_extent(r, slld);
+    if (s == NULL || s->pull_on || src == NULL || extent == 0) return false;
+    for (int i = 0; i < r->nsend; i++)
+        if (deso__shared_readable(src, extent, s->world[r->send[i].peer]))
+            return true;
+    return false;
+}
+
+deso_err deso__remap_shm_pull_build(deso__remap *r)
+{
+    struct deso__shm *s = r->shm;
+    if (s == NULL || s->pull_built) return DESO_OK;
     DESO_TRY(deso__pull_build(r, &s->pull));
     s->pull_built = true;
     deso__remap_drop_plan(r);
     return DESO_OK;
+}
+
+void deso__remap_shm_pull_on(deso__remap *r)
+{
+    if (r->shm != NULL && r->shm->pull_built) r->shm->pull_on = true;
 }
 
 deso_err deso__remap_shm_exec(deso__remap *r, const double *src,
@@ -549,17 +578,12 @@ deso_err deso__remap_shm_exec(deso__remap *r, const double *src,
         describe(&s->send[i], r, s->world[r->send[i].peer], src, slld, e);
         deso__stats_shm(r->send[i].count * (int64_t)sizeof(double));
     }
-    bool all_pull = true, any_pull = false, mapped = true;
+    bool all_pull = true, mapped = true;
     for (int j = 0; j < r->nrecv; j++) {
         chan *c = &s->recv[j];
         mapped &= described(c, s->world[r->recv[j].peer], e);
         all_pull &= c->pull;
-        any_pull |= c->pull;
     }
-    /* Without programs nothing is pulled, but every puller is released
-     * below all the same, so no sender waits for this rank.            */
-    deso_err built = any_pull ? pull_ready(r, s) : DESO_OK;
-    mapped &= built == DESO_OK;
     /* A target larger than the caches is written around them.           */
     bool stream = r->dst_elems >= SHM_STREAM_ELEMS;
     bool self_done = false;
@@ -568,7 +592,7 @@ deso_err deso__remap_shm_exec(deso__remap *r, const double *src,
     if (!self_done)
         for (int j = 0; j < r->nrecv; j++) {
             chan *c = &s->recv[j];
-            if (c->pull && c->peer_src != NULL && built == DESO_OK)
+            if (c->pull && c->peer_src != NULL)
                 deso__cp_run(&s->pull.direct[j], c->peer_src,
                              s->pull.peer_rows[j], c->peer_lld, dst,
                              r->dst_rows, dlld);
@@ -588,7 +612,6 @@ deso_err deso__remap_shm_exec(deso__remap *r, const double *src,
             if (++idle > SHM_SPINS) sched_yield();
     }
     if (r->nsteps > 0) deso__stats_time(DESO_T_P2P, deso__now() - t0);
-    if (built != DESO_OK) return built;
     if (!mapped)
         return deso__fail(DESO_EINTERNAL, "deso remap (shared memory): "
                           "rank %d cannot find a sender's shared source",

@@ -14,6 +14,11 @@
  *     force walks' business: here nothing is pending), and
  *     deso_wisdom_import;
  *   - deso_redist_create (a remap whose ranks all send);
+ *   - deso_redist_execute on the shared-memory transport from a
+ *     deso_redist_array_alloc source, whose first execution compiles the
+ *     single-copy programs (a vector and a three-column matrix): on
+ *     failure the target must be untouched on every rank, and the next
+ *     execution must move everything;
  *   - deso_init;
  *   - user operators: deso_op_create (agreed: the same code on every
  *     rank, and no rank has the operator), deso_op_apply (recorded, so
@@ -386,6 +391,86 @@ static void test_remap(void **state)
     }
 }
 
+/* The value of element (i, j) of the single-copy walk's arrays.          */
+static double g_at(int64_t i, int64_t j) { return (double)(i + 1000 * j); }
+
+/* Global row of local row i of a CYCLIC(b) row distribution on np ranks. */
+static int64_t g_row(int64_t i, int64_t b)
+{
+    return ((i / b) * np + me) * b + i % b;
+}
+
+/* One remap rows x cols, CYCLIC(3) -> CYCLIC(5) rows on np x 1 ranks, from
+ * a shared source, executed first with the n-th allocation failing on
+ * `victim` (then, after a failure, again with none).  *any: injected
+ * anywhere; *failed: the execution failed (everywhere); *shm: the
+ * transport was shared memory.  Returns whether every check passed on
+ * every rank.                                                            */
+static int pull_once(int64_t rows, int64_t cols, int victim, int n,
+                     int *any, int *failed, int *shm)
+{
+    deso_layout src = {.m = rows, .n = cols, .mb = 3, .nb = cols,
+                       .pr = np, .pc = 1};
+    deso_layout dst = src;
+    dst.mb = 5;
+    deso_redist *r = NULL;
+    TU_OK(deso_redist_create(MPI_COMM_WORLD, &src, &dst,
+                             DESO_SCHED_STEPWISE, &r));
+    *shm = strcmp(deso_redist_transport(r), "shared memory") == 0;
+    int64_t sm, sn, dm, dn;
+    TU_OK(deso_redist_local_shape(r, &sm, &sn, &dm, &dn));
+    double *a = NULL, *b = malloc((size_t)(dm * dn + 1) * sizeof *b);
+    TU_OK(deso_redist_array_alloc(MPI_COMM_WORLD, sm * sn + 1, &a));
+    for (int64_t j = 0; j < sn; j++)
+        for (int64_t i = 0; i < sm; i++) a[i + j * sm] = g_at(g_row(i, 3), j);
+    for (int64_t k = 0; k < dm * dn; k++) b[k] = -1.0;
+    long before = deso__alloc_injected();
+    arm(victim, n);
+    deso_err e = deso_redist_execute(r, a, sm > 0 ? sm : 1, b,
+                                     dm > 0 ? dm : 1);
+    int injected = disarm(before), good = 1;
+    if (e != DESO_OK)          /* agreed before any data moved         */
+        for (int64_t k = 0; k < dm * dn; k++) good &= b[k] == -1.0;
+    /* a shrinking realloc that fails is survived (it keeps the block)   */
+    int ok = agreed(e, injected, victim, 1, good, any);
+    *failed = e != DESO_OK;
+    if (e != DESO_OK)          /* usable: the next execution moves all */
+        ok &= tu_all(deso_redist_execute(r, a, sm > 0 ? sm : 1, b,
+                                         dm > 0 ? dm : 1) == DESO_OK);
+    for (int64_t j = 0; j < dn; j++)
+        for (int64_t i = 0; i < dm; i++)
+            good &= b[i + j * dm] == g_at(g_row(i, 5), j);
+    ok &= tu_all(good);
+    deso_redist_destroy(&r);
+    TU_OK(deso_redist_array_free(a));
+    free(b);
+    return ok;
+}
+
+static void test_remap_pull(void **state)
+{
+    (void)state;
+    const int64_t shape[2][2] = {{40, 1}, {23, 3}};
+    for (int c = 0; c < 2; c++)
+        for (int k = 0; k < (np > 1 ? 2 : 1); k++) {
+            int victim = k == 0 ? np - 1 : 0, failures = 0, done = 0, shm;
+            for (int n = 0; n < 100000 && !done; n++) {
+                int any, failed;
+                assert_true(pull_once(shape[c][0], shape[c][1], victim, n,
+                                      &any, &failed, &shm));
+                done = !any;
+                failures += failed;
+            }
+            if (me == 0)
+                print_message("deso_redist_execute (single copy, %lld x "
+                              "%lld), failing on rank %d: %d failures "
+                              "injected\n", (long long)shape[c][0],
+                              (long long)shape[c][1], victim, failures);
+            /* the shared-memory transport compiles on every rank        */
+            assert_true(tu_all(done && (failures > 0) == shm));
+        }
+}
+
 static void test_init(void **state)
 {
     (void)state;
@@ -553,6 +638,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_force),
         cmocka_unit_test(test_reads),
         cmocka_unit_test(test_remap),
+        cmocka_unit_test(test_remap_pull),
         cmocka_unit_test(test_init),
         cmocka_unit_test(test_op),
     };

@@ -454,6 +454,18 @@ static void test_large_messages(void **state)
     assert_all_true(bad == 0);
 }
 
+/* A case from src to dst in schedule sched, nothing else set.           */
+static rcase case_of(const deso_layout *src, const deso_layout *dst,
+                     deso_schedule sched)
+{
+    rcase c;
+    memset(&c, 0, sizeof c);
+    c.src = *src;
+    c.dst = *dst;
+    c.sched = sched;
+    return c;
+}
+
 static void test_fixed_cases(void **state)
 {
     (void)state;
@@ -496,14 +508,54 @@ static void test_fixed_cases(void **state)
         };
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++) {
-                rcase c;
-                memset(&c, 0, sizeof c);
-                c.src = g[a];
-                c.dst = g[b];
-                c.sched = DESO_SCHED_STEPWISE;
+                rcase c = case_of(&g[a], &g[b], DESO_SCHED_STEPWISE);
                 bad += run_case(&c, salt++);
             }
     }
+    assert_all_true(bad == 0);
+}
+
+/* Matrices whose messages take their columns by progressions (a row
+ * program of few pieces repeated over column progressions, merged across
+ * column periods): grid changes to and from 1 x P with 1 x 1 blocks, as
+ * the benchmark's 2x1 (64 x 64) -> 1x2 (1 x 1), at extents that are not
+ * multiples of the column period, with fewer columns than ranks, 1 x 1,
+ * column pieces of several columns, padded arrays; on both transports,
+ * and from shared arrays (single copy) on shared memory.               */
+static void test_column_progressions(void **state)
+{
+    (void)state;
+    int pr = np % 2 == 0 ? 2 : np;
+    const deso_layout src[6] = {
+        { .m = 37, .n = 67, .mb = 4, .nb = 4, .pr = pr, .pc = np / pr },
+        { .m = 5, .n = 2, .mb = 2, .nb = 2, .pr = np, .pc = 1 },
+        { .m = 1, .n = 1, .mb = 1, .nb = 1, .pr = np, .pc = 1 },
+        { .m = 23, .n = 29, .mb = 3, .nb = 3, .pr = np, .pc = 1 },
+        { .m = 130, .n = 41, .mb = 64, .nb = 5, .pr = 1, .pc = np },
+        { .m = 19, .n = 53, .mb = 1, .nb = 1, .pr = 1, .pc = np },
+    };
+    const deso_layout dst[6] = {
+        { .m = 37, .n = 67, .mb = 1, .nb = 1, .pr = 1, .pc = np },
+        { .m = 5, .n = 2, .mb = 1, .nb = 1, .pr = 1, .pc = np },
+        { .m = 1, .n = 1, .mb = 1, .nb = 1, .pr = 1, .pc = np },
+        { .m = 23, .n = 29, .mb = 23, .nb = 2, .pr = 1, .pc = np },
+        { .m = 130, .n = 41, .mb = 64, .nb = 7, .pr = pr, .pc = np / pr },
+        { .m = 19, .n = 53, .mb = 4, .nb = 3, .pr = np, .pc = 1 },
+    };
+    int bad = 0;
+    int64_t salt = 5000;
+    for (int way = 0; way < 3; way++) {  /* MPI, rings, single copy   */
+        use_shm(way > 0);
+        for (int k = 0; k < 6; k++) {
+            rcase c = case_of(&src[k], &dst[k], DESO_SCHED_GREEDY);
+            c.pad_src = k % 2;
+            c.pad_dst = (k + way) % 3;
+            c.share = way == 2;
+            c.share_mask = ~0u;
+            bad += run_case(&c, salt++);
+        }
+    }
+    unsetenv("DESO_REMAP_SHM");
     assert_all_true(bad == 0);
 }
 
@@ -896,6 +948,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slice_plan),
         cmocka_unit_test(test_fixed_cases),
+        cmocka_unit_test(test_column_progressions),
         cmocka_unit_test(test_identical_in_place),
         cmocka_unit_test(test_random_against_brute_force),
         cmocka_unit_test(test_large_messages),
