@@ -117,6 +117,92 @@ static deso_err run_kernel(deso_ctx *ctx, const deso__node *nd,
     return err;
 }
 
+/* The node's result view: it takes over the updated operand's buffer when
+ * this node is its last reader (y <- a x + y in place; the preparation
+ * then made no result view), else starts from a copy.  (The force charges
+ * what is not timed here to the overhead.)                              */
+static deso_err result_view(deso_ctx *ctx, const deso__node *nd,
+                            const blas_op_info *info, deso__view *const *v,
+                            const blas_layout *rl, deso__view **rv)
+{
+    int nops = nd->d.nops;
+    int io = info->inout < nops ? info->inout : -1;
+    if (*rv == NULL && io >= 0 && nd->ops[io]->refs == 1 &&
+        blas_layout_equal(&v[io]->lay, rl)) {
+        deso__view **pp = &nd->ops[io]->views;
+        while (*pp != v[io]) pp = &(*pp)->next;
+        *pp = v[io]->next;
+        *rv = v[io];
+        (*rv)->next = NULL;
+        return DESO_OK;
+    }
+    if (*rv == NULL) DESO_TRY(deso__view_alloc(ctx, rl, rv));
+    /* (an out-of-core result is written slab by slab as it streams)      */
+    deso__view *r = *rv;
+    if (io >= 0 && r->rows * r->cols > 0 && r->ooc == NULL)
+        memcpy(r->data, v[io]->data,
+               (size_t)(r->rows * r->cols) * sizeof(double));
+    return DESO_OK;
+}
+
+/* A fused group's member (ctx->defer): its kernel only, into the group's
+ * slot; deso__exec_fused runs the group's one collective and finishes.  */
+static deso_err defer_member(deso_ctx *ctx, deso__node *nd,
+                             const blas_op_info *info, const opt_place *pl,
+                             const blas_local *L, blas_local *R,
+                             deso__view *rv)
+{
+    deso__fz *fz = ctx->defer;
+    int64_t w = blas_red_len(&nd->d, L);
+    if (info->distributed || w < 1 || w > BLAS_RED_WIDTH_MAX) {
+        deso__view_free(rv);
+        return deso__fail(DESO_EINTERNAL, "%s: cannot fuse its reduction",
+                          info->name);
+    }
+    fz->nd = nd;
+    fz->rv = rv;
+    fz->rl = pl->res;
+    fz->rd = blas_red_dim(&nd->d, pl->req);
+    for (int j = 0; j < BLAS_RED_WIDTH_MAX; j++) fz->red[j] = 0.0;
+    fz->part = takes_part(ctx, info, &nd->d, pl->req, &pl->res);
+    if (fz->part) {
+        double t0 = deso__kernel_start(ctx);
+        info->kernel(&nd->d, L, R, fz->red);
+        deso__kernel_time(ctx, nd->d.op, t0);
+    }
+    return DESO_OK;
+}
+
+/* A node on the local-kernel path, on a rank taking part: the kernel, the
+ * reduction, an I/O error agreed, the finish where the result lives.    */
+static deso_err run_local(deso_ctx *ctx, const deso__node *nd,
+                          const blas_op_info *info, const opt_place *pl,
+                          blas_local *L, deso__view *const *v,
+                          deso__view *rv, blas_local *R)
+{
+    int64_t len = blas_red_len(&nd->d, L);
+    double small[2], *red = small;
+    if (len > 2) red = ctx->scratch;    /* sized by the preparation        */
+    DESO_CHECK(len <= ctx->scratch_len || len <= 2, DESO_EINTERNAL,
+               "%s: a reduction of %lld elements was not prepared",
+               info->name, (long long)len);
+    deso_err err = DESO_OK;
+    deso_err kerr = run_kernel(ctx, nd, L, v, rv, R, red);
+    if (info->red != BLAS_RED_NONE)
+        err = reduce_step(ctx, info, blas_red_dim(&nd->d, pl->req), &pl->res,
+                          red, len);
+    if (streams(nd, v, rv))            /* an I/O error is every rank's      */
+        kerr = deso__agree_counted(ctx, info->name, kerr, NULL, 0);
+    if (err == DESO_OK) err = kerr;
+    if (err == DESO_OK && info->finish != NULL &&
+        blas_layout_holds(&pl->res, ctx->coord[0], ctx->coord[1])) {
+        double t0 = deso__kernel_start(ctx);
+        info->finish(&nd->d, L, R, red);
+        deso__kernel_time(ctx, nd->d.op, t0);
+    }
+    return err;
+}
+
 deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
                          deso__view *rv)
 {
@@ -124,62 +210,20 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
     int nops = nd->d.nops;
     /* the plan covers every node of a force (deso__force_prepare checks) */
     DESO_CHECK(pl != NULL, DESO_EINTERNAL, "%s: no placement", info->name);
-    const blas_layout *req = pl->req, *rl = &pl->res;
-    deso_err err = DESO_OK;
-
     deso__view *v[BLAS_MAXOPS];
     for (int k = 0; k < nops; k++) {
         DESO_CHECK(nd->ops[k]->ready && nd->ops[k]->views != NULL,
                    DESO_EINTERNAL, "%s: operand %d not computed", info->name,
                    k);
-        DESO_TRY(deso__value_view(ctx, nd->ops[k], &req[k], &v[k]));
+        DESO_TRY(deso__value_view(ctx, nd->ops[k], &pl->req[k], &v[k]));
     }
-
-    /* The result: take over the updated operand's buffer when this node is
-     * its last reader (y <- a x + y in place; the preparation then made no
-     * result view), else start from a copy.  (The force charges what
-     * is not timed here to the overhead.)                                 */
-    int io = info->inout < nops ? info->inout : -1;
-    if (rv == NULL && io >= 0 && nd->ops[io]->refs == 1 &&
-        blas_layout_equal(&v[io]->lay, rl)) {
-        deso__view **pp = &nd->ops[io]->views;
-        while (*pp != v[io]) pp = &(*pp)->next;
-        *pp = v[io]->next;
-        rv = v[io];
-        rv->next = NULL;
-    } else {
-        if (rv == NULL) DESO_TRY(deso__view_alloc(ctx, rl, &rv));
-        /* (an out-of-core result is written slab by slab as it streams) */
-        if (io >= 0 && rv->rows * rv->cols > 0 && rv->ooc == NULL)
-            memcpy(rv->data, v[io]->data,
-                   (size_t)(rv->rows * rv->cols) * sizeof(double));
-    }
-
+    DESO_TRY(result_view(ctx, nd, info, v, &pl->res, &rv));
     blas_local L[BLAS_MAXOPS];
     for (int k = 0; k < nops; k++) L[k] = local_of(ctx, v[k]);
     blas_local R = local_of(ctx, rv);
+    if (ctx->defer != NULL) return defer_member(ctx, nd, info, pl, L, &R, rv);
 
-    deso__fz *fz = ctx->defer;
-    if (fz != NULL) {           /* a fused group's member: kernel only      */
-        int64_t w = blas_red_len(&nd->d, L);
-        if (info->distributed || w < 1 || w > BLAS_RED_WIDTH_MAX) {
-            deso__view_free(rv);
-            return deso__fail(DESO_EINTERNAL, "%s: cannot fuse its reduction",
-                              info->name);
-        }
-        fz->nd = nd;
-        fz->rv = rv;
-        fz->rl = *rl;
-        fz->rd = blas_red_dim(&nd->d, req);
-        for (int j = 0; j < BLAS_RED_WIDTH_MAX; j++) fz->red[j] = 0.0;
-        fz->part = takes_part(ctx, info, &nd->d, req, rl);
-        if (fz->part) {
-            double t0 = deso__kernel_start(ctx);
-            info->kernel(&nd->d, L, &R, fz->red);
-            deso__kernel_time(ctx, nd->d.op, t0);
-        }
-        return DESO_OK;
-    }
+    deso_err err = DESO_OK;
     if (nd->d.op == BLAS_OP_VGET || nd->d.op == BLAS_OP_VPUT) {
         err = deso__exec_view(ctx, nd, v, rv);
     } else if (nd->d.op == BLAS_OP_USER) {
@@ -193,29 +237,8 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
         err = deso__exec_usmv(ctx, nd, v, rv);
     } else if (info->distributed) {
         err = deso__exec_trsv(ctx, &nd->d, v[0], v[1], rv);
-    } else if (takes_part(ctx, info, &nd->d, req, rl)) {
-        int64_t len = blas_red_len(&nd->d, L);
-        double small[2], *red = small;
-        if (len > 2) red = ctx->scratch;    /* sized by the preparation    */
-        if (len > ctx->scratch_len && len > 2)
-            err = deso__fail(DESO_EINTERNAL, "%s: a reduction of %lld "
-                             "elements was not prepared", info->name,
-                             (long long)len);
-        if (err == DESO_OK) {
-            deso_err kerr = run_kernel(ctx, nd, L, v, rv, &R, red);
-            if (info->red != BLAS_RED_NONE)
-                err = reduce_step(ctx, info, blas_red_dim(&nd->d, req), rl,
-                                  red, len);
-            if (streams(nd, v, rv))    /* an I/O error is every rank's    */
-                kerr = deso__agree_counted(ctx, info->name, kerr, NULL, 0);
-            if (err == DESO_OK) err = kerr;
-        }
-        if (err == DESO_OK && info->finish != NULL &&
-            blas_layout_holds(rl, ctx->coord[0], ctx->coord[1])) {
-            double t0 = deso__kernel_start(ctx);
-            info->finish(&nd->d, L, &R, red);
-            deso__kernel_time(ctx, nd->d.op, t0);
-        }
+    } else if (takes_part(ctx, info, &nd->d, pl->req, &pl->res)) {
+        err = run_local(ctx, nd, info, pl, L, v, rv, &R);
     }
     if (err != DESO_OK) {
         deso__view_free(rv);
