@@ -217,8 +217,10 @@ deso_err opt_exchange_cost(const blas_layout *S, const blas_layout *D,
  * and a reduce followed by a broadcast tie (2 log2 p steps each), and so
  * do one all-reduce among the holders followed by broadcasts and the same
  * all-reduce run on every grid row; the search then kept whichever it met
- * first, and a 4 x 4 CG made 17 collectives an iteration where 12 do.  A
- * quarter: enough to break ties, too little to outweigh a message.      */
+ * first (a 4 x 4 CG in mode full made 17 to 21 collectives an iteration
+ * where 12 do; with the term, 12 or 17 depending on the measured alpha
+ * and beta: make bench-counts).  A quarter: enough to break ties, too
+ * little to outweigh a message.                                          */
 #define CALL_SHARE 0.25
 
 /* ncomm communicators of p ranks each; payloads total `tot` elements,
