@@ -11,9 +11,10 @@
  * byte order, size, shape, a flipped data bit) fail on every rank with
  * DESO_EIO and leave *out NULL; NULL arguments (also on one rank only)
  * and a destroyed handle are refused.  Awkward sizes: 1 x 1, m < P, n < P,
- * m and n not multiples of the block sizes, 0 columns.
- * deso-np: 1 2 3 4
- * deso-np-long: 6                                                           */
+ * m and n not multiples of the block sizes, 0 columns.  P = 4 and 6 run
+ * in the long group (make check's time).
+ * deso-np: 1 2 3
+ * deso-np-long: 4 6                                                         */
 #include <stdint.h>
 
 #include "test_util.h"

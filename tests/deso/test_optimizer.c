@@ -2,8 +2,11 @@
  * CBLAS's values in each of modes none, affine and full; the executor
  * moves exactly the bytes the cost model predicts for CG's iteration; the
  * plan cache replays; wisdom files round-trip, and a corrupted, truncated
- * or foreign file is ignored without changing any result.
- * deso-np: 1 2 3 4                                                          */
+ * or foreign file is ignored without changing any result.  P = 4 runs
+ * in the long group (test_counts and test_views hold 2x2 traffic to the
+ * model in the fast one).
+ * deso-np: 1 2 3
+ * deso-np-long: 4                                                           */
 #include "test_util.h"
 
 #include <cblas.h>

@@ -11,10 +11,11 @@
  * MPI with DESO_REMAP_SHM=0), and each handle must report the one used.
  * The set-up cached per communicator (its duplicate and rings) is checked
  * through the library's count of caches: one per communicator, shared by
- * its remaps, gone with the communicator and the last of them.  P = 4
- * runs in the long group (test_remap_nd remaps 2x2 grids in the fast one).
- * deso-np: 1 2 3
- * deso-np-long: 4                                                         */
+ * its remaps, gone with the communicator and the last of them.  P = 3 and
+ * 4 run in the long group (make check's time; test_remap_nd remaps on 3
+ * ranks and 2x2 grids in the fast one).
+ * deso-np: 1 2
+ * deso-np-long: 3 4                                                       */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
