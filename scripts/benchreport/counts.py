@@ -82,7 +82,7 @@ def counts_section(res, link):
                      cell(per["send_bytes"], exact)])
     head = ["n", "P", "grid", "code", "iterations of the runs", "collective calls",
             "by kind", "calls / PBLAS", "collective payload bytes", "sends", "send bytes"]
-    out = [provenance(res, "scripts/bench-counts.sh", "make bench-counts", link), "",
+    out = [provenance(res, "scripts/bench-counts.sh", "make bench-counts", link, timed=False), "",
            "Per CG iteration, summed over the ranks, as the PMPI interposer (tests/pmpi) saw"
            " them: a collective call is one process's call (a broadcast among 4 ranks is 4"
            " calls), its payload bytes what that process passed to MPI (not deso's counting"

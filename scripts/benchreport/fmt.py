@@ -76,9 +76,10 @@ def llc_bytes(s):
         return None
 
 
-def provenance(res, script, target, link, quick="a smoke run, small sizes"):
+def provenance(res, script, target, link, quick="a smoke run, small sizes", timed=True):
     """The first line of a section: where and when its figures were made;
-    quick: what the driver's quick mode cuts down."""
+    quick: what the driver's quick mode cuts down; timed: whether the
+    section shows timings (a counted one has none to warn about)."""
     m, e, s = res.meta, res.end, res.settings
     failed, skipped = e.get("failed"), e.get("skipped")
     runs = ""
@@ -92,7 +93,8 @@ def provenance(res, script, target, link, quick="a smoke run, small sizes"):
             + (f" ({cpu})" if cpu and cpu != "?" else "")
             + f", {m.get('cores', '?')} cores, load average {m.get('loadavg', '?')} at start,"
             f" {e.get('loadavg', '?')} at end, {e.get('seconds', '?')} s in all{runs}."
-            f" OPENBLAS_NUM_THREADS={m.get('openblas_threads', '?')}. The machine is shared:"
-            " read the timings as ratios within this run, not as absolute figures."
-            f" Raw JSON lines: [{link}]({link}); `python3 scripts/bench_report.py --results"
+            f" OPENBLAS_NUM_THREADS={m.get('openblas_threads', '?')}."
+            + (" The machine is shared: read the timings as ratios within this run, not as"
+               " absolute figures." if timed else "")
+            + f" Raw JSON lines: [{link}]({link}); `python3 scripts/bench_report.py --results"
             f" {link}` regenerates this section from them._")
