@@ -11,12 +11,37 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "test_util.h"
+
 /* A general matrix with full mantissas, so that adding in another order
  * changes the bits.                                                      */
 static inline double tu_ooc_gen(int64_t i, int64_t j, void *arg)
 {
     (void)arg;
     return sin(0.37 * (double)i + 1.3 * (double)j) + 1e-3 * (double)i;
+}
+
+/* The vector the products multiply.                                      */
+static inline double tu_ooc_vgen(int64_t i, void *arg)
+{
+    (void)arg;
+    return 0.5 + cos(0.71 * (double)i);
+}
+
+/* y = A x (m) with x from tu_ooc_vgen (n), gathered into y_out; then A
+ * is destroyed.                                                          */
+static inline void tu_ooc_product(deso_ctx *ctx, deso_mat *A, int64_t m,
+                                  int64_t n, double *y_out)
+{
+    deso_vec *x = NULL, *y = NULL;
+    TU_CALL(deso_vec_from_fn(ctx, n, tu_ooc_vgen, NULL, &x));
+    TU_CALL(deso_vec_create(ctx, m, &y));
+    TU_CALL(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, m, n, 1.0, A, m, x, 1,
+                       0.0, y, 1));
+    tu_fetch(y, y_out);
+    TU_CALL(deso_vec_destroy(&x));
+    TU_CALL(deso_vec_destroy(&y));
+    TU_CALL(deso_mat_destroy(&A));
 }
 
 /* A symmetric, diagonally dominant matrix (CG converges on it).          */

@@ -36,13 +36,6 @@
 #define NCG 21              /* the CG's matrix fits the budget            */
 #define NSRC 5
 
-
-static double vgen(int64_t i, void *arg)
-{
-    (void)arg;
-    return 0.5 + cos(0.71 * (double)i);
-}
-
 static double one(int64_t i, void *arg)
 {
     (void)i;
@@ -56,7 +49,6 @@ static int rank(void)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     return me;
 }
-
 
 /* Whether one of this process's descriptors names a file in dir.        */
 static int fd_in(const char *dir)
@@ -87,20 +79,6 @@ static void cg(deso_ctx *ctx, double *out)
     for (int k = 0; k < 5; k++) TU_CALL(deso_scalar_destroy(&s[k]));
     for (int k = 0; k < 4; k++) TU_CALL(deso_vec_destroy(&v[k]));
     TU_CALL(deso_mat_destroy(&S));
-}
-
-/* y = A x (N), then A destroyed.                                         */
-static void product(deso_ctx *ctx, deso_mat *A, double *y_out)
-{
-    deso_vec *x = NULL, *y = NULL;
-    TU_CALL(deso_vec_from_fn(ctx, N, vgen, NULL, &x));
-    TU_CALL(deso_vec_create(ctx, N, &y));
-    TU_CALL(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, N, N, 1.0, A, N, x, 1,
-                       0.0, y, 1));
-    tu_fetch(y, y_out);
-    TU_CALL(deso_vec_destroy(&x));
-    TU_CALL(deso_vec_destroy(&y));
-    TU_CALL(deso_mat_destroy(&A));
 }
 
 typedef struct sources {
@@ -220,7 +198,7 @@ static void test_full_disk(void **state)
         cg(ctx, want);
         deso_mat *A = NULL;
         TU_OK(make(ctx, &s, 0, &A));
-        product(ctx, A, yin);
+        tu_ooc_product(ctx, A, N, N, yin);
         for (int src = 0; src < NSRC; src++) {
             fails(ctx, &s, src, DESO__OOC_FAULT_WRITE, 0, ENOSPC, full, dir,
                   want);
@@ -237,7 +215,7 @@ static void test_full_disk(void **state)
             TU_CHECK(tu_all(rank() != tu_size() - 1 ||
                             deso__ooc_injected()));
             deso__ooc_inject(DESO__OOC_FAULT_NONE, 0, 0);
-            if (A != NULL) product(ctx, A, y);
+            if (A != NULL) tu_ooc_product(ctx, A, N, N, y);
             TU_CHECK(memcmp(y, yin, sizeof y) == 0);
             tu_case_end();
         }

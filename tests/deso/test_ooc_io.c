@@ -35,13 +35,6 @@
 #define BUDGET ((int64_t)16 << 10)
 #define CHUNK 64          /* blas_gemv_chunk for NB: 64 columns           */
 
-
-static double vgen(int64_t i, void *arg)
-{
-    (void)arg;
-    return 0.5 + cos(0.71 * (double)i);
-}
-
 static int rank(void)
 {
     int me = 0;
@@ -54,21 +47,6 @@ static deso_ctx *make_ctx(deso_mode mode, int pc, int64_t limit,
 {
     return tu_ctx_budget(mode, pc > 0 ? tu_size() / pc : 0, pc, NB, limit,
                          dir);
-}
-
-/* y = A x (m), then A destroyed.                                         */
-static void product(deso_ctx *ctx, deso_mat *A, int64_t m, int64_t n,
-                    double *y_out)
-{
-    deso_vec *x = NULL, *y = NULL;
-    TU_CALL(deso_vec_from_fn(ctx, n, vgen, NULL, &x));
-    TU_CALL(deso_vec_create(ctx, m, &y));
-    TU_CALL(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, m, n, 1.0, A, m, x, 1,
-                       0.0, y, 1));
-    tu_fetch(y, y_out);
-    TU_CALL(deso_vec_destroy(&x));
-    TU_CALL(deso_vec_destroy(&y));
-    TU_CALL(deso_mat_destroy(&A));
 }
 
 /* Bytes written to local array files since the reset, summed over ranks.*/
@@ -192,7 +170,7 @@ static void sources_case(deso_mode mode, int pc, const double *a,
     TU_CALL(deso_mat_from_array(ctx, M, N, a, M, 0, &A));
     TU_CHECK((int64_t)deso__alloc_largest() >= piece);
     TU_CALL(deso_mat_to_file(A, bin));
-    product(ctx, A, M, N, want);
+    tu_ooc_product(ctx, A, M, N, want);
     TU_OK(deso_finalize(&ctx));
     ctx = make_ctx(mode, pc, BUDGET, dir);
     for (int k = 0; k < 4; k++) {
@@ -214,7 +192,7 @@ static void sources_case(deso_mode mode, int pc, const double *a,
             TU_CHECK(held <= bound && held < piece);
             TU_CHECK(tu_all(same_files(bin, back)));
         }
-        if (A != NULL) product(ctx, A, M, N, got);
+        if (A != NULL) tu_ooc_product(ctx, A, M, N, got);
         TU_CHECK(memcmp(want, got, sizeof want) == 0);
         tu_case_end();
     }
@@ -283,7 +261,7 @@ static void test_mtx_coordinate(void **state)
             deso_stats_reset();
             TU_CALL(deso_mat_from_mtx(ctx, mtx, &A));
             TU_CHECK((written_sum() > 0) == ooc);
-            if (A != NULL) product(ctx, A, m, n, ooc ? got : want);
+            if (A != NULL) tu_ooc_product(ctx, A, m, n, ooc ? got : want);
             TU_OK(deso_finalize(&ctx));
         }
         TU_CHECK(memcmp(want, got, sizeof want) == 0);
