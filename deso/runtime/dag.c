@@ -119,8 +119,10 @@ deso_err deso__record_sparse(deso_ctx *ctx, const blas_desc *d,
     nd->d.sp = dd.sp;
     nd->sp = sp;
     if (sp != NULL) sp->refs++;           /* its values stay until it ran */
+    nd->work = shape[0] * shape[1];
     for (int k = 0; k < nops; k++) {
         nd->ops[k] = ops[k];
+        nd->work += ops[k]->m * ops[k]->n;
         deso__value_ref(ops[k]);
     }
     nd->res = res;

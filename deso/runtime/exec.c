@@ -26,9 +26,7 @@ static blas_local local_of(const deso_ctx *ctx, const deso__view *w)
 
 int deso__time_weight(deso_ctx *ctx, const deso__node *nd)
 {
-    int64_t work = nd->res->m * nd->res->n;
-    for (int k = 0; k < nd->d.nops; k++) work += nd->ops[k]->m * nd->ops[k]->n;
-    if (work >= TIME_ALWAYS) return 1;
+    if (nd->work >= TIME_ALWAYS) return 1;
     return deso__sample(&ctx->sampled) ? DESO__TIME_SAMPLE : 0;
 }
 
@@ -101,9 +99,10 @@ static bool streams(const deso__node *nd, deso__view *const *v,
  * waits for the file as I/O, the rest as compute.                       */
 static deso_err run_kernel(deso_ctx *ctx, const deso__node *nd,
                            blas_local *L, deso__view *const *v,
-                           deso__view *rv, blas_local *R, double *red)
+                           deso__view *rv, blas_local *R, double *red,
+                           bool streamed)
 {
-    if (!streams(nd, v, rv)) {
+    if (!streamed) {
         double t0 = deso__kernel_start(ctx);
         blas_op_get(nd->d.op)->kernel(&nd->d, L, R, red);
         deso__kernel_time(ctx, nd->d.op, t0);
@@ -187,11 +186,12 @@ static deso_err run_local(deso_ctx *ctx, const deso__node *nd,
                "%s: a reduction of %lld elements was not prepared",
                info->name, (long long)len);
     deso_err err = DESO_OK;
-    deso_err kerr = run_kernel(ctx, nd, L, v, rv, R, red);
+    bool streamed = streams(nd, v, rv);
+    deso_err kerr = run_kernel(ctx, nd, L, v, rv, R, red, streamed);
     if (info->red != BLAS_RED_NONE)
         err = reduce_step(ctx, info, blas_red_dim(&nd->d, pl->req), &pl->res,
                           red, len);
-    if (streams(nd, v, rv))            /* an I/O error is every rank's      */
+    if (streamed)                      /* an I/O error is every rank's      */
         kerr = deso__agree_counted(ctx, info->name, kerr, NULL, 0);
     if (err == DESO_OK) err = kerr;
     if (err == DESO_OK && info->finish != NULL &&

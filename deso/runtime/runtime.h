@@ -80,6 +80,8 @@ typedef struct deso__node {
     deso__value *res;
     struct deso__spmat_data *sp;  /* a sparse product's matrix (referenced), */
                                   /*   else NULL                          */
+    int64_t work;             /* elements of its operands and result, for  */
+                              /*   deso__time_weight (set when recorded)   */
     struct deso__node *next;
 } deso__node;
 
