@@ -61,7 +61,10 @@ record() {
     echo "$name: $line"
 }
 
-record in-core mpiexec.mpich -n $P "${cg[@]}"
+# in core only when it fits: the large case is larger than the machine
+if [ "$which" = small ]; then
+    record in-core mpiexec.mpich -n $P "${cg[@]}"
+fi
 record out-of-core mpiexec.mpich -n $P "${cg[@]}" --mem-limit "$limit" \
     --ooc-dir "$dir"
 

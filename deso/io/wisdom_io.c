@@ -40,7 +40,8 @@ opt_wisdom_config deso__wisdom_config(const deso_ctx *ctx)
 }
 
 /* Rank 0: the file's bytes.  *len = -1: no such file, -2: unreadable or
- * too large.                                                               */
+ * too large, -3: out of memory (a different error: the file may be fine). */
+#define READ_NOMEM (-3)
 static char *read_file(const char *path, int64_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -50,6 +51,7 @@ static char *read_file(const char *path, int64_t *len)
     }
     size_t cap = 4096, n = 0;
     char *buf = deso__malloc(cap);
+    bool nomem = buf == NULL;
     while (buf != NULL) {
         if (n == cap) {
             if ((int64_t)cap >= WISDOM_MAX_BYTES) {
@@ -61,6 +63,7 @@ static char *read_file(const char *path, int64_t *len)
             if (nb == NULL) {
                 free(buf);
                 buf = NULL;
+                nomem = true;
                 break;
             }
             buf = nb;
@@ -75,12 +78,13 @@ static char *read_file(const char *path, int64_t *len)
         buf = NULL;
     }
     fclose(f);
-    *len = buf != NULL ? (int64_t)n : -2;
+    *len = buf != NULL ? (int64_t)n : nomem ? READ_NOMEM : -2;
     return buf;
 }
 
 /* Rank 0's file on every rank: *len is its length, or -1 (cannot be
- * opened) or -2 (cannot be read) everywhere; *buf holds the bytes.  The
+ * opened), -2 (cannot be read) or READ_NOMEM everywhere; *buf holds the
+ * bytes.  The
  * buffers are agreed before the bytes move.  Collective; timed, not
  * counted (set-up, not the user's work).                                 */
 static deso_err share_file(deso_ctx *ctx, const char *fn, const char *path,
@@ -158,6 +162,9 @@ deso_err deso__wisdom_load(deso_ctx *ctx, const char *path, bool quiet)
     int64_t len;
     char *buf;
     DESO_TRY(share_file(ctx, fn, path, &buf, &len));
+    if (len == READ_NOMEM)
+        return deso__fail(DESO_ENOMEM, "%s: out of memory reading '%s' on "
+                                       "rank 0", fn, path);
     if (len < 0) {
         if (len == -1 && quiet) return DESO_OK;
         if (ctx->rank == 0)

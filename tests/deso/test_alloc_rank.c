@@ -26,7 +26,7 @@
  *     DESO_EMISMATCH on every rank), and the force that runs an apply.
  * The number of failures injected per walk is printed.
  * deso-np: 2
- * deso-np-long: 3                                                         */
+ * deso-np-long: 1 3                                                       */
 #include <stdlib.h>
 
 #include "placement/alloc.h"
@@ -355,7 +355,9 @@ static void test_reads(void **state)
         if (me == 0)
             print_message("%s, failing on rank %d: %d failures injected\n",
                           reads[k].name, np - 1, f);
-        assert_true(tu_all(f > 0));
+        /* on one rank a gather is a local copy, which may allocate
+         * nothing: then there is nothing to inject                        */
+        assert_true(tu_all(f > 0 || np == 1));
     }
     if (me == 0) remove(wisdom);
 }
