@@ -41,6 +41,7 @@ static void ctx_free(deso_ctx *ctx)
         free(h);
         h = next;
     }
+    deso__consts_clear(ctx);
     free(ctx->uops);
     deso__exchange_plans_free(ctx);
     deso__matrix_remaps_free(ctx);

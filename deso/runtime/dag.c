@@ -4,6 +4,7 @@
  * the ids of the handles involved; never data), compared across ranks at
  * the next force point to detect ranks that recorded different sequences. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "placement/alloc.h"
 #include "deso/runtime/record.h"
@@ -30,6 +31,37 @@ deso_sarg deso_sarg_double(double v)
     return a;
 }
 
+/* The value of constant x: a kept one (the same bits: -0.0 is not 0.0),
+ * else a new one, kept in place of the oldest when the table is full.
+ * Every rank makes the same calls, so the table is the same everywhere,
+ * and a loop's constants stay the same values from one force to the next
+ * (the compiled force's live-ins).                                       */
+static deso_err const_value(deso_ctx *ctx, double x, deso__value **out)
+{
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    for (int k = 0; k < ctx->nconsts; k++)
+        if (ctx->consts[k].bits == bits) {
+            *out = ctx->consts[k].v;
+            return DESO_OK;
+        }
+    deso__value *v;
+    DESO_TRY(deso__value_const(ctx, x, &v));
+    deso__value_ref(v);                     /* the table's reference       */
+    int at;
+    if (ctx->nconsts < DESO__CONSTS) {
+        at = ctx->nconsts++;
+    } else {                      /* pending readers keep the old one alive */
+        at = ctx->next_const;
+        ctx->next_const = (at + 1) % DESO__CONSTS;
+        deso__value_unref(ctx->consts[at].v);
+    }
+    ctx->consts[at].bits = bits;
+    ctx->consts[at].v = v;
+    *out = v;
+    return DESO_OK;
+}
+
 deso_err deso__sarg_value(deso_ctx **ctx, deso_sarg a, deso__value **out,
                           uint64_t *id, const char *fn, const char *arg)
 {
@@ -42,11 +74,14 @@ deso_err deso__sarg_value(deso_ctx **ctx, deso_sarg a, deso__value **out,
         return DESO_OK;
     }
     DESO_CHECK(*ctx != NULL, DESO_EINTERNAL, "%s: no context", fn);
-    deso__value *v;
-    DESO_TRY(deso__value_const(*ctx, a.v, &v));
-    *out = v;
     *id = 0;
-    return DESO_OK;
+    return const_value(*ctx, a.v, out);
+}
+
+void deso__consts_clear(deso_ctx *ctx)
+{
+    for (int k = 0; k < ctx->nconsts; k++) deso__value_unref(ctx->consts[k].v);
+    ctx->nconsts = ctx->next_const = 0;
 }
 
 /* Recording time is sampled: one call in DESO__TIME_SAMPLE is timed and

@@ -218,6 +218,7 @@ typedef struct deso__compiled {
 } deso__compiled;
 
 #define DESO__COMPILED 4      /* compiled forces kept per context           */
+#define DESO__CONSTS 8        /* constant scalars kept per context (dag.c)  */
 
 /* period.c: the pending DAG's calls as signatures, to find a loop in it.
  * Fixed arrays in the context, so that finding one never allocates (a
@@ -293,6 +294,10 @@ struct deso_ctx {
     int sim_cap;
     double *scratch;          /* reductions' and trsv's workspace, sized by */
     int64_t scratch_len;      /*   deso__force_prepare                      */
+    /* dag.c: the constant scalars calls were given, kept (referenced) so
+     * that a loop's "1.0" is one value, not a new one per call            */
+    struct { uint64_t bits; deso__value *v; } consts[DESO__CONSTS];
+    int nconsts, next_const;
     deso__fz *defer;          /* != NULL: exec_node defers the node's       */
                               /*   reduction and finish into it (force.c)   */
     deso_error_handler errh;  /* errh.c: invoked at the public boundary    */
@@ -529,10 +534,15 @@ deso_err deso__record_sparse(deso_ctx *ctx, const blas_desc *d,
                              deso__value **ops, const uint64_t *ids,
                              deso__handle *out, const int64_t *shape,
                              deso__spmat_data *sp);
-/* Resolves a deso_sarg into a value (a constant, or the scalar's value). */
+/* Resolves a deso_sarg into a value (a constant, or the scalar's value).
+ * A constant is one of the context's kept constants (never written: no
+ * handle holds it, and a result never takes over a buffer that more than
+ * its last reader references).                                           */
 deso_err deso__sarg_value(deso_ctx **ctx, deso_sarg a, deso__value **out,
                           uint64_t *id, const char *fn, const char *arg);
 void deso__hash_mix(deso_ctx *ctx, uint64_t v);
+/* Drops the context's kept constants (deso_finalize).                    */
+void deso__consts_clear(deso_ctx *ctx);
 /* Drops a node's references on its operands and its result, and frees
  * it; the node is no longer in the DAG.                                   */
 void deso__node_free(deso__node *nd);

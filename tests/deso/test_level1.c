@@ -9,6 +9,7 @@
  * deso-np: 1 2 3 4
  * deso-np-long: 6                                                         */
 #include <cblas.h>
+#include <math.h>
 
 #include "test_util.h"
 
@@ -242,4 +243,62 @@ static void test_orientation(void **state)
     TU_SYNC();
 }
 
-TU_MAIN(cmocka_unit_test(test_level1_ops), cmocka_unit_test(test_orientation))
+/* Constant scalars: a context keeps the ones calls were given, and a DAG
+ * here holds more distinct ones than it keeps, so some are replaced while
+ * nodes that read them are still pending; the same constants come back in
+ * a second pass (kept ones reused): y <- a_k x + y and y <- b_k y for 40
+ * distinct a_k, b_k, twice, against the same loop in plain C.  And -0.0
+ * must stay apart from 0.0.                                              */
+static void test_constants(void **state)
+{
+    (void)state;
+    const int64_t n = 7;
+    tu_case cases[TU_MAX_CASES];
+    const int64_t nbs[] = {2};
+    int nc = tu_cases(nbs, 1, cases);
+    for (int ci = 0; ci < nc; ci++) {
+        deso_ctx *ctx = tu_case_ctx(&cases[ci]);
+        tu_label("%s", tu_case_name(&cases[ci]));
+        double x[7], y[7], got[7];
+        for (int64_t i = 0; i < n; i++) {
+            x[i] = 1.0 + (double)i;
+            y[i] = 0.5 * (double)i - 1.0;
+        }
+        deso_vec *dx, *dy;
+        TU_CALL(deso_vec_from_array(ctx, n, x, DESO_ALL_RANKS, &dx));
+        TU_CALL(deso_vec_from_array(ctx, n, y, DESO_ALL_RANKS, &dy));
+        for (int pass = 0; pass < 2; pass++)
+            for (int k = 0; k < 40; k++) {
+                double a = 0.25 + 0.01 * (double)k, b = 1.0 - 0.005 * (double)k;
+                TU_CALL(deso_daxpy(n, a, dx, 1, dy, 1));
+                TU_CALL(deso_dscal(n, b, dy, 1));
+                cblas_daxpy((int)n, a, x, 1, y, 1);
+                cblas_dscal((int)n, b, y, 1);
+            }
+        TU_CALL(deso_vec_gather(dy, got, DESO_ALL_RANKS));
+        for (int64_t i = 0; i < n; i++)
+            assert_true(got[i] == y[i]);
+        /* 1 / 0.0 and then 1 / -0.0: infinities of opposite signs, unless
+         * the second call got the first one's constant                    */
+        deso_scalar *pos, *neg;
+        TU_CALL(deso_scalar_create(ctx, 0.0, &pos));
+        TU_CALL(deso_scalar_create(ctx, 0.0, &neg));
+        TU_CALL(deso_sdiv(pos, 1.0, 0.0));
+        TU_CALL(deso_sdiv(neg, 1.0, -0.0));
+        double vp, vn;
+        TU_CALL(deso_scalar_get(pos, &vp));
+        TU_CALL(deso_scalar_get(neg, &vn));
+        assert_true(isinf(vp) && vp > 0.0);
+        assert_true(isinf(vn) && vn < 0.0);
+        TU_CALL(deso_scalar_destroy(&pos));
+        TU_CALL(deso_scalar_destroy(&neg));
+        TU_CALL(deso_vec_destroy(&dx));
+        TU_CALL(deso_vec_destroy(&dy));
+        TU_CALL(deso_finalize(&ctx));
+        tu_case_end();
+    }
+    TU_SYNC();
+}
+
+TU_MAIN(cmocka_unit_test(test_level1_ops), cmocka_unit_test(test_orientation),
+        cmocka_unit_test(test_constants))
