@@ -86,7 +86,7 @@ SONAME  := libdeso.so.$(ABI)
 INTERNAL := $(BUILD)/lib/internal/libdeso.a
 
 .PHONY: all lib programs tests check check-unit check-mpi check-counts check-long check-asan check-asan-walk \
-        check-fuzz check-install check-mpi-alias check-cli check-krylov check-abort check-layers demo setup clean bench bench-remap bench-ooc bench-ooc-iread bench-counts \
+        check-fuzz check-install check-mpi-alias check-cli check-krylov check-abort check-layers demo setup clean bench bench-remap bench-ooc bench-ooc-iread bench-counts bench-overhead \
         bench-sweep benches install
 
 all: lib programs tests benches
@@ -271,6 +271,12 @@ bench-ooc-iread: setup
 bench-counts: setup
 	@$(MAKE) --no-print-directory all $(PMPI_LIB)
 	@bash scripts/bench-counts.sh $(BUILD)
+
+# Instructions per CG iteration by category, deso against cg_seq (P = 1)
+# and cg_pblas (P = 2), counted by callgrind
+bench-overhead: setup
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/cg_seq $(BUILD)/bench/cg_pblas
+	@bash scripts/bench-overhead.sh $(BUILD)
 
 demo: setup
 	@$(MAKE) --no-print-directory all

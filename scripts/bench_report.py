@@ -5,19 +5,21 @@
                                              # (paths from the repository root)
     python3 scripts/bench_report.py --results doc/bench-results.jsonl \\
         [--results doc/bench-remap.jsonl] [--results doc/bench-sweep.jsonl] \\
-        [--results doc/bench-counts.jsonl] \\
+        [--results doc/bench-counts.jsonl] [--results doc/bench-overhead.jsonl] \\
         [--readme README.md] [--doc doc] [--no-plots] [--print]
     python3 scripts/bench_report.py --ooc doc/bench-ooc.jsonl
 
 Reads only the JSON-lines files written by scripts/bench.sh (suite "cg"),
 scripts/bench-remap.sh (suite "remap"), scripts/bench-sweep.sh (suite
-"sweep") and scripts/bench-counts.sh (suite "counts") through
+"sweep"), scripts/bench-counts.sh (suite "counts") and
+scripts/bench-overhead.sh (suite "overhead") through
 scripts/bench_lib.sh: a meta record, one record per run {"bench", "asked",
 "label", "out" | "failed" | "skipped"}, an end record.
 Writes, per file, the README's section between its markers (cg:
 <!-- bench:begin --> / <!-- bench:end -->; remap: <!-- bench-remap:begin -->
 / <!-- bench-remap:end -->; sweep: <!-- sweep:begin --> / <!-- sweep:end -->;
-counts: <!-- counts:begin --> / <!-- counts:end -->)
+counts: <!-- counts:begin --> / <!-- counts:end -->; overhead:
+<!-- overhead:begin --> / <!-- overhead:end -->)
 and gnuplot PNGs in --doc (cg: two, sweep: one).  --ooc reads
 scripts/bench-ooc.sh's lines instead (one per run, no meta record) and
 writes <!-- bench-ooc:begin --> / <!-- bench-ooc:end -->.  Every figure in
@@ -40,6 +42,7 @@ sys.dont_write_bytecode = True
 from benchreport.cg import cg_section
 from benchreport.counts import counts_section
 from benchreport.ooc import ooc_section
+from benchreport.overhead import overhead_section
 from benchreport.plots import plots
 from benchreport.readme import MARKERS, write_readme
 from benchreport.records import Results
@@ -51,14 +54,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_RESULTS = {"cg": os.path.join(ROOT, "doc", "bench-results.jsonl"),
                    "remap": os.path.join(ROOT, "doc", "bench-remap.jsonl"),
                    "sweep": os.path.join(ROOT, "doc", "bench-sweep.jsonl"),
-                   "counts": os.path.join(ROOT, "doc", "bench-counts.jsonl")}
+                   "counts": os.path.join(ROOT, "doc", "bench-counts.jsonl"),
+                   "overhead": os.path.join(ROOT, "doc", "bench-overhead.jsonl")}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--results", action="append",
                     help="a results file (repeatable); default: doc/bench-results.jsonl,"
-                    " doc/bench-remap.jsonl, doc/bench-sweep.jsonl and doc/bench-counts.jsonl, those"
+                    " doc/bench-remap.jsonl, doc/bench-sweep.jsonl, doc/bench-counts.jsonl and"
+                    " doc/bench-overhead.jsonl, those"
                     " that exist")
     ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
     ap.add_argument("--doc", default=os.path.join(ROOT, "doc"), help="where the plots go")
@@ -106,6 +111,8 @@ def main():
             body = sweep_section(res, link, made)
         elif res.suite == "counts":
             body = counts_section(res, link)
+        elif res.suite == "overhead":
+            body = overhead_section(res, link)
         else:
             body = remap_section(res, link)
         write_readme(a.readme, res.suite, body)

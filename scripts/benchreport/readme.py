@@ -8,6 +8,8 @@ MARKERS = {"cg": ("<!-- bench:begin -->", "<!-- bench:end -->", "Benchmark resul
                      "Small and mid sizes (`make bench-sweep`)"),
            "counts": ("<!-- counts:begin -->", "<!-- counts:end -->",
                       "MPI calls per iteration (`make bench-counts`)"),
+           "overhead": ("<!-- overhead:begin -->", "<!-- overhead:end -->",
+                        "Instructions per iteration (`make bench-overhead`)"),
            "ooc": ("<!-- bench-ooc:begin -->", "<!-- bench-ooc:end -->",
                    "Out-of-core benchmark (`make bench-ooc`)")}
 
