@@ -10,7 +10,8 @@
  *     product and forced once: every callback is told its part is its
  *     own rows (first row and length, x's as y's), runs once per apply
  *     and rank, and y, A y and y . A y are the host's;
- *   - ranks naming different matrices: DESO_EMISMATCH on every rank.
+ *   - ranks naming different matrices: DESO_EMISMATCH on every rank, and
+ *     one rank's missing callback DESO_ENULL on every rank.
  * Unsymmetric random matrices with empty rows, n = 1, 3 (n < P) and 13;
  * every case in each optimiser mode on default, 1-D and 2-D grids
  * (tu_walk).
@@ -196,7 +197,8 @@ static void op_case(deso_ctx *ctx, int64_t n, uint64_t seed)
 }
 
 /* Rank 0 names a matrix of n rows, the others one of n + 1: every rank
- * fails with DESO_EMISMATCH, and no operator is made.                    */
+ * fails with DESO_EMISMATCH, and no operator is made; the last rank alone
+ * passes no callback: DESO_ENULL on every rank.                          */
 static void mismatch_case(deso_ctx *ctx, int64_t n)
 {
     int me = 0;
@@ -213,6 +215,10 @@ static void mismatch_case(deso_ctx *ctx, int64_t n)
                 tu_size() > 1 ? DESO_EMISMATCH : DESO_OK);
     if (tu_size() > 1) TU_CHECK(op == NULL);
     deso_op_destroy(&op);
+    int last = me == tu_size() - 1;
+    TU_CALL_ERR(deso_op_create_spmat(ctx, last ? NULL : block_fn, &r, a, &op),
+                DESO_ENULL);
+    TU_CHECK(op == NULL);
     deso_spmat_destroy(&a);
     deso_spmat_destroy(&b);
 }
