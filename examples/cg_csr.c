@@ -14,13 +14,16 @@
  * of rows (deso's balanced blocks: --blocks P gives deso-cg's
  * preconditioner at P ranks; default 1, which is SSOR with omega = 1).
  * --history prints "iter K RESIDUAL" (the recurrence residual tested at
- * iteration K) for every iteration, as deso-cg --history does.  Bad
- * options: one line on stderr, exit 2.                                   */
+ * iteration K) for every iteration, as deso-cg --history does.  The JSON
+ * line's time_loop is the solver loop's wall time (all --repeat solves),
+ * for the benchmarks (scripts/bench-sparse.sh).  Bad options: one line on
+ * stderr, exit 2.                                                        */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cg_problem.h"
 #include "sparse_problem.h"
@@ -170,6 +173,8 @@ int main(int argc, char **argv)
     long done = 0, iters_run = 0;   /* this solve's, all solves'          */
     double relres = 1.0;
     int converged = o.tol <= 0.0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     /* --repeat: the whole solve again from x0 = 0 (cg_problem.h)           */
     for (long solve = 0; solve < o.repeat; solve++) {
         if (solve > 0) cblas_dscal(n, 0.0, x, 1);
@@ -206,6 +211,9 @@ int main(int argc, char **argv)
         }
         iters_run += done;
     }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double time_loop = (double)(t1.tv_sec - t0.tv_sec) +
+                       1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
 
     /* the true residual ||b - A x|| / ||b||                                */
     sp_rows_mv(&A, x, t);
@@ -224,9 +232,9 @@ int main(int argc, char **argv)
         printf("{\"impl\":\"csr\",\"n\":%d,\"p\":1,\"blocks\":%ld,\"iters\":%ld,"
                "\"repeat\":%ld,\"converged\":%s,\"residual\":%.10e,"
                "\"error\":%.10e,\"sparse\":true,\"nnz\":%lld,"
-               "\"precond\":\"%s\",\"partition\":\"block\"}\n",
+               "\"precond\":\"%s\",\"partition\":\"block\",\"time_loop\":%.6e}\n",
                n, co.blocks, iters_run, o.repeat, converged ? "true" : "false",
-               residual, error, (long long)nnz, pc_names[co.precond]);
+               residual, error, (long long)nnz, pc_names[co.precond], time_loop);
     else
         printf("deso-cg-csr: n=%d nnz=%lld precond=%s iters=%ld "
                "residual=%.10e error=%.3e\n", n, (long long)nnz,

@@ -5,19 +5,21 @@
                                              # (paths from the repository root)
     python3 scripts/bench_report.py --results doc/bench-results.jsonl \\
         [--results doc/bench-remap.jsonl] [--results doc/bench-sweep.jsonl] \\
-        [--results doc/bench-counts.jsonl] \\
+        [--results doc/bench-counts.jsonl] [--results doc/bench-sparse.jsonl] \\
         [--readme README.md] [--doc doc] [--no-plots] [--print]
     python3 scripts/bench_report.py --ooc doc/bench-ooc.jsonl
 
 Reads only the JSON-lines files written by scripts/bench.sh (suite "cg"),
 scripts/bench-remap.sh (suite "remap"), scripts/bench-sweep.sh (suite
-"sweep") and scripts/bench-counts.sh (suite "counts") through
+"sweep"), scripts/bench-counts.sh (suite "counts") and
+scripts/bench-sparse.sh (suite "sparse") through
 scripts/bench_lib.sh: a meta record, one record per run {"bench", "asked",
 "label", "out" | "failed" | "skipped"}, an end record.
 Writes, per file, the README's section between its markers (cg:
 <!-- bench:begin --> / <!-- bench:end -->; remap: <!-- bench-remap:begin -->
 / <!-- bench-remap:end -->; sweep: <!-- sweep:begin --> / <!-- sweep:end -->;
-counts: <!-- counts:begin --> / <!-- counts:end -->)
+counts: <!-- counts:begin --> / <!-- counts:end -->; sparse:
+<!-- bench-sparse:begin --> / <!-- bench-sparse:end -->)
 and gnuplot PNGs in --doc (cg: two, sweep: one).  --ooc reads
 scripts/bench-ooc.sh's lines instead (one per run, no meta record) and
 writes <!-- bench-ooc:begin --> / <!-- bench-ooc:end -->.  Every figure in
@@ -44,6 +46,7 @@ from benchreport.plots import plots
 from benchreport.readme import MARKERS, write_readme
 from benchreport.records import Results
 from benchreport.remap import remap_section
+from benchreport.sparse import sparse_section
 from benchreport.sweep import sweep_section
 from benchreport.sweep_plot import sweep_plot
 
@@ -51,7 +54,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_RESULTS = {"cg": os.path.join(ROOT, "doc", "bench-results.jsonl"),
                    "remap": os.path.join(ROOT, "doc", "bench-remap.jsonl"),
                    "sweep": os.path.join(ROOT, "doc", "bench-sweep.jsonl"),
-                   "counts": os.path.join(ROOT, "doc", "bench-counts.jsonl")}
+                   "counts": os.path.join(ROOT, "doc", "bench-counts.jsonl"),
+                   "sparse": os.path.join(ROOT, "doc", "bench-sparse.jsonl")}
 
 
 def main():
@@ -106,6 +110,8 @@ def main():
             body = sweep_section(res, link, made)
         elif res.suite == "counts":
             body = counts_section(res, link)
+        elif res.suite == "sparse":
+            body = sparse_section(res, link)
         else:
             body = remap_section(res, link)
         write_readme(a.readme, res.suite, body)

@@ -9,7 +9,9 @@ MARKERS = {"cg": ("<!-- bench:begin -->", "<!-- bench:end -->", "Benchmark resul
            "counts": ("<!-- counts:begin -->", "<!-- counts:end -->",
                       "MPI calls per iteration (`make bench-counts`)"),
            "ooc": ("<!-- bench-ooc:begin -->", "<!-- bench-ooc:end -->",
-                   "Out-of-core benchmark (`make bench-ooc`)")}
+                   "Out-of-core benchmark (`make bench-ooc`)"),
+           "sparse": ("<!-- bench-sparse:begin -->", "<!-- bench-sparse:end -->",
+                      "Sparse CG (`make bench-sparse`)")}
 
 
 def write_readme(path, suite, body):
