@@ -292,8 +292,10 @@ static inline int sp_read_mtx(const char *path, struct sp_rows *a, char *err,
          (symmetric || strcasecmp(sym, "general") == 0);
     long long m = 0, n = 0, nz = 0;
     while (ok && fgets(line, sizeof line, f) != NULL && line[0] == '%') {}
+    /* at most one entry per position: nothing sized by a bigger header  */
     ok = ok && sscanf(line, "%lld %lld %lld", &m, &n, &nz) == 3 && m == n &&
-         m >= 1 && nz >= 0 && nz <= (1LL << 40);
+         m >= 1 && m <= (1LL << 31) && nz >= 0 && nz <= (1LL << 40) &&
+         (double)nz <= (double)m * (double)n;
     struct sp_entry *e = ok ? malloc(((size_t)nz * 2 + 1) * sizeof *e) : NULL;
     int64_t ne = 0;
     for (long long k = 0; e != NULL && k < nz; k++) {
