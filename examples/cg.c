@@ -586,9 +586,9 @@ int main(int argc, char **argv)
         }
     }
     free(rss_all);
-    sp_rows_free(&sp.rows);
     deso_vec_destroy(&t);
     deso_finalize(&ctx);
+    sp_rows_free(&sp.rows);   /* the operators' rows: after their last run */
     MPI_Finalize();
     return 0;
 }

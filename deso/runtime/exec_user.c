@@ -1,7 +1,8 @@
 /* Running a user operator's node: its callback on this rank's pieces of x
  * and y, each described as the block-cyclic share or the range it is
- * (deso.h's deso_op_part).  The executor (exec.c) has brought x where the operator
- * declared it, and agrees the callback's outcome across the ranks.      */
+ * (deso.h's deso_op_part).  The executor (exec.c) has brought x where the
+ * operator declared it, and agrees the callback's outcome across the
+ * ranks.                                                                 */
 #include <string.h>
 
 #include "deso/runtime/runtime.h"
