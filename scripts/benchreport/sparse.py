@@ -68,6 +68,7 @@ def sparse_section(res, link):
            " `deso-cg-csr` at P = 1. Each code's `time_loop` over its iterations, the median"
            " over the rounds; a ratio is the median over rounds of deso's time over the other"
            " code's in the same round (below 1: deso faster). deso's point-to-point bytes and"
-           " messages (halo exchanges and any vector moves, summed over the ranks) per"
-           " iteration are counts, not timings.", "", table(head, rows), ""]
+           " messages (halo exchanges and any vector moves, summed over the ranks) are a"
+           " run's totals over its iterations, the first iteration's moves into place"
+           " included: counts, not timings.", "", table(head, rows), ""]
     return "\n".join(out)
