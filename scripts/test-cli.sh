@@ -897,11 +897,11 @@ EOF
     # one block's sweep against the dense SSOR's two triangular solves
     s="--matrix $tmp/sp.mtx --iters 8 --tol 1e-10 --history --json"
     timeout --kill-after=5 "$tmo" "$launch" -n 1 "$cg" $s --dense \
-        --precond ssor >"$tmp/ssor.out" 2>&1 || { echo "--dense: $?"; return 1; }
+        --precond ssor >"$tmp/spssor.out" 2>&1 || { echo "--dense: $?"; return 1; }
     timeout --kill-after=5 "$tmo" "$csr" $s --precond bjacobi --blocks 1 \
-        >"$tmp/twssor.out" 2>&1 || { echo "--blocks 1: $?"; return 1; }
-    grep '^{' "$tmp/ssor.out" >"$tmp/ssor.json"
-    pairs="$pairs 1:none:ssor:-:$tmp/ssor.out:$tmp/twssor.out"
+        >"$tmp/sptwssor.out" 2>&1 || { echo "--blocks 1: $?"; return 1; }
+    grep '^{' "$tmp/spssor.out" >"$tmp/spssor.json"
+    pairs="$pairs 1:none:ssor:-:$tmp/spssor.out:$tmp/sptwssor.out"
     py '
 ran = []
 for pair in sys.argv[1:]:
