@@ -20,45 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csr_test.h"
 #include "test_util.h"
 
 static const int64_t SIZES[] = {1, 3, 13};
 #define NSIZES ((int)(sizeof SIZES / sizeof SIZES[0]))
-
-/* A seeded n x n matrix in global CSR, up to 4 entries a row, some rows
- * empty, columns ascending.                                              */
-typedef struct glob {
-    int64_t n, *rowptr, *col;
-    double *val;
-} glob;
-
-static glob random_square(int64_t n, uint64_t seed)
-{
-    glob g = {n, calloc((size_t)n + 1, sizeof(int64_t)),
-              calloc((size_t)(4 * n + 1), sizeof(int64_t)),
-              calloc((size_t)(4 * n + 1), sizeof(double))};
-    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 5;
-    int64_t k = 0;
-    for (int64_t i = 0; i < n; i++) {
-        int64_t j = 0;
-        for (int e = 0; e < 4; e++) {
-            s = s * 6364136223846793005ull + 1442695040888963407ull;
-            j += (int64_t)((s >> 33) % (uint64_t)(n / 2 + 2));
-            if (j >= n) break;
-            g.col[k] = j++;
-            g.val[k++] = (double)((s >> 20) % 17) / 4.0 - 2.0;
-        }
-        g.rowptr[i + 1] = k;
-    }
-    return g;
-}
-
-static void glob_free(glob *g)
-{
-    free(g->rowptr);
-    free(g->col);
-    free(g->val);
-}
 
 /* One rank's rows, as deso_spmat_local_rows gives them.                  */
 typedef struct rows {
@@ -139,7 +105,7 @@ static void host_block(const glob *g, const int64_t *first, int P,
 static void op_case(deso_ctx *ctx, int64_t n, uint64_t seed)
 {
     int P = tu_size();
-    glob g = random_square(n, seed);
+    glob g = random_matrix(n, n, 4, (unsigned)seed);
     deso_spmat *a = NULL;
     TU_CALL(deso_spmat_from_csr(ctx, n, n, g.rowptr, g.col, g.val, 0, &a));
     rows r = local_rows(a);
