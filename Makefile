@@ -86,7 +86,7 @@ SONAME  := libdeso.so.$(ABI)
 INTERNAL := $(BUILD)/lib/internal/libdeso.a
 
 .PHONY: all lib programs tests check check-unit check-mpi check-counts check-long check-asan check-asan-walk \
-        check-fuzz check-install check-mpi-alias check-cli check-krylov check-abort check-layers demo setup clean bench bench-remap bench-ooc bench-ooc-iread bench-counts bench-overhead \
+        check-fuzz check-install check-mpi-alias check-cli check-krylov check-abort check-layers demo setup clean bench bench-remap bench-ooc bench-ooc-iread bench-counts bench-overhead bench-sparse \
         bench-sweep benches install
 
 all: lib programs tests benches
@@ -265,6 +265,12 @@ bench-ooc: setup
 # the streamed reads' overlap: reader thread against MPI_File_iread_at
 bench-ooc-iread: setup
 	@bash scripts/bench-ooc-iread.sh $(BUILD)
+
+# the sparse CG against PETSc on MATMPIAIJ and its sequential twin at
+# P = 1, 2 (BENCH_QUICK=1: a smoke run); builds PETSc's anchor itself
+bench-sparse: setup
+	@$(MAKE) --no-print-directory all
+	@bash scripts/bench-sparse.sh $(BUILD)
 
 # MPI calls per CG iteration, deso against the PBLAS CG, counted by the
 # PMPI interposer at P = 4, 9, 16

@@ -191,12 +191,15 @@ enum {
     BLAS_F_SMAT = 256,      /* vget, vput: the view is a matrix             */
     BLAS_F_XLIKE = 512,     /* user: x where y is (else replicated)         */
     BLAS_F_YREP = 1024,     /* user: y replicated everywhere                */
-    BLAS_F_YROWS = 2048     /* user: y as a matrix's rows, row block inc    */
+    BLAS_F_YROWS = 2048,    /* user: y as a matrix's rows, row block inc    */
+    BLAS_F_YPART = 4096     /* user: y by the rows of the sparse matrix sp  */
 };
 /* A user operator's y is replicated everywhere (BLAS_F_YREP), laid out as
- * a dgemv N's result on a matrix with row block `inc` (BLAS_F_YROWS), or,
- * with neither, placed by the optimiser like any vector; its off is the
- * operator's number in its context, len the length of y.                 */
+ * a dgemv N's result on a matrix with row block `inc` (BLAS_F_YROWS), by
+ * the row partition of the sparse matrix whose facts are sp
+ * (BLAS_F_YPART), or, with none, placed by the optimiser like any
+ * vector; its off is the operator's number in its context, len the
+ * length of y.                                                           */
 /* vget and vput index a vector, or a matrix column-major (i + j m), by
  * one linear index: a column is a run of m, a column range a run of whole
  * columns.  Their result is a vector or matrix as its shape says.  A
@@ -229,7 +232,9 @@ typedef struct blas_desc {
     int64_t rows, ld;       /* vget, vput of a block: runs of `rows`
                              * elements, `ld` apart in the viewed matrix;
                              * 0, 0 otherwise (one run)                   */
-    const blas_sparse *sp;  /* usmv: its matrix's facts; NULL otherwise   */
+    const blas_sparse *sp;  /* usmv, and a user operator on a sparse
+                             * matrix's rows (BLAS_F_YPART): the matrix's
+                             * facts; NULL otherwise                      */
 } blas_desc;
 
 /* Whether off, inc, len, rows and ld are part of a node's identity
@@ -240,7 +245,7 @@ static inline bool blas_desc_params(blas_op op)
 }
 
 /* The layout a user operator's node pins its y to (BLAS_F_YREP,
- * BLAS_F_YROWS) on a pr x pc grid; false when y is free.                */
+ * BLAS_F_YROWS, BLAS_F_YPART) on a pr x pc grid; false when y is free.  */
 bool blas_user_pinned(const blas_desc *d, int pr, int pc, blas_layout *y);
 
 /* An element map: element so + si i of a source goes to element to + ti i

@@ -184,6 +184,10 @@ bool blas_user_pinned(const blas_desc *d, int pr, int pc, blas_layout *y)
         *y = blas_layout_vec(d->len, 0, d->inc, 2u, pr, pc);
         return true;
     }
+    if ((d->flags & BLAS_F_YPART) && d->sp != NULL) {
+        *y = blas_layout_part(d->sp->rows, pr, pc);
+        return true;
+    }
     return false;
 }
 

@@ -484,6 +484,16 @@ deso_err deso_spmat_shape(const deso_spmat *a, int64_t *m, int64_t *n,
 deso_err deso_spmat_local(const deso_spmat *a, int64_t *row0,
                           int64_t *nrows, int64_t *nnz);
 
+/* A copy of this rank's rows (deso_spmat_local's row0 .. row0 + nrows - 1)
+ * in pattern order: rowptr[0 .. nrows] from 0, global columns and values
+ * [0 .. nnz); e.g. for a preconditioner working on the rank's own rows
+ * (deso_op_create_spmat).  The arrays are the caller's, of nrows + 1 and
+ * nnz elements (col and val may be NULL when nnz = 0).  The values are
+ * the matrix's current ones.  Local.  Errors: DESO_ENULL (a, or an array
+ * that has something to hold), DESO_ESTALE.                                */
+deso_err deso_spmat_local_rows(const deso_spmat *a, int64_t *rowptr,
+                               int64_t *col, double *val);
+
 /* The whole matrix as global CSR arrays in pattern order on rank `root`
  * (rowptr[0 .. m], col and val [0 .. nnz)), or on every rank with
  * DESO_ALL_RANKS; the arrays may be NULL elsewhere.  Collective.  Errors
@@ -772,19 +782,24 @@ typedef enum deso_op_layout {
 
 /* One rank's piece of a vector of length n: nlocal elements (0 when the
  * rank holds none), dealt in blocks of `block` over `nparts` parts, of
- * which this rank holds part `part` (a whole vector: nparts 1, part 0).  */
+ * which this rank holds part `part` (a whole vector: nparts 1, part 0),
+ * counted from global index `first` (0, but for an operator on a sparse
+ * matrix's rows: the rank's first row, with nparts 1, part 0 and one
+ * block of nlocal).                                                      */
 typedef struct deso_op_part {
     int64_t n;
     int64_t nlocal;
     int64_t block;
     int nparts;
     int part;
+    int64_t first;
 } deso_op_part;
 
 /* The global index of local element i (0 <= i < p->nlocal).              */
 static inline int64_t deso_op_global(const deso_op_part *p, int64_t i)
 {
-    return ((i / p->block) * p->nparts + p->part) * p->block + i % p->block;
+    return p->first +
+           ((i / p->block) * p->nparts + p->part) * p->block + i % p->block;
 }
 
 /* The callback: y <- op(x) on this rank's pieces.  y arrives zero-filled
@@ -816,6 +831,19 @@ deso_err deso_op_create(deso_ctx *ctx, int64_t m, int64_t n, deso_op_fn fn,
                         void *user, deso_op_layout x_layout,
                         deso_op_layout y_layout, const deso_mat *rows_of,
                         deso_op **op);
+/* A square operator on the rows of sparse matrix rows_of (m x n): x and
+ * y of length m, both laid out as rows_of's rows (deso_dusmv's y: each
+ * rank its own rows' range, deso_spmat_local's), so that the callback
+ * sees exactly the entries of its rows, its part's `first` being its
+ * first row: a block Jacobi or a local smoother on the rank's block of
+ * rows (deso_spmat_local_rows).  The layout is fixed for the optimiser
+ * as DESO_OP_ROWS's is; everything else as deso_op_create (an operator
+ * of m x m with x DESO_OP_LIKE_Y).  Collective, agreed.  Errors:
+ * DESO_ENULL (ctx, fn, rows_of or op), DESO_ESTALE, DESO_ECONTEXT,
+ * DESO_EINVAL (rows_of not a sparse matrix), DESO_EMISMATCH (another
+ * matrix on some rank), DESO_EMPI, DESO_ENOMEM.  On error *op is NULL.  */
+deso_err deso_op_create_spmat(deso_ctx *ctx, deso_op_fn fn, void *user,
+                              const deso_spmat *rows_of, deso_op **op);
 /* y <- op(x), recorded (x of length n, y of length m; views allowed; x
  * and y may be the same vector: the callback reads the old one).
  * Collective; not a force point.  Errors: DESO_ENULL, DESO_ESTALE

@@ -5,8 +5,10 @@
  *   mpiexec.mpich -n P deso-cg [--n N] [--iters K] [--tol T] [--repeat R]
  *                        [--mode none|affine|full]
  *                        [--grid RxC] [--nb NB] [--json] [--verbose]
- *                        [--verbose-every K] [--matrix FILE.mtx]
- *                        [--precond none|jacobi|ssor] [--dot FILE.dot]
+ *                        [--verbose-every K] [--history]
+ *                        [--matrix FILE.mtx [--dense]]
+ *                        [--gen lap2d:G|lap3d:G|lap2d-perm:G]
+ *                        [--precond none|jacobi|ssor|bjacobi] [--dot FILE.dot]
  *                        [--mem-limit SIZE] [--ooc-dir DIR]
  *
  * --mem-limit and --ooc-dir set DESO_MEM_LIMIT and DESO_OOC_DIR (deso.h's
@@ -14,14 +16,21 @@
  * file; the jacobi and ssor preconditioners need it in core).
  * Problem (cg_problem.h): a(i,j) = 1/(1+|i-j|) generated where
  * it lives (no rank ever holds the whole matrix), b = A * ones, x0 = 0;
- * or --matrix: a square real Matrix Market file (deso_mat_from_mtx), b =
- * A * ones computed with deso_dgemv.  Either way the exact solution is
- * ones, and "error" is ||x - ones|| / sqrt(n).
+ * or --matrix: a square real Matrix Market file, b = A * ones computed
+ * by deso.  A coordinate file is read as a sparse matrix (each rank
+ * streams it and keeps its rows; deso_dusmv is the product), an array
+ * file, or any file with --dense, as a dense one (deso_mat_from_mtx,
+ * deso_dgemv); --gen makes a sparse Laplacian where its rows live
+ * (deso_spmat_from_gen; sparse_problem.h describes them).  Either way the
+ * exact solution is ones, and "error" is ||x - ones|| / sqrt(n).
  * Preconditioned CG (z = M^-1 r, rho = r.z, p = z + beta p): jacobi M = D
  * (D^-1 once by deso_dvrecip, then z = D^-1 r with deso_dvmul); ssor
- * (symmetric Gauss-Seidel, omega = 1) M = (D+L) D^-1 (D+U),
+ * (dense only; symmetric Gauss-Seidel, omega = 1) M = (D+L) D^-1 (D+U),
  * z = (D+U)^-1 D (D+L)^-1 r: two deso_dtrsv on A itself per iteration,
- * which the optimiser may run on A's folding or after a cyclic remap of A.
+ * which the optimiser may run on A's folding or after a cyclic remap of A;
+ * bjacobi (sparse only): block Jacobi, the same symmetric Gauss-Seidel
+ * sweep on each rank's diagonal block of rows, a user operator on the
+ * matrix's rows (cg_sparse.h says why).
  * Stops when ||r||/||b|| < T, or when r.r is exactly zero (T = 0 runs all
  * K iterations unless that comes first); the residual reported is the
  * true ||b - A x|| / ||b|| computed after the last iteration.  --repeat R
@@ -29,7 +38,9 @@
  * iters then counts the iterations of all R solves.  A run with T > 0 that does not reach it prints "deso-cg: did
  * not reach tol ..." on rank 0 (stderr) and still exits 0; --json reports
  * "converged" (true when T = 0).  --verbose prints the recurrence residual
- * every --verbose-every iterations (default 10).  --dot writes the DOT of
+ * every --verbose-every iterations (default 10); --history prints it at
+ * every iteration to the last digit ("iter K RESIDUAL" on rank 0, before
+ * the JSON line), as deso-cg-csr does.  --dot writes the DOT of
  * the optimised plan of the iteration.  Prints paper 003's Table 1
  * categories; --json prints one line on rank 0 (bytes and messages summed
  * over ranks, the statistics' times of rank 0, and time_loop: the solver's
@@ -40,17 +51,21 @@
  * between the figure and the rank) and the bound an out-of-core run must
  * stay within: the rank's memory budget, plus its vectors (every vector
  * this program makes, whole, in two layouts: at most what they hold),
- * plus 64 MiB for the program, MPI and the BLAS.  Bad options: one line on
- * stderr, exit 2. */
+ * plus 64 MiB for the program, MPI and the BLAS.  It says whether the
+ * matrix was sparse, its entries (n^2 when dense) and, for a sparse one,
+ * how its rows are partitioned (contiguous blocks: "block"; "none" when
+ * dense).  Bad options: one line on stderr, exit 2. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 
 #include "deso.h"
 
 #include "cg_problem.h"
+#include "cg_sparse.h"
 
 static int rank0;
 static deso_ctx *ctx;
@@ -81,14 +96,14 @@ static double one_fn(int64_t i, void *arg)
     return 1.0;
 }
 
-static const char *const pc_names[] = {"none", "jacobi", "ssor"};
+static const char *const pc_names[] = {"none", "jacobi", "ssor", "bjacobi"};
 
 static double b_fn(int64_t i, void *arg)
 {
     return cg_problem_b(*(const long *)arg, (long)i);
 }
 
-enum { PC_NONE, PC_JACOBI, PC_SSOR };
+enum { PC_NONE, PC_JACOBI, PC_SSOR, PC_BJACOBI };
 
 struct own_opts {
     deso_mode mode;
@@ -97,6 +112,9 @@ struct own_opts {
     const char *matrix;     /* --matrix                                    */
     int precond;            /* --precond                                   */
     const char *dot;        /* --dot                                       */
+    const char *gen;        /* --gen                                       */
+    int dense;              /* --dense                                     */
+    int history;            /* --history                                   */
 };
 
 static const char *opt_value(int argc, char **argv, int *k, const char *name,
@@ -144,9 +162,17 @@ static int own_opts(int *argc, char **argv, struct own_opts *oo, char *err,
     deso_mode *mode = &oo->mode;
     while (k < *argc) {
         const char *a = argv[k], *val;
-        if (strcmp(a, "--verbose") == 0) {
-            oo->verbose = 1;
+        int *flag = strcmp(a, "--verbose") == 0   ? &oo->verbose
+                    : strcmp(a, "--dense") == 0   ? &oo->dense
+                    : strcmp(a, "--history") == 0 ? &oo->history
+                                                  : NULL;
+        if (flag != NULL) {
+            *flag = 1;
             k++;
+            continue;
+        }
+        if ((val = opt_value(*argc, argv, &k, "--gen", &missing)) != NULL) {
+            oo->gen = val;
             continue;
         }
         if ((val = opt_value(*argc, argv, &k, "--matrix", &missing)) != NULL) {
@@ -175,8 +201,10 @@ static int own_opts(int *argc, char **argv, struct own_opts *oo, char *err,
             if (strcmp(val, "none") == 0) oo->precond = PC_NONE;
             else if (strcmp(val, "jacobi") == 0) oo->precond = PC_JACOBI;
             else if (strcmp(val, "ssor") == 0) oo->precond = PC_SSOR;
+            else if (strcmp(val, "bjacobi") == 0) oo->precond = PC_BJACOBI;
             else {
-                snprintf(err, errlen, "--precond must be none, jacobi or ssor, got '%s'", val);
+                snprintf(err, errlen, "--precond must be none, jacobi, ssor or "
+                         "bjacobi, got '%s'", val);
                 return -1;
             }
             continue;
@@ -207,6 +235,44 @@ static int own_opts(int *argc, char **argv, struct own_opts *oo, char *err,
     return 0;
 }
 
+/* Whether path is a Matrix Market coordinate file, by its banner (read on
+ * rank 0, so that every rank takes the same path); a file that cannot be
+ * read is not, and the dense reader then says what is wrong with it.    */
+static int mtx_is_coordinate(const char *path)
+{
+    int coo = 0;
+    if (rank0) {
+        char line[256] = "", obj[32], fmt[32];
+        FILE *f = fopen(path, "r");
+        if (f != NULL && fgets(line, sizeof line, f) != NULL &&
+            sscanf(line, "%%%%MatrixMarket %31s %31s", obj, fmt) == 2)
+            coo = strcasecmp(fmt, "coordinate") == 0;
+        if (f != NULL) fclose(f);
+    }
+    MPI_Bcast(&coo, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return coo;
+}
+
+/* Options that contradict each other (or the matrix's kind): one reason. */
+static int check_combination(const struct own_opts *oo, int sparse, char *err,
+                             size_t errlen)
+{
+    if (oo->gen != NULL && oo->matrix != NULL)
+        snprintf(err, errlen, "--gen and --matrix: give one of them");
+    else if (oo->dense && oo->matrix == NULL)
+        snprintf(err, errlen, "--dense needs --matrix (a generated --gen "
+                 "matrix is sparse)");
+    else if (sparse && oo->precond == PC_SSOR)
+        snprintf(err, errlen, "--precond ssor needs a dense matrix (for a "
+                 "sparse one: bjacobi; or --dense with --matrix)");
+    else if (!sparse && oo->precond == PC_BJACOBI)
+        snprintf(err, errlen, "--precond bjacobi needs a sparse matrix "
+                 "(--gen, or a coordinate --matrix without --dense)");
+    else
+        return 0;
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -217,14 +283,22 @@ int main(int argc, char **argv)
 
     struct cg_opts o;
     char msg[256];
-    struct own_opts oo = {DESO_MODE_DEFAULT, 0, 10, NULL, PC_NONE, NULL};
+    struct own_opts oo = {DESO_MODE_DEFAULT, 0, 10, NULL, PC_NONE, NULL,
+                          NULL, 0, 0};
     int rc = own_opts(&argc, argv, &oo, msg, sizeof msg);
     deso_mode mode = oo.mode;
     int verbose = oo.verbose;
     if (rc == 0) rc = cg_parse_opts(argc, argv, 1, &o, msg, sizeof msg);
+    /* sparse: a generated matrix, or a coordinate file unless --dense      */
+    int sparse = oo.gen != NULL ||
+                 (rc == 0 && oo.matrix != NULL && !oo.dense &&
+                  mtx_is_coordinate(oo.matrix));
+    if (rc == 0) rc = check_combination(&oo, sparse, msg, sizeof msg);
     if (rc == 1 && rank0)
         printf("%s [--mode none|affine|full] [--verbose] [--verbose-every K]\n"
-               "    [--matrix FILE.mtx] [--precond none|jacobi|ssor] [--dot FILE.dot]\n"
+               "    [--history] [--matrix FILE.mtx [--dense]]\n"
+               "    [--gen lap2d:G|lap3d:G|lap2d-perm:G]\n"
+               "    [--precond none|jacobi|ssor|bjacobi] [--dot FILE.dot]\n"
                "    [--mem-limit SIZE] [--ooc-dir DIR]\n",
                msg);
     if (rc < 0 && rank0) fprintf(stderr, "deso-cg: %s\n", msg);
@@ -253,22 +327,36 @@ int main(int argc, char **argv)
         return 2;
     }
     int64_t n = o.n;
-    deso_mat *A;
+    deso_mat *A = NULL;
+    /* a sparse matrix: S and the rank's rows (cg_sparse.h); A stays NULL.
+     * Its rows are placed as deso's constructors place them, contiguous
+     * row blocks; nothing below depends on which rows a rank holds.       */
+    struct cg_sparse sp = {0};
+    const char *partition = "block";
+    deso_spmat *S = NULL;
     deso_vec *b, *x, *r, *p, *q, *t, *z, *d = NULL, *ones;
-    if (oo.matrix != NULL) {
-        int64_t m;
-        e = deso_mat_from_mtx(ctx, oo.matrix, &A);
-        if (e == DESO_OK) e = deso_mat_shape(A, &m, &n);
-        if (e == DESO_OK && (m != n || n < 1))
-            e = DESO_ESIZE;
+    if (oo.matrix != NULL || sparse) {
+        int64_t m = 0;
+        if (sparse) {
+            e = cg_sparse_load(ctx, oo.gen, oo.matrix, &sp);
+            S = sp.A;
+            n = sp.n;
+        } else {
+            e = deso_mat_from_mtx(ctx, oo.matrix, &A);
+            if (e == DESO_OK) e = deso_mat_shape(A, &m, &n);
+            if (e == DESO_OK && (m != n || n < 1))
+                e = DESO_ESIZE;
+        }
         if (e != DESO_OK) {
             if (rank0) {
-                if (e == DESO_ESIZE)
+                /* made, but not square: else the reader's own reason     */
+                if (e == DESO_ESIZE && (S != NULL || A != NULL))
                     fprintf(stderr, "deso-cg: %s: CG needs a square, non-empty matrix\n",
-                            oo.matrix);
+                            oo.matrix != NULL ? oo.matrix : oo.gen);
                 else
                     fprintf(stderr, "deso-cg: %s\n", deso_last_error());
             }
+            sp_rows_free(&sp.rows);
             deso_finalize(&ctx);
             MPI_Finalize();
             return 2;
@@ -277,18 +365,30 @@ int main(int argc, char **argv)
     deso_set_error_handler(ctx, fail, NULL);
     deso_info info;
     deso_get_info(ctx, &info);
-    if (oo.matrix != NULL) {
+    if (oo.matrix != NULL || S != NULL) {
         deso_vec_create(ctx, n, &b);
     } else {
         deso_mat_from_fn(ctx, n, n, a_fn, &o.n, &A);
         deso_vec_from_fn(ctx, n, b_fn, &o.n, &b);
     }
     deso_vec_from_fn(ctx, n, one_fn, NULL, &ones);
-    if (oo.matrix != NULL)   /* b = A * ones                               */
+    if (S != NULL)           /* b = A * ones                               */
+        deso_dusmv(ctx, DESO_NO_TRANS, 1.0, S, ones, 0.0, b);
+    else if (oo.matrix != NULL)
         deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, 1.0, A, n, ones, 1, 0.0, b, 1);
-    if (oo.precond != PC_NONE) {
+    deso_op *bj = NULL;      /* bjacobi: the sweep on the rank's block      */
+    if (oo.precond == PC_BJACOBI)
+        deso_op_create_spmat(ctx, cg_sparse_bjacobi_fn, &sp.rows, S, &bj);
+    if (oo.precond == PC_JACOBI || oo.precond == PC_SSOR) {
         deso_vec_create(ctx, n, &d);
-        deso_mat_diag(A, d);   /* D, computed once                          */
+        if (S != NULL) {     /* D by the diagonal operator, from the rows   */
+            deso_op *dg;
+            deso_op_create_spmat(ctx, cg_sparse_diag_fn, &sp.rows, S, &dg);
+            deso_op_apply(dg, ones, d);
+            deso_op_destroy(&dg);
+        } else {
+            deso_mat_diag(A, d);   /* D, computed once                      */
+        }
     }
     if (oo.precond == PC_JACOBI)     /* d <- D^-1, computed once, lazily    */
         deso_dvrecip(n, d, 1, d, 1);
@@ -322,7 +422,8 @@ int main(int argc, char **argv)
 /* z <- M^-1 r                                                               */
 #define PRECONDITION()                                                       \
     do {                                                                     \
-        if (oo.precond != PC_NONE) deso_dcopy(n, r, 1, z, 1);                \
+        if (oo.precond == PC_BJACOBI) deso_op_apply(bj, r, z);               \
+        else if (oo.precond != PC_NONE) deso_dcopy(n, r, 1, z, 1);           \
         if (oo.precond == PC_JACOBI) deso_dvmul(n, d, 1, z, 1);              \
         if (oo.precond == PC_SSOR) {                                         \
             deso_dtrsv(DESO_COL_MAJOR, DESO_LOWER, DESO_NO_TRANS, DESO_NON_UNIT, n, A, n, z, 1); \
@@ -353,12 +454,14 @@ int main(int argc, char **argv)
             relres = rn / bnormv;
             if (verbose && rank0 && done % oo.every == 0)
                 printf("deso-cg: iteration %ld residual %.3e\n", done, relres);
+            if (oo.history && rank0) printf("iter %ld %.17g\n", done, relres);
             if (rn == 0.0 || (o.tol > 0.0 && relres < o.tol)) {
                 converged = 1;
                 break;
             }
             if (done >= o.iters) break;
-            deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, 1.0, A, n, p, 1, 0.0, q, 1);
+            if (S != NULL) deso_dusmv(ctx, DESO_NO_TRANS, 1.0, S, p, 0.0, q);
+            else deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, 1.0, A, n, p, 1, 0.0, q, 1);
             deso_ddot(n, p, 1, q, 1, pq);
             deso_sdiv(alpha, rr, pq);
             deso_daxpy(n, alpha, p, 1, x, 1);
@@ -387,7 +490,8 @@ int main(int argc, char **argv)
 
     /* the true residual ||b - A x|| / ||b|| (not in the statistics)        */
     deso_dcopy(n, b, 1, t, 1);
-    deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, -1.0, A, n, x, 1, 1.0, t, 1);
+    if (S != NULL) deso_dusmv(ctx, DESO_NO_TRANS, -1.0, S, x, 1.0, t);
+    else deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, -1.0, A, n, x, 1, 1.0, t, 1);
     deso_dnrm2(n, t, 1, tnorm);
     double tnormv;
     deso_scalar_get(tnorm, &tnormv);
@@ -416,8 +520,8 @@ int main(int argc, char **argv)
     long long *rss_all = rank0 ? malloc((size_t)P * sizeof *rss_all) : NULL;
     MPI_Gather(&rss, 1, MPI_LONG_LONG, rss_all, 1, MPI_LONG_LONG, 0,
                MPI_COMM_WORLD);
-    /* b, x, r, p, q, t, ones, and z and d with a preconditioner           */
-    long long nvec = oo.precond != PC_NONE ? 9 : 7;
+    /* b, x, r, p, q, t, ones, z with a preconditioner, d for jacobi, ssor */
+    long long nvec = 7 + (oo.precond != PC_NONE) + (d != NULL);
     long long vec_bytes = nvec * 2 * (long long)n * (long long)sizeof(double);
     long long budget = info.mem_limit > 0 ? (long long)info.mem_limit : 0;
     long long bound = budget + vec_bytes + (64LL << 20);
@@ -437,7 +541,8 @@ int main(int argc, char **argv)
                    "\"bytes_collective\":%lld,\"msgs_collective\":%lld,"
                    "\"plans_optimised\":%lld,\"plans_replayed\":%lld,"
                    "\"io_beta\":%.6e,\"mem_limit\":%lld,\"vector_bytes\":%lld,"
-                   "\"rss_bound\":%lld,\"peak_rss\":[",
+                   "\"rss_bound\":%lld,\"sparse\":%s,\"nnz\":%lld,"
+                   "\"partition\":\"%s\",\"peak_rss\":[",
                    (long long)n, P, grid, deso_mode_name(info.mode),
                    pc_names[oo.precond], iters_run, o.repeat, converged ? "true" : "false",
                    residual, error, loop_max, st.time_total, st.time_compute, st.time_overhead,
@@ -445,7 +550,10 @@ int main(int argc, char **argv)
                    st.time_io, sum[4], sum[5], sum[0],
                    sum[1], sum[2], sum[3], (long long)st.plans_optimised,
                    (long long)st.plans_replayed, info.io_beta,
-                   (long long)info.mem_limit, vec_bytes, bound);
+                   (long long)info.mem_limit, vec_bytes, bound,
+                   S != NULL ? "true" : "false",
+                   S != NULL ? (long long)sp.nnz : (long long)n * (long long)n,
+                   S != NULL ? partition : "none");
             for (int k = 0; k < P; k++)
                 printf("%s%lld", k > 0 ? "," : "", rss_all[k]);
             printf("]}\n");
@@ -480,6 +588,7 @@ int main(int argc, char **argv)
     free(rss_all);
     deso_vec_destroy(&t);
     deso_finalize(&ctx);
+    sp_rows_free(&sp.rows);   /* the operators' rows: after their last run */
     MPI_Finalize();
     return 0;
 }

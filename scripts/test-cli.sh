@@ -3,11 +3,14 @@
 #
 # Bad input: BUILD/bin/deso-cg, deso-remap, deso-solve-pdgesv,
 # deso-mtx2bin, deso-bicgstab, deso-pcg, deso-gmres, deso-lanczos and
-# (without a launcher: they are one process) deso-cg-cblas and the Krylov
-# twins, with bad input for
+# (without a launcher: they are one process) deso-cg-cblas, deso-cg-csr
+# and the Krylov twins, with bad input for
 # every option (missing value, non-number, zero and negative sizes, a grid
 # that does not match P, an unknown mode or schedule, a missing or
-# malformed --matrix file, unknown options) at P = 1 and 2, each under
+# malformed --matrix file, a bad --gen generator, options that contradict
+# each other or the matrix's kind (--gen with --matrix, ssor on a sparse
+# matrix, bjacobi on a dense one, --dense without --matrix), a
+# rectangular matrix, unknown options) at P = 1 and 2, each under
 # `timeout`, and checks that every run
 #   - exits with code 2, which README promises for deso-cg's bad options
 #     (the other programs keep the same convention), and not by a signal
@@ -29,6 +32,9 @@
 #     line has every field doc/DESIGN.md lists, with the n, P, grid, mode
 #     and precond asked for; a T it cannot reach in --iters: exit 0,
 #     "converged": false, one line on stderr saying so;
+#   - deso-cg's sparse path (--gen, a coordinate --matrix) against its
+#     sequential twin deso-cg-csr at P = 1..4 in every mode, every
+#     preconditioner, the residual of every iteration (cg_sparse below);
 #   - --precond jacobi and ssor converge: on the default problem (unit
 #     diagonal) jacobi in as many iterations as none and ssor in fewer; on
 #     a badly scaled SPD Matrix Market file written here (--matrix) jacobi
@@ -68,13 +74,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cg=$build/bin/deso-cg
 remap=$build/bin/deso-remap
 cblas=$build/bin/deso-cg-cblas
+csr=$build/bin/deso-cg-csr
 solve=$build/bin/deso-solve-pdgesv
 m2b=$build/bin/deso-mtx2bin
 bicg=$build/bin/deso-bicgstab
 lanc=$build/bin/deso-lanczos
 gmres=$build/bin/deso-gmres
 pcg=$build/bin/deso-pcg
-for b in "$cg" "$remap" "$cblas" "$solve" "$m2b" "$bicg" "$lanc" "$gmres" "$pcg"; do
+for b in "$cg" "$remap" "$cblas" "$csr" "$solve" "$m2b" "$bicg" "$lanc" "$gmres" "$pcg"; do
     if [ ! -x "$b" ]; then
         echo "test-cli: $b not found (make BUILD=$build programs)"
         echo "cli: 0 passed, 1 failed"
@@ -91,6 +98,11 @@ printf '%%%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 x\n' \
 printf '%%%%MatrixMarket matrix coordinate real general\n2 2 9\n1 1 1\n' \
     > "$tmp/short.mtx"
 printf 'not a matrix\n' > "$tmp/text.mtx"
+# a good coordinate file, and a rectangular one (CG needs square)
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 2\n2 2 3\n' \
+    > "$tmp/coo.mtx"
+printf '%%%%MatrixMarket matrix coordinate real general\n2 3 1\n1 1 2\n' \
+    > "$tmp/rect.mtx"
 
 passed=0
 failed=0
@@ -153,7 +165,7 @@ for np in $nps; do
     # ---- deso-cg --------------------------------------------------------
     c="$cg --iters 2"
     for opt in --n --iters --tol --nb --grid --mode --matrix --precond \
-               --verbose-every --dot --repeat; do
+               --verbose-every --dot --repeat --gen; do
         says=$opt; bad "$np" $c $opt            # missing value
     done
     for v in abc 0 -5 1.5 '' 99999999999999999999 1000001 2x; do
@@ -188,6 +200,19 @@ for np in $nps; do
         bad "$np" $c --matrix "$f"
     done
     says=--precond; bad "$np" $c --precond bogus
+    # the sparse path: a bad generator (the library's reason), options
+    # that contradict each other or the matrix's kind
+    for v in bogus:3 lap2d lap2d:x lap2d-perm:0; do
+        says=generator; bad "$np" $c --gen "$v"
+    done
+    says="--gen and --matrix"; bad "$np" $c --gen lap2d:4 --matrix "$tmp/coo.mtx"
+    says=--dense; bad "$np" $c --dense
+    says=--dense; bad "$np" $c --gen lap2d:4 --dense
+    says=ssor; bad "$np" $c --gen lap2d:4 --precond ssor
+    says=ssor; bad "$np" $c --matrix "$tmp/coo.mtx" --precond ssor
+    says=bjacobi; bad "$np" $c --precond bjacobi
+    says=bjacobi; bad "$np" $c --matrix "$tmp/coo.mtx" --dense --precond bjacobi
+    says="square"; bad "$np" $c --matrix "$tmp/rect.mtx"
     says=--bogus; bad "$np" $c --bogus
     says=-x; bad "$np" $c -x
     says=stray; bad "$np" $c stray
@@ -334,6 +359,23 @@ for v in 0 x 1000001; do
 done
 says=--tol; bad serial "$cblas" --tol -1
 says=--precond; bad serial "$cblas" --precond bogus
+# ---- deso-cg-csr, the sparse twin ------------------------------------------
+for opt in --gen --matrix --precond --blocks --iters; do
+    says=$opt; bad serial "$csr" $opt
+done
+for v in bogus:3 lap2d lap2d:x lap3d:0; do
+    says=--gen; bad serial "$csr" --gen "$v"
+done
+for v in 0 x -2; do
+    says=--blocks; bad serial "$csr" --blocks "$v"
+done
+says=--precond; bad serial "$csr" --precond ssor
+says="--gen and --matrix"; bad serial "$csr" --gen lap2d:3 --matrix "$tmp/coo.mtx"
+for f in /nonexistent/a.mtx "$tmp/bad.mtx" "$tmp/empty.mtx" "$tmp/short.mtx" \
+         "$tmp/text.mtx" "$tmp/rect.mtx" "$tmp"; do
+    says="$f"; bad serial "$csr" --matrix "$f"
+done
+says=--grid; bad serial "$csr" --grid 1x1
 says=--grid; bad serial "$cblas" --grid 1x1      # deso-cg's, not its own
 says=--mode; bad serial "$cblas" --mode full
 for kp in "$bicg-cblas" "$pcg-cblas" "$gmres-cblas" "$lanc-cblas"; do
@@ -788,10 +830,119 @@ assert len(bad) == 1 and bad[0].startswith("deso-mtx2bin: "), bad
 ' "$tmp/s.bin" "$tmp/m2b.out" "$tmp/m2bbad.out"
 }
 
+# deso-cg's sparse path against deso-cg-csr, its sequential twin (the same
+# generators and preconditioners, sparse_problem.h): twelve runs, each at
+# its own P (1..4), mode and grid (P = 4 on 2x2, 4x1 and 1x4), that
+# together give every P every mode and every problem (lap2d, lap2d-perm,
+# lap3d, a symmetric coordinate file with duplicate entries, n = 1 and
+# n = 3 < P) several preconditioners; the twin with --blocks P, so that
+# bjacobi has deso-cg's blocks; and the block sweep on one block (the
+# twin's) against deso-cg --dense --precond ssor (two deso_dtrsv: the same
+# preconditioner, computed otherwise).  Each to tol 1e-10 or 8
+# iterations (the small problems converge, the others stop: the time of a
+# run is in its iterations).  Each pair: the JSON's sparse, nnz, precond
+# and partition ("block"); the same iterations and outcome; the recurrence
+# residual of every iteration (--history) whose twin residual is above
+# 1e-8 within 1e-8 relative of the twin's (rounding differs: a parallel
+# dot product sums in another order); the true residual and the error
+# within 1e-6 relative (1e-12 absolute), and below 1e-9 and 1e-7 when
+# converged.
+cg_sparse() {
+    printf '%%%%MatrixMarket matrix coordinate real symmetric\n' >"$tmp/sp.mtx"
+    awk 'BEGIN {
+        n = 30
+        print n, n, 3 * n - 1
+        for (i = 1; i <= n; i++) {          # each diagonal given twice
+            printf "%d %d %.17g\n", i, i, 1.5 + i / 20
+            printf "%d %d %.17g\n", i, i, 1.0
+            if (i < n) printf "%d %d %.17g\n", i + 1, i, -1.0 + 1 / (i + 2)
+        }
+    }' >>"$tmp/sp.mtx"
+    printf '%%%%MatrixMarket matrix coordinate real general\n3 3 5\n1 1 4\n2 2 5\n3 3 6\n1 2 -1\n2 1 -1\n' \
+        >"$tmp/tiny.mtx"
+    k=0
+    pairs=""
+    while read -r np mode prob pc grid; do
+        case $prob in
+        *.mtx) src="--matrix $tmp/$prob" ;;
+        *) src="--gen $prob" ;;
+        esac
+        g=""
+        [ "$grid" = - ] || g="--grid $grid"
+        a="$src --precond $pc --iters 8 --tol 1e-10 --history --json"
+        # (stdin: the launcher would read the list below)
+        timeout --kill-after=5 "$tmo" "$launch" -n "$np" "$cg" $a \
+            --mode "$mode" $g </dev/null >"$tmp/sp$k.out" 2>"$tmp/sp$k.err" ||
+            { echo "exit code $?: deso-cg -n $np $a"; return 1; }
+        timeout --kill-after=5 "$tmo" "$csr" $a --blocks "$np" </dev/null \
+            >"$tmp/tw$k.out" 2>"$tmp/tw$k.err" ||
+            { echo "exit code $?: deso-cg-csr $a"; return 1; }
+        grep '^{' "$tmp/sp$k.out" >"$tmp/sp$k.json"
+        pairs="$pairs $np:$mode:$pc:$grid:$tmp/sp$k.out:$tmp/tw$k.out"
+        k=$((k + 1))
+    done <<EOF
+1 none lap2d:12 bjacobi -
+1 affine lap2d-perm:9 jacobi -
+1 full sp.mtx none -
+2 none lap3d:5 jacobi -
+2 affine sp.mtx bjacobi -
+2 full lap2d-perm:9 none -
+3 none lap2d-perm:9 bjacobi -
+3 affine lap2d:12 none -
+3 full lap2d:1 jacobi -
+4 none tiny.mtx bjacobi 2x2
+4 affine lap3d:5 bjacobi 4x1
+4 full lap2d:12 jacobi 1x4
+EOF
+    # one block's sweep against the dense SSOR's two triangular solves
+    s="--matrix $tmp/sp.mtx --iters 8 --tol 1e-10 --history --json"
+    timeout --kill-after=5 "$tmo" "$launch" -n 1 "$cg" $s --dense \
+        --precond ssor >"$tmp/spssor.out" 2>&1 || { echo "--dense: $?"; return 1; }
+    timeout --kill-after=5 "$tmo" "$csr" $s --precond bjacobi --blocks 1 \
+        >"$tmp/sptwssor.out" 2>&1 || { echo "--blocks 1: $?"; return 1; }
+    grep '^{' "$tmp/spssor.out" >"$tmp/spssor.json"
+    pairs="$pairs 1:none:ssor:-:$tmp/spssor.out:$tmp/sptwssor.out"
+    py '
+ran = []
+for pair in sys.argv[1:]:
+    np, mode, pc, grid, mine, twin = pair.split(":")
+    def parse(path):
+        ls = lines(path)
+        hist = [float(l.split()[2]) for l in ls if l.startswith("iter ")]
+        js = [json.loads(l) for l in ls if l.startswith("{")]
+        assert len(js) == 1 and len(hist) == len(ls) - 1, (path, ls[-2:])
+        return hist, js[0]
+    hd, d = parse(mine)
+    ht, t = parse(twin)
+    dense = pc == "ssor"
+    want = dict(p=int(np), mode=mode, precond=pc, sparse=not dense,
+                partition="none" if dense else "block",
+                nnz=d["n"] ** 2 if dense else t["nnz"])
+    if grid != "-":
+        want["grid"] = grid
+    cg_json(mine[:-4] + ".json", **want)
+    assert t["impl"] == "csr" and t["n"] == d["n"], t
+    assert t["blocks"] == int(np) and t["precond"] in (pc, "bjacobi"), t
+    assert d["iters"] == t["iters"] and d["converged"] == t["converged"], (
+        mine, d, t)
+    for f in ("residual", "error"):
+        assert abs(d[f] - t[f]) <= 1e-6 * t[f] + 1e-12, (mine, f, d[f], t[f])
+    if d["converged"]:
+        assert d["residual"] < 1e-9 and d["error"] < 1e-7, (mine, d)
+    assert len(hd) == d["iters"] + 1 and len(ht) == t["iters"] + 1, mine
+    ran.append(mine)
+    for k, (a, b) in enumerate(zip(hd, ht)):
+        if b > 1e-8:
+            assert abs(a - b) <= 1e-8 * b, (mine, k, a, b)
+assert len(ran) == 13, "%d runs compared, expected 13" % len(ran)
+' $pairs
+}
+
 step "deso-mtx2bin: the documented file, checksum; a missing input" mtx2bin
 step "deso-cg --tol converges below it, --json as asked" cg_tol
 step "deso-cg --tol out of reach: exit 0, converged false" cg_stalls
 step "deso-cg --precond jacobi, ssor" cg_precond
+step "deso-cg sparse (--gen, coordinate --matrix) against deso-cg-csr" cg_sparse
 step "deso-cg-cblas agrees with deso-cg" cg_cblas
 step "deso-cg and deso-cg-cblas --repeat" cg_repeat
 step "deso-cg --matrix (badly scaled SPD), jacobi" cg_matrix

@@ -2,7 +2,7 @@
 # Install test: scripts/test-install.sh [BUILD]
 #   1. make install PREFIX=<temporary directory> (BUILD=$1, default build);
 #   2. the installed files are there (headers, libraries, deso.pc, programs);
-#   3. a user's copy of examples/cg.c (with its cg_problem.h), outside the
+#   3. a user's copy of examples/cg.c (with its headers), outside the
 #      source tree, builds with pkg-config alone:
 #        PKG_CONFIG_PATH=$tmp/lib/pkgconfig \
 #            mpicc.mpich cg.c $(pkg-config --cflags --libs deso)
@@ -109,7 +109,8 @@ step "make install PREFIX=$prefix" \
 step "installed files" has_files
 
 mkdir -p "$tmp/src"
-cp "$root/examples/cg.c" "$root/examples/cg_problem.h" "$tmp/src/"
+cp "$root/examples/cg.c" "$root/examples/cg_problem.h" \
+    "$root/examples/cg_sparse.h" "$root/examples/sparse_problem.h" "$tmp/src/"
 step "user build of cg.c (pkg-config only)" user_build "$tmp/src/cg.c" cg
 step "cg at P = 2 converges (residual below 1e-12)" run_cg
 

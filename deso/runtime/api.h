@@ -115,12 +115,16 @@ deso_err deso__spmat_shape(const deso_spmat *a, int64_t *m, int64_t *n,
                            int64_t *nnz);
 deso_err deso__spmat_local(const deso_spmat *a, int64_t *row0,
                            int64_t *nrows, int64_t *nnz);
+deso_err deso__spmat_local_rows(const deso_spmat *a, int64_t *rowptr,
+                                int64_t *col, double *val);
 deso_err deso__spmat_gather(const deso_spmat *a, int64_t *rowptr,
                             int64_t *col, double *val, int root);
 deso_err deso__op_create(deso_ctx *ctx, int64_t m, int64_t n, deso_op_fn fn,
                          void *user, deso_op_layout x_layout,
                          deso_op_layout y_layout, const deso_mat *rows_of,
                          deso_op **op);
+deso_err deso__op_create_spmat(deso_ctx *ctx, deso_op_fn fn, void *user,
+                               const deso_spmat *rows_of, deso_op **op);
 deso_err deso__op_apply(deso_op *op, const deso_vec *x, deso_vec *y);
 deso_err deso__dtrsv(deso_order order, deso_uplo uplo, deso_trans trans,
                      deso_diag diag, int64_t n, const deso_mat *a, int64_t lda,

@@ -16,6 +16,16 @@ deso_err deso_op_create(deso_ctx *ctx, int64_t m, int64_t n, deso_op_fn fn,
     return e;
 }
 
+deso_err deso_op_create_spmat(deso_ctx *ctx, deso_op_fn fn, void *user,
+                              const deso_spmat *rows_of, deso_op **op)
+{
+    deso_err e = deso__op_create_spmat(ctx, fn, user, rows_of, op);
+    if (e != DESO_OK)
+        e = deso__raise(deso__reach(2, DESO__CTX(ctx), DESO__CTX(rows_of)),
+                        "deso_op_create_spmat", e);
+    return e;
+}
+
 deso_err deso_op_apply(deso_op *op, const deso_vec *x, deso_vec *y)
 {
     deso_err e = deso__op_apply(op, x, y);

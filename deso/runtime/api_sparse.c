@@ -60,6 +60,15 @@ deso_err deso_spmat_local(const deso_spmat *a, int64_t *row0,
     return e;
 }
 
+deso_err deso_spmat_local_rows(const deso_spmat *a, int64_t *rowptr,
+                               int64_t *col, double *val)
+{
+    deso_err e = deso__spmat_local_rows(a, rowptr, col, val);
+    if (e != DESO_OK)
+        e = deso__raise(DESO__CTX(a), "deso_spmat_local_rows", e);
+    return e;
+}
+
 deso_err deso_spmat_gather(const deso_spmat *a, int64_t *rowptr,
                            int64_t *col, double *val, int root)
 {

@@ -1,7 +1,8 @@
 /* Running a user operator's node: its callback on this rank's pieces of x
- * and y, each described as the block-cyclic share it is (deso.h's
- * deso_op_part).  The executor (exec.c) has brought x where the operator
- * declared it, and agrees the callback's outcome across the ranks.      */
+ * and y, each described as the block-cyclic share or the range it is
+ * (deso.h's deso_op_part).  The executor (exec.c) has brought x where the
+ * operator declared it, and agrees the callback's outcome across the
+ * ranks.                                                                 */
 #include <string.h>
 
 #include "deso/runtime/runtime.h"
@@ -10,7 +11,15 @@ static deso_op_part part_of(const deso_ctx *ctx, const deso__view *w)
 {
     const blas_layout *l = &w->lay;
     deso_op_part p = {.n = l->n, .nlocal = w->rows,
-                      .block = l->n > 0 ? l->n : 1, .nparts = 1, .part = 0};
+                      .block = l->n > 0 ? l->n : 1, .nparts = 1, .part = 0,
+                      .first = 0};
+    if (l->dist == BLAS_DIST_PART) {
+        /* this rank's range (rank q is row-major on the grid), one block  */
+        int q = ctx->coord[0] * l->pc + ctx->coord[1];
+        p.first = l->part->start[q];
+        p.block = w->rows > 0 ? w->rows : 1;
+        return p;
+    }
     if (l->dist >= 0) {
         p.block = l->b;
         p.nparts = l->dist == 0 ? l->pr : l->pc;

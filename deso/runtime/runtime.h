@@ -134,8 +134,11 @@ typedef struct deso__uop {
     deso_op_fn fn;
     void *user;
     int64_t m, n;             /* y's and x's lengths                        */
-    unsigned flags;           /* BLAS_F_XLIKE, BLAS_F_YREP, BLAS_F_YROWS    */
+    unsigned flags;           /* BLAS_F_XLIKE, BLAS_F_YREP, BLAS_F_YROWS,   */
+                              /*   BLAS_F_YPART                             */
     int64_t rows_b;           /* BLAS_F_YROWS: the matrix's row block       */
+    const blas_sparse *facts; /* BLAS_F_YPART: the sparse matrix's facts    */
+                              /*   (interned: they live with the context)   */
     int64_t num;              /* its number in the context (ctx->uops)      */
 } deso__uop;
 

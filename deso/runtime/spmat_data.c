@@ -54,6 +54,27 @@ deso_err deso__spmat_local(const deso_spmat *a, int64_t *row0,
     return DESO_OK;
 }
 
+deso_err deso__spmat_local_rows(const deso_spmat *a, int64_t *rowptr,
+                                int64_t *col, double *val)
+{
+    static const char *fn = "deso_spmat_local_rows";
+    deso_ctx *ctx;
+    DESO_TRY(spmat_check(a, fn, &ctx));
+    const pl_csr *rows = &a->h.sp->rows;
+    int64_t nz = rows->rowptr[rows->nrows];
+    DESO_CHECK(rowptr != NULL, DESO_ENULL, "%s: rowptr is NULL (arg 2)", fn);
+    DESO_CHECK(nz == 0 || col != NULL, DESO_ENULL, "%s: col is NULL (arg 3) "
+               "with %lld entries to hold", fn, (long long)nz);
+    DESO_CHECK(nz == 0 || val != NULL, DESO_ENULL, "%s: val is NULL (arg 4) "
+               "with %lld entries to hold", fn, (long long)nz);
+    memcpy(rowptr, rows->rowptr, (size_t)(rows->nrows + 1) * sizeof *rowptr);
+    if (nz > 0) {
+        memcpy(col, rows->col, (size_t)nz * sizeof *col);
+        memcpy(val, rows->val, (size_t)nz * sizeof *val);
+    }
+    return DESO_OK;
+}
+
 /* ---- new values ---------------------------------------------------------- */
 
 deso_err deso__spmat_set_values(deso_spmat *a, const double *val, int root)

@@ -90,26 +90,21 @@ static deso_err op_prepare(deso_ctx *ctx, int64_t m, int64_t n, deso_op_fn fn,
     return DESO_OK;
 }
 
-deso_err deso__op_create(deso_ctx *ctx, int64_t m, int64_t n, deso_op_fn fn,
-                         void *user, deso_op_layout x_layout,
-                         deso_op_layout y_layout, const deso_mat *rows_of,
-                         deso_op **op)
+/* The creation's one agreement, then the operator made live: every
+ * rank's outcome err (u and shell allocated when it is DESO_OK), and
+ * whether all declared the same operator (its hash beside its complement:
+ * equal everywhere iff max(h) is ~max(~h)); fn and user may differ
+ * between ranks.                                                         */
+static deso_err op_publish(deso_ctx *ctx, deso_err err, deso__uop *u,
+                           deso__handle *shell, deso_op **op,
+                           const char *name)
 {
-    const char *name = "deso_op_create";
-    if (op != NULL) *op = NULL;
-    DESO_TRY(deso__ctx_check(ctx, name));
-    deso__uop *u = NULL;
-    deso__handle *shell = NULL;
-    deso_err err = op_prepare(ctx, m, n, fn, user, x_layout, y_layout,
-                              rows_of, op, &u, &shell);
-    /* every rank's outcome, and whether all declared the same operator
-     * (its hash beside its complement: equal everywhere iff max(h) is
-     * ~max(~h)); fn and user may differ between ranks                    */
     uint64_t h = 0;
     if (err == DESO_OK) {
-        const uint64_t v[4] = {(uint64_t)m, (uint64_t)n, u->flags,
-                               (uint64_t)u->rows_b};
-        for (int k = 0; k < 4; k++) {
+        const uint64_t v[5] = {(uint64_t)u->m, (uint64_t)u->n, u->flags,
+                               (uint64_t)u->rows_b,
+                               u->facts != NULL ? u->facts->hash : 0};
+        for (int k = 0; k < 5; k++) {
             h = (h ^ v[k]) * 0x9e3779b97f4a7c15ull;
             h ^= h >> 29;
         }
@@ -133,6 +128,55 @@ deso_err deso__op_create(deso_ctx *ctx, int64_t m, int64_t n, deso_op_fn fn,
     ctx->uops[ctx->nuops++] = u;
     *op = (deso_op *)shell;
     return DESO_OK;
+}
+
+deso_err deso__op_create(deso_ctx *ctx, int64_t m, int64_t n, deso_op_fn fn,
+                         void *user, deso_op_layout x_layout,
+                         deso_op_layout y_layout, const deso_mat *rows_of,
+                         deso_op **op)
+{
+    const char *name = "deso_op_create";
+    if (op != NULL) *op = NULL;
+    DESO_TRY(deso__ctx_check(ctx, name));
+    deso__uop *u = NULL;
+    deso__handle *shell = NULL;
+    deso_err err = op_prepare(ctx, m, n, fn, user, x_layout, y_layout,
+                              rows_of, op, &u, &shell);
+    return op_publish(ctx, err, u, shell, op, name);
+}
+
+/* deso_op_create_spmat's checks and allocations (op_prepare's).         */
+static deso_err op_prepare_spmat(deso_ctx *ctx, deso_op_fn fn, void *user,
+                                 const deso_spmat *rows_of, deso_op **op,
+                                 deso__uop **u, deso__handle **shell)
+{
+    const char *name = "deso_op_create_spmat";
+    DESO_CHECK(fn != NULL, DESO_ENULL, "%s: fn is NULL (arg 2)", name);
+    DESO_TRY(deso__handle_check(rows_of ? &rows_of->h : NULL, DESO__SPMAT,
+                                &ctx, name, "rows_of (arg 4)"));
+    DESO_CHECK(op != NULL, DESO_ENULL, "%s: op is NULL (arg 5)", name);
+    const deso__spmat_data *sp = rows_of->h.sp;
+    DESO_TRY(uops_grow(ctx));
+    *u = deso__malloc(sizeof **u);
+    *shell = deso__handle_shell();
+    DESO_CHECK(*u != NULL && *shell != NULL, DESO_ENOMEM,
+               "%s: out of memory", name);
+    **u = (deso__uop){.fn = fn, .user = user, .m = sp->m, .n = sp->m,
+                      .flags = BLAS_F_XLIKE | BLAS_F_YPART,
+                      .facts = sp->facts};
+    return DESO_OK;
+}
+
+deso_err deso__op_create_spmat(deso_ctx *ctx, deso_op_fn fn, void *user,
+                               const deso_spmat *rows_of, deso_op **op)
+{
+    const char *name = "deso_op_create_spmat";
+    if (op != NULL) *op = NULL;
+    DESO_TRY(deso__ctx_check(ctx, name));
+    deso__uop *u = NULL;
+    deso__handle *shell = NULL;
+    deso_err err = op_prepare_spmat(ctx, fn, user, rows_of, op, &u, &shell);
+    return op_publish(ctx, err, u, shell, op, name);
 }
 
 /* x or y of an apply: a live, usable vector of exactly len elements.    */
@@ -161,7 +205,8 @@ deso_err deso__op_apply(deso_op *op, const deso_vec *x, deso_vec *y)
     deso_err err = deso__arg_open(ctx, &y->h, u->m, 1, DESO__OUT, &a[1]);
     if (err != DESO_OK) return deso__args_finish(ctx, a, 1, err);
     blas_desc d = {.op = BLAS_OP_USER, .flags = u->flags, .nops = 1,
-                   .off = u->num, .inc = u->rows_b, .len = u->m};
+                   .off = u->num, .inc = u->rows_b, .len = u->m,
+                   .sp = u->facts};
     deso__value *ops[1] = {a[0].h->val};
     uint64_t ids[1] = {x->h.id};
     int64_t shape[2] = {1, u->m};

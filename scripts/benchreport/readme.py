@@ -11,7 +11,9 @@ MARKERS = {"cg": ("<!-- bench:begin -->", "<!-- bench:end -->", "Benchmark resul
            "overhead": ("<!-- overhead:begin -->", "<!-- overhead:end -->",
                         "Instructions per iteration (`make bench-overhead`)"),
            "ooc": ("<!-- bench-ooc:begin -->", "<!-- bench-ooc:end -->",
-                   "Out-of-core benchmark (`make bench-ooc`)")}
+                   "Out-of-core benchmark (`make bench-ooc`)"),
+           "sparse": ("<!-- bench-sparse:begin -->", "<!-- bench-sparse:end -->",
+                      "Sparse CG (`make bench-sparse`)")}
 
 
 def write_readme(path, suite, body):

@@ -20,45 +20,10 @@
 #include <stdlib.h>
 
 #include "deso/runtime/runtime.h"   /* ctx->ran_model                 */
+#include "csr_test.h"
 #include "test_util.h"
 
 static int me, np;
-
-/* A global matrix in CSR, columns sorted and unique within a row.       */
-typedef struct glob {
-    int64_t m, n, *rowptr, *col;
-    double *val;
-} glob;
-
-static void glob_free(glob *g)
-{
-    free(g->rowptr);
-    free(g->col);
-    free(g->val);
-}
-
-/* A seeded m x n matrix with up to `per` entries a row (some rows
- * empty), unsymmetric.                                                   */
-static glob random_matrix(int64_t m, int64_t n, int per, unsigned seed)
-{
-    glob g = {m, n, calloc((size_t)m + 1, sizeof(int64_t)),
-              calloc((size_t)(m * per + 1), sizeof(int64_t)),
-              calloc((size_t)(m * per + 1), sizeof(double))};
-    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 11;
-    int64_t k = 0;
-    for (int64_t i = 0; i < m; i++) {
-        int64_t j = 0;
-        for (int e = 0; e < per && n > 0; e++) {
-            s = s * 6364136223846793005ull + 1442695040888963407ull;
-            j += (int64_t)((s >> 33) % (uint64_t)(n / 2 + 2));
-            if (j >= n) break;
-            g.col[k] = j++;
-            g.val[k++] = (double)((s >> 20) % 17) / 4.0 - 2.0;
-        }
-        g.rowptr[i + 1] = k;
-    }
-    return g;
-}
 
 /* One entry, at (i, j).                                                  */
 static glob single_entry(int64_t m, int64_t n, int64_t i, int64_t j)

@@ -193,6 +193,8 @@ static void spmat_calls(deso_ctx *ctx)
            "deso_spmat_shape");
     EH_ERR(ctx, deso_spmat_local(a, &m, NULL, &nnz), DESO_ENULL,
            "deso_spmat_local");
+    EH_ERR(ctx, deso_spmat_local_rows(a, NULL, cl, v), DESO_ENULL,
+           "deso_spmat_local_rows");
     EH_ERR(ctx, deso_spmat_set_values(a, v, np + 1), DESO_EINVAL,
            "deso_spmat_set_values");
     EH_ERR(ctx, deso_spmat_gather(a, NULL, NULL, NULL, DESO_ALL_RANKS),
@@ -383,6 +385,11 @@ static void op_calls(deso_ctx *ctx)
     EH_ERR(ctx, deso_op_create(NULL, 4, 4, copy_or_fail, NULL,
                                DESO_OP_REPLICATED, DESO_OP_ROWS, a, &op),
            DESO_ENULL, "deso_op_create");
+    EH_ERR(ctx, deso_op_create_spmat(ctx, copy_or_fail, NULL, NULL, &op),
+           DESO_ENULL, "deso_op_create_spmat");
+    EH_ERR(ctx, deso_op_create_spmat(ctx, copy_or_fail, NULL,
+                                     (const deso_spmat *)a, &op),
+           DESO_EINVAL, "deso_op_create_spmat");
     EH_OK(deso_op_create(ctx, 4, 4, copy_or_fail, NULL, DESO_OP_LIKE_Y,
                          DESO_OP_ANY, NULL, &op));
     EH_ERR(ctx, deso_op_apply(op, x, NULL), DESO_ENULL, "deso_op_apply");

@@ -1092,6 +1092,9 @@ static void test_spmat(void **state)
     MU_ERR(deso_spmat_shape(stale, &m, &n, &nnz), DESO_ESTALE);
     MU_ERR(deso_spmat_shape(xs, &m, &n, &nnz), DESO_EINVAL);
     MU_ERR(deso_spmat_local(stale, &m, &n, &nnz), DESO_ESTALE);
+    MU_ERR(deso_spmat_local_rows(NULL, buf, buf, vb), DESO_ENULL);
+    MU_ERR(deso_spmat_local_rows(stale, buf, buf, vb), DESO_ESTALE);
+    MU_ERR(deso_spmat_local_rows(xs, buf, buf, vb), DESO_EINVAL);
     MU_ERR(deso_spmat_set_values(NULL, v, 0), DESO_ENULL);
     MU_ERR(deso_spmat_set_values(stale, v, 0), DESO_ESTALE);
     MU_ERR(deso_spmat_gather(stale, buf, buf, vb, 0), DESO_ESTALE);
@@ -1103,6 +1106,13 @@ static void test_spmat(void **state)
     MU_ERR(deso_spmat_gather(a, buf, buf, vb, -3), DESO_EINVAL);
     MU_ERR(deso_spmat_gather(a, NULL, buf, vb, DESO_ALL_RANKS), DESO_ENULL);
     MU_ERR(deso_spmat_set_values(a, NULL, DESO_ALL_RANKS), DESO_ENULL);
+    /* a rank's rows: NULL arrays refused where they have rows to hold     */
+    TU_OK(deso_spmat_local(a, &m, &n, &nnz));
+    MU_ERR(deso_spmat_local_rows(a, NULL, buf, vb), DESO_ENULL);
+    MU_ERR_RANK(deso_spmat_local_rows(a, buf, NULL, vb),
+                nnz > 0 ? DESO_ENULL : DESO_OK);
+    MU_ERR_RANK(deso_spmat_local_rows(a, buf, buf + 3, NULL),
+                nnz > 0 ? DESO_ENULL : DESO_OK);
     MU_SYNC();
     /* bad arguments on one rank only: no rank is left in a collective      */
     int last = np - 1;
@@ -1353,10 +1363,11 @@ static int last_fails_fn(void *user, const double *x, const deso_op_part *xp,
     return me == np - 1 ? 3 : 0;
 }
 
-/* User operators: every argument of deso_op_create, deso_op_apply and
- * deso_op_destroy refused with its code (NULL, stale, wrong kind, another
- * context, bad sizes and layouts), nothing left behind; deso_op_create
- * bad on one rank only (or declared differently there) fails on every
+/* User operators: every argument of deso_op_create, deso_op_create_spmat,
+ * deso_op_apply and deso_op_destroy refused with its code (NULL, stale,
+ * wrong kind, another context, bad sizes and layouts), nothing left
+ * behind; deso_op_create (and _spmat) bad on one rank only (or declared
+ * differently there) fails on every
  * rank; deso_op_apply bad on one rank only fails there and makes the next
  * force a mismatch on every rank; a callback that
  * fails on one rank fails the force on every rank with DESO_EUSER, loses
@@ -1425,6 +1436,29 @@ static void test_user_ops(void **state)
     MU_ERR(deso_op_create(ctx, 5, 5, twice_fn, NULL, me == last ? L : R, Y,
                           NULL, &op), np > 1 ? DESO_EMISMATCH : DESO_OK);
     TU_OK(deso_op_destroy(&op));
+    assert_true(tu_all(op == NULL && new_values_live(ctx) == live));
+    /* on a sparse matrix's rows: every argument, and a matrix of another
+     * context on one rank only (agreed: every rank fails)                 */
+    deso_spmat *S = NULL, *T = NULL, *Sd = NULL;
+    TU_OK(deso_spmat_from_gen(ctx, "lap2d:2", &S));
+    TU_OK(deso_spmat_from_gen(other, "lap2d:2", &T));
+    TU_OK(deso_spmat_from_gen(ctx, "lap2d:2", &Sd));
+    deso_spmat *sstale = Sd;
+    TU_OK(deso_spmat_destroy(&Sd));
+    MU_ERR(deso_op_create_spmat(NULL, twice_fn, NULL, S, &op), DESO_ENULL);
+    MU_ERR(deso_op_create_spmat(ctx, NULL, NULL, S, &op), DESO_ENULL);
+    MU_ERR(deso_op_create_spmat(ctx, twice_fn, NULL, NULL, &op), DESO_ENULL);
+    MU_ERR(deso_op_create_spmat(ctx, twice_fn, NULL, sstale, &op),
+           DESO_ESTALE);
+    MU_ERR(deso_op_create_spmat(ctx, twice_fn, NULL,
+                                (const deso_spmat *)(const void *)x, &op),
+           DESO_EINVAL);
+    MU_ERR(deso_op_create_spmat(ctx, twice_fn, NULL, T, &op), DESO_ECONTEXT);
+    MU_ERR(deso_op_create_spmat(ctx, twice_fn, NULL, S, NULL), DESO_ENULL);
+    MU_ERR(deso_op_create_spmat(ctx, twice_fn, NULL, me == last ? T : S, &op),
+           DESO_ECONTEXT);
+    TU_OK(deso_spmat_destroy(&S));
+    TU_OK(deso_spmat_destroy(&T));
     assert_true(tu_all(op == NULL && new_values_live(ctx) == live));
     TU_OK(deso_op_create(ctx, 5, 5, twice_fn, NULL, R, Y, NULL, &op));
     TU_OK(deso_op_create(ctx, 5, 4, twice_fn, NULL, R, W, A, &bad));

@@ -1,0 +1,90 @@
+#!/bin/bash
+# bench-sparse.sh: the sparse CG (deso-cg --gen, mode full) against PETSc's
+# KSPCG on MATMPIAIJ (BUILD/bench/cg_petsc --gen, Open MPI, built by
+# scripts/petsc-anchor.sh) at P = 1 and 2, and against its sequential twin
+# deso-cg-csr at P = 1, on the same generated matrices (lap2d:G and
+# lap2d-perm:G by default), tol 0 and the same iterations for every code.
+# ROUNDS rounds: in each, every case once, the codes of a case back to
+# back, in an order that alternates between rounds (so drift on the shared
+# machine falls on each code alike).  Results into doc/bench-sparse.jsonl
+# (scripts/bench_lib.sh's records), then README's section from them
+# (scripts/bench_report.py: time per iteration, the ratios, and deso's
+# point-to-point bytes and messages per iteration, which are counts and
+# do not depend on the machine's load).
+#
+#   scripts/bench-sparse.sh [BUILD]      BUILD defaults to build
+# Environment: PROBLEMS (default "lap2d:500 lap2d-perm:500", n = 250,000),
+#   NPS (default "1 2"), ITERS (default 200), PRECOND (default none),
+#   ROUNDS (default 5), BL_BUDGET (seconds, default 1800), MPIEXEC;
+#   BENCH_QUICK=1: a smoke run (lap2d:60 and lap2d-perm:60, 20
+#   iterations, 2 rounds).
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
+bl_enter "${1:-build}"
+quick=${BENCH_QUICK:-0}
+if [ "$quick" = 1 ]; then
+    problems=${PROBLEMS:-lap2d:60 lap2d-perm:60}
+    iters=${ITERS:-20}
+    rounds=${ROUNDS:-2}
+else
+    problems=${PROBLEMS:-lap2d:500 lap2d-perm:500}
+    iters=${ITERS:-200}
+    rounds=${ROUNDS:-5}
+fi
+nps=${NPS:-1 2}
+precond=${PRECOND:-none}
+launch=${MPIEXEC:-mpiexec.mpich}
+ompi=mpiexec.openmpi
+ompi_env=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
+BL_BUDGET=${BL_BUDGET:-1800}
+BL_GRACE=60
+export OPENBLAS_NUM_THREADS=1
+
+bl_init bench-sparse
+bl_need "$launch" "the MPI launcher (MPICH's; set MPIEXEC to use another)"
+for t in "$build/bin/deso-cg" "$build/bin/deso-cg-csr"; do
+    [ -e "$t" ] || make -s BUILD="$build" "$t" >&2 || bl_die "cannot build $t"
+done
+bash scripts/petsc-anchor.sh "$build" >&2 || bl_die "cannot build the PETSc anchor"
+bl_need "$ompi" "PETSc's anchor runs on Open MPI"
+
+bl_clock_start
+bl_meta sparse "$(printf '"problems":%s,"nps":%s,"iters":%s,"precond":%s,"rounds":%s,"quick":%s' \
+    "$(bl_json_list "$problems" q)" "$(bl_json_list "$nps")" "$iters" \
+    "$(bl_json_str "$precond")" "$rounds" "$([ "$quick" = 1 ] && echo true || echo false)")"
+common=(--iters "$iters" --tol 0 --precond "$precond" --json)
+one() { # one CODE PROBLEM NP ROUND
+    local code=$1 prob=$2 np=$3 k=$4
+    local asked="\"impl\":\"$code\",\"problem\":\"$prob\",\"p\":$np,\"iters\":$iters,\"precond\":\"$precond\",\"round\":$k"
+    case $code in
+    deso)
+        bl_run run "$asked" "deso-cg $prob P=$np round $k" "$BL_TIMEOUT" \
+            "$launch" -n "$np" "$build/bin/deso-cg" --gen "$prob" --mode full "${common[@]}" ;;
+    petsc)
+        bl_run run "$asked" "cg_petsc $prob P=$np round $k" "$BL_TIMEOUT" \
+            "${ompi_env[@]}" "$ompi" -n "$np" "$build/bench/cg_petsc" --gen "$prob" \
+            "${common[@]}" ;;
+    csr)
+        bl_run run "$asked" "deso-cg-csr $prob round $k" "$BL_TIMEOUT" \
+            "$build/bin/deso-cg-csr" --gen "$prob" "${common[@]}" ;;
+    esac
+}
+for ((k = 1; k <= rounds; k++)); do
+    for prob in $problems; do
+        bl_load "\"problem\":\"$prob\",\"round\":$k" "load $prob round $k"
+        for np in $nps; do
+            codes="deso petsc"
+            [ "$np" -eq 1 ] && codes="deso petsc csr"
+            # odd rounds in this order, even rounds reversed
+            if [ $((k % 2)) -eq 0 ]; then
+                codes=$(echo "$codes" | tr ' ' '\n' | tac | tr '\n' ' ')
+            fi
+            for code in $codes; do
+                one "$code" "$prob" "$np" "$k"
+            done
+        done
+    done
+done
+bl_end
+bl_publish doc/bench-sparse.jsonl
+python3 scripts/bench_report.py --results doc/bench-sparse.jsonl --no-plots
