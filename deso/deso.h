@@ -494,7 +494,10 @@ deso_err deso_spmat_from_gen(deso_ctx *ctx, const char *spec,
  * sent) or on `root` (which sends each rank its part; val may be NULL
  * elsewhere).  The distribution, and so any plan made for the matrix,
  * stays.  Collective; a force point when a product recorded on a (a
- * deso_dusmv) is pending, which runs with the old values.  Errors (with a root, on every rank, but for a NULL
+ * deso_dusmv) is pending, which runs with the old values.  Once a force
+ * has placed a's products by the trace graph (deso_options.partition),
+ * the values also move to that placement, and errors are agreed on every
+ * rank even with DESO_ALL_RANKS.  Errors (with a root, on every rank, but for a NULL
  * or destroyed a, which fails where it is): DESO_ENULL, DESO_ESTALE,
  * DESO_EINVAL (root out of range or not the same on every rank),
  * DESO_EMPI.                                                               */

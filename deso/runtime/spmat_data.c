@@ -73,6 +73,8 @@ deso_err deso__spmat_set_values(deso_spmat *a, const double *val, int root)
     if (err == DESO_OK && mine && val == NULL && sp->nnz > 0)
         err = deso__fail(DESO_ENULL, "%s: val is NULL", fn);
     if (root == DESO_ALL_RANKS) {
+        /* a placed copy takes the values by messages: agreed first       */
+        if (sp->placed != NULL) err = deso__agree_counted(ctx, fn, err, NULL, 0);
         DESO_TRY(err);
         int64_t own = sp->count[ctx->rank];
         if (own > 0)

@@ -5,7 +5,8 @@
  *     its row (the matrix's own entries), in the partition's local order;
  *     each rank's halo receive and send lists exactly the entries its rows
  *     and the other ranks' rows share, computed here from the global
- *     matrix and the partition;
+ *     matrix and the partition; new values missing on one rank an error
+ *     on every rank;
  *   - products (N and T) and CG-like chains of Level 1 calls on the
  *     product's vectors, over two forces (the second replays the choice),
  *     then new values on the same pattern, in every mode and partition
@@ -149,7 +150,14 @@ static void test_quality(void **state)
         MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         TU_CHECK(all == placed && (np > 1 || !placed));
         if (k == 0 && np > 1) TU_CHECK(placed);   /* permuted: never blocks */
-        if (placed) check_placed(&g, sp->placed);
+        if (placed) {
+            check_placed(&g, sp->placed);
+            /* new values on every rank but one: every rank's error, since
+             * the placed copy takes them by messages                      */
+            deso_err e = deso_spmat_set_values(a, me == 0 ? NULL : g.val,
+                                               DESO_ALL_RANKS);
+            TU_CHECK(e == DESO_ENULL);
+        }
         ref_mv(&g, false, 1.0, x, 0.0, y);
         tu_expect_vec(Y, y, g.n, 1e-14);
         tu_case_end();
@@ -291,6 +299,7 @@ static void test_mixed(void **state)
         TU_CALL(deso_spmat_destroy(&a));
         glob_free(&g);
         free(dense); free(x); free(y); free(u);
+        TU_OK(deso_finalize(&ctx));
     }
     TU_SYNC();
 }
