@@ -326,9 +326,30 @@ static void cg_case(deso_ctx *ctx, const char *spec)
     tu_case_end();
 }
 
+/* DESO_PARTITION=block for the contexts made until partition_restore:
+ * the brute-force counts here are the row blocks'.  Returns the value it
+ * replaced (malloc'ed, or NULL when unset).                             */
+static char *partition_block(void)
+{
+    const char *was = getenv("DESO_PARTITION");
+    char *keep = was != NULL ? strdup(was) : NULL;
+    setenv("DESO_PARTITION", "block", 1);
+    return keep;
+}
+
+static void partition_restore(char *keep)
+{
+    if (keep != NULL) setenv("DESO_PARTITION", keep, 1);
+    else unsetenv("DESO_PARTITION");
+    free(keep);
+}
+
 static void test_cg(void **state)
 {
     (void)state;
+    /* the halo's lower bound is the row blocks' (test_ntg_place.c runs
+     * CG-like chains on the graph's partition)                           */
+    char *keep = partition_block();
     int grids[4][2];
     int ng = walk_grids(grids);
     for (int md = 0; md < TU_NMODES; md++)
@@ -341,6 +362,7 @@ static void test_cg(void **state)
                 cg_case(ctx, "lap2d-perm:7");
             TU_OK(deso_finalize(&ctx));
         }
+    partition_restore(keep);
     TU_SYNC();
 }
 
@@ -404,14 +426,13 @@ static void test_mixed(void **state)
 
 /* ---- the halo's bytes and messages ----------------------------------- */
 
+
 static void test_counts(void **state)
 {
     (void)state;
     /* the brute force counts the row blocks' halo (test_ntg_place.c
      * counts the graph partition's)                                      */
-    const char *was = getenv("DESO_PARTITION");
-    char *keep = was != NULL ? strdup(was) : NULL;
-    setenv("DESO_PARTITION", "block", 1);
+    char *keep = partition_block();
     for (int md = 0; md < TU_NMODES; md++) {
         deso_ctx *ctx = tu_ctx_mode(tu_mode(md), 0, 0, 0);
         glob g = random_matrix(37, 37, 4, 51);
@@ -450,9 +471,7 @@ static void test_counts(void **state)
         glob_free(&g);
         TU_OK(deso_finalize(&ctx));
     }
-    if (keep != NULL) setenv("DESO_PARTITION", keep, 1);
-    else unsetenv("DESO_PARTITION");
-    free(keep);
+    partition_restore(keep);
     TU_SYNC();
 }
 
