@@ -19,10 +19,11 @@
  *     grid columns, column-major local array, never replicated;
  *   scalar: a vector of length 1 with dist = -1;
  *   vector by partition (dist = BLAS_DIST_PART): each element on exactly
- *     one rank, rank q (row-major, q = r pc + c) holding the contiguous
- *     range [start[q], start[q + 1]) of a blas_part, in increasing order
- *     (a sparse matrix's row blocks, which no block-cyclic folding over
- *     one grid dimension describes).
+ *     one rank, rank q (row-major, q = r pc + c) holding the positions
+ *     [start[q], start[q + 1]) of a blas_part in order: contiguous ranges
+ *     of indices (a sparse matrix's row blocks, which no block-cyclic
+ *     folding over one grid dimension describes), or any ownership through
+ *     a renumbering (a graph partition's).
  * Normalised means: a grid dimension of extent 1 is never `dist` and always
  * has its `rep` bit set, and a block size is never larger than needed, so two
  * layouts with the same local arrays on every rank compare equal.          */
@@ -30,6 +31,7 @@
 #define DESO_BLAS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "placement/placement.h"
@@ -43,15 +45,29 @@ typedef enum blas_kind {
 } blas_kind;
 
 /* An explicit partition of n indices over the nparts = pr pc ranks of a
- * grid: rank q holds [start[q], start[q + 1]) (start[0] = 0, start[nparts]
- * = n, non-decreasing; a rank may hold nothing).  Immutable; its maker
+ * grid: index i has position pos(i) = perm[i] (i itself when perm is
+ * NULL), and rank q holds the positions [start[q], start[q + 1]) in order
+ * (start[0] = 0, start[nparts] = n, non-decreasing; a rank may hold
+ * nothing), so local index l on rank q is index iperm[start[q] + l].
+ * Without a renumbering (perm NULL, the contiguous blocks every sparse
+ * matrix starts with) nothing is looked up; with one, any ownership is a
+ * partition and each rank's order is deso's choice.  Immutable; its maker
  * keeps it alive as long as any layout may name it (deso/runtime: until
  * the context is freed).                                                  */
 typedef struct blas_part {
     int64_t n;
     int nparts;
     const int64_t *start;   /* nparts + 1                                   */
+    const int64_t *perm;    /* n: index -> position, or NULL                */
+    const int64_t *iperm;   /* n: position -> index (perm's inverse)        */
+    uint64_t hash;          /* of perm's contents (0 without one): keys    */
 } blas_part;
+
+/* Index i's position in rank order.                                      */
+static inline int64_t blas_part_pos(const blas_part *p, int64_t i)
+{
+    return p->perm != NULL ? p->perm[i] : i;
+}
 
 #define BLAS_DIST_PART 2
 
@@ -95,6 +111,8 @@ blas_layout blas_layout_part(const blas_part *p, int pr, int pc);
 /* The rank holding index i (0 <= i < p->n) of a partition: O(log nparts),
  * the last of equal starts (so never a rank holding nothing).            */
 int blas_part_owner(const blas_part *p, int64_t i);
+/* The rank holding position pos (blas_part_owner after the renumbering). */
+int blas_part_pos_owner(const blas_part *p, int64_t pos);
 
 /* placement <-> layout (the value's kind disambiguates a 1 x n matrix from
  * a vector).  Errors: DESO_ENOTSUP for a placement this executor cannot

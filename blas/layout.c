@@ -76,19 +76,27 @@ bool blas_part_equal(const blas_part *a, const blas_part *b)
         return false;
     for (int q = 0; q <= a->nparts; q++)
         if (a->start[q] != b->start[q]) return false;
-    return true;
+    if (a->perm == b->perm) return true;
+    /* renumberings are interned, so this compares across contexts only   */
+    return a->perm != NULL && b->perm != NULL && a->hash == b->hash &&
+           memcmp(a->perm, b->perm, (size_t)a->n * sizeof *a->perm) == 0;
+}
+
+int blas_part_pos_owner(const blas_part *p, int64_t pos)
+{
+    /* the last q with start[q] <= pos                                    */
+    int lo = 0, hi = p->nparts - 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (p->start[mid] <= pos) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
 }
 
 int blas_part_owner(const blas_part *p, int64_t i)
 {
-    /* the last q with start[q] <= i                                      */
-    int lo = 0, hi = p->nparts - 1;
-    while (lo < hi) {
-        int mid = lo + (hi - lo + 1) / 2;
-        if (p->start[mid] <= i) lo = mid;
-        else hi = mid - 1;
-    }
-    return lo;
+    return blas_part_pos_owner(p, blas_part_pos(p, i));
 }
 
 blas_layout blas_layout_vec(int64_t n, int dist, int64_t b, unsigned rep,
@@ -270,8 +278,10 @@ int blas_layout_owner(const blas_layout *l, int64_t i)
 int64_t blas_layout_lidx(const blas_layout *l, int64_t i)
 {
     if (l->dist < 0) return i;
-    if (l->dist == BLAS_DIST_PART)
-        return i - l->part->start[blas_part_owner(l->part, i)];
+    if (l->dist == BLAS_DIST_PART) {
+        int64_t pos = blas_part_pos(l->part, i);
+        return pos - l->part->start[blas_part_pos_owner(l->part, pos)];
+    }
     int p = l->dist == 0 ? l->pr : l->pc;
     return (i / (l->b * p)) * l->b + i % l->b;
 }
@@ -356,8 +366,10 @@ int64_t blas_elem_global(const blas_layout *l, int r, int c, int64_t li)
 {
     if (l->kind != BLAS_MAT) {
         if (l->dist < 0) return li;
-        if (l->dist == BLAS_DIST_PART)
-            return l->part->start[r * l->pc + c] + li;
+        if (l->dist == BLAS_DIST_PART) {
+            int64_t pos = l->part->start[r * l->pc + c] + li;
+            return l->part->iperm != NULL ? l->part->iperm[pos] : pos;
+        }
         int co[2] = {r, c}, dims[2] = {l->pr, l->pc};
         return blas_cyc_global(l->b, dims[l->dist], co[l->dist], li);
     }

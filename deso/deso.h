@@ -77,6 +77,22 @@ typedef enum deso_mode {
                              /*   reduce, broadcasts only where needed      */
 } deso_mode;
 
+/* Where a sparse matrix's rows and its products' vectors live (the rows of
+ * a matrix made by deso_spmat_from_rows stay where its ranks gave them,
+ * and a rectangular matrix's on its row blocks, whatever this says).     */
+typedef enum deso_partition {
+    DESO_PARTITION_DEFAULT = 0,  /* DESO_PARTITION from the environment,    */
+                                 /*   else auto                             */
+    DESO_PARTITION_AUTO,         /* at the first force with a product of    */
+                                 /*   the matrix, the cheaper (by the cost  */
+                                 /*   model: halo messages and bytes, and   */
+                                 /*   the busiest rank's entries) of the    */
+                                 /*   row blocks and paper 004's trace-graph */
+                                 /*   partition                             */
+    DESO_PARTITION_BLOCK,        /* contiguous row blocks                   */
+    DESO_PARTITION_NTG           /* the trace-graph partition               */
+} deso_partition;
+
 /* Block folding instead of cyclic(nb) for default placements.              */
 #define DESO_NB_BLOCK ((int64_t)-1)
 
@@ -115,6 +131,14 @@ typedef struct deso_options {
     const char *ooc_dir;     /* DESO_OOC_DIR: where out-of-core matrices'   */
                              /*   local array files go; default $TMPDIR,    */
                              /*   else /tmp                                 */
+    deso_partition partition; /* DESO_PARTITION=auto|block|ntg; default    */
+                             /*   auto                                      */
+    double l_scaling;        /* DESO_NTG_L_SCALING: the trace graph's       */
+                             /*   locality weight over its producer-        */
+                             /*   consumer weight (paper 004's L_SCALING),  */
+                             /*   >= 0 and at most 1e6; default 0 (a       */
+                             /*   matrix's nonzeros already say which       */
+                             /*   entries are neighbours)                  */
 } deso_options;
 
 /* Zeroes *opt (every field unset).  Local.                                 */
@@ -167,6 +191,8 @@ typedef struct deso_info {
      * limit) and the directory of its local array files.                  */
     int64_t mem_limit;
     const char *ooc_dir;
+    deso_partition partition;   /* auto, block or ntg (never default)     */
+    double l_scaling;
 } deso_info;
 
 /* Local.  Errors: DESO_ENULL.                                              */
@@ -468,7 +494,10 @@ deso_err deso_spmat_from_gen(deso_ctx *ctx, const char *spec,
  * sent) or on `root` (which sends each rank its part; val may be NULL
  * elsewhere).  The distribution, and so any plan made for the matrix,
  * stays.  Collective; a force point when a product recorded on a (a
- * deso_dusmv) is pending, which runs with the old values.  Errors (with a root, on every rank, but for a NULL
+ * deso_dusmv) is pending, which runs with the old values.  Once a force
+ * has placed a's products by the trace graph (deso_options.partition),
+ * the values also move to that placement, and errors are agreed on every
+ * rank even with DESO_ALL_RANKS.  Errors (with a root, on every rank, but for a NULL
  * or destroyed a, which fails where it is): DESO_ENULL, DESO_ESTALE,
  * DESO_EINVAL (root out of range or not the same on every rank),
  * DESO_EMPI.                                                               */

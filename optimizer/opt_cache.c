@@ -36,9 +36,11 @@ static void hlay(hpair *h, const blas_layout *l)
     hput(h, (uint64_t)l->rep);
     hput(h, (uint64_t)l->pr);
     hput(h, (uint64_t)l->pc);
-    if (l->part != NULL)        /* a layout by partition: its ranges     */
+    if (l->part != NULL) {      /* a layout by partition: its ranges     */
         for (int q = 0; q <= l->part->nparts; q++)
             hput(h, (uint64_t)l->part->start[q]);
+        if (l->part->perm != NULL) hput(h, l->part->hash);  /* renumbering */
+    }
 }
 
 static uint64_t graph_key(const opt_graph *g, opt_mode mode, uint64_t *check,

@@ -101,7 +101,9 @@ static int run_src(const blas_layout *S, const int *co, bool here,
     *e = hi;
     if (S->dist == BLAS_DIST_PART) {
         int o = blas_part_owner(S->part, i);
-        if (S->part->start[o + 1] < hi) *e = S->part->start[o + 1];
+        /* renumbered: consecutive indices may live anywhere              */
+        if (S->part->perm != NULL) *e = i + 1;
+        else if (S->part->start[o + 1] < hi) *e = S->part->start[o + 1];
         return o;
     }
     int o = 0;
@@ -112,6 +114,19 @@ static int run_src(const blas_layout *S, const int *co, bool here,
         if ((blk + 1) * S->b < hi) *e = (blk + 1) * S->b;
     }
     return choose_src(S, co, here, o);
+}
+
+/* A renumbered partition's receiver: its indices one by one.            */
+static void count_renumbered(const blas_layout *S, const blas_layout *D,
+                             int me, const int *co, bool here, int64_t *cnt)
+{
+    const blas_part *p = D->part;
+    int P = D->pr * D->pc;
+    for (int64_t pos = p->start[me]; pos < p->start[me + 1]; pos++) {
+        int64_t i = p->iperm[pos], e;
+        int q = run_src(S, co, here, i, i + 1, &e);
+        if (q != me) cnt[(int64_t)q * P + me]++;
+    }
 }
 
 /* cnt[src * P + dst] += elements dst takes from src (src != dst).  Each
@@ -127,6 +142,10 @@ static void count_exchange(const blas_layout *S, const blas_layout *D,
             if (!blas_layout_holds(D, r, c)) continue;
             int me = r * pc + c, co[2] = {r, c};
             bool here = blas_layout_holds(S, r, c);
+            if (D->dist == BLAS_DIST_PART && D->part->perm != NULL) {
+                count_renumbered(S, D, me, co, here, cnt);
+                continue;
+            }
             int64_t b, g0, end = n, step;
             if (D->dist == BLAS_DIST_PART) {
                 g0 = D->part->start[me];

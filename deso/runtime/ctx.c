@@ -101,6 +101,8 @@ static deso_err ctx_configure(deso_ctx *ctx, const deso_options *o)
     ctx->trace = res.trace;
     ctx->log = res.log;
     ctx->verbose = res.verbose > 0;
+    ctx->partition = res.partition;
+    ctx->l_scaling = res.l_scaling;
     return DESO_OK;
 }
 
@@ -214,6 +216,8 @@ static deso_err get_info(const deso_ctx *ctx, deso_info *out)
     out->trace = ctx->trace;
     out->log = ctx->log;
     out->verbose = ctx->verbose ? 1 : 0;
+    out->partition = ctx->partition;
+    out->l_scaling = ctx->l_scaling;
     out->flushes = ctx->flushes;
     out->pending = ctx->nnodes;
     out->alpha = ctx->params.alpha;

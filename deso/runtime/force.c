@@ -502,6 +502,15 @@ static deso_err force_timed(deso_ctx *ctx, deso_err before)
     ctx->forcing = true;
     force_run fr;
     memset(&fr, 0, sizeof fr);
+    /* A sparse matrix's placement is chosen by collectives (spmat_ntg.c):
+     * the ranks first agree that they recorded the same calls, by the
+     * force's own agreement (a rank that recorded other calls meets it
+     * there and both fail), once per matrix.                             */
+    if (before == DESO_OK && deso__spmat_choice_pending(ctx)) {
+        deso_err err = deso__force_agree(ctx, ctx->hash, DESO_OK);
+        if (err == DESO_OK) err = deso__spmat_choose(ctx);
+        if (err != DESO_OK) return disagreed(ctx, &fr, err);
+    }
     deso_err local = before != DESO_OK ? before : plan_and_prepare(ctx, &fr);
     /* One agreement, even with an empty DAG (a rank with nothing pending
      * must not return while another starts communicating): the same

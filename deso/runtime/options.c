@@ -116,6 +116,40 @@ static deso_err resolve_memory(deso_options *o)
     return DESO_OK;
 }
 
+/* Sparse matrices' placement (DESO_PARTITION) and the trace graph's
+ * L_SCALING (DESO_NTG_L_SCALING: a number in [0, 1e6], so that l = L p
+ * stays far inside 64 bits).                                             */
+static deso_err resolve_partition(deso_options *o)
+{
+    const char *e;
+    if (o->partition == DESO_PARTITION_DEFAULT &&
+        (e = getenv("DESO_PARTITION")) && *e) {
+        if (strcmp(e, "auto") == 0) o->partition = DESO_PARTITION_AUTO;
+        else if (strcmp(e, "block") == 0) o->partition = DESO_PARTITION_BLOCK;
+        else if (strcmp(e, "ntg") == 0) o->partition = DESO_PARTITION_NTG;
+        else return deso__fail(DESO_EINVAL, "DESO_PARTITION='%s': expected "
+                               "auto, block or ntg", e);
+    }
+    if (o->partition == DESO_PARTITION_DEFAULT)
+        o->partition = DESO_PARTITION_AUTO;
+    DESO_CHECK(o->partition >= DESO_PARTITION_AUTO &&
+                   o->partition <= DESO_PARTITION_NTG,
+               DESO_EINVAL, "deso_options.partition: unknown value %d",
+               (int)o->partition);
+    const char *from = "deso_options.l_scaling";
+    if (o->l_scaling == 0.0 && (e = getenv("DESO_NTG_L_SCALING")) && *e) {
+        char *end;
+        errno = 0;
+        o->l_scaling = strtod(e, &end);
+        DESO_CHECK(errno == 0 && end != e && *end == '\0', DESO_EINVAL,
+                   "DESO_NTG_L_SCALING='%s': expected a number", e);
+        from = "DESO_NTG_L_SCALING";
+    }
+    DESO_CHECK(o->l_scaling >= 0.0 && o->l_scaling <= 1e6, DESO_EINVAL,
+               "%s = %g (expected 0 <= L_SCALING <= 1e6)", from, o->l_scaling);
+    return DESO_OK;
+}
+
 /* DESO_VERBOSE: unset, empty or 0 is quiet, anything else explains.      */
 static int env_verbose(void)
 {
@@ -166,6 +200,7 @@ deso_err deso__options_resolve(const deso_options *in, int P,
                "deso_options.max_nodes = %lld (expected > 0)",
                (long long)o.max_nodes);
     DESO_TRY(resolve_memory(&o));
+    DESO_TRY(resolve_partition(&o));
     bool square = o.grid_rows == 0 && o.grid_cols == 0;
     deso_err e2 = pl_grid_2d(P, o.grid_rows, o.grid_cols, grid);
     if (e2 != DESO_OK)

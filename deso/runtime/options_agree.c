@@ -20,8 +20,8 @@
 #include "deso/core/mpi.h"
 #include "deso/runtime/runtime.h"
 
-enum { F_MODE, F_GRID, F_NB, F_MAX_NODES, F_VERBOSE, F_WISDOM, F_TRACE,
-       F_LOG, NFIELDS };
+enum { F_MODE, F_GRID, F_NB, F_MAX_NODES, F_VERBOSE, F_PARTITION,
+       F_L_SCALING, F_WISDOM, F_TRACE, F_LOG, NFIELDS };
 
 static const char *const field_name[NFIELDS] = {
     "DESO_OPT (deso_options.mode)",
@@ -29,13 +29,15 @@ static const char *const field_name[NFIELDS] = {
     "DESO_NB (deso_options.nb)",
     "DESO_MAX_NODES (deso_options.max_nodes)",
     "DESO_VERBOSE (deso_options.verbose)",
+    "DESO_PARTITION (deso_options.partition)",
+    "DESO_NTG_L_SCALING (deso_options.l_scaling)",
     "DESO_WISDOM (deso_options.wisdom)",
     "DESO_TRACE (deso_options.trace)",
     "DESO_LOG (deso_options.log)",
 };
 
-enum { N_MODE, N_ROWS, N_COLS, N_NB, N_MAX_NODES, N_VERBOSE, N_WISDOM,
-       N_TRACE, N_LOG, NNUMS };
+enum { N_MODE, N_ROWS, N_COLS, N_NB, N_MAX_NODES, N_VERBOSE, N_PARTITION,
+       N_L_SCALING, N_WISDOM, N_TRACE, N_LOG, NNUMS };
 
 /* The numbers of o, and the lengths (with the NUL; 0: unset) of its
  * names, which follow each other in names.                               */
@@ -47,6 +49,8 @@ static void pack(const deso_options *o, int64_t *num, char *names)
     num[N_NB] = o->nb;
     num[N_MAX_NODES] = o->max_nodes;
     num[N_VERBOSE] = o->verbose;
+    num[N_PARTITION] = o->partition;
+    memcpy(&num[N_L_SCALING], &o->l_scaling, sizeof o->l_scaling);  /* bits */
     const char *s[3] = { o->wisdom, o->trace, o->log };
     size_t at = 0;
     for (int k = 0; k < 3; k++) {
@@ -66,6 +70,8 @@ static void unpack(const int64_t *num, char *names, deso_options *o)
     o->nb = num[N_NB];
     o->max_nodes = num[N_MAX_NODES];
     o->verbose = (int)num[N_VERBOSE];
+    o->partition = (deso_partition)num[N_PARTITION];
+    memcpy(&o->l_scaling, &num[N_L_SCALING], sizeof o->l_scaling);
     const char **s[3] = { &o->wisdom, &o->trace, &o->log };
     size_t at = 0;
     for (int k = 0; k < 3; k++) {
@@ -91,6 +97,8 @@ static void compare(const deso_options *mine, const deso_options *zero,
     diff[F_NB] = mine->nb != zero->nb;
     diff[F_MAX_NODES] = mine->max_nodes != zero->max_nodes;
     diff[F_VERBOSE] = mine->verbose != zero->verbose;
+    diff[F_PARTITION] = mine->partition != zero->partition;
+    diff[F_L_SCALING] = mine->l_scaling != zero->l_scaling;
     diff[F_WISDOM] = !same_name(mine->wisdom, zero->wisdom);
     diff[F_TRACE] = !same_name(mine->trace, zero->trace);
     diff[F_LOG] = !same_name(mine->log, zero->log);
@@ -114,6 +122,13 @@ static void warn(const int64_t *diff, const deso_options *zero)
                                    (long long)zero->max_nodes); break;
         case F_VERBOSE: snprintf(val, sizeof val, "%s",
                                  zero->verbose > 0 ? "on" : "off"); break;
+        case F_PARTITION: snprintf(val, sizeof val, "%s",
+                                   zero->partition == DESO_PARTITION_BLOCK
+                                       ? "block"
+                                   : zero->partition == DESO_PARTITION_NTG
+                                       ? "ntg" : "auto"); break;
+        case F_L_SCALING: snprintf(val, sizeof val, "%g", zero->l_scaling);
+                          break;
         default: {
             const char *s = k == F_WISDOM ? zero->wisdom
                             : k == F_TRACE ? zero->trace : zero->log;

@@ -16,9 +16,18 @@
 
 typedef struct deso__part {
     blas_part p;
+    int64_t *perm;            /* n each, or NULL: contiguous ranges        */
+    int64_t *iperm;
     struct deso__part *next;
     int64_t start[];
 } deso__part;
+
+static void part_free(deso__part *k)
+{
+    free(k->perm);
+    free(k->iperm);
+    free(k);
+}
 
 deso_err deso__part_intern(deso_ctx *ctx, int64_t n, const int64_t *start,
                            const blas_part **out)
@@ -29,16 +38,84 @@ deso_err deso__part_intern(deso_ctx *ctx, int64_t n, const int64_t *start,
     DESO_CHECK(ok, DESO_EINTERNAL,
                "partition: ranges do not tile [0, %lld) in rank order",
                (long long)n);
-    blas_part want = {n, P, start};
+    blas_part want = {.n = n, .nparts = P, .start = start};
     for (deso__part *k = ctx->parts; k != NULL; k = k->next)
         if (blas_part_equal(&k->p, &want)) {
             *out = &k->p;
             return DESO_OK;
         }
-    deso__part *k = deso__malloc(sizeof *k + ((size_t)P + 1) * sizeof(int64_t));
+    deso__part *k = deso__calloc(1, sizeof *k + ((size_t)P + 1) * sizeof(int64_t));
     DESO_CHECK(k != NULL, DESO_ENOMEM, "partition: out of memory");
     memcpy(k->start, start, ((size_t)P + 1) * sizeof(int64_t));
-    k->p = (blas_part){n, P, k->start};
+    k->p = (blas_part){.n = n, .nparts = P, .start = k->start};
+    k->next = ctx->parts;
+    ctx->parts = k;
+    *out = &k->p;
+    return DESO_OK;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v);
+
+/* Contiguous blocks in rank order: the renumbering is the identity.     */
+static bool identity(const int64_t *perm, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (perm[i] != i) return false;
+    return true;
+}
+
+/* The renumbering of owner[]: each rank's indices in increasing order,
+ * ranks one after another (a stable counting sort).                     */
+static deso_err renumber(int64_t n, int P, const int32_t *owner,
+                         int64_t *start, deso__part *k)
+{
+    k->perm = deso__malloc((size_t)(n > 0 ? n : 1) * sizeof *k->perm);
+    k->iperm = deso__malloc((size_t)(n > 0 ? n : 1) * sizeof *k->iperm);
+    DESO_CHECK(k->perm != NULL && k->iperm != NULL, DESO_ENOMEM,
+               "partition: no memory for a renumbering of %lld", (long long)n);
+    memset(start, 0, ((size_t)P + 1) * sizeof *start);
+    for (int64_t i = 0; i < n; i++) {
+        DESO_CHECK(owner[i] >= 0 && owner[i] < P, DESO_EINTERNAL,
+                   "partition: index %lld on rank %d of %d", (long long)i,
+                   (int)owner[i], P);
+        start[owner[i] + 1]++;
+    }
+    for (int q = 0; q < P; q++) start[q + 1] += start[q];
+    int64_t *fill = deso__malloc((size_t)P * sizeof *fill);
+    DESO_CHECK(fill != NULL, DESO_ENOMEM, "partition: out of memory");
+    memcpy(fill, start, (size_t)P * sizeof *fill);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t pos = fill[owner[i]]++;
+        k->perm[i] = pos;
+        k->iperm[pos] = i;
+    }
+    free(fill);
+    return DESO_OK;
+}
+
+deso_err deso__part_intern_owners(deso_ctx *ctx, int64_t n,
+                                  const int32_t *owner, const blas_part **out)
+{
+    int P = ctx->size;
+    deso__part *k = deso__calloc(1, sizeof *k + ((size_t)P + 1) * sizeof(int64_t));
+    DESO_CHECK(k != NULL, DESO_ENOMEM, "partition: out of memory");
+    deso_err err = renumber(n, P, owner, k->start, k);
+    if (err != DESO_OK || identity(k->perm, n)) {
+        /* contiguous blocks: the cheap partition, without a renumbering  */
+        if (err == DESO_OK) err = deso__part_intern(ctx, n, k->start, out);
+        part_free(k);
+        return err;
+    }
+    uint64_t h = 0x7065726d00000001ull;
+    for (int64_t i = 0; i < n; i++) h = mix(h, (uint64_t)k->perm[i]);
+    k->p = (blas_part){.n = n, .nparts = P, .start = k->start,
+                       .perm = k->perm, .iperm = k->iperm, .hash = h};
+    for (deso__part *o = ctx->parts; o != NULL; o = o->next)
+        if (blas_part_equal(&o->p, &k->p)) {
+            part_free(k);
+            *out = &o->p;
+            return DESO_OK;
+        }
     k->next = ctx->parts;
     ctx->parts = k;
     *out = &k->p;
@@ -48,6 +125,10 @@ deso_err deso__part_intern(deso_ctx *ctx, int64_t n, const int64_t *start,
 deso_err deso__spmat_parts(deso_ctx *ctx, const deso__spmat_data *sp,
                            const blas_part **rows, const blas_part **cols)
 {
+    if (sp->part != NULL) {     /* square, renumbered: x as the rows  */
+        *rows = *cols = sp->part;
+        return DESO_OK;
+    }
     DESO_TRY(deso__part_intern(ctx, sp->m, sp->start, rows));
     int64_t *xs = deso__malloc(((size_t)ctx->size + 1) * sizeof *xs);
     DESO_CHECK(xs != NULL, DESO_ENOMEM, "partition: out of memory");
@@ -74,7 +155,7 @@ static uint64_t part_hash(uint64_t h, const blas_part *p)
 {
     h = mix(h, (uint64_t)p->n);
     for (int q = 0; q <= p->nparts; q++) h = mix(h, (uint64_t)p->start[q]);
-    return h;
+    return p->perm != NULL ? mix(h, p->hash) : h;
 }
 
 deso_err deso__sparse_intern(deso_ctx *ctx, const deso__spmat_data *sp,
@@ -116,6 +197,6 @@ void deso__parts_free(deso_ctx *ctx)
     while (ctx->parts != NULL) {
         deso__part *k = ctx->parts;
         ctx->parts = k->next;
-        free(k);
+        part_free(k);
     }
 }

@@ -29,6 +29,10 @@ static deso_err usmv_node(deso_ctx *ctx, unsigned flags, deso_sarg alpha,
         ops[3] = y->val;
         ids[3] = y->id;
     }
+    /* once a force has placed the matrix elsewhere, its products run on
+     * the placed copy (spmat_ntg.c)                                       */
+    if (sp->placed != NULL) sp = sp->placed;
+    if (!sp->placement_chosen) ctx->spmat_choose = true;
     blas_desc d = {.op = BLAS_OP_USMV, .flags = flags, .sp = sp->facts};
     int64_t shape[2] = {1, ylen};
     return deso__record_sparse(ctx, &d, ops, ids, y, shape, sp);

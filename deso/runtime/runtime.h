@@ -110,16 +110,29 @@ typedef struct deso__halo_plan {
  * are written in place, after a force when a pending product reads it
  * (its halo plan, which depends on the pattern only, stays).  Its handle
  * and each pending product hold a reference.                            */
+typedef struct deso__spmat_route deso__spmat_route;
+
 typedef struct deso__spmat_data {
     int refs;
     int64_t m, n, nnz;        /* global shape and entries                   */
     int64_t *start;           /* size + 1: rank r holds rows                */
                               /*   [start[r], start[r + 1])                 */
     int64_t *count;           /* size: the entries each rank holds          */
+    const blas_part *part;    /* square and placed by a renumbered        */
+                              /*   partition (the context's): rows and x by */
+                              /*   it, rows.grow their indices; else NULL   */
     pl_csr rows;              /* columns global, sorted, unique per row     */
     deso__halo_plan *halo;    /* made with the matrix (deso__spmat_publish) */
     const blas_sparse *facts; /* its product's, for the optimiser (interned)*/
     uint64_t id;              /* its handle's id (the SPMD hash)            */
+    /* Where its products run (spmat_place.c, spmat_ntg.c): decided at the
+     * first force with a product of it; a copy of its rows placed by a
+     * graph partition (referenced) and the route its values take there,
+     * or NULL: on its own blocks.                                         */
+    bool placement_chosen;
+    bool pinned;              /* its ranks gave its rows (_from_rows)       */
+    struct deso__spmat_data *placed;
+    deso__spmat_route *route;
 } deso__spmat_data;
 
 /* A handle's kind: a value's (blas_kind), or a sparse matrix's or a user
@@ -259,6 +272,10 @@ struct deso_ctx {
     const char *wisdom, *trace, *log;   /* NULL or into names            */
     char names[3 * DESO__PATH_MAX];     /* rank 0's file names (agreed)   */
     int64_t max_nodes;
+    deso_partition partition; /* sparse matrices' rows: auto, block, ntg    */
+    bool spmat_choose;        /* a product of a matrix whose placement is   */
+                              /*   still to be chosen was recorded          */
+    double l_scaling;         /* the trace graph's L_SCALING                */
     deso__period period;      /* period.c                                   */
     deso__node *head, *tail;
     int64_t nnodes;
@@ -414,6 +431,28 @@ deso_err deso__spmat_publish(deso_ctx *ctx, const char *fn, deso_err local,
                              int64_t tag, deso__spmat_data *sp,
                              deso_spmat **out);
 
+/* ---- sparse matrices placed by a partition (spmat_place.c, spmat_ntg.c) --- */
+/* Places a copy of square sp's rows by the renumbered partition part
+ * (sp->placed, with its halo plan and facts; sp->route, how sp's entries
+ * reach it): three counted moves (row lengths, columns, values), each
+ * after an agreement, then the halo plan.  Collective; errors agreed.   */
+deso_err deso__spmat_place(deso_ctx *ctx, deso__spmat_data *sp,
+                           const blas_part *part);
+/* sp's values to its placed copy (nothing without one).  Collective.    */
+deso_err deso__spmat_place_values(deso_ctx *ctx, deso__spmat_data *sp);
+void deso__spmat_route_free(deso__spmat_route *rt);  /* NULL-safe       */
+/* Chooses, for every matrix of the pending DAG's products not chosen yet,
+ * where its products run (ctx->partition: row blocks, the trace-graph
+ * partition, or the cheaper of the two), and points the pending products
+ * at the choice.  Called by the force before it plans.  Collective (every
+ * rank has the same pending products; one counted agreement first checks
+ * it); nothing to choose is local and free.                              */
+deso_err deso__spmat_choose(deso_ctx *ctx);
+/* Whether the pending DAG has a product whose matrix's placement is still
+ * to be chosen (then the force agrees before it chooses); the matrices
+ * that keep their blocks whatever happens are marked chosen.  Local.    */
+bool deso__spmat_choice_pending(deso_ctx *ctx);
+
 /* ---- the sparse product's halo (spmat_halo.c) ----------------------------- */
 /* sp's halo plan, made on the first call (collective then, with two
  * counted agreements, one all-reduce of P x P counts and the lists'
@@ -435,6 +474,14 @@ void deso__spmat_xstart(const deso_ctx *ctx, const deso__spmat_data *sp,
  * equal ranges).                                                         */
 deso_err deso__part_intern(deso_ctx *ctx, int64_t n, const int64_t *start,
                            const blas_part **out);
+/* The context's partition in which index i (of n) is owner[i]'s (in
+ * [0, size)): each rank's indices in increasing order, a renumbering
+ * (permutation and inverse, n words each) kept once, interned like the
+ * ranges; an ownership by contiguous blocks in rank order gives the
+ * partition of those ranges, with no renumbering.  DESO_EINTERNAL for an
+ * owner out of range, DESO_ENOMEM.  Local.                                */
+deso_err deso__part_intern_owners(deso_ctx *ctx, int64_t n,
+                                  const int32_t *owner, const blas_part **out);
 /* sp's row blocks (a product's y for no transpose) and the blocks of its
  * x (deso__spmat_xstart), as partitions.  Local.                         */
 deso_err deso__spmat_parts(deso_ctx *ctx, const deso__spmat_data *sp,

@@ -18,6 +18,8 @@
 void deso__spmat_data_free(deso__spmat_data *sp)
 {
     if (sp == NULL || --sp->refs > 0) return;
+    deso__spmat_data_free(sp->placed);
+    deso__spmat_route_free(sp->route);
     free(sp->start);
     free(sp->count);
     pl_csr_free(&sp->rows);
@@ -238,6 +240,7 @@ deso_err deso__spmat_from_rows(deso_ctx *ctx, int64_t m, int64_t n,
         csr_copy(rowptr, col, val, 0, nrows, &sp->rows);
         sp->rows.row0 = row0;
         pl_csr_sort_rows(&sp->rows);
+        sp->pinned = true;       /* the caller chose where its rows live  */
     }
     return deso__spmat_publish(ctx, fn, err, 0, sp, out);
 }

@@ -85,7 +85,8 @@ deso_err deso__spmat_set_values(deso_spmat *a, const double *val, int root)
     deso__spmat_data *sp = a->h.sp;
     /* a pending product reads the values it was recorded with: it runs
      * first (every rank has the same pending products, so the same refs) */
-    if (sp->refs > 1) DESO_TRY(deso__force(ctx));
+    if (sp->refs > 1 || (sp->placed != NULL && sp->placed->refs > 1))
+        DESO_TRY(deso__force(ctx));
     deso_err err = DESO_OK;
     if (root != DESO_ALL_RANKS && (root < 0 || root >= ctx->size))
         err = deso__fail(DESO_EINVAL, "%s: root %d out of range", fn, root);
@@ -93,12 +94,14 @@ deso_err deso__spmat_set_values(deso_spmat *a, const double *val, int root)
     if (err == DESO_OK && mine && val == NULL && sp->nnz > 0)
         err = deso__fail(DESO_ENULL, "%s: val is NULL", fn);
     if (root == DESO_ALL_RANKS) {
+        /* a placed copy takes the values by messages: agreed first       */
+        if (sp->placed != NULL) err = deso__agree_counted(ctx, fn, err, NULL, 0);
         DESO_TRY(err);
         int64_t own = sp->count[ctx->rank];
         if (own > 0)
             memcpy(sp->rows.val, val + entry_offset(sp, ctx->rank),
                    (size_t)own * sizeof(double));
-        return DESO_OK;
+        return deso__spmat_place_values(ctx, sp);
     }
     int64_t flags[2] = {root, ~(int64_t)root};
     DESO_TRY(deso__agree_counted(ctx, fn, err, flags, 2));
@@ -106,10 +109,11 @@ deso_err deso__spmat_set_values(deso_spmat *a, const double *val, int root)
                "%s: root differs between ranks", fn);
     if (!mine) {
         int64_t len = sp->count[ctx->rank];
-        if (len == 0) return DESO_OK;
-        return deso__exchange(ctx->comm, DESO__TAG_DATA, 0, NULL, NULL, NULL,
-                              1, &root, &sp->rows.val, &len,
-                              &(MPI_Request){0});
+        if (len > 0)
+            DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 0, NULL, NULL,
+                                    NULL, 1, &root, &sp->rows.val, &len,
+                                    &(MPI_Request){0}));
+        return deso__spmat_place_values(ctx, sp);
     }
     int64_t off = 0;
     for (int q = 0; q < ctx->size; q++) {
@@ -125,7 +129,7 @@ deso_err deso__spmat_set_values(deso_spmat *a, const double *val, int root)
         DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 1, &q, &src, &len,
                                 0, NULL, NULL, NULL, &(MPI_Request){0}));
     }
-    return DESO_OK;
+    return deso__spmat_place_values(ctx, sp);
 }
 
 /* ---- gather ---------------------------------------------------------------- */

@@ -2,7 +2,8 @@
  *
  * x (length n) lives in contiguous blocks: the matrix's row blocks when it
  * is square (so that y = A x and x share a distribution, as a solver's
- * vectors must), else balanced blocks of n.  Each rank's rows name the x
+ * vectors must), else balanced blocks of n; or, for a matrix placed by a
+ * renumbered partition (a graph partition's), by that partition.  Each rank's rows name the x
  * entries it lacks (placement/halo.h's receive lists); one all-reduce of
  * the P x P table of list lengths tells every owner how many it must
  * send, and the receivers then send their lists to the owners.  From
@@ -41,6 +42,29 @@ static int64_t blocks_local(int64_t j, const void *arg)
     return j - b->start[blocks_rank(j, arg)];
 }
 
+/* ---- a renumbered partition as an owner map --------------------------------- */
+
+static int renumbered_rank(int64_t j, const void *arg)
+{
+    return blas_part_owner(arg, j);
+}
+
+static int64_t renumbered_local(int64_t j, const void *arg)
+{
+    const blas_part *p = arg;
+    int64_t pos = blas_part_pos(p, j);
+    return pos - p->start[blas_part_pos_owner(p, pos)];
+}
+
+/* Where sp's product reads x: its renumbered partition, else the blocks
+ * cb describes.                                                           */
+static pl_owner x_owner(const deso__spmat_data *sp, const col_blocks *cb)
+{
+    if (sp->part != NULL)
+        return (pl_owner){renumbered_rank, renumbered_local, sp->part};
+    return (pl_owner){blocks_rank, blocks_local, cb};
+}
+
 void deso__halo_plan_free(deso__halo_plan *hp)
 {
     if (hp == NULL) return;
@@ -63,6 +87,10 @@ void deso__halo_plan_free(deso__halo_plan *hp)
 void deso__spmat_xstart(const deso_ctx *ctx, const deso__spmat_data *sp,
                         int64_t *xstart)
 {
+    if (sp->part != NULL) {
+        memcpy(xstart, sp->part->start, ((size_t)ctx->size + 1) * sizeof *xstart);
+        return;
+    }
     if (sp->m == sp->n) {
         memcpy(xstart, sp->start, ((size_t)ctx->size + 1) * sizeof *xstart);
         return;
@@ -82,7 +110,7 @@ static deso_err plan_receives(const deso_ctx *ctx, const deso__spmat_data *sp,
     DESO_CHECK(hp->xstart != NULL, DESO_ENOMEM, "halo plan: no memory");
     deso__spmat_xstart(ctx, sp, hp->xstart);
     col_blocks cb = {hp->xstart, P};
-    pl_owner own = {blocks_rank, blocks_local, &cb};
+    pl_owner own = x_owner(sp, &cb);
     DESO_TRY(pl_halo_recv(&sp->rows, &own, me, P, &hp->h));
     hp->nown = hp->xstart[me + 1] - hp->xstart[me];
     hp->nhalo = hp->h.recv_ptr[P];
@@ -143,16 +171,21 @@ static deso_err plan_sends(const deso_ctx *ctx, const double *tab,
 
 /* The receivers send their lists (as doubles) to the owners, which keep
  * them as their send lists, then as local positions.                     */
-static deso_err swap_lists(deso_ctx *ctx, deso__halo_plan *hp)
+static deso_err swap_lists(deso_ctx *ctx, const deso__spmat_data *sp,
+                           deso__halo_plan *hp)
 {
     for (int64_t k = 0; k < hp->nhalo; k++)
         hp->rbuf[k] = (double)hp->h.recv_idx[k];
     DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, hp->nrecv, hp->rpeer,
                             hp->rptr, hp->rcount, hp->nsend, hp->speer,
                             hp->sptr, hp->scount, hp->req));
-    int64_t x0 = hp->xstart[ctx->rank];
-    for (int64_t k = 0; k < hp->h.send_ptr[ctx->size]; k++)
-        hp->h.send_idx[k] = (int64_t)hp->sbuf[k] - x0;
+    int64_t x0 = hp->xstart[ctx->rank], nsend = hp->h.send_ptr[ctx->size];
+    if (sp->part != NULL)
+        for (int64_t k = 0; k < nsend; k++)
+            hp->h.send_idx[k] = renumbered_local((int64_t)hp->sbuf[k], sp->part);
+    else
+        for (int64_t k = 0; k < nsend; k++)
+            hp->h.send_idx[k] = (int64_t)hp->sbuf[k] - x0;
     return DESO_OK;
 }
 
@@ -181,7 +214,7 @@ static deso_err halo_plan_make(deso_ctx *ctx, deso__spmat_data *sp,
         /* every rank's room is made before the lists move                 */
         err = deso__agree_counted(ctx, fn, err, NULL, 0);
     }
-    if (err == DESO_OK) err = swap_lists(ctx, hp);
+    if (err == DESO_OK) err = swap_lists(ctx, sp, hp);
     free(tab);
     if (err != DESO_OK) {
         deso__halo_plan_free(hp);

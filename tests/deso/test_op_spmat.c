@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "csr_test.h"
+#include "sparse_test.h"
 #include "test_util.h"
 
 static const int64_t SIZES[] = {1, 3, 13};

@@ -22,7 +22,7 @@
 
 #define N 10
 static const int64_t start[5] = {0, 3, 6, 8, 10};
-static const blas_part part = {N, 4, start};
+static const blas_part part = {.n = N, .nparts = 4, .start = start};
 /* rank s sends rank r tab[4 s + r] halo entries                          */
 static const int64_t tab[16] = {0, 2, 1, 0, 2, 0, 0, 3, 1, 0, 0, 2, 0, 3, 2, 0};
 static const blas_sparse facts = {&part, &part, tab, 0x1234};

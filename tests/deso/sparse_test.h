@@ -1,0 +1,104 @@
+/* Sparse test matrices as global CSR arrays, and the sequential reference
+ * product the MPI tests compare deso_dusmv with (test_dusmv.c,
+ * test_ntg_place.c, test_op_spmat.c).                                    */
+#ifndef DESO_TEST_SPARSE_TEST_H
+#define DESO_TEST_SPARSE_TEST_H
+
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "test_util.h"
+
+/* A global matrix in CSR, columns sorted and unique within a row.       */
+typedef struct glob {
+    int64_t m, n, *rowptr, *col;
+    double *val;
+} glob;
+
+static inline void glob_free(glob *g)
+{
+    free(g->rowptr);
+    free(g->col);
+    free(g->val);
+}
+
+/* A seeded m x n matrix with up to `per` entries a row (some rows
+ * empty), unsymmetric.                                                   */
+static inline glob random_matrix(int64_t m, int64_t n, int per, unsigned seed)
+{
+    glob g = {m, n, calloc((size_t)m + 1, sizeof(int64_t)),
+              calloc((size_t)(m * per + 1), sizeof(int64_t)),
+              calloc((size_t)(m * per + 1), sizeof(double))};
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 11;
+    int64_t k = 0;
+    for (int64_t i = 0; i < m; i++) {
+        int64_t j = 0;
+        for (int e = 0; e < per && n > 0; e++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            j += (int64_t)((s >> 33) % (uint64_t)(n / 2 + 2));
+            if (j >= n) break;
+            g.col[k] = j++;
+            g.val[k++] = (double)((s >> 20) % 17) / 4.0 - 2.0;
+        }
+        g.rowptr[i + 1] = k;
+    }
+    return g;
+}
+
+/* One entry, at (i, j).                                                  */
+static inline glob single_entry(int64_t m, int64_t n, int64_t i, int64_t j)
+{
+    glob g = {m, n, calloc((size_t)m + 1, sizeof(int64_t)),
+              calloc(1, sizeof(int64_t)), calloc(1, sizeof(double))};
+    for (int64_t r = i + 1; r <= m; r++) g.rowptr[r] = 1;
+    g.col[0] = j;
+    g.val[0] = 2.5;
+    return g;
+}
+
+/* A generated matrix's global arrays, read back from the handle.       */
+static inline glob gathered(deso_spmat *a)
+{
+    int64_t m, n, nnz;
+    TU_OK(deso_spmat_shape(a, &m, &n, &nnz));
+    glob g = {m, n, calloc((size_t)m + 1, sizeof(int64_t)),
+              calloc((size_t)nnz + 1, sizeof(int64_t)),
+              calloc((size_t)nnz + 1, sizeof(double))};
+    TU_OK(deso_spmat_gather(a, g.rowptr, g.col, g.val, DESO_ALL_RANKS));
+    return g;
+}
+
+/* y = alpha op(A) x + beta y, sequentially (beta 0: y overwritten).     */
+static inline void ref_mv(const glob *g, bool t, double alpha, const double *x,
+                   double beta, double *y)
+{
+    int64_t ylen = t ? g->n : g->m;
+    double *s = calloc((size_t)ylen + 1, sizeof *s);
+    for (int64_t i = 0; i < g->m; i++)
+        for (int64_t e = g->rowptr[i]; e < g->rowptr[i + 1]; e++) {
+            if (t) s[g->col[e]] += g->val[e] * x[i];
+            else s[i] += g->val[e] * x[g->col[e]];
+        }
+    for (int64_t i = 0; i < ylen; i++)
+        y[i] = beta == 0.0 ? alpha * s[i] : alpha * s[i] + beta * y[i];
+    free(s);
+}
+
+static inline void fill(double *v, int64_t n, unsigned seed)
+{
+    uint64_t s = seed * 0x2545F4914F6CDD1Dull + 3;
+    for (int64_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        v[i] = (double)((s >> 33) % 1000) / 250.0 - 2.0;
+    }
+}
+
+static inline deso_spmat *spmat_of(deso_ctx *ctx, const glob *g)
+{
+    deso_spmat *a = NULL;
+    TU_CALL(deso_spmat_from_csr(ctx, g->m, g->n, g->rowptr, g->col, g->val,
+                                0, &a));
+    return a;
+}
+
+#endif
