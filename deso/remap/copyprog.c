@@ -21,7 +21,9 @@ deso_err deso__cp_clone(const deso__copy *c, deso__copy *out)
     out->it = deso__malloc((size_t)(c->nitems ? c->nitems : 1) * sizeof *out->it);
     out->ea = c->nelem ? deso__malloc((size_t)c->nelem * sizeof *out->ea) : NULL;
     out->eb = c->nelem ? deso__malloc((size_t)c->nelem * sizeof *out->eb) : NULL;
-    if (!out->g || !out->it || (c->nelem && (!out->ea || !out->eb))) {
+    out->lp = c->nloops ? deso__malloc((size_t)c->nloops * sizeof *out->lp) : NULL;
+    if (!out->g || !out->it || (c->nelem && (!out->ea || !out->eb)) ||
+        (c->nloops && !out->lp)) {
         deso__cp_free(out);
         return deso__fail(DESO_ENOMEM, "copy program: out of memory");
     }
@@ -31,6 +33,8 @@ deso_err deso__cp_clone(const deso__copy *c, deso__copy *out)
         memcpy(out->ea, c->ea, (size_t)c->nelem * sizeof *out->ea);
         memcpy(out->eb, c->eb, (size_t)c->nelem * sizeof *out->eb);
     }
+    if (c->nloops)
+        memcpy(out->lp, c->lp, (size_t)c->nloops * sizeof *out->lp);
     return DESO_OK;
 }
 
@@ -237,14 +241,17 @@ void deso__cp_free(deso__copy *c)
     free(c->it);
     free(c->ea);
     free(c->eb);
+    free(c->lp);
     memset(c, 0, sizeof *c);
 }
 
 /* Cuts the long items of literal groups into periodic groups of pieces
  * spanning at most `span` elements on either side, so that a fused pass
- * can interleave them with other programs.  Same copies, same order.    */
+ * can interleave them with other programs.  Same copies, same order.
+ * A program with loops is left as it is (fusion takes none).            */
 deso_err deso__cp_split(deso__copy *c, int64_t span)
 {
+    if (c->nloops > 0) return DESO_OK;
     int64_t ng = 0, ni = 0;
     for (int64_t gi = 0; gi < c->ngroups; gi++) {
         const deso__cp_group *g = &c->g[gi];

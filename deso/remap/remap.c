@@ -150,11 +150,26 @@ done:
 }
 
 
+/* Whether the self copy or a packed message of the first step loops
+ * over column periods: fusion cuts programs by groups, so it takes
+ * none of those (long matrix row programs, whose columns are loops).   */
+static bool looped_first(const deso__remap *r)
+{
+    const deso__remap_step *st = &r->steps[0];
+    bool l = deso__cp_looped(&r->self);
+    for (int i = st->send0; i < st->send0 + st->nsend; i++)
+        l = l || deso__cp_looped(&r->send[i].prog);
+    for (int j = st->recv0; j < st->recv0 + st->nrecv; j++)
+        l = l || deso__cp_looped(&r->recv[j].prog);
+    return l;
+}
+
 /* Chooses what the self copy is fused with (see deso__remap.fuse).        */
 static deso_err plan_fusion(deso__remap *r)
 {
     r->fuse = 0;
-    if (r->self.elems == 0 || r->nsteps == 0) return DESO_OK;
+    if (r->self.elems == 0 || r->nsteps == 0 || looped_first(r))
+        return DESO_OK;
     const deso__remap_step *st = &r->steps[0];
     int npack = 0, nunpack = 0, last = -1;
     for (int i = st->send0; i < st->send0 + st->nsend; i++)
@@ -259,6 +274,7 @@ static deso_err compile_msg(const pl_msg *pm, deso__cp_role role,
                           (long long)pm->count);
     out->run_len = -1;
     if (c->ngroups == 1 && c->nitems == 1 && c->g[0].reps == 1 &&
+        !deso__cp_looped(c) &&
         (c->it[0].len == 1 || (c->it[0].sa == 1 && c->it[0].sb == 1))) {
         out->run_off = role == DESO__CP_SEND ? c->it[0].a : c->it[0].b;
         out->run_len = c->it[0].len;
