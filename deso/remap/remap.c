@@ -62,93 +62,96 @@ static int64_t unit_key(const deso__copy *c, int64_t gi, int64_t u,
     return side_b ? x->b + u * g->db : x->a + u * g->da;
 }
 
-typedef struct cursor { int64_t g, u; } cursor;
-
-static deso_err seg_push(deso__remap *r, int64_t *cap, int prog, int64_t g,
-                         int64_t lo, int64_t hi)
+/* Fused program p: 0 the self copy, p > 0 message fuse_msg[p - 1].   */
+static const deso__copy *fused_prog(const deso__remap *r, int p)
 {
-    if (hi <= lo) return DESO_OK;
-    if (r->nsegs > 0) {                       /* extend the last piece    */
-        deso__seg *q = &r->segs[r->nsegs - 1];
-        if (q->prog == prog && q->g == g && q->hi == lo) {
-            q->hi = hi;
-            return DESO_OK;
-        }
-    }
-    if (r->nsegs == *cap) {
-        int64_t nc = *cap ? 2 * *cap : 64;
-        deso__seg *ns = deso__realloc(r->segs, (size_t)nc * sizeof *ns);
-        if (ns == NULL)
-            return deso__fail(DESO_ENOMEM, "remap plan: out of memory");
-        r->segs = ns;
-        *cap = nc;
-    }
-    r->segs[r->nsegs++] = (deso__seg){ prog, g, lo, hi };
-    return DESO_OK;
+    if (p == 0) return &r->self;
+    int i = r->fuse_msg[p - 1];
+    return r->fuse == DESO__FUSE_UNPACK ? &r->recv[i].prog
+                                        : &r->send[i].prog;
 }
 
-/* Interleaves the self copy with the fused messages' programs, in chunks
- * of FUSE_CHUNK elements of the shared side.  Every unit of every program
- * is emitted exactly once, whatever the offsets' order.                  */
-static deso_err plan_segments(deso__remap *r)
+/* Runs units [lo, hi) of group g of fused program p.                   */
+static void run_piece(const deso__remap *r, int p, int64_t g, int64_t lo,
+                      int64_t hi, const double *src, double *dst)
+{
+    const deso__copy *c = fused_prog(r, p);
+    if (p == 0) {
+        deso__cp_run_range(c, g, lo, hi, src, dst);
+    } else if (r->fuse == DESO__FUSE_PACK) {
+        const deso__msg *m = &r->send[r->fuse_msg[p - 1]];
+        deso__cp_run_range(c, g, lo, hi, src, r->sendbuf + m->buf_off);
+    } else {
+        const deso__msg *m = &r->recv[r->fuse_msg[p - 1]];
+        deso__cp_run_range(c, g, lo, hi, r->recvbuf + m->buf_off, dst);
+    }
+}
+
+/* The end of the units of cursor q's group, from q->u on, whose shared
+ * side starts below `limit` (at least q->u + 1).                       */
+static int64_t units_below(const deso__copy *c, const deso__fcur *q,
+                           int64_t limit, bool side_b)
+{
+    const deso__cp_group *g = &c->g[q->g];
+    int64_t n = deso__cp_units(c, q->g), u = q->u + 1;
+    int64_t d = side_b ? g->db : g->da;
+    if (g->reps == 1) {
+        while (u < n && unit_key(c, q->g, u, side_b) < limit) u++;
+        return u;
+    }
+    if (d <= 0) return n;
+    int64_t k0 = unit_key(c, q->g, q->u, side_b);
+    int64_t m = (limit - k0 + d - 1) / d;            /* >= 1             */
+    return q->u + m < n ? q->u + m : n;
+}
+
+/* Runs the units of fused program p that start below `limit` on the
+ * shared side, from its cursor on, and advances the cursor.            */
+static void advance(deso__remap *r, int p, int64_t limit, bool side_b,
+                    const double *src, double *dst)
+{
+    const deso__copy *c = fused_prog(r, p);
+    deso__fcur *q = &r->fuse_cur[p];
+    while (q->g < c->ngroups && unit_key(c, q->g, q->u, side_b) < limit) {
+        int64_t u = units_below(c, q, limit, side_b);
+        run_piece(r, p, q->g, q->u, u, src, dst);
+        q->u = u;
+        if (u == deso__cp_units(c, q->g)) {
+            q->g++;
+            q->u = 0;
+        }
+    }
+}
+
+/* The fused pass: the self copy interleaved with the fused messages'
+ * programs, in chunks of FUSE_CHUNK elements of the shared side, every
+ * unit of every program run exactly once whatever the offsets' order.
+ * Walked at execution (O(elements / FUSE_CHUNK) steps, which the copy
+ * dwarfs), so that planning stays O(period).                           */
+static void run_fused(deso__remap *r, const double *src, double *dst)
 {
     int np = 1 + r->nfuse;
     bool side_b = r->fuse == DESO__FUSE_UNPACK;
-    const deso__copy **prog = deso__malloc((size_t)np * sizeof *prog);
-    cursor *cur = deso__malloc((size_t)np * sizeof *cur);
-    deso_err e = prog && cur ? DESO_OK : DESO_ENOMEM;
-    if (e != DESO_OK) goto done;
-    prog[0] = &r->self;
-    for (int p = 1; p < np; p++)
-        prog[p] = side_b ? &r->recv[r->fuse_msg[p - 1]].prog
-                         : &r->send[r->fuse_msg[p - 1]].prog;
-    for (int p = 0; p < np; p++) cur[p] = (cursor){ 0, 0 };
-    int64_t cap = 0, limit = 0;
+    for (int p = 0; p < np; p++) r->fuse_cur[p] = (deso__fcur){ 0, 0 };
+    int64_t limit = 0;
     for (;;) {
         bool left = false;
         int64_t next = INT64_MAX;
-        for (int p = 0; p < np; p++)
-            if (cur[p].g < prog[p]->ngroups) {
-                left = true;
-                int64_t k = unit_key(prog[p], cur[p].g, cur[p].u, side_b);
-                if (k < next) next = k;
-            }
+        for (int p = 0; p < np; p++) {
+            const deso__copy *c = fused_prog(r, p);
+            const deso__fcur *q = &r->fuse_cur[p];
+            if (q->g >= c->ngroups) continue;
+            left = true;
+            int64_t k = unit_key(c, q->g, q->u, side_b);
+            if (k < next) next = k;
+        }
         if (!left) break;
         limit += FUSE_CHUNK;
         if (next >= limit) limit = next - next % FUSE_CHUNK + FUSE_CHUNK;
-        for (int p = 0; p < np; p++) {
-            const deso__copy *c = prog[p];
-            cursor *q = &cur[p];
-            while (q->g < c->ngroups &&
-                   unit_key(c, q->g, q->u, side_b) < limit) {
-                const deso__cp_group *g = &c->g[q->g];
-                int64_t n = deso__cp_units(c, q->g), u = q->u + 1;
-                int64_t d = side_b ? g->db : g->da;
-                if (g->reps == 1) {
-                    while (u < n && unit_key(c, q->g, u, side_b) < limit) u++;
-                } else if (d > 0) {
-                    int64_t k0 = unit_key(c, q->g, q->u, side_b);
-                    int64_t m = (limit - k0 + d - 1) / d;   /* >= 1       */
-                    u = q->u + m < n ? q->u + m : n;
-                } else {
-                    u = n;
-                }
-                e = seg_push(r, &cap, p, q->g, q->u, u);
-                if (e != DESO_OK) goto done;
-                q->u = u;
-                if (u == n) {
-                    q->g++;
-                    q->u = 0;
-                }
-            }
-        }
+        for (int p = 0; p < np; p++)
+            advance(r, p, limit, side_b, src, dst);
     }
-done:
-    free(prog);
-    free(cur);
-    return e;
 }
-
 
 /* Whether the self copy or a packed message of the first step loops
  * over column periods: fusion cuts programs by groups, so it takes
@@ -199,7 +202,8 @@ static deso_err plan_fusion(deso__remap *r)
         return DESO_OK;
     }
     r->fuse_msg = deso__calloc((size_t)r->nfuse, sizeof *r->fuse_msg);
-    if (r->fuse_msg == NULL)
+    r->fuse_cur = deso__calloc((size_t)r->nfuse + 1, sizeof *r->fuse_cur);
+    if (r->fuse_msg == NULL || r->fuse_cur == NULL)
         return deso__fail(DESO_ENOMEM, "remap plan: out of memory");
     if (r->fuse == DESO__FUSE_UNPACK) {
         r->fuse_msg[0] = last;
@@ -208,27 +212,7 @@ static deso_err plan_fusion(deso__remap *r)
         for (int i = st->send0; i < st->send0 + st->nsend; i++)
             if (r->send[i].run_len < 0) r->fuse_msg[n++] = i;
     }
-    return plan_segments(r);
-}
-
-/* Runs the fused pass.                                                    */
-static void run_segments(const deso__remap *r, const double *src,
-                         double *dst)
-{
-    for (int64_t i = 0; i < r->nsegs; i++) {
-        const deso__seg *q = &r->segs[i];
-        if (q->prog == 0) {
-            deso__cp_run_range(&r->self, q->g, q->lo, q->hi, src, dst);
-        } else if (r->fuse == DESO__FUSE_PACK) {
-            const deso__msg *m = &r->send[r->fuse_msg[q->prog - 1]];
-            deso__cp_run_range(&m->prog, q->g, q->lo, q->hi, src,
-                         r->sendbuf + m->buf_off);
-        } else {
-            const deso__msg *m = &r->recv[r->fuse_msg[q->prog - 1]];
-            deso__cp_run_range(&m->prog, q->g, q->lo, q->hi,
-                         r->recvbuf + m->buf_off, dst);
-        }
-    }
+    return DESO_OK;
 }
 
 /* ---- plan --------------------------------------------------------------- */
@@ -498,7 +482,7 @@ void deso__remap_free(deso__remap *r)
     free(r->reqs);
     free(r->req_msg);
     free(r->fuse_msg);
-    free(r->segs);
+    free(r->fuse_cur);
     if (r->owns_comm && r->comm != MPI_COMM_NULL) MPI_Comm_free(&r->comm);
     memset(r, 0, sizeof *r);
     r->comm = MPI_COMM_NULL;
@@ -579,7 +563,7 @@ deso_err deso__remap_exec(deso__remap *r, const double *src_local,
         for (int pass = 0; pass < 2; pass++) {
             if (pass == 1 && fused_pack) {
                 double a = deso__now();
-                run_segments(r, src_local, dst_local);
+                run_fused(r, src_local, dst_local);
                 t_pack += deso__now() - a;
                 self_done = true;
             }
@@ -627,7 +611,7 @@ deso_err deso__remap_exec(deso__remap *r, const double *src_local,
             if (direct(m, drows, dst_lld)) continue;
             double a = deso__now();
             if (k == 0 && fuse == DESO__FUSE_UNPACK && j == r->fuse_msg[0]) {
-                run_segments(r, src_local, dst_local);   /* with the self */
+                run_fused(r, src_local, dst_local);   /* with the self */
                 self_done = true;
             } else {
                 deso__cp_run(&m->prog, r->recvbuf + m->buf_off, INT64_MAX,

@@ -37,12 +37,10 @@ typedef struct deso__msg {
     int64_t buf_off;            /* offset in sendbuf / recvbuf             */
 } deso__msg;
 
-/* A piece of a fused pass: units [lo, hi) of group g of fused program
- * prog (0: the self copy; p > 0: message fuse_msg[p - 1]).               */
-typedef struct deso__seg {
-    int prog;
-    int64_t g, lo, hi;
-} deso__seg;
+/* Where a fused pass is in one of its programs: unit u of group g.     */
+typedef struct deso__fcur {
+    int64_t g, u;
+} deso__fcur;
 
 typedef struct deso__remap_step {
     int send0, nsend;      /* this step's sends: send[send0 ..]            */
@@ -75,8 +73,7 @@ typedef struct deso__remap {
     int fuse;              /* 0, DESO__FUSE_PACK or DESO__FUSE_UNPACK       */
     int nfuse;             /* messages fused with the self copy             */
     int *fuse_msg;         /* their indices (send or recv)                  */
-    int64_t nsegs;
-    deso__seg *segs;       /* the fused pass, in order                      */
+    deso__fcur *fuse_cur;  /* per program (0: the self copy), for the pass  */
     MPI_Request *reqs;     /* max_reqs                                      */
     int *req_msg;          /* per request: receive index, or -1 - send     */
     struct deso__shm *shm; /* the shared-memory transport, or NULL         */
