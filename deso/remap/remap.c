@@ -397,45 +397,41 @@ static bool lay_out_steps(deso__remap *out)
     return true;
 }
 
-static deso_err remap_init(MPI_Comm comm, const layouts *l,
-                           pl_sched_kind kind, bool keep, deso__remap *out)
+/* The compiled programs of this rank's plan, kept for the shared-memory
+ * transport when `keep` (deso__remap_shm_prepare), freed otherwise.    */
+static deso_err compile_plan(deso__remap *out, pl_remap_rank *plan, bool keep)
 {
-    DESO_CHECK(out != NULL, DESO_ENULL, "deso__remap_init: out is NULL");
-    double t0 = MPI_Wtime();
-    memset(out, 0, sizeof *out);
-    out->comm = MPI_COMM_NULL;
-    DESO_CHECK(comm != MPI_COMM_NULL, DESO_EINVAL,
-               "deso__remap_init: comm is MPI_COMM_NULL");
-    DESO_MPI_TRY(MPI_Comm_rank(comm, &out->me),
-                 "deso remap: MPI_Comm_rank");
-    DESO_MPI_TRY(MPI_Comm_size(comm, &out->size),
-                 "deso remap: MPI_Comm_size");
+    out->src_rows = plan->src_lrows;
+    out->src_cols = plan->src_lcols;
+    out->dst_rows = plan->dst_lrows;
+    out->dst_cols = plan->dst_lcols;
+    out->src_elems = plan->src_lrows * plan->src_lcols;
+    out->dst_elems = plan->dst_lrows * plan->dst_lcols;
+    out->active = plan->nsend > 0 || plan->nrecv > 0 || plan->has_self;
+    deso_err e = build(out, plan);
+    if (e == DESO_OK && keep) {
+        out->plan = deso__malloc(sizeof *out->plan);
+        if (out->plan == NULL)
+            e = deso__fail(DESO_ENOMEM, "deso__remap_init: out of memory");
+        else
+            *out->plan = *plan;
+    }
+    if (out->plan == NULL)
+        pl_remap_rank_free(plan); /* the compiled programs replace it    */
+    return e;
+}
 
+/* Everything deso__remap_init does after asking the communicator for
+ * out->me and out->size: local, no MPI call but the clock.             */
+static deso_err plan_local(const layouts *l, pl_sched_kind kind, bool keep,
+                           deso__remap *out)
+{
+    double t0 = MPI_Wtime();
     pl_remap_rank plan;
     memset(&plan, 0, sizeof plan);
     DESO_TRY(plan_of(l, out->size, kind, out->me, &plan, &out->identical));
-    out->comm = comm;
-    out->src_rows = plan.src_lrows;
-    out->src_cols = plan.src_lcols;
-    out->dst_rows = plan.dst_lrows;
-    out->dst_cols = plan.dst_lcols;
-    out->src_elems = plan.src_lrows * plan.src_lcols;
-    out->dst_elems = plan.dst_lrows * plan.dst_lcols;
-    out->active = plan.nsend > 0 || plan.nrecv > 0 || plan.has_self;
-    deso_err e = build(out, &plan);
-    if (e == DESO_OK && keep) {  /* for deso__remap_shm_prepare          */
-        out->plan = deso__malloc(sizeof *out->plan);
-        if (out->plan == NULL) e = DESO_ENOMEM;
-        else *out->plan = plan;
-    }
-    if (out->plan == NULL)
-        pl_remap_rank_free(&plan); /* the compiled programs replace its runs */
-    if (e != DESO_OK) {
-        out->comm = MPI_COMM_NULL;
-        deso__remap_free(out);
-        return e;
-    }
-
+    deso_err e = compile_plan(out, &plan, keep);
+    if (e != DESO_OK) return e;
     if (!lay_out_steps(out)) goto nomem;
     /* Not zeroed: every element is packed (or received) before it is
      * read, and zeroing a large buffer was half of planning a large
@@ -450,12 +446,47 @@ static deso_err remap_init(MPI_Comm comm, const layouts *l,
     if (plan_fusion(out) != DESO_OK) goto nomem;
     out->t_plan = MPI_Wtime() - t0;
     return DESO_OK;
-
 nomem:
-    out->comm = MPI_COMM_NULL;
-    deso__remap_free(out);
     return deso__fail(DESO_ENOMEM, "deso__remap_init: out of memory for "
                       "the buffers of a remap");
+}
+
+static deso_err remap_init(MPI_Comm comm, const layouts *l,
+                           pl_sched_kind kind, bool keep, deso__remap *out)
+{
+    DESO_CHECK(out != NULL, DESO_ENULL, "deso__remap_init: out is NULL");
+    memset(out, 0, sizeof *out);
+    out->comm = MPI_COMM_NULL;
+    DESO_CHECK(comm != MPI_COMM_NULL, DESO_EINVAL,
+               "deso__remap_init: comm is MPI_COMM_NULL");
+    DESO_MPI_TRY(MPI_Comm_rank(comm, &out->me),
+                 "deso remap: MPI_Comm_rank");
+    DESO_MPI_TRY(MPI_Comm_size(comm, &out->size),
+                 "deso remap: MPI_Comm_size");
+    deso_err e = plan_local(l, kind, keep, out);
+    if (e != DESO_OK) {
+        deso__remap_free(out);
+        return e;
+    }
+    out->comm = comm;
+    return DESO_OK;
+}
+
+deso_err deso__remap_plan_as(int me, int size, const pl_bc_layout *src,
+                             const pl_bc_layout *dst, pl_sched_kind kind,
+                             deso__remap *out)
+{
+    DESO_CHECK(out != NULL, DESO_ENULL, "deso__remap_plan_as: out is NULL");
+    memset(out, 0, sizeof *out);
+    out->comm = MPI_COMM_NULL;
+    DESO_CHECK(size >= 1 && me >= 0 && me < size, DESO_EINVAL,
+               "deso__remap_plan_as: rank %d of %d", me, size);
+    out->me = me;
+    out->size = size;
+    layouts l = { src, dst, NULL, NULL };
+    deso_err e = plan_local(&l, kind, false, out);
+    if (e != DESO_OK) deso__remap_free(out);
+    return e;
 }
 
 void deso__remap_drop_plan(deso__remap *r)
@@ -490,29 +521,167 @@ void deso__remap_free(deso__remap *r)
 
 /* ---- execution ---------------------------------------------------------- */
 
+/* One execution over MPI: the arrays (flat paths when ld = rows), the
+ * fused pass's kind, and what it has done so far.                      */
+typedef struct xrun {
+    const double *src;
+    double *dst;
+    int64_t srows, slld, drows, dlld;
+    int fuse;                /* r->fuse, or 0 when an array is not flat  */
+    bool self_done;
+    double t_pack;           /* seconds spent packing and unpacking      */
+} xrun;
+
+/* Runs the self copy (once), timed.                                     */
+static void self_copy(const deso__remap *r, xrun *x)
+{
+    if (x->self_done) return;
+    double a = deso__now();
+    deso__cp_run(&r->self, x->src, x->srows, x->slld, x->dst, x->drows,
+                 x->dlld);
+    x->t_pack += deso__now() - a;
+    x->self_done = true;
+}
+
+/* Posts the receives of step st (directly into the target when one run
+ * stays contiguous there).                                              */
+static deso_err post_recvs(deso__remap *r, const deso__remap_step *st,
+                           xrun *x, int *nreq)
+{
+    for (int j = st->recv0; j < st->recv0 + st->nrecv; j++) {
+        const deso__msg *m = &r->recv[j];
+        double *buf = direct(m, x->drows, x->dlld)
+            ? x->dst + run_pos(x->drows, x->dlld, m->run_off)
+            : r->recvbuf + m->buf_off;
+        DESO_MPI_TRY(MPI_Irecv(buf, (int)m->count, MPI_DOUBLE, m->peer,
+                               DESO__TAG_REMAP, r->comm, &r->reqs[*nreq]),
+                     "deso remap: MPI_Irecv");
+        r->req_msg[(*nreq)++] = j;
+    }
+    return DESO_OK;
+}
+
+/* Sends message i: from the source directly, or packed (unless the
+ * fused pass packed it already).                                        */
+static deso_err send_one(deso__remap *r, int i, bool dir, bool packed,
+                         xrun *x, int *nreq)
+{
+    const deso__msg *m = &r->send[i];
+    const double *buf = dir ? x->src + run_pos(x->srows, x->slld, m->run_off)
+                            : r->sendbuf + m->buf_off;
+    if (!dir && !packed) {
+        double a = deso__now();
+        deso__cp_run(&m->prog, x->src, x->srows, x->slld,
+                     r->sendbuf + m->buf_off, INT64_MAX, INT64_MAX);
+        x->t_pack += deso__now() - a;
+    }
+    DESO_MPI_TRY(MPI_Isend(buf, (int)m->count, MPI_DOUBLE, m->peer,
+                           DESO__TAG_REMAP, r->comm, &r->reqs[*nreq]),
+                 "deso remap: MPI_Isend");
+    deso__stats_p2p(m->count * (int64_t)sizeof(double));
+    r->req_msg[(*nreq)++] = -1 - i;
+    return DESO_OK;
+}
+
+/* The sends of step k: direct ones first, then the packed ones (packed
+ * in one pass with the self copy when fused).                          */
+static deso_err post_sends(deso__remap *r, int k, xrun *x, int *nreq)
+{
+    const deso__remap_step *st = &r->steps[k];
+    bool fused_pack = k == 0 && x->fuse == DESO__FUSE_PACK;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1 && fused_pack) {
+            double a = deso__now();
+            run_fused(r, x->src, x->dst);
+            x->t_pack += deso__now() - a;
+            x->self_done = true;
+        }
+        for (int i = st->send0; i < st->send0 + st->nsend; i++) {
+            bool dir = direct(&r->send[i], x->srows, x->slld);
+            if (dir == (pass == 0))
+                DESO_TRY(send_one(r, i, dir, fused_pack, x, nreq));
+        }
+    }
+    return DESO_OK;
+}
+
+/* Waits for step k's requests, unpacking receives as they complete (the
+ * fused receive in one pass with the self copy).                        */
+static deso_err wait_step(deso__remap *r, int k, int nreq, xrun *x)
+{
+    for (int left = nreq; left > 0; left--) {
+        int idx;
+        DESO_MPI_TRY(MPI_Waitany(nreq, r->reqs, &idx, MPI_STATUS_IGNORE),
+                     "deso remap: MPI_Waitany");
+        if (idx == MPI_UNDEFINED) break;
+        int j = r->req_msg[idx];
+        if (j < 0) continue;
+        const deso__msg *m = &r->recv[j];
+        if (direct(m, x->drows, x->dlld)) continue;
+        double a = deso__now();
+        if (k == 0 && x->fuse == DESO__FUSE_UNPACK && j == r->fuse_msg[0]) {
+            run_fused(r, x->src, x->dst);          /* with the self copy */
+            x->self_done = true;
+        } else {
+            deso__cp_run(&m->prog, r->recvbuf + m->buf_off, INT64_MAX,
+                         INT64_MAX, x->dst, x->drows, x->dlld);
+        }
+        x->t_pack += deso__now() - a;
+    }
+    return DESO_OK;
+}
+
+/* The MPI transport: the steps in order, the self copy overlapping the
+ * first one's traffic.                                                  */
+static deso_err exec_mpi(deso__remap *r, xrun *x)
+{
+    double t0 = deso__now();
+    for (int k = 0; k < r->nsteps; k++) {
+        int nreq = 0;
+        DESO_TRY(post_recvs(r, &r->steps[k], x, &nreq));
+        DESO_TRY(post_sends(r, k, x, &nreq));
+        if (x->fuse != DESO__FUSE_UNPACK) self_copy(r, x);
+        DESO_TRY(wait_step(r, k, nreq, x));
+    }
+    self_copy(r, x);
+    if (r->nsteps > 0)
+        deso__stats_time(DESO_T_P2P, deso__now() - t0 - x->t_pack);
+    deso__stats_time(DESO_T_OVERHEAD, x->t_pack);
+    return DESO_OK;
+}
+
+/* deso__remap_exec's checks of its arguments.                           */
+static deso_err exec_check(const deso__remap *r, const double *src,
+                           int64_t slld, const double *dst, int64_t dlld)
+{
+    int64_t srows = r->src_rows, drows = r->dst_rows;
+    if (r->src_elems > 0) {
+        DESO_CHECK(src != NULL, DESO_ENULL,
+                   "deso__remap_exec: rank %d holds %lld source elements "
+                   "but src is NULL", r->me, (long long)r->src_elems);
+        DESO_CHECK(slld >= (srows > 1 ? srows : 1), DESO_EINVAL,
+                   "deso__remap_exec: src_lld = %lld < local rows %lld on "
+                   "rank %d", (long long)slld, (long long)srows, r->me);
+    }
+    if (r->dst_elems > 0) {
+        DESO_CHECK(dst != NULL, DESO_ENULL,
+                   "deso__remap_exec: rank %d holds %lld target elements "
+                   "but dst is NULL", r->me, (long long)r->dst_elems);
+        DESO_CHECK(dlld >= (drows > 1 ? drows : 1), DESO_EINVAL,
+                   "deso__remap_exec: dst_lld = %lld < local rows %lld on "
+                   "rank %d", (long long)dlld, (long long)drows, r->me);
+    }
+    return DESO_OK;
+}
+
 deso_err deso__remap_exec(deso__remap *r, const double *src_local,
                           int64_t src_lld, double *dst_local,
                           int64_t dst_lld)
 {
     DESO_CHECK(r != NULL, DESO_ENULL, "deso__remap_exec: remap is NULL");
     if (!r->active) return DESO_OK;
+    DESO_TRY(exec_check(r, src_local, src_lld, dst_local, dst_lld));
     int64_t srows = r->src_rows, drows = r->dst_rows;
-    if (r->src_elems > 0) {
-        DESO_CHECK(src_local != NULL, DESO_ENULL,
-                   "deso__remap_exec: rank %d holds %lld source elements "
-                   "but src is NULL", r->me, (long long)r->src_elems);
-        DESO_CHECK(src_lld >= (srows > 1 ? srows : 1), DESO_EINVAL,
-                   "deso__remap_exec: src_lld = %lld < local rows %lld on "
-                   "rank %d", (long long)src_lld, (long long)srows, r->me);
-    }
-    if (r->dst_elems > 0) {
-        DESO_CHECK(dst_local != NULL, DESO_ENULL,
-                   "deso__remap_exec: rank %d holds %lld target elements "
-                   "but dst is NULL", r->me, (long long)r->dst_elems);
-        DESO_CHECK(dst_lld >= (drows > 1 ? drows : 1), DESO_EINVAL,
-                   "deso__remap_exec: dst_lld = %lld < local rows %lld on "
-                   "rank %d", (long long)dst_lld, (long long)drows, r->me);
-    }
     /* A leading dimension addresses nothing in a single column (or none):
      * take it as the rows, so the flat paths apply.                      */
     if (r->src_cols <= 1 || srows == 0) src_lld = srows;
@@ -532,101 +701,12 @@ deso_err deso__remap_exec(deso__remap *r, const double *src_local,
         deso__stats_time(DESO_T_OVERHEAD, deso__now() - a);
         return DESO_OK;
     }
-
-    if (r->shm != NULL) {
+    if (r->shm != NULL)
         return deso__remap_shm_exec(r, src_local, src_lld, dst_local,
                                     dst_lld);
-    }
-
-    double t_pack = 0.0;
-    double t0 = deso__now();
-    bool self_done = false;
     /* The fused pass needs flat arrays (ld = local rows).                 */
-    int fuse = srows == src_lld && drows == dst_lld ? r->fuse : 0;
-
-    for (int k = 0; k < r->nsteps; k++) {
-        const deso__remap_step *st = &r->steps[k];
-        int nreq = 0;
-        for (int j = st->recv0; j < st->recv0 + st->nrecv; j++) {
-            const deso__msg *m = &r->recv[j];
-            double *buf = direct(m, drows, dst_lld)
-                ? dst_local + run_pos(drows, dst_lld, m->run_off)
-                : r->recvbuf + m->buf_off;
-            DESO_MPI_TRY(MPI_Irecv(buf, (int)m->count, MPI_DOUBLE, m->peer,
-                                   DESO__TAG_REMAP, r->comm, &r->reqs[nreq]),
-                         "deso remap: MPI_Irecv");
-            r->req_msg[nreq++] = j;
-        }
-        /* Direct sends first, then the packed ones (packed in one pass
-         * with the self copy when fused).                                 */
-        bool fused_pack = k == 0 && fuse == DESO__FUSE_PACK;
-        for (int pass = 0; pass < 2; pass++) {
-            if (pass == 1 && fused_pack) {
-                double a = deso__now();
-                run_fused(r, src_local, dst_local);
-                t_pack += deso__now() - a;
-                self_done = true;
-            }
-            for (int i = st->send0; i < st->send0 + st->nsend; i++) {
-                const deso__msg *m = &r->send[i];
-                bool dir = direct(m, srows, src_lld);
-                if (dir != (pass == 0)) continue;
-                const double *buf;
-                if (dir) {
-                    buf = src_local + run_pos(srows, src_lld, m->run_off);
-                } else {
-                    double *b = r->sendbuf + m->buf_off;
-                    if (!fused_pack) {
-                        double a = deso__now();
-                        deso__cp_run(&m->prog, src_local, srows, src_lld, b,
-                               INT64_MAX, INT64_MAX);
-                        t_pack += deso__now() - a;
-                    }
-                    buf = b;
-                }
-                DESO_MPI_TRY(MPI_Isend(buf, (int)m->count, MPI_DOUBLE,
-                                       m->peer, DESO__TAG_REMAP, r->comm,
-                                       &r->reqs[nreq]),
-                             "deso remap: MPI_Isend");
-                deso__stats_p2p(m->count * (int64_t)sizeof(double));
-                r->req_msg[nreq++] = -1 - i;
-            }
-        }
-        if (!self_done && fuse != DESO__FUSE_UNPACK) {
-            /* overlaps the first step's traffic                          */
-            double a = deso__now();
-            deso__cp_run(&r->self, src_local, srows, src_lld, dst_local, drows,
-                   dst_lld);
-            t_pack += deso__now() - a;
-            self_done = true;
-        }
-        for (int left = nreq; left > 0; left--) {
-            int idx;
-            DESO_MPI_TRY(MPI_Waitany(nreq, r->reqs, &idx, MPI_STATUS_IGNORE),
-                         "deso remap: MPI_Waitany");
-            if (idx == MPI_UNDEFINED) break;
-            int j = r->req_msg[idx];
-            if (j < 0) continue;
-            const deso__msg *m = &r->recv[j];
-            if (direct(m, drows, dst_lld)) continue;
-            double a = deso__now();
-            if (k == 0 && fuse == DESO__FUSE_UNPACK && j == r->fuse_msg[0]) {
-                run_fused(r, src_local, dst_local);   /* with the self */
-                self_done = true;
-            } else {
-                deso__cp_run(&m->prog, r->recvbuf + m->buf_off, INT64_MAX,
-                       INT64_MAX, dst_local, drows, dst_lld);
-            }
-            t_pack += deso__now() - a;
-        }
-    }
-    if (!self_done) {
-        double a = deso__now();
-        deso__cp_run(&r->self, src_local, srows, src_lld, dst_local, drows,
-               dst_lld);
-        t_pack += deso__now() - a;
-    }
-    if (r->nsteps > 0) deso__stats_time(DESO_T_P2P, deso__now() - t0 - t_pack);
-    deso__stats_time(DESO_T_OVERHEAD, t_pack);
-    return DESO_OK;
+    xrun x = { src_local, dst_local, srows, src_lld, drows, dst_lld,
+               srows == src_lld && drows == dst_lld ? r->fuse : 0, false,
+               0.0 };
+    return exec_mpi(r, &x);
 }
