@@ -257,6 +257,65 @@ static inline void copy_item(double *restrict d, const double *restrict s,
     }
 }
 
+/* Repetitions [lo, hi) of periodic group g through its element table
+ * (flat arrays).                                                        */
+static void run_table(const deso__copy *c, const deso__cp_group *g,
+                      int64_t lo, int64_t hi, const double *A, double *B,
+                      bool stream)
+{
+    int64_t da = g->da, db = g->db;
+    const int64_t *ea = c->ea + g->e0, *eb = c->eb + g->e0;
+    int64_t ne = g->ne;
+    if (g->seq == 2 && stream && db == ne && (hi - lo) * ne >= 64) {
+        stream_table(B + lo * db + eb[0], A, ea, ne, da, lo, hi);
+    } else if (g->seq == 2) {                 /* gather into a run  */
+        for (int64_t t = lo; t < hi; t++) {
+            const double *restrict s = A + t * da;
+            double *restrict d = B + t * db + eb[0];
+            int64_t e = 0;
+            for (; e + 4 <= ne; e += 4) {
+                double v0 = s[ea[e]], v1 = s[ea[e + 1]];
+                double v2 = s[ea[e + 2]], v3 = s[ea[e + 3]];
+                d[e] = v0;
+                d[e + 1] = v1;
+                d[e + 2] = v2;
+                d[e + 3] = v3;
+            }
+            for (; e < ne; e++) d[e] = s[ea[e]];
+        }
+    } else if (g->seq == 1) {                 /* scatter from a run */
+        for (int64_t t = lo; t < hi; t++) {
+            const double *restrict s = A + t * da + ea[0];
+            double *restrict d = B + t * db;
+            int64_t e = 0;
+            for (; e + 4 <= ne; e += 4) {
+                double v0 = s[e], v1 = s[e + 1], v2 = s[e + 2];
+                double v3 = s[e + 3];
+                d[eb[e]] = v0;
+                d[eb[e + 1]] = v1;
+                d[eb[e + 2]] = v2;
+                d[eb[e + 3]] = v3;
+            }
+            for (; e < ne; e++) d[eb[e]] = s[e];
+        }
+    } else {
+        for (int64_t t = lo; t < hi; t++) {
+            const double *restrict s = A + t * da;
+            double *restrict d = B + t * db;
+            int64_t e = 0;
+            for (; e + 4 <= ne; e += 4) {      /* loads before stores */
+                double v0 = s[ea[e]], v1 = s[ea[e + 1]];
+                double v2 = s[ea[e + 2]], v3 = s[ea[e + 3]];
+                d[eb[e]] = v0;
+                d[eb[e + 1]] = v1;
+                d[eb[e + 2]] = v2;
+                d[eb[e + 3]] = v3;
+            }
+            for (; e < ne; e++) d[eb[e]] = s[ea[e]];
+        }
+    }
+}
+
 /* Runs units [lo, hi) of group gi between flat arrays: repetitions of a
  * periodic group, items of a literal one (reps == 1).                     */
 static void run_range(const deso__copy *c, int64_t gi, int64_t lo,
@@ -269,57 +328,8 @@ static void run_range(const deso__copy *c, int64_t gi, int64_t lo,
         return;
     }
     int64_t da = g->da, db = g->db;
-    if (g->ne > 0) {                              /* element table      */
-        const int64_t *ea = c->ea + g->e0, *eb = c->eb + g->e0;
-        int64_t ne = g->ne;
-        if (g->seq == 2 && stream && db == ne && (hi - lo) * ne >= 64) {
-            stream_table(B + lo * db + eb[0], A, ea, ne, da, lo, hi);
-        } else if (g->seq == 2) {                 /* gather into a run  */
-            for (int64_t t = lo; t < hi; t++) {
-                const double *restrict s = A + t * da;
-                double *restrict d = B + t * db + eb[0];
-                int64_t e = 0;
-                for (; e + 4 <= ne; e += 4) {
-                    double v0 = s[ea[e]], v1 = s[ea[e + 1]];
-                    double v2 = s[ea[e + 2]], v3 = s[ea[e + 3]];
-                    d[e] = v0;
-                    d[e + 1] = v1;
-                    d[e + 2] = v2;
-                    d[e + 3] = v3;
-                }
-                for (; e < ne; e++) d[e] = s[ea[e]];
-            }
-        } else if (g->seq == 1) {                 /* scatter from a run */
-            for (int64_t t = lo; t < hi; t++) {
-                const double *restrict s = A + t * da + ea[0];
-                double *restrict d = B + t * db;
-                int64_t e = 0;
-                for (; e + 4 <= ne; e += 4) {
-                    double v0 = s[e], v1 = s[e + 1], v2 = s[e + 2];
-                    double v3 = s[e + 3];
-                    d[eb[e]] = v0;
-                    d[eb[e + 1]] = v1;
-                    d[eb[e + 2]] = v2;
-                    d[eb[e + 3]] = v3;
-                }
-                for (; e < ne; e++) d[eb[e]] = s[e];
-            }
-        } else {
-            for (int64_t t = lo; t < hi; t++) {
-                const double *restrict s = A + t * da;
-                double *restrict d = B + t * db;
-                int64_t e = 0;
-                for (; e + 4 <= ne; e += 4) {      /* loads before stores */
-                    double v0 = s[ea[e]], v1 = s[ea[e + 1]];
-                    double v2 = s[ea[e + 2]], v3 = s[ea[e + 3]];
-                    d[eb[e]] = v0;
-                    d[eb[e + 1]] = v1;
-                    d[eb[e + 2]] = v2;
-                    d[eb[e + 3]] = v3;
-                }
-                for (; e < ne; e++) d[eb[e]] = s[ea[e]];
-            }
-        }
+    if (g->ne > 0) {
+        run_table(c, g, lo, hi, A, B, stream);
     } else if (g->k == 1 && it->sa == 1 && it->sb == 1 &&
                !(stream && it->len >= STREAM_MIN)) {
         const deso__cp_item *u = it;
