@@ -113,6 +113,18 @@ deso_err deso__cp_clone(const deso__copy *c, deso__copy *out);
 void deso__cp_resolve(const deso__copy *c, const int64_t *delta,
                       deso__copy *out);
 
+/* Items of program c spelt out (loops included), or -1 when more than
+ * max.                                                                  */
+int64_t deso__cp_spelt(const deso__copy *c, int64_t max);
+
+/* Spells program c out into x (deso__cp_spelt(c) items), in order.      */
+void deso__cp_spell(const deso__copy *c, deso__cp_item *x);
+
+/* Replaces program c, of n = deso__cp_spelt(c) items, by those items
+ * compiled again (deso__cp_compile), loops gone.  Errors: DESO_ENOMEM
+ * (c freed).                                                            */
+deso_err deso__cp_recompile(deso__copy *c, int64_t n);
+
 /* Frees a program and leaves it empty; safe on an empty one.             */
 void deso__cp_free(deso__copy *c);
 

@@ -9,8 +9,8 @@
  * own per period).  Columns repeat that row program at a fixed shift: a
  * row program of few items, spelt out, becomes one group per column
  * progression, and groups that carry each other on merge, so the columns
- * of every period make one group; a longer row program is repeated per
- * column.  Neighbours that continue each other merge, as
+ * of every period make one group; a longer row program is the body of a
+ * loop (copyprog.h) per column progression, loops merged likewise.  Neighbours that continue each other merge, as
  * deso__cp_compile's do, so messages that are one run stay one run.     */
 #include "deso/remap/copyprog.h"
 
@@ -276,42 +276,23 @@ static void rows_emit(cpb *b, const pl_dim *d, oside *o)
     rows_tail(b, d, d->full * d->dmine, d->full * d->dtheirs, o);
 }
 
-/* Items of groups [g0, g1) spelt out (once), or -1 when more than
- * RECOMPILE_MAX.                                                       */
+/* Largest program spelt out and compiled again (deso__cp_recompile).   */
 #define RECOMPILE_MAX ((int64_t)1 << 16)
-static int64_t spelt_groups(const deso__cp_group *g, int64_t g0, int64_t g1)
-{
-    int64_t n = 0;
-    for (int64_t gi = g0; gi < g1 && n <= RECOMPILE_MAX; gi++)
-        n += g[gi].k * g[gi].reps;
-    return n <= RECOMPILE_MAX ? n : -1;
-}
 
+/* Items of b spelt out, or -1 when more than RECOMPILE_MAX.             */
 static int64_t spelt(const cpb *b)
 {
-    return spelt_groups(b->g, 0, b->ng);
-}
-
-/* Spells groups [g0, g1) out into x from x[*k] on, shifted by (oa, ob). */
-static void spell_groups(const deso__cp_group *g, const deso__cp_item *it,
-                         int64_t g0, int64_t g1, int64_t oa, int64_t ob,
-                         deso__cp_item *x, int64_t *k)
-{
-    for (int64_t gi = g0; gi < g1; gi++)
-        for (int64_t t = 0; t < g[gi].reps; t++)
-            for (int64_t j = 0; j < g[gi].k; j++) {
-                deso__cp_item *y = &x[(*k)++];
-                *y = it[g[gi].first + j];
-                y->a += oa + t * g[gi].da;
-                y->b += ob + t * g[gi].db;
-            }
+    deso__copy c = { .ngroups = b->ng, .nitems = b->ni, .g = b->g,
+                     .it = b->it };
+    return deso__cp_spelt(&c, RECOMPILE_MAX);
 }
 
 /* Spells R out into x (spelt(R) items, offsets as in R).                 */
 static void flatten(const cpb *R, deso__cp_item *x)
 {
-    int64_t k = 0;
-    spell_groups(R->g, R->it, 0, R->ng, 0, 0, x, &k);
+    deso__copy c = { .ngroups = R->ng, .nitems = R->ni, .g = R->g,
+                     .it = R->it };
+    deso__cp_spell(&c, x);
 }
 
 /* Appends program R (one column's rows) shifted by (sa, sb); x: scratch
@@ -341,45 +322,60 @@ static void at_column(const deso__cp_item *f, int64_t nf, int64_t a0,
     }
 }
 
-/* The columns of a message whose row program is flat (f, nf items), one
- * column progression at a time: a progression of single columns is one
- * group, and progressions that carry each other on merge (cpb_continue),
- * so the columns cost O(periods x progressions), not O(columns).  x:
- * scratch for nf items; per: the rows of one column.                    */
-static void cols_flat(cpb *b, const pl_dim *c, const deso__cp_item *f,
-                      int64_t nf, deso__cp_item *x, bool packed, int64_t per,
-                      int64_t ldm, int64_t ldt)
+/* Columns of a message at column offsets (a, b) on both sides, `reps`
+ * of them, (da, db) apart: a progression of single columns, or the
+ * columns of one piece.                                                 */
+typedef struct colrun {
+    int64_t a, b, reps, da, db;
+} colrun;
+
+typedef void (*colrun_fn)(void *ctx, colrun y);
+
+/* Calls fn for every column run of c, in order, until *stop: one per
+ * progression of single columns, one per piece of several; per: the
+ * rows of one column (the packed side moves that much per column).     */
+static void each_colrun(const pl_dim *c, bool packed, int64_t per,
+                        int64_t ldm, int64_t ldt, const bool *stop,
+                        colrun_fn fn, void *ctx)
 {
-    int64_t pos = 0, db = packed ? per : ldt;
-    for (int64_t p = 0; p <= c->full && !b->nomem; p++)
+    int64_t pos = 0;
+    for (int64_t p = 0; p <= c->full && !*stop; p++)
         for (int64_t i = 0; i < c->nseq; i++) {
             const pl_seq *q = &c->seq[i];
             int64_t n = q->cnt, last = q->len;
             if (p == c->full) pl_seq_clip(q, c->rem, &n, &last);
             int64_t cm = q->mine + p * c->dmine;
             int64_t ct = q->theirs + p * c->dtheirs;
-            if (q->len == 1 && n > 0) {
-                at_column(f, nf, cm * ldm, packed ? pos : ct * ldt, x);
-                cpb_group(b, x, nf, n, q->dmine * ldm,
-                          packed ? per : q->dtheirs * ldt);
-                pos += n * per;
-                continue;
-            }
-            for (int64_t j = 0; j < n; j++) {
-                int64_t len = j == n - 1 ? last : q->len;
-                at_column(f, nf, (cm + j * q->dmine) * ldm,
-                          packed ? pos : (ct + j * q->dtheirs) * ldt, x);
-                cpb_group(b, x, nf, len, ldm, db);
-                pos += len * per;
+            bool single = q->len == 1;
+            for (int64_t j = 0; j < (single ? (n > 0) : n); j++) {
+                colrun y = { (cm + j * q->dmine) * ldm,
+                             packed ? pos : (ct + j * q->dtheirs) * ldt,
+                             single ? n : j == n - 1 ? last : q->len,
+                             single ? q->dmine * ldm : ldm,
+                             packed ? per : single ? q->dtheirs * ldt : ldt };
+                fn(ctx, y);
+                pos += y.reps * per;
             }
         }
 }
 
-/* Columns of a long row program at column offsets (a, b) on both sides,
- * `reps` of them, (da, db) apart: one loop of the row program.          */
-typedef struct colrun {
-    int64_t a, b, reps, da, db;
-} colrun;
+/* A message whose row program is flat (f, nf items): each column run is
+ * one group of the row items, and runs that carry each other on merge
+ * (cpb_continue), so the columns cost O(periods x progressions), not
+ * O(columns).  x: scratch for nf items.                                 */
+typedef struct flat_cols {
+    cpb *b;
+    const deso__cp_item *f;
+    int64_t nf;
+    deso__cp_item *x;
+} flat_cols;
+
+static void flat_run(void *ctx, colrun y)
+{
+    flat_cols *c = ctx;
+    at_column(c->f, c->nf, y.a, y.b, c->x);
+    cpb_group(c->b, c->x, c->nf, y.reps, y.da, y.db);
+}
 
 /* Whether x carries the last run l on (then l takes it).                */
 static bool colrun_join(colrun *l, colrun x)
@@ -433,42 +429,26 @@ static void colrun_add(cpb *b, const cpb *R, colrun *l, bool *have,
     *have = true;
 }
 
-/* The columns of a message whose row program R is long, one loop of R
- * per column progression (a progression of single columns, or the
- * columns of one piece), loops that carry each other on merged: the
- * program costs O(column pieces) groups, not O(columns).  x: scratch
- * for R's items; per: the rows of one column.                           */
-static void cols_loops(cpb *b, const pl_dim *c, const cpb *R,
-                       deso__cp_item *x, bool packed, int64_t per,
-                       int64_t ldm, int64_t ldt)
+/* A message whose row program R is long: one loop of R per column run,
+ * runs that carry each other on merged, so the program holds
+ * O(column pieces) groups, not O(columns).  x: scratch for R's items.  */
+typedef struct loop_cols {
+    cpb *b;
+    const cpb *R;
+    colrun l;
+    bool have;
+    deso__cp_item *x;
+} loop_cols;
+
+static void loop_run(void *ctx, colrun y)
 {
-    colrun l = { 0 };
-    bool have = false;
-    int64_t pos = 0;
-    for (int64_t p = 0; p <= c->full && !b->nomem; p++)
-        for (int64_t i = 0; i < c->nseq; i++) {
-            const pl_seq *q = &c->seq[i];
-            int64_t n = q->cnt, last = q->len;
-            if (p == c->full) pl_seq_clip(q, c->rem, &n, &last);
-            int64_t cm = q->mine + p * c->dmine;
-            int64_t ct = q->theirs + p * c->dtheirs;
-            bool single = q->len == 1;
-            for (int64_t j = 0; j < (single ? (n > 0) : n); j++) {
-                colrun y = { (cm + j * q->dmine) * ldm,
-                             packed ? pos : (ct + j * q->dtheirs) * ldt,
-                             single ? n : j == n - 1 ? last : q->len,
-                             single ? q->dmine * ldm : ldm,
-                             packed ? per : single ? q->dtheirs * ldt : ldt };
-                colrun_add(b, R, &l, &have, y, x);
-                pos += y.reps * per;
-            }
-        }
-    if (have) loop_emit(b, R, &l, x);
+    loop_cols *c = ctx;
+    colrun_add(c->b, c->R, &c->l, &c->have, y, c->x);
 }
 
 /* The whole message: the row program once, then either the columns by
  * progressions (a row program of at most ROWS_FLAT items, spelt out) or
- * loops of the row program (cols_loops).                                */
+ * loops of the row program (loop_cols).                                 */
 static void msg_emit(cpb *b, const pl_msg *m, bool packed, int64_t ldm,
                      int64_t ldt)
 {
@@ -484,10 +464,13 @@ static void msg_emit(cpb *b, const pl_msg *m, bool packed, int64_t ldm,
     int64_t per = m->rows.count;
     if (flat && !b->nomem) {
         flatten(&R, f);
-        cols_flat(b, &m->cols, f, nf, x, packed, per, ldm, ldt);
+        flat_cols c = { b, f, nf, x };
+        each_colrun(&m->cols, packed, per, ldm, ldt, &b->nomem, flat_run, &c);
+    } else if (!b->nomem) {
+        loop_cols c = { b, &R, { 0 }, false, x };
+        each_colrun(&m->cols, packed, per, ldm, ldt, &b->nomem, loop_run, &c);
+        if (c.have) loop_emit(b, &R, &c.l, x);
     }
-    if (!flat && !b->nomem)
-        cols_loops(b, &m->cols, &R, x, packed, per, ldm, ldt);
     free(x);
     cpb_free(&R);
 }
@@ -497,7 +480,7 @@ static void msg_emit(cpb *b, const pl_msg *m, bool packed, int64_t ldm,
  * deso__cp_compile, whose search for periods also finds the ones that
  * span columns (a column's items repeated across columns): the program
  * executions were tuned on.  Larger ones stay as built, and so do
- * compact ones (columns by progressions, cols_flat, already give the
+ * compact ones (columns by progressions, flat_cols, already give the
  * groups that span columns): spelling them out would cost O(columns).  */
 #define COMPACT_GROUPS 2
 
@@ -508,44 +491,6 @@ bool deso__cp_set_recompile(bool on)
     bool was = cp_recompile;
     cp_recompile = on;
     return was;
-}
-
-/* Items of program c spelt out, loops included, or -1 when more than
- * RECOMPILE_MAX.                                                        */
-static int64_t spelt_copy(const deso__copy *c)
-{
-    int64_t n = 0;
-    for (int64_t li = 0; li < (c->nloops ? c->nloops : 1); li++) {
-        deso__cp_loop lp = deso__cp_loop_at(c, li);
-        int64_t k = spelt_groups(c->g, lp.g0, lp.g1);
-        if (k < 0 || (k > 0 && lp.reps > (RECOMPILE_MAX - n) / k)) return -1;
-        n += k * lp.reps;
-    }
-    return n;
-}
-
-/* Replaces program out (spelt_copy(out) = n items) by its items compiled
- * again.                                                                */
-static deso_err recompile(deso__copy *out, int64_t n)
-{
-    deso__cp_item *x = deso__malloc((size_t)(n > 0 ? n : 1) * sizeof *x);
-    if (!x) {
-        deso__cp_free(out);
-        return deso__fail(DESO_ENOMEM, "copy program: out of memory");
-    }
-    int64_t k = 0;
-    for (int64_t li = 0; li < (out->nloops ? out->nloops : 1); li++) {
-        deso__cp_loop lp = deso__cp_loop_at(out, li);
-        for (int64_t t = 0; t < lp.reps; t++)
-            spell_groups(out->g, out->it, lp.g0, lp.g1, t * lp.da,
-                         t * lp.db, x, &k);
-    }
-    deso__copy c;
-    deso_err e = deso__cp_compile(x, n, &c);
-    free(x);
-    deso__cp_free(out);
-    if (e == DESO_OK) *out = c;
-    return e;
 }
 
 /* Swaps b's sides (built as this rank's array, the other side).         */
@@ -607,7 +552,7 @@ deso_err deso__cp_from_msg(const pl_msg *m, deso__cp_role role,
     }
     int64_t n = cp_recompile && (out->ngroups > COMPACT_GROUPS ||
                                  deso__cp_looped(out))
-                    ? spelt_copy(out) : -1;
-    if (n > 1) return recompile(out, n);
+                    ? deso__cp_spelt(out, RECOMPILE_MAX) : -1;
+    if (n > 1) return deso__cp_recompile(out, n);
     return deso__cp_tables(out, false);
 }
