@@ -10,8 +10,9 @@
  * row program of few items, spelt out, becomes one group per column
  * progression, and groups that carry each other on merge, so the columns
  * of every period make one group; a longer row program is the body of a
- * loop (copyprog.h) per column progression, loops merged likewise.  Neighbours that continue each other merge, as
- * deso__cp_compile's do, so messages that are one run stay one run.     */
+ * loop (copyprog.h) per column progression, loops merged likewise.
+ * Neighbours that continue each other merge, as deso__cp_compile's do,
+ * so messages that are one run stay one run.                           */
 #include "deso/remap/copyprog.h"
 
 #include <stdlib.h>
@@ -403,7 +404,7 @@ static void loop_emit(cpb *b, const cpb *R, const colrun *l,
     append_shifted(b, R, l->a, l->b, x);
     b->open = false;
     b->floor = b->ng;
-    if (l->reps < 2 || b->nomem) return;
+    if (l->reps < 2 || b->nomem || b->ng == g0) return;
     if (b->nl == b->capl) {
         int64_t c = b->capl ? 2 * b->capl : 8;
         deso__cp_loop *v = deso__realloc(b->lp, (size_t)c * sizeof *v);
