@@ -4,7 +4,11 @@
  * an independent block-cyclic index map; every send is packed by its
  * program, unpacked by the matching receive's, the self copies run, and
  * then every target element must hold its own global index plus one, the
- * sources untouched and the packed lengths equal to the messages'.       */
+ * sources untouched and the packed lengths equal to the messages'.  Each
+ * case runs twice: whole programs as compiled, and programs as built
+ * (loops over columns kept) a window at a time, as the shared-memory
+ * rings run them, between arrays whose leading dimension exceeds their
+ * rows (the padding must stay untouched).                                */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
