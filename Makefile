@@ -136,6 +136,11 @@ $(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(STATIC) $(LIBS)
 
+# remap_plan plans ranks it is not (deso__remap_plan_as, internal).
+$(BUILD)/bench/remap_plan: $(BUILD)/obj/tests/bench/remap_plan.o $(INTERNAL)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(INTERNAL) $(LIBS)
+
 $(PMPI_LIB): tests/pmpi/pmpi_count.c tests/pmpi/pmpi_count.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g $(WARN) -fPIC -shared -o $@ $< $(MPI_CFLAGS)

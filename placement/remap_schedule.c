@@ -142,6 +142,40 @@ static deso_err to_schedule(const edges *E, const int *step_of, int nsteps,
     return DESO_OK;
 }
 
+/* The dearest step other than k (steps by increasing cost in order)
+ * whose cost covers w and where both ends are free (ap[t * P] and
+ * aq[t * Q] < 0), or -1.                                                */
+static int covering_step(const int *order, int S, int k, const int64_t *cost,
+                         int64_t w, const int64_t *ap, int P,
+                         const int64_t *aq, int Q)
+{
+    for (int oj = S - 1; oj >= 0; oj--) {
+        int t = order[oj];
+        if (t != k && cost[t] >= w && ap[(int64_t)t * P] < 0 &&
+            aq[(int64_t)t * Q] < 0)
+            return t;
+    }
+    return -1;
+}
+
+/* New numbers of the S steps: the non-empty ones by decreasing cost,
+ * ties in their old order, the empty ones -1; returns how many are kept. */
+static int renumber(const int64_t *cost, int S, int *newid)
+{
+    int kept = 0;
+    for (int i = 0; i < S; i++) newid[i] = -1;
+    for (;;) {
+        int pick = -1;
+        for (int i = 0; i < S; i++)
+            if (newid[i] < 0 && cost[i] > 0 &&
+                (pick < 0 || cost[i] > cost[pick]))
+                pick = i;
+        if (pick < 0) break;
+        newid[pick] = kept++;
+    }
+    return kept;
+}
+
 /* Moves messages into other steps whose cost already covers them and where
  * both ends are free, cheapest steps first, then drops empty steps and
  * orders the rest by decreasing cost (stable).  Never raises a step cost,
@@ -181,15 +215,9 @@ static deso_err compact(const edges *E, int *step_of, int *nsteps)
         for (int p = 0; p < P; p++) {
             int64_t e = atp[(int64_t)k * P + p];
             if (e < 0) continue;
-            int q = E->q[e], best = -1;
-            for (int oj = S - 1; oj >= 0; oj--) {   /* dearest first       */
-                int t = order[oj];
-                if (t != k && cost[t] >= E->w[e] &&
-                    atp[(int64_t)t * P + p] < 0 && atq[(int64_t)t * Q + q] < 0) {
-                    best = t;
-                    break;
-                }
-            }
+            int q = E->q[e];
+            int best = covering_step(order, S, k, cost, E->w[e], atp + p, P,
+                                     atq + q, Q);
             if (best < 0) continue;
             atp[(int64_t)k * P + p] = -1;
             atq[(int64_t)k * Q + q] = -1;
@@ -203,17 +231,7 @@ static deso_err compact(const edges *E, int *step_of, int *nsteps)
             if (e >= 0 && E->w[e] > cost[k]) cost[k] = E->w[e];
         }
     }
-    /* Renumber: non-empty steps by decreasing cost, ties in old order.    */
-    int kept = 0;
-    for (int i = 0; i < S; i++) newid[i] = -1;
-    for (;;) {
-        int pick = -1;
-        for (int i = 0; i < S; i++)
-            if (newid[i] < 0 && cost[i] > 0 && (pick < 0 || cost[i] > cost[pick]))
-                pick = i;
-        if (pick < 0) break;
-        newid[pick] = kept++;
-    }
+    int kept = renumber(cost, S, newid);
     for (int64_t e = 0; e < E->n; e++) step_of[e] = newid[step_of[e]];
     *nsteps = kept;
     free(cost); free(atp); free(atq); free(order); free(newid);

@@ -21,7 +21,9 @@ deso_err deso__cp_clone(const deso__copy *c, deso__copy *out)
     out->it = deso__malloc((size_t)(c->nitems ? c->nitems : 1) * sizeof *out->it);
     out->ea = c->nelem ? deso__malloc((size_t)c->nelem * sizeof *out->ea) : NULL;
     out->eb = c->nelem ? deso__malloc((size_t)c->nelem * sizeof *out->eb) : NULL;
-    if (!out->g || !out->it || (c->nelem && (!out->ea || !out->eb))) {
+    out->lp = c->nloops ? deso__malloc((size_t)c->nloops * sizeof *out->lp) : NULL;
+    if (!out->g || !out->it || (c->nelem && (!out->ea || !out->eb)) ||
+        (c->nloops && !out->lp)) {
         deso__cp_free(out);
         return deso__fail(DESO_ENOMEM, "copy program: out of memory");
     }
@@ -31,6 +33,8 @@ deso_err deso__cp_clone(const deso__copy *c, deso__copy *out)
         memcpy(out->ea, c->ea, (size_t)c->nelem * sizeof *out->ea);
         memcpy(out->eb, c->eb, (size_t)c->nelem * sizeof *out->eb);
     }
+    if (c->nloops)
+        memcpy(out->lp, c->lp, (size_t)c->nloops * sizeof *out->lp);
     return DESO_OK;
 }
 
@@ -231,20 +235,80 @@ deso_err deso__cp_tables(deso__copy *out, bool tables)
     return DESO_OK;
 }
 
+/* Spells groups [g0, g1) out into x from x[*k] on, shifted by (oa, ob). */
+static void spell_groups(const deso__copy *c, int64_t g0, int64_t g1,
+                         int64_t oa, int64_t ob, deso__cp_item *x,
+                         int64_t *k)
+{
+    for (int64_t gi = g0; gi < g1; gi++) {
+        const deso__cp_group *g = &c->g[gi];
+        for (int64_t t = 0; t < g->reps; t++)
+            for (int64_t j = 0; j < g->k; j++) {
+                deso__cp_item *y = &x[(*k)++];
+                *y = c->it[g->first + j];
+                y->a += oa + t * g->da;
+                y->b += ob + t * g->db;
+            }
+    }
+}
+
+void deso__cp_spell(const deso__copy *c, deso__cp_item *x)
+{
+    int64_t k = 0;
+    for (int64_t li = 0; li < (c->nloops ? c->nloops : 1); li++) {
+        deso__cp_loop lp = deso__cp_loop_at(c, li);
+        for (int64_t t = 0; t < lp.reps; t++)
+            spell_groups(c, lp.g0, lp.g1, t * lp.da, t * lp.db, x, &k);
+    }
+}
+
+int64_t deso__cp_spelt(const deso__copy *c, int64_t max)
+{
+    int64_t n = 0;
+    for (int64_t li = 0; li < (c->nloops ? c->nloops : 1); li++) {
+        deso__cp_loop lp = deso__cp_loop_at(c, li);
+        int64_t k = 0;
+        for (int64_t gi = lp.g0; gi < lp.g1 && k <= max; gi++)
+            k += c->g[gi].k * c->g[gi].reps;
+        if (k > max || (k > 0 && lp.reps > (max - n) / k)) return -1;
+        n += k * lp.reps;
+    }
+    return n;
+}
+
+deso_err deso__cp_recompile(deso__copy *c, int64_t n)
+{
+    deso__cp_item *x = deso__malloc((size_t)(n > 0 ? n : 1) * sizeof *x);
+    if (!x) {
+        deso__cp_free(c);
+        return deso__fail(DESO_ENOMEM, "copy program: out of memory");
+    }
+    deso__cp_spell(c, x);
+    deso__copy r;
+    deso_err e = deso__cp_compile(x, n, &r);
+    free(x);
+    deso__cp_free(c);
+    if (e == DESO_OK) *c = r;
+    return e;
+}
+
 void deso__cp_free(deso__copy *c)
 {
     free(c->g);
     free(c->it);
     free(c->ea);
     free(c->eb);
+    free(c->lp);
     memset(c, 0, sizeof *c);
 }
 
 /* Cuts the long items of literal groups into periodic groups of pieces
  * spanning at most `span` elements on either side, so that a fused pass
- * can interleave them with other programs.  Same copies, same order.    */
+ * can interleave them with other programs.  Same copies, same order.
+ * A program with loops is left as it is (fusion takes none).            */
 deso_err deso__cp_split(deso__copy *c, int64_t span)
 {
+    if (c->nloops > 0) return DESO_OK;
     int64_t ng = 0, ni = 0;
     for (int64_t gi = 0; gi < c->ngroups; gi++) {
         const deso__cp_group *g = &c->g[gi];

@@ -41,10 +41,21 @@ typedef struct deso__cp_group {
     int seq;               /* 1: ea counts up by one (a packed side), 2: eb */
 } deso__cp_group;
 
+/* A third level, the periods of a matrix message's columns: groups [g0,
+ * g1) (a column's row program) repeated reps times, shifted by (da, db)
+ * each time.  Loops partition the groups in order; a program without
+ * any (nloops = 0) is one loop of all its groups, run once.            */
+typedef struct deso__cp_loop {
+    int64_t g0, g1, reps;
+    int64_t da, db;
+} deso__cp_loop;
+
 typedef struct deso__copy {
     int64_t ngroups, nitems, elems;
     deso__cp_group *g;
     deso__cp_item *it;
+    int64_t nloops;        /* 0: one loop of every group, once            */
+    deso__cp_loop *lp;
     int64_t nelem;         /* length of ea and eb                          */
     int64_t *ea, *eb;      /* element offsets of expanded groups           */
 } deso__copy;
@@ -87,6 +98,11 @@ deso_err deso__cp_from_msg(const pl_msg *m, deso__cp_role role,
                            int64_t ld_mine, int64_t ld_theirs,
                            deso__copy *out);
 
+/* Whether deso__cp_from_msg compiles a small program again from its
+ * items spelt out (on by default; tests turn it off to run programs as
+ * built, loops included).  Returns the previous setting.                */
+bool deso__cp_set_recompile(bool on);
+
 /* Makes *out a copy of c (its own groups, items and tables), to be
  * rewritten by deso__cp_resolve.  Errors: DESO_ENOMEM (*out empty).      */
 deso_err deso__cp_clone(const deso__copy *c, deso__copy *out);
@@ -97,13 +113,33 @@ deso_err deso__cp_clone(const deso__copy *c, deso__copy *out);
 void deso__cp_resolve(const deso__copy *c, const int64_t *delta,
                       deso__copy *out);
 
+/* Items of program c spelt out (loops included), or -1 when more than
+ * max.                                                                  */
+int64_t deso__cp_spelt(const deso__copy *c, int64_t max);
+
+/* Spells program c out into x (deso__cp_spelt(c) items), in order.      */
+void deso__cp_spell(const deso__copy *c, deso__cp_item *x);
+
+/* Replaces program c, of n = deso__cp_spelt(c) items, by those items
+ * compiled again (deso__cp_compile), loops gone.  Errors: DESO_ENOMEM
+ * (c freed).                                                            */
+deso_err deso__cp_recompile(deso__copy *c, int64_t n);
+
 /* Frees a program and leaves it empty; safe on an empty one.             */
 void deso__cp_free(deso__copy *c);
 
 /* Units of group gi: repetitions, or items of a literal group.            */
 int64_t deso__cp_units(const deso__copy *c, int64_t gi);
 
-/* Runs units [lo, hi) of group gi between flat arrays A -> B.             */
+/* Whether some loop of c repeats its groups (then a group's units are
+ * not the program's: deso__cp_run_range and deso__cp_split do not apply). */
+bool deso__cp_looped(const deso__copy *c);
+
+/* Loop li of c (the implicit one when c has none); li < max(1, nloops).  */
+deso__cp_loop deso__cp_loop_at(const deso__copy *c, int64_t li);
+
+/* Runs units [lo, hi) of group gi between flat arrays A -> B (a program
+ * without repeated loops).                                                */
 void deso__cp_run_range(const deso__copy *c, int64_t gi, int64_t lo,
                         int64_t hi, const double *A, double *B);
 
@@ -129,17 +165,18 @@ bool deso__cp_set_simd(bool on);
 void deso__cp_fence(void);
 
 /* Cuts the long items of literal groups into periodic groups of pieces
- * spanning at most `span` elements on either side.  Errors: DESO_ENOMEM
- * (the program is unchanged).                                             */
+ * spanning at most `span` elements on either side (a program without
+ * repeated loops).  Errors: DESO_ENOMEM (the program is unchanged).      */
 deso_err deso__cp_split(deso__copy *c, int64_t span);
 
 /* A position in a program, for running it a window at a time: unit u
- * (repetition, or item of a literal group) of group g, x elements into
- * that unit.  DESO__CP_START is the program's start.                    */
+ * (repetition, or item of a literal group) of group g in repetition t of
+ * loop l, x elements into that unit.  DESO__CP_START is the program's
+ * start.                                                                */
 typedef struct deso__cp_pos {
-    int64_t g, u, x;
+    int64_t l, t, g, u, x;
 } deso__cp_pos;
-#define DESO__CP_START ((deso__cp_pos){ 0, 0, 0 })
+#define DESO__CP_START ((deso__cp_pos){ 0, 0, 0, 0, 0 })
 
 /* Runs the next `span` elements of program c in program order (fewer at
  * its end) from *at, which it advances, from array A to array B as

@@ -9,9 +9,10 @@
  * own per period).  Columns repeat that row program at a fixed shift: a
  * row program of few items, spelt out, becomes one group per column
  * progression, and groups that carry each other on merge, so the columns
- * of every period make one group; a longer row program is repeated per
- * column.  Neighbours that continue each other merge, as
- * deso__cp_compile's do, so messages that are one run stay one run.     */
+ * of every period make one group; a longer row program is the body of a
+ * loop (copyprog.h) per column progression, loops merged likewise.
+ * Neighbours that continue each other merge, as deso__cp_compile's do,
+ * so messages that are one run stay one run.                           */
 #include "deso/remap/copyprog.h"
 
 #include <stdlib.h>
@@ -34,6 +35,9 @@ typedef struct cpb {
     deso__cp_group *g;
     deso__cp_item *it;
     int64_t ng, ni, capg, capi, elems;
+    deso__cp_loop *lp;       /* the loops that repeat (reps >= 2)         */
+    int64_t nl, capl;
+    int64_t floor;           /* groups below it are in closed loops       */
     bool open;               /* the last group is literal and open        */
     bool nomem;
 } cpb;
@@ -42,6 +46,7 @@ static void cpb_free(cpb *b)
 {
     free(b->g);
     free(b->it);
+    free(b->lp);
     memset(b, 0, sizeof *b);
 }
 
@@ -108,7 +113,7 @@ static void cpb_item(cpb *b, deso__cp_item x)
 static bool cpb_continue(cpb *b, const deso__cp_item *x, int64_t k,
                          int64_t reps, int64_t da, int64_t db)
 {
-    if (b->open || b->ng == 0) return false;
+    if (b->open || b->ng <= b->floor) return false;
     deso__cp_group *g = &b->g[b->ng - 1];
     if (g->reps < 2 || g->k != k ||
         (reps > 1 && (g->da != da || g->db != db)))
@@ -272,27 +277,23 @@ static void rows_emit(cpb *b, const pl_dim *d, oside *o)
     rows_tail(b, d, d->full * d->dmine, d->full * d->dtheirs, o);
 }
 
-/* Items of b spelt out, or -1 when more than RECOMPILE_MAX.             */
+/* Largest program spelt out and compiled again (deso__cp_recompile).   */
 #define RECOMPILE_MAX ((int64_t)1 << 16)
+
+/* Items of b spelt out, or -1 when more than RECOMPILE_MAX.             */
 static int64_t spelt(const cpb *b)
 {
-    int64_t n = 0;
-    for (int64_t gi = 0; gi < b->ng && n <= RECOMPILE_MAX; gi++)
-        n += b->g[gi].k * b->g[gi].reps;
-    return n <= RECOMPILE_MAX ? n : -1;
+    deso__copy c = { .ngroups = b->ng, .nitems = b->ni, .g = b->g,
+                     .it = b->it };
+    return deso__cp_spelt(&c, RECOMPILE_MAX);
 }
 
 /* Spells R out into x (spelt(R) items, offsets as in R).                 */
 static void flatten(const cpb *R, deso__cp_item *x)
 {
-    int64_t k = 0;
-    for (int64_t gi = 0; gi < R->ng; gi++)
-        for (int64_t t = 0; t < R->g[gi].reps; t++)
-            for (int64_t j = 0; j < R->g[gi].k; j++) {
-                x[k] = R->it[R->g[gi].first + j];
-                x[k].a += t * R->g[gi].da;
-                x[k++].b += t * R->g[gi].db;
-            }
+    deso__copy c = { .ngroups = R->ng, .nitems = R->ni, .g = R->g,
+                     .it = R->it };
+    deso__cp_spell(&c, x);
 }
 
 /* Appends program R (one column's rows) shifted by (sa, sb); x: scratch
@@ -322,43 +323,133 @@ static void at_column(const deso__cp_item *f, int64_t nf, int64_t a0,
     }
 }
 
-/* The columns of a message whose row program is flat (f, nf items), one
- * column progression at a time: a progression of single columns is one
- * group, and progressions that carry each other on merge (cpb_continue),
- * so the columns cost O(periods x progressions), not O(columns).  x:
- * scratch for nf items; per: the rows of one column.                    */
-static void cols_flat(cpb *b, const pl_dim *c, const deso__cp_item *f,
-                      int64_t nf, deso__cp_item *x, bool packed, int64_t per,
-                      int64_t ldm, int64_t ldt)
+/* Columns of a message at column offsets (a, b) on both sides, `reps`
+ * of them, (da, db) apart: a progression of single columns, or the
+ * columns of one piece.                                                 */
+typedef struct colrun {
+    int64_t a, b, reps, da, db;
+} colrun;
+
+typedef void (*colrun_fn)(void *ctx, colrun y);
+
+/* Calls fn for every column run of c, in order, until *stop: one per
+ * progression of single columns, one per piece of several; per: the
+ * rows of one column (the packed side moves that much per column).     */
+static void each_colrun(const pl_dim *c, bool packed, int64_t per,
+                        int64_t ldm, int64_t ldt, const bool *stop,
+                        colrun_fn fn, void *ctx)
 {
-    int64_t pos = 0, db = packed ? per : ldt;
-    for (int64_t p = 0; p <= c->full && !b->nomem; p++)
+    int64_t pos = 0;
+    for (int64_t p = 0; p <= c->full && !*stop; p++)
         for (int64_t i = 0; i < c->nseq; i++) {
             const pl_seq *q = &c->seq[i];
             int64_t n = q->cnt, last = q->len;
             if (p == c->full) pl_seq_clip(q, c->rem, &n, &last);
             int64_t cm = q->mine + p * c->dmine;
             int64_t ct = q->theirs + p * c->dtheirs;
-            if (q->len == 1 && n > 0) {
-                at_column(f, nf, cm * ldm, packed ? pos : ct * ldt, x);
-                cpb_group(b, x, nf, n, q->dmine * ldm,
-                          packed ? per : q->dtheirs * ldt);
-                pos += n * per;
-                continue;
-            }
-            for (int64_t j = 0; j < n; j++) {
-                int64_t len = j == n - 1 ? last : q->len;
-                at_column(f, nf, (cm + j * q->dmine) * ldm,
-                          packed ? pos : (ct + j * q->dtheirs) * ldt, x);
-                cpb_group(b, x, nf, len, ldm, db);
-                pos += len * per;
+            bool single = q->len == 1;
+            for (int64_t j = 0; j < (single ? (n > 0) : n); j++) {
+                colrun y = { (cm + j * q->dmine) * ldm,
+                             packed ? pos : (ct + j * q->dtheirs) * ldt,
+                             single ? n : j == n - 1 ? last : q->len,
+                             single ? q->dmine * ldm : ldm,
+                             packed ? per : single ? q->dtheirs * ldt : ldt };
+                fn(ctx, y);
+                pos += y.reps * per;
             }
         }
 }
 
+/* A message whose row program is flat (f, nf items): each column run is
+ * one group of the row items, and runs that carry each other on merge
+ * (cpb_continue), so the columns cost O(periods x progressions), not
+ * O(columns).  x: scratch for nf items.                                 */
+typedef struct flat_cols {
+    cpb *b;
+    const deso__cp_item *f;
+    int64_t nf;
+    deso__cp_item *x;
+} flat_cols;
+
+static void flat_run(void *ctx, colrun y)
+{
+    flat_cols *c = ctx;
+    at_column(c->f, c->nf, y.a, y.b, c->x);
+    cpb_group(c->b, c->x, c->nf, y.reps, y.da, y.db);
+}
+
+/* Whether x carries the last run l on (then l takes it).                */
+static bool colrun_join(colrun *l, colrun x)
+{
+    int64_t da = l->reps > 1 ? l->da : x.a - l->a;
+    int64_t db = l->reps > 1 ? l->db : x.b - l->b;
+    if (x.a != l->a + l->reps * da || x.b != l->b + l->reps * db ||
+        (x.reps > 1 && (x.da != da || x.db != db)))
+        return false;
+    l->da = da;
+    l->db = db;
+    l->reps += x.reps;
+    return true;
+}
+
+/* Appends the loop of run l: the row program R at its first column, kept
+ * apart from the groups before and after (nothing merges across a loop's
+ * bounds), repeated l->reps times.  x: scratch for R's items.          */
+static void loop_emit(cpb *b, const cpb *R, const colrun *l,
+                      deso__cp_item *x)
+{
+    b->open = false;
+    b->floor = b->ng;
+    int64_t g0 = b->ng, e0 = b->elems;
+    append_shifted(b, R, l->a, l->b, x);
+    b->open = false;
+    b->floor = b->ng;
+    if (l->reps < 2 || b->nomem || b->ng == g0) return;
+    if (b->nl == b->capl) {
+        int64_t c = b->capl ? 2 * b->capl : 8;
+        deso__cp_loop *v = deso__realloc(b->lp, (size_t)c * sizeof *v);
+        if (!v) {
+            b->nomem = true;
+            return;
+        }
+        b->lp = v;
+        b->capl = c;
+    }
+    b->lp[b->nl++] = (deso__cp_loop){ g0, b->ng, l->reps, l->da, l->db };
+    b->elems += (l->reps - 1) * (b->elems - e0);
+}
+
+/* Adds run x to the pending run *l, emitting *l first when x does not
+ * carry it on.                                                          */
+static void colrun_add(cpb *b, const cpb *R, colrun *l, bool *have,
+                       colrun x, deso__cp_item *scratch)
+{
+    if (*have && colrun_join(l, x)) return;
+    if (*have) loop_emit(b, R, l, scratch);
+    *l = x;
+    *have = true;
+}
+
+/* A message whose row program R is long: one loop of R per column run,
+ * runs that carry each other on merged, so the program holds
+ * O(column pieces) groups, not O(columns).  x: scratch for R's items.  */
+typedef struct loop_cols {
+    cpb *b;
+    const cpb *R;
+    colrun l;
+    bool have;
+    deso__cp_item *x;
+} loop_cols;
+
+static void loop_run(void *ctx, colrun y)
+{
+    loop_cols *c = ctx;
+    colrun_add(c->b, c->R, &c->l, &c->have, y, c->x);
+}
+
 /* The whole message: the row program once, then either the columns by
  * progressions (a row program of at most ROWS_FLAT items, spelt out) or
- * the row program per column.                                           */
+ * loops of the row program (loop_cols).                                 */
 static void msg_emit(cpb *b, const pl_msg *m, bool packed, int64_t ldm,
                      int64_t ldt)
 {
@@ -371,17 +462,15 @@ static void msg_emit(cpb *b, const pl_msg *m, bool packed, int64_t ldm,
     deso__cp_item *x = deso__malloc((size_t)nx * sizeof *x);
     deso__cp_item f[ROWS_FLAT];
     b->nomem |= R.nomem || x == NULL;
-    int64_t per = m->rows.count, pos = 0, cg, cm, ct, cl;
+    int64_t per = m->rows.count;
     if (flat && !b->nomem) {
         flatten(&R, f);
-        cols_flat(b, &m->cols, f, nf, x, packed, per, ldm, ldt);
-    }
-    pl_dim_it ci = PL_DIM_IT(&m->cols);
-    while (!flat && !b->nomem && pl_dim_next(&ci, &cg, &cm, &ct, &cl)) {
-        int64_t db = packed ? per : ldt, b0 = packed ? pos : ct * ldt;
-        for (int64_t t = 0; t < cl; t++)
-            append_shifted(b, &R, (cm + t) * ldm, b0 + t * db, x);
-        pos += cl * per;
+        flat_cols c = { b, f, nf, x };
+        each_colrun(&m->cols, packed, per, ldm, ldt, &b->nomem, flat_run, &c);
+    } else if (!b->nomem) {
+        loop_cols c = { b, &R, { 0 }, false, x };
+        each_colrun(&m->cols, packed, per, ldm, ldt, &b->nomem, loop_run, &c);
+        if (c.have) loop_emit(b, &R, &c.l, x);
     }
     free(x);
     cpb_free(&R);
@@ -392,31 +481,61 @@ static void msg_emit(cpb *b, const pl_msg *m, bool packed, int64_t ldm,
  * deso__cp_compile, whose search for periods also finds the ones that
  * span columns (a column's items repeated across columns): the program
  * executions were tuned on.  Larger ones stay as built, and so do
- * compact ones (columns by progressions, cols_flat, already give the
+ * compact ones (columns by progressions, flat_cols, already give the
  * groups that span columns): spelling them out would cost O(columns).  */
 #define COMPACT_GROUPS 2
-static deso_err recompile(cpb *b, deso__copy *out)
+
+static bool cp_recompile = true;
+
+bool deso__cp_set_recompile(bool on)
 {
-    int64_t n = spelt(b);
-    deso__cp_item *x = deso__malloc((size_t)(n > 0 ? n : 1) * sizeof *x);
-    if (!x) {
-        deso__cp_free(out);
-        return deso__fail(DESO_ENOMEM, "copy program: out of memory");
+    bool was = cp_recompile;
+    cp_recompile = on;
+    return was;
+}
+
+/* Swaps b's sides (built as this rank's array, the other side).         */
+static void swap_sides(cpb *b)
+{
+    for (int64_t i = 0; i < b->ni; i++) {
+        deso__cp_item *u = &b->it[i];
+        *u = (deso__cp_item){ u->b, u->a, u->len, u->sb, u->sa };
     }
-    int64_t k = 0;
-    for (int64_t gi = 0; gi < b->ng; gi++)
-        for (int64_t t = 0; t < b->g[gi].reps; t++)
-            for (int64_t j = 0; j < b->g[gi].k; j++) {
-                x[k] = b->it[b->g[gi].first + j];
-                x[k].a += t * b->g[gi].da;
-                x[k++].b += t * b->g[gi].db;
-            }
-    deso__copy c;
-    deso_err e = deso__cp_compile(x, n, &c);
-    free(x);
-    deso__cp_free(out);      /* b's arrays: out holds them               */
-    if (e == DESO_OK) *out = c;
-    return e;
+    for (int64_t gi = 0; gi < b->ng; gi++) {
+        int64_t t = b->g[gi].da;
+        b->g[gi].da = b->g[gi].db;
+        b->g[gi].db = t;
+    }
+    for (int64_t li = 0; li < b->nl; li++) {
+        int64_t t = b->lp[li].da;
+        b->lp[li].da = b->lp[li].db;
+        b->lp[li].db = t;
+    }
+}
+
+/* Hands b's arrays to out, its repeating loops completed into a
+ * partition of the groups by loops run once (none when nothing
+ * repeats).  False when out of memory (b then still holds them).       */
+static bool hand_over(cpb *b, deso__copy *out)
+{
+    deso__cp_loop *lp = NULL;
+    int64_t n = 0, at = 0;
+    if (b->nl > 0) {
+        lp = deso__malloc((size_t)(2 * b->nl + 1) * sizeof *lp);
+        if (!lp) return false;
+        for (int64_t i = 0; i < b->nl; i++) {
+            if (b->lp[i].g0 > at)
+                lp[n++] = (deso__cp_loop){ at, b->lp[i].g0, 1, 0, 0 };
+            lp[n++] = b->lp[i];
+            at = b->lp[i].g1;
+        }
+        if (b->ng > at) lp[n++] = (deso__cp_loop){ at, b->ng, 1, 0, 0 };
+    }
+    *out = (deso__copy){ .ngroups = b->ng, .nitems = b->ni,
+                         .elems = b->elems, .g = b->g, .it = b->it,
+                         .nloops = n, .lp = lp };
+    free(b->lp);
+    return true;
 }
 
 deso_err deso__cp_from_msg(const pl_msg *m, deso__cp_role role,
@@ -427,27 +546,14 @@ deso_err deso__cp_from_msg(const pl_msg *m, deso__cp_role role,
     cpb b = { 0 };
     bool packed = role == DESO__CP_SEND || role == DESO__CP_RECV;
     msg_emit(&b, m, packed, ld_mine, ld_theirs);
-    if (b.nomem) {
+    if (role == DESO__CP_RECV || role == DESO__CP_PULL) swap_sides(&b);
+    if (b.nomem || !hand_over(&b, out)) {
         cpb_free(&b);
         return deso__fail(DESO_ENOMEM, "copy program: out of memory");
     }
-    if (role == DESO__CP_RECV || role == DESO__CP_PULL) {
-        /* built as (this rank's array, the other side): swap           */
-        for (int64_t i = 0; i < b.ni; i++) {
-            deso__cp_item *u = &b.it[i];
-            *u = (deso__cp_item){ u->b, u->a, u->len, u->sb, u->sa };
-        }
-        for (int64_t gi = 0; gi < b.ng; gi++) {
-            int64_t t = b.g[gi].da;
-            b.g[gi].da = b.g[gi].db;
-            b.g[gi].db = t;
-        }
-    }
-    out->g = b.g;
-    out->it = b.it;
-    out->ngroups = b.ng;
-    out->nitems = b.ni;
-    out->elems = b.elems;
-    if (b.ng > COMPACT_GROUPS && spelt(&b) > 1) return recompile(&b, out);
+    int64_t n = cp_recompile && (out->ngroups > COMPACT_GROUPS ||
+                                 deso__cp_looped(out))
+                    ? deso__cp_spelt(out, RECOMPILE_MAX) : -1;
+    if (n > 1) return deso__cp_recompile(out, n);
     return deso__cp_tables(out, false);
 }

@@ -257,6 +257,65 @@ static inline void copy_item(double *restrict d, const double *restrict s,
     }
 }
 
+/* Repetitions [lo, hi) of periodic group g through its element table
+ * (flat arrays).                                                        */
+static void run_table(const deso__copy *c, const deso__cp_group *g,
+                      int64_t lo, int64_t hi, const double *A, double *B,
+                      bool stream)
+{
+    int64_t da = g->da, db = g->db;
+    const int64_t *ea = c->ea + g->e0, *eb = c->eb + g->e0;
+    int64_t ne = g->ne;
+    if (g->seq == 2 && stream && db == ne && (hi - lo) * ne >= 64) {
+        stream_table(B + lo * db + eb[0], A, ea, ne, da, lo, hi);
+    } else if (g->seq == 2) {                 /* gather into a run  */
+        for (int64_t t = lo; t < hi; t++) {
+            const double *restrict s = A + t * da;
+            double *restrict d = B + t * db + eb[0];
+            int64_t e = 0;
+            for (; e + 4 <= ne; e += 4) {
+                double v0 = s[ea[e]], v1 = s[ea[e + 1]];
+                double v2 = s[ea[e + 2]], v3 = s[ea[e + 3]];
+                d[e] = v0;
+                d[e + 1] = v1;
+                d[e + 2] = v2;
+                d[e + 3] = v3;
+            }
+            for (; e < ne; e++) d[e] = s[ea[e]];
+        }
+    } else if (g->seq == 1) {                 /* scatter from a run */
+        for (int64_t t = lo; t < hi; t++) {
+            const double *restrict s = A + t * da + ea[0];
+            double *restrict d = B + t * db;
+            int64_t e = 0;
+            for (; e + 4 <= ne; e += 4) {
+                double v0 = s[e], v1 = s[e + 1], v2 = s[e + 2];
+                double v3 = s[e + 3];
+                d[eb[e]] = v0;
+                d[eb[e + 1]] = v1;
+                d[eb[e + 2]] = v2;
+                d[eb[e + 3]] = v3;
+            }
+            for (; e < ne; e++) d[eb[e]] = s[e];
+        }
+    } else {
+        for (int64_t t = lo; t < hi; t++) {
+            const double *restrict s = A + t * da;
+            double *restrict d = B + t * db;
+            int64_t e = 0;
+            for (; e + 4 <= ne; e += 4) {      /* loads before stores */
+                double v0 = s[ea[e]], v1 = s[ea[e + 1]];
+                double v2 = s[ea[e + 2]], v3 = s[ea[e + 3]];
+                d[eb[e]] = v0;
+                d[eb[e + 1]] = v1;
+                d[eb[e + 2]] = v2;
+                d[eb[e + 3]] = v3;
+            }
+            for (; e < ne; e++) d[eb[e]] = s[ea[e]];
+        }
+    }
+}
+
 /* Runs units [lo, hi) of group gi between flat arrays: repetitions of a
  * periodic group, items of a literal one (reps == 1).                     */
 static void run_range(const deso__copy *c, int64_t gi, int64_t lo,
@@ -269,57 +328,8 @@ static void run_range(const deso__copy *c, int64_t gi, int64_t lo,
         return;
     }
     int64_t da = g->da, db = g->db;
-    if (g->ne > 0) {                              /* element table      */
-        const int64_t *ea = c->ea + g->e0, *eb = c->eb + g->e0;
-        int64_t ne = g->ne;
-        if (g->seq == 2 && stream && db == ne && (hi - lo) * ne >= 64) {
-            stream_table(B + lo * db + eb[0], A, ea, ne, da, lo, hi);
-        } else if (g->seq == 2) {                 /* gather into a run  */
-            for (int64_t t = lo; t < hi; t++) {
-                const double *restrict s = A + t * da;
-                double *restrict d = B + t * db + eb[0];
-                int64_t e = 0;
-                for (; e + 4 <= ne; e += 4) {
-                    double v0 = s[ea[e]], v1 = s[ea[e + 1]];
-                    double v2 = s[ea[e + 2]], v3 = s[ea[e + 3]];
-                    d[e] = v0;
-                    d[e + 1] = v1;
-                    d[e + 2] = v2;
-                    d[e + 3] = v3;
-                }
-                for (; e < ne; e++) d[e] = s[ea[e]];
-            }
-        } else if (g->seq == 1) {                 /* scatter from a run */
-            for (int64_t t = lo; t < hi; t++) {
-                const double *restrict s = A + t * da + ea[0];
-                double *restrict d = B + t * db;
-                int64_t e = 0;
-                for (; e + 4 <= ne; e += 4) {
-                    double v0 = s[e], v1 = s[e + 1], v2 = s[e + 2];
-                    double v3 = s[e + 3];
-                    d[eb[e]] = v0;
-                    d[eb[e + 1]] = v1;
-                    d[eb[e + 2]] = v2;
-                    d[eb[e + 3]] = v3;
-                }
-                for (; e < ne; e++) d[eb[e]] = s[e];
-            }
-        } else {
-            for (int64_t t = lo; t < hi; t++) {
-                const double *restrict s = A + t * da;
-                double *restrict d = B + t * db;
-                int64_t e = 0;
-                for (; e + 4 <= ne; e += 4) {      /* loads before stores */
-                    double v0 = s[ea[e]], v1 = s[ea[e + 1]];
-                    double v2 = s[ea[e + 2]], v3 = s[ea[e + 3]];
-                    d[eb[e]] = v0;
-                    d[eb[e + 1]] = v1;
-                    d[eb[e + 2]] = v2;
-                    d[eb[e + 3]] = v3;
-                }
-                for (; e < ne; e++) d[eb[e]] = s[ea[e]];
-            }
-        }
+    if (g->ne > 0) {
+        run_table(c, g, lo, hi, A, B, stream);
     } else if (g->k == 1 && it->sa == 1 && it->sb == 1 &&
                !(stream && it->len >= STREAM_MIN)) {
         const deso__cp_item *u = it;
@@ -366,22 +376,73 @@ static void item_any(const deso__cp_item *u, int64_t ta, int64_t tb,
     }
 }
 
-/* Runs the program from array A (rows, ld) to array B.                   */
+bool deso__cp_looped(const deso__copy *c)
+{
+    for (int64_t li = 0; li < c->nloops; li++)
+        if (c->lp[li].reps > 1) return true;
+    return false;
+}
+
+deso__cp_loop deso__cp_loop_at(const deso__copy *c, int64_t li)
+{
+    if (c->nloops == 0) return (deso__cp_loop){ 0, c->ngroups, 1, 0, 0 };
+    return c->lp[li];
+}
+
+static int64_t loops_of(const deso__copy *c)
+{
+    return c->nloops > 0 ? c->nloops : 1;
+}
+
+/* Where a program runs: arrays A -> B (rows, leading dimensions), and
+ * the shift (oa, ob) of the loop repetition being run.                  */
+typedef struct arrays {
+    const double *A;
+    double *B;
+    int64_t arows, alld, brows, blld;
+    int64_t oa, ob;
+    bool flat, stream;
+} arrays;
+
+static arrays arrays_of(const double *A, int64_t arows, int64_t alld,
+                        double *B, int64_t brows, int64_t blld, bool stream)
+{
+    return (arrays){ A, B, arows, alld, brows, blld, 0, 0,
+                     alld == arows && blld == brows, stream };
+}
+
+/* Units [lo, hi) of group gi, shifted by the loop's (oa, ob).           */
+static void run_units(const deso__copy *c, int64_t gi, int64_t lo,
+                      int64_t hi, const arrays *w)
+{
+    const deso__cp_group *g = &c->g[gi];
+    if (w->flat) {
+        run_range(c, gi, lo, hi, w->A + w->oa, w->B + w->ob, w->stream);
+        return;
+    }
+    bool lit = g->reps == 1;
+    for (int64_t u = lo; u < hi; u++)
+        for (int64_t j = lit ? u : 0; j < (lit ? u + 1 : g->k); j++)
+            item_any(&c->it[g->first + j], (lit ? 0 : u) * g->da + w->oa,
+                     (lit ? 0 : u) * g->db + w->ob, w->A, w->arows, w->alld,
+                     w->B, w->brows, w->blld, false);
+}
+
+/* Runs the program from array A (rows, ld) to array B: every loop's
+ * groups, once per repetition.                                          */
 static void run(const deso__copy *c, const double *A, int64_t arows,
                 int64_t alld, double *B, int64_t brows, int64_t blld,
                 bool stream)
 {
-    bool flat = alld == arows && blld == brows;
-    for (int64_t gi = 0; gi < c->ngroups; gi++) {
-        const deso__cp_group *g = &c->g[gi];
-        if (flat) {
-            run_range(c, gi, 0, deso__cp_units(c, gi), A, B, stream);
-            continue;
+    arrays w = arrays_of(A, arows, alld, B, brows, blld, stream);
+    for (int64_t li = 0; li < loops_of(c); li++) {
+        deso__cp_loop lp = deso__cp_loop_at(c, li);
+        for (int64_t t = 0; t < lp.reps; t++) {
+            w.oa = t * lp.da;
+            w.ob = t * lp.db;
+            for (int64_t gi = lp.g0; gi < lp.g1; gi++)
+                run_units(c, gi, 0, deso__cp_units(c, gi), &w);
         }
-        for (int64_t t = 0; t < g->reps; t++)
-            for (int64_t j = 0; j < g->k; j++)
-                item_any(&c->it[g->first + j], t * g->da, t * g->db, A,
-                         arows, alld, B, brows, blld, false);
     }
 }
 
@@ -399,9 +460,7 @@ static int64_t unit_elems(const deso__copy *c, int64_t gi, int64_t u)
 
 /* Elements [x0, x1) of unit u of group gi, item by item.                 */
 static void unit_part(const deso__copy *c, int64_t gi, int64_t u,
-                      int64_t x0, int64_t x1, const double *A, int64_t arows,
-                      int64_t alld, double *B, int64_t brows, int64_t blld,
-                      bool stream)
+                      int64_t x0, int64_t x1, const arrays *w, bool stream)
 {
     const deso__cp_group *g = &c->g[gi];
     bool lit = g->reps == 1;
@@ -415,8 +474,8 @@ static void unit_part(const deso__copy *c, int64_t gi, int64_t u,
         v.a += lo * v.sa;
         v.b += lo * v.sb;
         v.len = hi - lo;
-        item_any(&v, t * g->da, t * g->db, A, arows, alld, B, brows, blld,
-                 stream);
+        item_any(&v, t * g->da + w->oa, t * g->db + w->ob, w->A, w->arows,
+                 w->alld, w->B, w->brows, w->blld, stream);
     }
 }
 
@@ -438,37 +497,52 @@ static int64_t whole_units(const deso__copy *c, int64_t gi, int64_t u,
     return m;
 }
 
+/* Runs at most `span` elements of group at->g from *at, which it
+ * advances (to the group's end at most); returns how many it ran.       */
+static int64_t window_group(const deso__copy *c, deso__cp_pos *at,
+                            int64_t span, const arrays *w)
+{
+    int64_t m = 0, e = 0, gi = at->g;
+    if (at->x == 0) m = whole_units(c, gi, at->u, span, &e);
+    if (m > 0) {
+        run_units(c, gi, at->u, at->u + m, w);
+    } else {                         /* the window ends inside this unit */
+        int64_t ue = unit_elems(c, gi, at->u);
+        int64_t x1 = ue - at->x < span ? ue : at->x + span;
+        unit_part(c, gi, at->u, at->x, x1, w, w->stream && w->flat);
+        e = x1 - at->x;
+        at->x = x1 == ue ? 0 : x1;
+        m = x1 == ue ? 1 : 0;
+    }
+    at->u += m;
+    if (at->u == deso__cp_units(c, gi)) {
+        at->g++;
+        at->u = 0;
+    }
+    return e;
+}
+
 int64_t deso__cp_run_window(const deso__copy *c, deso__cp_pos *at,
                             int64_t span, const double *A, int64_t arows,
                             int64_t alld, double *B, int64_t brows,
                             int64_t blld, bool stream)
 {
-    bool flat = alld == arows && blld == brows;
+    arrays w = arrays_of(A, arows, alld, B, brows, blld, stream);
     int64_t done = 0;
-    while (done < span && at->g < c->ngroups) {
-        int64_t m = 0, e = 0, gi = at->g;
-        if (at->x == 0) m = whole_units(c, gi, at->u, span - done, &e);
-        if (m > 0 && flat) {
-            run_range(c, gi, at->u, at->u + m, A, B, stream);
-        } else if (m > 0) {
-            for (int64_t u = at->u; u < at->u + m; u++)
-                unit_part(c, gi, u, 0, unit_elems(c, gi, u), A, arows, alld,
-                          B, brows, blld, false);
-        } else {                     /* the window ends inside this unit */
-            int64_t ue = unit_elems(c, gi, at->u);
-            int64_t x1 = ue - at->x < span - done ? ue : at->x + span - done;
-            unit_part(c, gi, at->u, at->x, x1, A, arows, alld, B, brows,
-                      blld, stream && flat);
-            e = x1 - at->x;
-            at->x = x1 == ue ? 0 : x1;
-            m = x1 == ue ? 1 : 0;
+    while (done < span && at->l < loops_of(c)) {
+        deso__cp_loop lp = deso__cp_loop_at(c, at->l);
+        if (at->g == lp.g1) {        /* this repetition of the loop ends  */
+            if (++at->t < lp.reps) {
+                at->g = lp.g0;
+            } else {
+                at->l++;
+                at->t = 0;
+            }
+            continue;
         }
-        done += e;
-        at->u += m;
-        if (at->u == deso__cp_units(c, gi)) {
-            at->g++;
-            at->u = 0;
-        }
+        w.oa = at->t * lp.da;
+        w.ob = at->t * lp.db;
+        done += window_group(c, at, span - done, &w);
     }
     return done;
 }

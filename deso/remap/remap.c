@@ -62,99 +62,117 @@ static int64_t unit_key(const deso__copy *c, int64_t gi, int64_t u,
     return side_b ? x->b + u * g->db : x->a + u * g->da;
 }
 
-typedef struct cursor { int64_t g, u; } cursor;
-
-static deso_err seg_push(deso__remap *r, int64_t *cap, int prog, int64_t g,
-                         int64_t lo, int64_t hi)
+/* Fused program p: 0 the self copy, p > 0 message fuse_msg[p - 1].   */
+static const deso__copy *fused_prog(const deso__remap *r, int p)
 {
-    if (hi <= lo) return DESO_OK;
-    if (r->nsegs > 0) {                       /* extend the last piece    */
-        deso__seg *q = &r->segs[r->nsegs - 1];
-        if (q->prog == prog && q->g == g && q->hi == lo) {
-            q->hi = hi;
-            return DESO_OK;
-        }
-    }
-    if (r->nsegs == *cap) {
-        int64_t nc = *cap ? 2 * *cap : 64;
-        deso__seg *ns = deso__realloc(r->segs, (size_t)nc * sizeof *ns);
-        if (ns == NULL)
-            return deso__fail(DESO_ENOMEM, "remap plan: out of memory");
-        r->segs = ns;
-        *cap = nc;
-    }
-    r->segs[r->nsegs++] = (deso__seg){ prog, g, lo, hi };
-    return DESO_OK;
+    if (p == 0) return &r->self;
+    int i = r->fuse_msg[p - 1];
+    return r->fuse == DESO__FUSE_UNPACK ? &r->recv[i].prog
+                                        : &r->send[i].prog;
 }
 
-/* Interleaves the self copy with the fused messages' programs, in chunks
- * of FUSE_CHUNK elements of the shared side.  Every unit of every program
- * is emitted exactly once, whatever the offsets' order.                  */
-static deso_err plan_segments(deso__remap *r)
+/* Runs units [lo, hi) of group g of fused program p.                   */
+static void run_piece(const deso__remap *r, int p, int64_t g, int64_t lo,
+                      int64_t hi, const double *src, double *dst)
+{
+    const deso__copy *c = fused_prog(r, p);
+    if (p == 0) {
+        deso__cp_run_range(c, g, lo, hi, src, dst);
+    } else if (r->fuse == DESO__FUSE_PACK) {
+        const deso__msg *m = &r->send[r->fuse_msg[p - 1]];
+        deso__cp_run_range(c, g, lo, hi, src, r->sendbuf + m->buf_off);
+    } else {
+        const deso__msg *m = &r->recv[r->fuse_msg[p - 1]];
+        deso__cp_run_range(c, g, lo, hi, r->recvbuf + m->buf_off, dst);
+    }
+}
+
+/* The end of the units of cursor q's group, from q->u on, whose shared
+ * side starts below `limit` (at least q->u + 1).                       */
+static int64_t units_below(const deso__copy *c, const deso__fcur *q,
+                           int64_t limit, bool side_b)
+{
+    const deso__cp_group *g = &c->g[q->g];
+    int64_t n = deso__cp_units(c, q->g), u = q->u + 1;
+    int64_t d = side_b ? g->db : g->da;
+    if (g->reps == 1) {
+        while (u < n && unit_key(c, q->g, u, side_b) < limit) u++;
+        return u;
+    }
+    if (d <= 0) return n;
+    int64_t k0 = unit_key(c, q->g, q->u, side_b);
+    int64_t m = (limit - k0 + d - 1) / d;            /* >= 1             */
+    return q->u + m < n ? q->u + m : n;
+}
+
+/* Runs the units of fused program p that start below `limit` on the
+ * shared side, from its cursor on, and advances the cursor.            */
+static void advance(deso__remap *r, int p, int64_t limit, bool side_b,
+                    const double *src, double *dst)
+{
+    const deso__copy *c = fused_prog(r, p);
+    deso__fcur *q = &r->fuse_cur[p];
+    while (q->g < c->ngroups && unit_key(c, q->g, q->u, side_b) < limit) {
+        int64_t u = units_below(c, q, limit, side_b);
+        run_piece(r, p, q->g, q->u, u, src, dst);
+        q->u = u;
+        if (u == deso__cp_units(c, q->g)) {
+            q->g++;
+            q->u = 0;
+        }
+    }
+}
+
+/* The fused pass: the self copy interleaved with the fused messages'
+ * programs, in chunks of FUSE_CHUNK elements of the shared side, every
+ * unit of every program run exactly once whatever the offsets' order.
+ * Walked at execution (O(elements / FUSE_CHUNK) steps, which the copy
+ * dwarfs), so that planning stays O(period).                           */
+static void run_fused(deso__remap *r, const double *src, double *dst)
 {
     int np = 1 + r->nfuse;
     bool side_b = r->fuse == DESO__FUSE_UNPACK;
-    const deso__copy **prog = deso__malloc((size_t)np * sizeof *prog);
-    cursor *cur = deso__malloc((size_t)np * sizeof *cur);
-    deso_err e = prog && cur ? DESO_OK : DESO_ENOMEM;
-    if (e != DESO_OK) goto done;
-    prog[0] = &r->self;
-    for (int p = 1; p < np; p++)
-        prog[p] = side_b ? &r->recv[r->fuse_msg[p - 1]].prog
-                         : &r->send[r->fuse_msg[p - 1]].prog;
-    for (int p = 0; p < np; p++) cur[p] = (cursor){ 0, 0 };
-    int64_t cap = 0, limit = 0;
+    for (int p = 0; p < np; p++) r->fuse_cur[p] = (deso__fcur){ 0, 0 };
+    int64_t limit = 0;
     for (;;) {
         bool left = false;
         int64_t next = INT64_MAX;
-        for (int p = 0; p < np; p++)
-            if (cur[p].g < prog[p]->ngroups) {
-                left = true;
-                int64_t k = unit_key(prog[p], cur[p].g, cur[p].u, side_b);
-                if (k < next) next = k;
-            }
+        for (int p = 0; p < np; p++) {
+            const deso__copy *c = fused_prog(r, p);
+            const deso__fcur *q = &r->fuse_cur[p];
+            if (q->g >= c->ngroups) continue;
+            left = true;
+            int64_t k = unit_key(c, q->g, q->u, side_b);
+            if (k < next) next = k;
+        }
         if (!left) break;
         limit += FUSE_CHUNK;
         if (next >= limit) limit = next - next % FUSE_CHUNK + FUSE_CHUNK;
-        for (int p = 0; p < np; p++) {
-            const deso__copy *c = prog[p];
-            cursor *q = &cur[p];
-            while (q->g < c->ngroups &&
-                   unit_key(c, q->g, q->u, side_b) < limit) {
-                const deso__cp_group *g = &c->g[q->g];
-                int64_t n = deso__cp_units(c, q->g), u = q->u + 1;
-                int64_t d = side_b ? g->db : g->da;
-                if (g->reps == 1) {
-                    while (u < n && unit_key(c, q->g, u, side_b) < limit) u++;
-                } else if (d > 0) {
-                    int64_t k0 = unit_key(c, q->g, q->u, side_b);
-                    int64_t m = (limit - k0 + d - 1) / d;   /* >= 1       */
-                    u = q->u + m < n ? q->u + m : n;
-                } else {
-                    u = n;
-                }
-                e = seg_push(r, &cap, p, q->g, q->u, u);
-                if (e != DESO_OK) goto done;
-                q->u = u;
-                if (u == n) {
-                    q->g++;
-                    q->u = 0;
-                }
-            }
-        }
+        for (int p = 0; p < np; p++)
+            advance(r, p, limit, side_b, src, dst);
     }
-done:
-    free(prog);
-    free(cur);
-    return e;
 }
 
+/* Whether the self copy or a packed message of the first step loops
+ * over column periods: fusion cuts programs by groups, so it takes
+ * none of those (long matrix row programs, whose columns are loops).   */
+static bool looped_first(const deso__remap *r)
+{
+    const deso__remap_step *st = &r->steps[0];
+    bool l = deso__cp_looped(&r->self);
+    for (int i = st->send0; i < st->send0 + st->nsend; i++)
+        l = l || deso__cp_looped(&r->send[i].prog);
+    for (int j = st->recv0; j < st->recv0 + st->nrecv; j++)
+        l = l || deso__cp_looped(&r->recv[j].prog);
+    return l;
+}
 
 /* Chooses what the self copy is fused with (see deso__remap.fuse).        */
 static deso_err plan_fusion(deso__remap *r)
 {
     r->fuse = 0;
-    if (r->self.elems == 0 || r->nsteps == 0) return DESO_OK;
+    if (r->self.elems == 0 || r->nsteps == 0 || looped_first(r))
+        return DESO_OK;
     const deso__remap_step *st = &r->steps[0];
     int npack = 0, nunpack = 0, last = -1;
     for (int i = st->send0; i < st->send0 + st->nsend; i++)
@@ -184,7 +202,8 @@ static deso_err plan_fusion(deso__remap *r)
         return DESO_OK;
     }
     r->fuse_msg = deso__calloc((size_t)r->nfuse, sizeof *r->fuse_msg);
-    if (r->fuse_msg == NULL)
+    r->fuse_cur = deso__calloc((size_t)r->nfuse + 1, sizeof *r->fuse_cur);
+    if (r->fuse_msg == NULL || r->fuse_cur == NULL)
         return deso__fail(DESO_ENOMEM, "remap plan: out of memory");
     if (r->fuse == DESO__FUSE_UNPACK) {
         r->fuse_msg[0] = last;
@@ -193,27 +212,7 @@ static deso_err plan_fusion(deso__remap *r)
         for (int i = st->send0; i < st->send0 + st->nsend; i++)
             if (r->send[i].run_len < 0) r->fuse_msg[n++] = i;
     }
-    return plan_segments(r);
-}
-
-/* Runs the fused pass.                                                    */
-static void run_segments(const deso__remap *r, const double *src,
-                         double *dst)
-{
-    for (int64_t i = 0; i < r->nsegs; i++) {
-        const deso__seg *q = &r->segs[i];
-        if (q->prog == 0) {
-            deso__cp_run_range(&r->self, q->g, q->lo, q->hi, src, dst);
-        } else if (r->fuse == DESO__FUSE_PACK) {
-            const deso__msg *m = &r->send[r->fuse_msg[q->prog - 1]];
-            deso__cp_run_range(&m->prog, q->g, q->lo, q->hi, src,
-                         r->sendbuf + m->buf_off);
-        } else {
-            const deso__msg *m = &r->recv[r->fuse_msg[q->prog - 1]];
-            deso__cp_run_range(&m->prog, q->g, q->lo, q->hi,
-                         r->recvbuf + m->buf_off, dst);
-        }
-    }
+    return DESO_OK;
 }
 
 /* ---- plan --------------------------------------------------------------- */
@@ -259,6 +258,7 @@ static deso_err compile_msg(const pl_msg *pm, deso__cp_role role,
                           (long long)pm->count);
     out->run_len = -1;
     if (c->ngroups == 1 && c->nitems == 1 && c->g[0].reps == 1 &&
+        !deso__cp_looped(c) &&
         (c->it[0].len == 1 || (c->it[0].sa == 1 && c->it[0].sb == 1))) {
         out->run_off = role == DESO__CP_SEND ? c->it[0].a : c->it[0].b;
         out->run_len = c->it[0].len;
@@ -397,45 +397,41 @@ static bool lay_out_steps(deso__remap *out)
     return true;
 }
 
-static deso_err remap_init(MPI_Comm comm, const layouts *l,
-                           pl_sched_kind kind, bool keep, deso__remap *out)
+/* The compiled programs of this rank's plan, kept for the shared-memory
+ * transport when `keep` (deso__remap_shm_prepare), freed otherwise.    */
+static deso_err compile_plan(deso__remap *out, pl_remap_rank *plan, bool keep)
 {
-    DESO_CHECK(out != NULL, DESO_ENULL, "deso__remap_init: out is NULL");
-    double t0 = MPI_Wtime();
-    memset(out, 0, sizeof *out);
-    out->comm = MPI_COMM_NULL;
-    DESO_CHECK(comm != MPI_COMM_NULL, DESO_EINVAL,
-               "deso__remap_init: comm is MPI_COMM_NULL");
-    DESO_MPI_TRY(MPI_Comm_rank(comm, &out->me),
-                 "deso remap: MPI_Comm_rank");
-    DESO_MPI_TRY(MPI_Comm_size(comm, &out->size),
-                 "deso remap: MPI_Comm_size");
+    out->src_rows = plan->src_lrows;
+    out->src_cols = plan->src_lcols;
+    out->dst_rows = plan->dst_lrows;
+    out->dst_cols = plan->dst_lcols;
+    out->src_elems = plan->src_lrows * plan->src_lcols;
+    out->dst_elems = plan->dst_lrows * plan->dst_lcols;
+    out->active = plan->nsend > 0 || plan->nrecv > 0 || plan->has_self;
+    deso_err e = build(out, plan);
+    if (e == DESO_OK && keep) {
+        out->plan = deso__malloc(sizeof *out->plan);
+        if (out->plan == NULL)
+            e = deso__fail(DESO_ENOMEM, "deso__remap_init: out of memory");
+        else
+            *out->plan = *plan;
+    }
+    if (out->plan == NULL)
+        pl_remap_rank_free(plan); /* the compiled programs replace it    */
+    return e;
+}
 
+/* Everything deso__remap_init does after asking the communicator for
+ * out->me and out->size: local, no MPI call but the clock.             */
+static deso_err plan_local(const layouts *l, pl_sched_kind kind, bool keep,
+                           deso__remap *out)
+{
+    double t0 = MPI_Wtime();
     pl_remap_rank plan;
     memset(&plan, 0, sizeof plan);
     DESO_TRY(plan_of(l, out->size, kind, out->me, &plan, &out->identical));
-    out->comm = comm;
-    out->src_rows = plan.src_lrows;
-    out->src_cols = plan.src_lcols;
-    out->dst_rows = plan.dst_lrows;
-    out->dst_cols = plan.dst_lcols;
-    out->src_elems = plan.src_lrows * plan.src_lcols;
-    out->dst_elems = plan.dst_lrows * plan.dst_lcols;
-    out->active = plan.nsend > 0 || plan.nrecv > 0 || plan.has_self;
-    deso_err e = build(out, &plan);
-    if (e == DESO_OK && keep) {  /* for deso__remap_shm_prepare          */
-        out->plan = deso__malloc(sizeof *out->plan);
-        if (out->plan == NULL) e = DESO_ENOMEM;
-        else *out->plan = plan;
-    }
-    if (out->plan == NULL)
-        pl_remap_rank_free(&plan); /* the compiled programs replace its runs */
-    if (e != DESO_OK) {
-        out->comm = MPI_COMM_NULL;
-        deso__remap_free(out);
-        return e;
-    }
-
+    deso_err e = compile_plan(out, &plan, keep);
+    if (e != DESO_OK) return e;
     if (!lay_out_steps(out)) goto nomem;
     /* Not zeroed: every element is packed (or received) before it is
      * read, and zeroing a large buffer was half of planning a large
@@ -450,12 +446,47 @@ static deso_err remap_init(MPI_Comm comm, const layouts *l,
     if (plan_fusion(out) != DESO_OK) goto nomem;
     out->t_plan = MPI_Wtime() - t0;
     return DESO_OK;
-
 nomem:
-    out->comm = MPI_COMM_NULL;
-    deso__remap_free(out);
     return deso__fail(DESO_ENOMEM, "deso__remap_init: out of memory for "
                       "the buffers of a remap");
+}
+
+static deso_err remap_init(MPI_Comm comm, const layouts *l,
+                           pl_sched_kind kind, bool keep, deso__remap *out)
+{
+    DESO_CHECK(out != NULL, DESO_ENULL, "deso__remap_init: out is NULL");
+    memset(out, 0, sizeof *out);
+    out->comm = MPI_COMM_NULL;
+    DESO_CHECK(comm != MPI_COMM_NULL, DESO_EINVAL,
+               "deso__remap_init: comm is MPI_COMM_NULL");
+    DESO_MPI_TRY(MPI_Comm_rank(comm, &out->me),
+                 "deso remap: MPI_Comm_rank");
+    DESO_MPI_TRY(MPI_Comm_size(comm, &out->size),
+                 "deso remap: MPI_Comm_size");
+    deso_err e = plan_local(l, kind, keep, out);
+    if (e != DESO_OK) {
+        deso__remap_free(out);
+        return e;
+    }
+    out->comm = comm;
+    return DESO_OK;
+}
+
+deso_err deso__remap_plan_as(int me, int size, const pl_bc_layout *src,
+                             const pl_bc_layout *dst, pl_sched_kind kind,
+                             deso__remap *out)
+{
+    DESO_CHECK(out != NULL, DESO_ENULL, "deso__remap_plan_as: out is NULL");
+    memset(out, 0, sizeof *out);
+    out->comm = MPI_COMM_NULL;
+    DESO_CHECK(size >= 1 && me >= 0 && me < size, DESO_EINVAL,
+               "deso__remap_plan_as: rank %d of %d", me, size);
+    out->me = me;
+    out->size = size;
+    layouts l = { src, dst, NULL, NULL };
+    deso_err e = plan_local(&l, kind, false, out);
+    if (e != DESO_OK) deso__remap_free(out);
+    return e;
 }
 
 void deso__remap_drop_plan(deso__remap *r)
@@ -482,7 +513,7 @@ void deso__remap_free(deso__remap *r)
     free(r->reqs);
     free(r->req_msg);
     free(r->fuse_msg);
-    free(r->segs);
+    free(r->fuse_cur);
     if (r->owns_comm && r->comm != MPI_COMM_NULL) MPI_Comm_free(&r->comm);
     memset(r, 0, sizeof *r);
     r->comm = MPI_COMM_NULL;
@@ -490,29 +521,167 @@ void deso__remap_free(deso__remap *r)
 
 /* ---- execution ---------------------------------------------------------- */
 
+/* One execution over MPI: the arrays (flat paths when ld = rows), the
+ * fused pass's kind, and what it has done so far.                      */
+typedef struct xrun {
+    const double *src;
+    double *dst;
+    int64_t srows, slld, drows, dlld;
+    int fuse;                /* r->fuse, or 0 when an array is not flat  */
+    bool self_done;
+    double t_pack;           /* seconds spent packing and unpacking      */
+} xrun;
+
+/* Runs the self copy (once), timed.                                     */
+static void self_copy(const deso__remap *r, xrun *x)
+{
+    if (x->self_done) return;
+    double a = deso__now();
+    deso__cp_run(&r->self, x->src, x->srows, x->slld, x->dst, x->drows,
+                 x->dlld);
+    x->t_pack += deso__now() - a;
+    x->self_done = true;
+}
+
+/* Posts the receives of step st (directly into the target when one run
+ * stays contiguous there).                                              */
+static deso_err post_recvs(deso__remap *r, const deso__remap_step *st,
+                           xrun *x, int *nreq)
+{
+    for (int j = st->recv0; j < st->recv0 + st->nrecv; j++) {
+        const deso__msg *m = &r->recv[j];
+        double *buf = direct(m, x->drows, x->dlld)
+            ? x->dst + run_pos(x->drows, x->dlld, m->run_off)
+            : r->recvbuf + m->buf_off;
+        DESO_MPI_TRY(MPI_Irecv(buf, (int)m->count, MPI_DOUBLE, m->peer,
+                               DESO__TAG_REMAP, r->comm, &r->reqs[*nreq]),
+                     "deso remap: MPI_Irecv");
+        r->req_msg[(*nreq)++] = j;
+    }
+    return DESO_OK;
+}
+
+/* Sends message i: from the source directly, or packed (unless the
+ * fused pass packed it already).                                        */
+static deso_err send_one(deso__remap *r, int i, bool dir, bool packed,
+                         xrun *x, int *nreq)
+{
+    const deso__msg *m = &r->send[i];
+    const double *buf = dir ? x->src + run_pos(x->srows, x->slld, m->run_off)
+                            : r->sendbuf + m->buf_off;
+    if (!dir && !packed) {
+        double a = deso__now();
+        deso__cp_run(&m->prog, x->src, x->srows, x->slld,
+                     r->sendbuf + m->buf_off, INT64_MAX, INT64_MAX);
+        x->t_pack += deso__now() - a;
+    }
+    DESO_MPI_TRY(MPI_Isend(buf, (int)m->count, MPI_DOUBLE, m->peer,
+                           DESO__TAG_REMAP, r->comm, &r->reqs[*nreq]),
+                 "deso remap: MPI_Isend");
+    deso__stats_p2p(m->count * (int64_t)sizeof(double));
+    r->req_msg[(*nreq)++] = -1 - i;
+    return DESO_OK;
+}
+
+/* The sends of step k: direct ones first, then the packed ones (packed
+ * in one pass with the self copy when fused).                          */
+static deso_err post_sends(deso__remap *r, int k, xrun *x, int *nreq)
+{
+    const deso__remap_step *st = &r->steps[k];
+    bool fused_pack = k == 0 && x->fuse == DESO__FUSE_PACK;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1 && fused_pack) {
+            double a = deso__now();
+            run_fused(r, x->src, x->dst);
+            x->t_pack += deso__now() - a;
+            x->self_done = true;
+        }
+        for (int i = st->send0; i < st->send0 + st->nsend; i++) {
+            bool dir = direct(&r->send[i], x->srows, x->slld);
+            if (dir == (pass == 0))
+                DESO_TRY(send_one(r, i, dir, fused_pack, x, nreq));
+        }
+    }
+    return DESO_OK;
+}
+
+/* Waits for step k's requests, unpacking receives as they complete (the
+ * fused receive in one pass with the self copy).                        */
+static deso_err wait_step(deso__remap *r, int k, int nreq, xrun *x)
+{
+    for (int left = nreq; left > 0; left--) {
+        int idx;
+        DESO_MPI_TRY(MPI_Waitany(nreq, r->reqs, &idx, MPI_STATUS_IGNORE),
+                     "deso remap: MPI_Waitany");
+        if (idx == MPI_UNDEFINED) break;
+        int j = r->req_msg[idx];
+        if (j < 0) continue;
+        const deso__msg *m = &r->recv[j];
+        if (direct(m, x->drows, x->dlld)) continue;
+        double a = deso__now();
+        if (k == 0 && x->fuse == DESO__FUSE_UNPACK && j == r->fuse_msg[0]) {
+            run_fused(r, x->src, x->dst);          /* with the self copy */
+            x->self_done = true;
+        } else {
+            deso__cp_run(&m->prog, r->recvbuf + m->buf_off, INT64_MAX,
+                         INT64_MAX, x->dst, x->drows, x->dlld);
+        }
+        x->t_pack += deso__now() - a;
+    }
+    return DESO_OK;
+}
+
+/* The MPI transport: the steps in order, the self copy overlapping the
+ * first one's traffic.                                                  */
+static deso_err exec_mpi(deso__remap *r, xrun *x)
+{
+    double t0 = deso__now();
+    for (int k = 0; k < r->nsteps; k++) {
+        int nreq = 0;
+        DESO_TRY(post_recvs(r, &r->steps[k], x, &nreq));
+        DESO_TRY(post_sends(r, k, x, &nreq));
+        if (x->fuse != DESO__FUSE_UNPACK) self_copy(r, x);
+        DESO_TRY(wait_step(r, k, nreq, x));
+    }
+    self_copy(r, x);
+    if (r->nsteps > 0)
+        deso__stats_time(DESO_T_P2P, deso__now() - t0 - x->t_pack);
+    deso__stats_time(DESO_T_OVERHEAD, x->t_pack);
+    return DESO_OK;
+}
+
+/* deso__remap_exec's checks of its arguments.                           */
+static deso_err exec_check(const deso__remap *r, const double *src,
+                           int64_t slld, const double *dst, int64_t dlld)
+{
+    int64_t srows = r->src_rows, drows = r->dst_rows;
+    if (r->src_elems > 0) {
+        DESO_CHECK(src != NULL, DESO_ENULL,
+                   "deso__remap_exec: rank %d holds %lld source elements "
+                   "but src is NULL", r->me, (long long)r->src_elems);
+        DESO_CHECK(slld >= (srows > 1 ? srows : 1), DESO_EINVAL,
+                   "deso__remap_exec: src_lld = %lld < local rows %lld on "
+                   "rank %d", (long long)slld, (long long)srows, r->me);
+    }
+    if (r->dst_elems > 0) {
+        DESO_CHECK(dst != NULL, DESO_ENULL,
+                   "deso__remap_exec: rank %d holds %lld target elements "
+                   "but dst is NULL", r->me, (long long)r->dst_elems);
+        DESO_CHECK(dlld >= (drows > 1 ? drows : 1), DESO_EINVAL,
+                   "deso__remap_exec: dst_lld = %lld < local rows %lld on "
+                   "rank %d", (long long)dlld, (long long)drows, r->me);
+    }
+    return DESO_OK;
+}
+
 deso_err deso__remap_exec(deso__remap *r, const double *src_local,
                           int64_t src_lld, double *dst_local,
                           int64_t dst_lld)
 {
     DESO_CHECK(r != NULL, DESO_ENULL, "deso__remap_exec: remap is NULL");
     if (!r->active) return DESO_OK;
+    DESO_TRY(exec_check(r, src_local, src_lld, dst_local, dst_lld));
     int64_t srows = r->src_rows, drows = r->dst_rows;
-    if (r->src_elems > 0) {
-        DESO_CHECK(src_local != NULL, DESO_ENULL,
-                   "deso__remap_exec: rank %d holds %lld source elements "
-                   "but src is NULL", r->me, (long long)r->src_elems);
-        DESO_CHECK(src_lld >= (srows > 1 ? srows : 1), DESO_EINVAL,
-                   "deso__remap_exec: src_lld = %lld < local rows %lld on "
-                   "rank %d", (long long)src_lld, (long long)srows, r->me);
-    }
-    if (r->dst_elems > 0) {
-        DESO_CHECK(dst_local != NULL, DESO_ENULL,
-                   "deso__remap_exec: rank %d holds %lld target elements "
-                   "but dst is NULL", r->me, (long long)r->dst_elems);
-        DESO_CHECK(dst_lld >= (drows > 1 ? drows : 1), DESO_EINVAL,
-                   "deso__remap_exec: dst_lld = %lld < local rows %lld on "
-                   "rank %d", (long long)dst_lld, (long long)drows, r->me);
-    }
     /* A leading dimension addresses nothing in a single column (or none):
      * take it as the rows, so the flat paths apply.                      */
     if (r->src_cols <= 1 || srows == 0) src_lld = srows;
@@ -532,101 +701,12 @@ deso_err deso__remap_exec(deso__remap *r, const double *src_local,
         deso__stats_time(DESO_T_OVERHEAD, deso__now() - a);
         return DESO_OK;
     }
-
-    if (r->shm != NULL) {
+    if (r->shm != NULL)
         return deso__remap_shm_exec(r, src_local, src_lld, dst_local,
                                     dst_lld);
-    }
-
-    double t_pack = 0.0;
-    double t0 = deso__now();
-    bool self_done = false;
     /* The fused pass needs flat arrays (ld = local rows).                 */
-    int fuse = srows == src_lld && drows == dst_lld ? r->fuse : 0;
-
-    for (int k = 0; k < r->nsteps; k++) {
-        const deso__remap_step *st = &r->steps[k];
-        int nreq = 0;
-        for (int j = st->recv0; j < st->recv0 + st->nrecv; j++) {
-            const deso__msg *m = &r->recv[j];
-            double *buf = direct(m, drows, dst_lld)
-                ? dst_local + run_pos(drows, dst_lld, m->run_off)
-                : r->recvbuf + m->buf_off;
-            DESO_MPI_TRY(MPI_Irecv(buf, (int)m->count, MPI_DOUBLE, m->peer,
-                                   DESO__TAG_REMAP, r->comm, &r->reqs[nreq]),
-                         "deso remap: MPI_Irecv");
-            r->req_msg[nreq++] = j;
-        }
-        /* Direct sends first, then the packed ones (packed in one pass
-         * with the self copy when fused).                                 */
-        bool fused_pack = k == 0 && fuse == DESO__FUSE_PACK;
-        for (int pass = 0; pass < 2; pass++) {
-            if (pass == 1 && fused_pack) {
-                double a = deso__now();
-                run_segments(r, src_local, dst_local);
-                t_pack += deso__now() - a;
-                self_done = true;
-            }
-            for (int i = st->send0; i < st->send0 + st->nsend; i++) {
-                const deso__msg *m = &r->send[i];
-                bool dir = direct(m, srows, src_lld);
-                if (dir != (pass == 0)) continue;
-                const double *buf;
-                if (dir) {
-                    buf = src_local + run_pos(srows, src_lld, m->run_off);
-                } else {
-                    double *b = r->sendbuf + m->buf_off;
-                    if (!fused_pack) {
-                        double a = deso__now();
-                        deso__cp_run(&m->prog, src_local, srows, src_lld, b,
-                               INT64_MAX, INT64_MAX);
-                        t_pack += deso__now() - a;
-                    }
-                    buf = b;
-                }
-                DESO_MPI_TRY(MPI_Isend(buf, (int)m->count, MPI_DOUBLE,
-                                       m->peer, DESO__TAG_REMAP, r->comm,
-                                       &r->reqs[nreq]),
-                             "deso remap: MPI_Isend");
-                deso__stats_p2p(m->count * (int64_t)sizeof(double));
-                r->req_msg[nreq++] = -1 - i;
-            }
-        }
-        if (!self_done && fuse != DESO__FUSE_UNPACK) {
-            /* overlaps the first step's traffic                          */
-            double a = deso__now();
-            deso__cp_run(&r->self, src_local, srows, src_lld, dst_local, drows,
-                   dst_lld);
-            t_pack += deso__now() - a;
-            self_done = true;
-        }
-        for (int left = nreq; left > 0; left--) {
-            int idx;
-            DESO_MPI_TRY(MPI_Waitany(nreq, r->reqs, &idx, MPI_STATUS_IGNORE),
-                         "deso remap: MPI_Waitany");
-            if (idx == MPI_UNDEFINED) break;
-            int j = r->req_msg[idx];
-            if (j < 0) continue;
-            const deso__msg *m = &r->recv[j];
-            if (direct(m, drows, dst_lld)) continue;
-            double a = deso__now();
-            if (k == 0 && fuse == DESO__FUSE_UNPACK && j == r->fuse_msg[0]) {
-                run_segments(r, src_local, dst_local);   /* with the self */
-                self_done = true;
-            } else {
-                deso__cp_run(&m->prog, r->recvbuf + m->buf_off, INT64_MAX,
-                       INT64_MAX, dst_local, drows, dst_lld);
-            }
-            t_pack += deso__now() - a;
-        }
-    }
-    if (!self_done) {
-        double a = deso__now();
-        deso__cp_run(&r->self, src_local, srows, src_lld, dst_local, drows,
-               dst_lld);
-        t_pack += deso__now() - a;
-    }
-    if (r->nsteps > 0) deso__stats_time(DESO_T_P2P, deso__now() - t0 - t_pack);
-    deso__stats_time(DESO_T_OVERHEAD, t_pack);
-    return DESO_OK;
+    xrun x = { src_local, dst_local, srows, src_lld, drows, dst_lld,
+               srows == src_lld && drows == dst_lld ? r->fuse : 0, false,
+               0.0 };
+    return exec_mpi(r, &x);
 }

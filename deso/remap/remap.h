@@ -37,12 +37,10 @@ typedef struct deso__msg {
     int64_t buf_off;            /* offset in sendbuf / recvbuf             */
 } deso__msg;
 
-/* A piece of a fused pass: units [lo, hi) of group g of fused program
- * prog (0: the self copy; p > 0: message fuse_msg[p - 1]).               */
-typedef struct deso__seg {
-    int prog;
-    int64_t g, lo, hi;
-} deso__seg;
+/* Where a fused pass is in one of its programs: unit u of group g.     */
+typedef struct deso__fcur {
+    int64_t g, u;
+} deso__fcur;
 
 typedef struct deso__remap_step {
     int send0, nsend;      /* this step's sends: send[send0 ..]            */
@@ -75,8 +73,7 @@ typedef struct deso__remap {
     int fuse;              /* 0, DESO__FUSE_PACK or DESO__FUSE_UNPACK       */
     int nfuse;             /* messages fused with the self copy             */
     int *fuse_msg;         /* their indices (send or recv)                  */
-    int64_t nsegs;
-    deso__seg *segs;       /* the fused pass, in order                      */
+    deso__fcur *fuse_cur;  /* per program (0: the self copy), for the pass  */
     MPI_Request *reqs;     /* max_reqs                                      */
     int *req_msg;          /* per request: receive index, or -1 - send     */
     struct deso__shm *shm; /* the shared-memory transport, or NULL         */
@@ -111,6 +108,15 @@ void deso__remap_drop_plan(deso__remap *r);
 deso_err deso__remap_init_nd_keep(MPI_Comm comm, const pl_nd_layout *src,
                                   const pl_nd_layout *dst,
                                   pl_sched_kind kind, deso__remap *out);
+
+/* Plans rank me's part of the remap src -> dst as deso__remap_init does
+ * on a communicator of `size` ranks, without one (and times it, t_plan):
+ * for counting the planning of many ranks in one process.  The result
+ * has no communicator: deso__remap_free it, never execute it.  Errors as
+ * deso__remap_init's, DESO_EINVAL for me outside [0, size).             */
+deso_err deso__remap_plan_as(int me, int size, const pl_bc_layout *src,
+                             const pl_bc_layout *dst, pl_sched_kind kind,
+                             deso__remap *out);
 
 /* Moves src_local (this rank's part of the source layout, leading
  * dimension src_lld) into dst_local (its part of the target, dst_lld).
@@ -170,15 +176,27 @@ bool deso__remap_shm_pull_wanted(const deso__remap *r, const double *src,
 deso_err deso__remap_shm_pull_build(deso__remap *r);
 void deso__remap_shm_pull_on(deso__remap *r);
 
+/* Before an execution's agreement (deso_redist_execute), on every rank
+ * of a remap on the shared-memory transport: each sender describes its
+ * source to its receivers (whether they read it in place, once the
+ * single-copy programs are on, and where it is; `valid`: the execution's
+ * arguments passed this rank's checks, else nothing is read in place),
+ * each receiver maps the sources it is to read.  Waits only for the
+ * senders' descriptions, which every rank posts before waiting.
+ * Errors (local, for the agreement that follows, so that no data moves
+ * on any rank): DESO_EINTERNAL (a sender's source is not mapped here:
+ * the shared arrays of the two ranks disagree).                        */
+deso_err deso__remap_shm_describe(deso__remap *r, const double *src,
+                                  int64_t slld, bool valid);
+
 /* Executes a remap on its shared-memory transport (r->shm != NULL) once
- * deso__remap_exec has checked the arguments.  A sender whose source
- * lies in a shared array its receiver has mapped (deso_redist_array_alloc)
- * lets the receiver read it in place once the single-copy programs are on
- * (deso__remap_shm_pull_on); a receiver all of whose senders do writes
- * its target in one ordered pass.  Allocates nothing.  Errors (local; no
- * rank waits for this one): DESO_EINTERNAL (a sender's source could not
- * be found here: the target misses its elements; the registries of two
- * ranks disagree).                                                       */
+ * deso__remap_exec has checked the arguments, after
+ * deso__remap_shm_describe and an agreement that it succeeded
+ * everywhere.  A sender whose source lies in a shared array its receiver
+ * has mapped (deso_redist_array_alloc) lets the receiver read it in place
+ * once the single-copy programs are on (deso__remap_shm_pull_on); a
+ * receiver all of whose senders do writes its target in one ordered
+ * pass.  Allocates nothing, returns DESO_OK.                            */
 deso_err deso__remap_shm_exec(deso__remap *r, const double *src,
                               int64_t slld, double *dst, int64_t dlld);
 

@@ -285,6 +285,20 @@ static deso_err plan_args(const create_args *a, MPI_Comm dup, deso_redist *h)
     return DESO_OK;
 }
 
+/* A new handle of a remap on dup, the duplicate cache holds; NULL when
+ * out of memory.                                                       */
+static deso_redist *handle_new(MPI_Comm dup, deso__comm_cache *cache)
+{
+    deso_redist *h = deso__calloc(1, sizeof *h);
+    if (h == NULL) return NULL;
+    h->comm = dup;
+    h->cache = cache;
+    MPI_Comm_rank(dup, &h->me);
+    MPI_Comm_size(dup, &h->size);
+    h->r.comm = MPI_COMM_NULL;
+    return h;
+}
+
 /* deso_redist_create and _nd: local checks and planning, then one
  * agreement, then the shared-memory transport's rings.                  */
 static deso_err create(MPI_Comm comm, const create_args *a,
@@ -300,7 +314,7 @@ static deso_err create(MPI_Comm comm, const create_args *a,
     deso__comm_cache *cache = NULL;
     DESO_TRY(deso__comm_cache_get(comm, &cache));
     MPI_Comm dup = deso__comm_cache_comm(cache);
-    deso_redist *h = deso__calloc(1, sizeof *h);
+    deso_redist *h = handle_new(dup, cache);
     int me = 0, size = 1;
     MPI_Comm_rank(dup, &me);
     MPI_Comm_size(dup, &size);
@@ -314,13 +328,6 @@ static deso_err create(MPI_Comm comm, const create_args *a,
     uint64_t hash = hash_args(a, e == DESO_OK);
     if (e == DESO_OK && h == NULL)
         e = deso__fail(DESO_ENOMEM, "%s: out of memory", fn);
-    if (h != NULL) {
-        h->comm = dup;
-        h->cache = cache;
-        h->me = me;
-        h->size = size;
-        h->r.comm = MPI_COMM_NULL;
-    }
     if (e == DESO_OK) e = plan_args(a, dup, h);
 
     int shm_ok = 0, grow = 0;
@@ -440,7 +447,12 @@ deso_err deso_redist_execute(deso_redist *r, const double *src,
         if (e != DESO_OK) return e;
         return deso__remap_exec(&r->r, src, src_lld, dst, dst_lld);
     }
-    e = agree_execute(r, e, src, src_lld);
+    /* The shared-memory transport's descriptions come first, so that a
+     * receiver that cannot map a source it is to read in place fails
+     * every rank in the agreement, before any data moves.               */
+    deso_err d = deso__remap_shm_describe(&r->r, src, src_lld,
+                                          e == DESO_OK);
+    e = agree_execute(r, e != DESO_OK ? e : d, src, src_lld);
     if (e != DESO_OK) return e;
     return deso__remap_exec(&r->r, src, src_lld, dst, dst_lld);
 }

@@ -389,7 +389,7 @@ static void describe(chan *c, const deso__remap *r, int w, const double *src,
 
 /* Receiver side: waits for the sender's description of execution e and
  * maps its source; false when a source to read in place is not mapped
- * here (cannot happen while allocations stay collective).               */
+ * here (the registries of the two ranks disagree).                      */
 static bool described(chan *c, int w, long long e)
 {
     int idle = 0;
@@ -567,27 +567,42 @@ void deso__remap_shm_pull_on(deso__remap *r)
     if (r->shm != NULL && r->shm->pull_built) r->shm->pull_on = true;
 }
 
+deso_err deso__remap_shm_describe(deso__remap *r, const double *src,
+                                  int64_t slld, bool valid)
+{
+    struct deso__shm *s = r->shm;
+    if (s == NULL) return DESO_OK;
+    long long e = ++s->execs;
+    /* Every send described before any wait: receivers wait for nothing
+     * else, so no rank can block another here.                          */
+    for (int i = 0; i < r->nsend; i++)
+        describe(&s->send[i], r, s->world[r->send[i].peer],
+                 valid ? src : NULL, slld, e);
+    deso_err err = DESO_OK;
+    for (int j = 0; j < r->nrecv; j++)
+        if (!described(&s->recv[j], s->world[r->recv[j].peer], e) &&
+            err == DESO_OK)
+            err = deso__fail(DESO_EINTERNAL, "deso remap (shared memory): "
+                             "rank %d cannot map the shared source that "
+                             "rank %d lets it read in place (their shared "
+                             "arrays differ)", r->me, r->recv[j].peer);
+    return err;
+}
+
 deso_err deso__remap_shm_exec(deso__remap *r, const double *src,
                               int64_t slld, double *dst, int64_t dlld)
 {
     struct deso__shm *s = r->shm;
-    long long e = ++s->execs;
+    long long e = s->execs;
     double t0 = deso__now();
-    /* Describe every send first: receivers wait for nothing else.        */
-    for (int i = 0; i < r->nsend; i++) {
-        describe(&s->send[i], r, s->world[r->send[i].peer], src, slld, e);
+    for (int i = 0; i < r->nsend; i++)
         deso__stats_shm(r->send[i].count * (int64_t)sizeof(double));
-    }
-    bool all_pull = true, mapped = true;
-    for (int j = 0; j < r->nrecv; j++) {
-        chan *c = &s->recv[j];
-        mapped &= described(c, s->world[r->recv[j].peer], e);
-        all_pull &= c->pull;
-    }
+    bool all_pull = true;
+    for (int j = 0; j < r->nrecv; j++) all_pull &= s->recv[j].pull;
     /* A target larger than the caches is written around them.           */
     bool stream = r->dst_elems >= SHM_STREAM_ELEMS;
     bool self_done = false;
-    if (r->nrecv > 0 && all_pull && mapped)
+    if (r->nrecv > 0 && all_pull)
         self_done = assemble(r, s, src, slld, dst, dlld, stream);
     if (!self_done)
         for (int j = 0; j < r->nrecv; j++) {
@@ -612,9 +627,5 @@ deso_err deso__remap_shm_exec(deso__remap *r, const double *src,
             if (++idle > SHM_SPINS) sched_yield();
     }
     if (r->nsteps > 0) deso__stats_time(DESO_T_P2P, deso__now() - t0);
-    if (!mapped)
-        return deso__fail(DESO_EINTERNAL, "deso remap (shared memory): "
-                          "rank %d cannot find a sender's shared source",
-                          r->me);
     return DESO_OK;
 }

@@ -215,8 +215,19 @@ bool deso__shared_readable(const double *p, int64_t n, int peer)
     return false;
 }
 
+static int64_t map_failures;       /* deso__shared_map_fail            */
+
+void deso__shared_map_fail(int64_t n)
+{
+    map_failures = n;
+}
+
 const double *deso__shared_map(int owner, uint64_t addr, int64_t n)
 {
+    if (map_failures > 0) {
+        map_failures--;
+        return NULL;
+    }
     for (const seg *s = segs; s != NULL; s = s->next) {
         if (s->win == MPI_WIN_NULL) continue;
         for (int q = 0; q < s->n; q++)

@@ -23,4 +23,8 @@ bool deso__shared_readable(const double *p, int64_t n, int peer);
  * rank shares with it; NULL otherwise.  Local.                           */
 const double *deso__shared_map(int owner, uint64_t addr, int64_t n);
 
+/* Makes the next n calls of deso__shared_map on this rank fail, as if
+ * the arrays of two ranks disagreed (tests).                            */
+void deso__shared_map_fail(int64_t n);
+
 #endif

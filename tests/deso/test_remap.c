@@ -29,6 +29,7 @@
 
 #include "deso/deso_redist.h"
 #include "deso/remap/comm_cache.h"
+#include "deso/remap/shared_array.h"
 
 /* BLACS and ScaLAPACK (no public C header).                                */
 void Cblacs_get(int ctxt, int what, int *val);
@@ -834,6 +835,58 @@ static void test_shared_array_api(void **state)
     assert_int_equal(deso_redist_array_free(a), DESO_OK);
 }
 
+/* Whether rank me's local vector (cyclic(b) over np ranks) of `n`
+ * elements holds global index + 1 everywhere, or SENTINEL everywhere.   */
+static int vector_is(const double *d, int64_t n, int64_t b, int sentinel)
+{
+    int ok = 1;
+    for (int64_t i = 0; i < n; i++)
+        ok &= d[i] == (sentinel ? SENTINEL : (double)(l2g(i, b, me, np) + 1));
+    return ok;
+}
+
+/* A receiver that cannot map a source it is to read in place (two ranks'
+ * shared arrays disagreeing, injected on the last rank) fails every rank
+ * with its message before any data moves; the next execution moves
+ * everything.                                                           */
+static void test_shared_map_fails(void **state)
+{
+    (void)state;
+    if (np < 2 || !one_node()) return;   /* no receiver reads in place   */
+    use_shm(1);
+    const int64_t n = 1001;
+    deso_layout src = { n, 1, 3, 1, np, 1, NULL, 0 };
+    deso_layout dst = { n, 1, 5, 1, np, 1, NULL, 0 };
+    deso_redist *r = NULL;
+    assert_all_true(deso_redist_create(MPI_COMM_WORLD, &src, &dst,
+                                       DESO_SCHED_STEPWISE, &r) == DESO_OK &&
+                    strcmp(deso_redist_transport(r), "shared memory") == 0);
+    int64_t sr, dr;
+    assert_int_equal(deso_redist_local_shape(r, &sr, NULL, &dr, NULL),
+                     DESO_OK);
+    double *a = NULL, *d = malloc((size_t)dr * sizeof *d);
+    assert_all_true(deso_redist_array_alloc(MPI_COMM_WORLD, sr, &a) ==
+                    DESO_OK && d != NULL);
+    for (int64_t i = 0; i < sr; i++) a[i] = (double)(l2g(i, 3, me, np) + 1);
+    int ok = 1;
+    for (int k = 0; k < 3; k++) {        /* k = 1: the failing one       */
+        for (int64_t i = 0; i < dr; i++) d[i] = SENTINEL;
+        if (k == 1 && me == np - 1) deso__shared_map_fail(1);
+        deso_err e = deso_redist_execute(r, a, sr, d, dr);
+        if (k == 1)
+            ok &= agreed(e, DESO_EINTERNAL, np - 1, 1, "cannot map the "
+                         "shared source", NULL) && vector_is(d, dr, 5, 1);
+        else
+            ok &= e == DESO_OK && vector_is(d, dr, 5, 0);
+    }
+    deso__shared_map_fail(0);
+    assert_all_true(ok);
+    deso_redist_destroy(&r);
+    free(d);
+    assert_int_equal(deso_redist_array_free(a), DESO_OK);
+    unsetenv("DESO_REMAP_SHM");
+}
+
 /* Slice plans of paper 001's examples 1 and 4 (doc/DESIGN.md, "Worked
  * examples (paper 001)").                                                 */
 static void test_slice_plan(void **state)
@@ -956,6 +1009,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_agrees_with_pdgemr2d),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_shared_array_api),
+        cmocka_unit_test(test_shared_map_fails),
         cmocka_unit_test(test_setup_cached),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

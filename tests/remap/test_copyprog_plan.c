@@ -4,7 +4,11 @@
  * an independent block-cyclic index map; every send is packed by its
  * program, unpacked by the matching receive's, the self copies run, and
  * then every target element must hold its own global index plus one, the
- * sources untouched and the packed lengths equal to the messages'.       */
+ * sources untouched and the packed lengths equal to the messages'.  Each
+ * case runs twice: whole programs as compiled, and programs as built
+ * (loops over columns kept) a window at a time, as the shared-memory
+ * rings run them, between arrays whose leading dimension exceeds their
+ * rows (the padding must stay untouched).                                */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -42,19 +46,22 @@ static int pos_of(const pl_bc_layout *L, int rank)
     return -1;
 }
 
-/* Fills rank's local array of L (rows x cols) with global index + 1, or
- * with `fill` everywhere when want is false.                             */
+/* Fills rank's local array of L (rows x cols, leading dimension ld)
+ * with global index + 1, or with `fill` everywhere when want is false;
+ * the rows past `rows` of each column always hold `fill`.               */
 static double *local_array(const pl_bc_layout *L, int rank, int64_t rows,
-                           int64_t cols, bool want, double fill)
+                           int64_t cols, int64_t ld, bool want, double fill)
 {
-    double *a = malloc((size_t)(rows * cols > 0 ? rows * cols : 1) * sizeof *a);
+    size_t n = (size_t)(ld * cols > 0 ? ld * cols : 1);
+    double *a = malloc(n * sizeof *a);
     assert_non_null(a);
+    for (size_t x = 0; x < n; x++) a[x] = fill;
     int e = pos_of(L, rank);
-    for (int64_t j = 0; j < cols; j++)
+    for (int64_t j = 0; j < cols && want; j++)
         for (int64_t i = 0; i < rows; i++) {
             int64_t gi = l2g(i, L->mb, e / L->pc, L->pr);
             int64_t gj = l2g(j, L->nb, e % L->pc, L->pc);
-            a[i + j * rows] = want ? (double)(gi + gj * L->m + 1) : fill;
+            a[i + j * ld] = (double)(gi + gj * L->m + 1);
         }
     return a;
 }
@@ -67,71 +74,148 @@ static const pl_msg *find_recv(const pl_remap_rank *r, int peer, int step)
     return NULL;
 }
 
-static void simulate(const pl_bc_layout *S, const pl_bc_layout *T, int C)
+/* How the programs run: whole, between arrays stored with ld = local
+ * rows, as compiled (recompiled when small); or, `built`, as built
+ * (loops kept), between arrays whose leading dimension exceeds their
+ * rows by `pad`, every message a window of `span` elements at a time
+ * through a buffer that holds one window, as the shared-memory rings
+ * run them.  looped counts the programs that loop over columns.        */
+typedef struct how {
+    bool built;
+    int64_t pad, span;
+    int looped;
+} how;
+
+/* Packs message sm of rank r into windows and unpacks each into q's
+ * target with rm's program, as the rings do.                           */
+static void windows(const deso__copy *a, const deso__copy *b, int64_t count,
+                    const double *src, int64_t rows, int64_t ld, double *dst,
+                    int64_t qrows, int64_t qld, int64_t span)
+{
+    double *win = malloc((size_t)(span + 1) * sizeof *win);
+    assert_non_null(win);
+    deso__cp_pos at = DESO__CP_START, bt = DESO__CP_START;
+    for (int64_t k = 0; k * span < count; k++) {
+        win[span] = -7.0;
+        double *base = deso__cp_packed_base(win, k * span);
+        int64_t want = count - k * span < span ? count - k * span : span;
+        assert_int_equal(deso__cp_run_window(a, &at, span, src, rows, ld,
+                                             base, INT64_MAX, INT64_MAX,
+                                             k % 2 == 1), want);
+        deso__cp_fence();
+        assert_true(win[span] == -7.0);
+        assert_int_equal(deso__cp_run_window(b, &bt, span, base, INT64_MAX,
+                                             INT64_MAX, dst, qrows, qld,
+                                             false), want);
+    }
+    free(win);
+}
+
+/* Moves message sm from rank r to rank q: packed whole, or by windows. */
+static void one_message(const pl_remap_rank *p, int r, const pl_msg *sm,
+                        double **src, double **dst, how *h)
+{
+    int q = sm->peer;
+    const pl_msg *rm = find_recv(&p[q], r, sm->step);
+    assert_non_null(rm);
+    assert_int_equal(rm->count, sm->count);
+    int64_t lds = p[r].src_lrows > 1 ? p[r].src_lrows : 1;
+    int64_t qld = p[q].dst_lrows > 1 ? p[q].dst_lrows : 1;
+    deso__copy a, b;
+    assert_int_equal(deso__cp_from_msg(sm, DESO__CP_SEND, lds, 0, &a),
+                     DESO_OK);
+    assert_int_equal(deso__cp_from_msg(rm, DESO__CP_RECV, qld, 0, &b),
+                     DESO_OK);
+    assert_int_equal(a.elems, sm->count);
+    assert_int_equal(b.elems, sm->count);
+    h->looped += deso__cp_looped(&a) + deso__cp_looped(&b);
+    if (h->built) {
+        windows(&a, &b, sm->count, src[r], p[r].src_lrows, lds + h->pad,
+                dst[q], p[q].dst_lrows, qld + h->pad, h->span);
+    } else {
+        double *buf = malloc((size_t)(sm->count + 1) * sizeof *buf);
+        assert_non_null(buf);
+        buf[sm->count] = -7.0;               /* nothing writes past   */
+        deso__cp_run(&a, src[r], lds, lds, buf, INT64_MAX, INT64_MAX);
+        assert_true(buf[sm->count] == -7.0);
+        deso__cp_run(&b, buf, INT64_MAX, INT64_MAX, dst[q], qld, qld);
+        free(buf);
+    }
+    deso__cp_free(&a);
+    deso__cp_free(&b);
+}
+
+/* Rank r's self copy.                                                  */
+static void self_copy(const pl_remap_rank *p, const double *src, double *dst,
+                      how *h)
+{
+    int64_t lds = p->src_lrows > 1 ? p->src_lrows : 1;
+    int64_t ldd = p->dst_lrows > 1 ? p->dst_lrows : 1;
+    deso__copy c;
+    assert_int_equal(deso__cp_from_msg(&p->self, DESO__CP_SELF, lds, ldd,
+                                       &c), DESO_OK);
+    assert_int_equal(c.elems, p->self.count);
+    h->looped += deso__cp_looped(&c);
+    if (h->built)
+        deso__cp_run(&c, src, p->src_lrows, lds + h->pad, dst, p->dst_lrows,
+                     ldd + h->pad);
+    else
+        deso__cp_run(&c, src, lds, lds, dst, ldd, ldd);
+    deso__cp_free(&c);
+}
+
+/* Every target element of rank r holds its global index plus one, the
+ * padding is untouched and the source unchanged.                       */
+static void check_rank(const pl_bc_layout *S, const pl_bc_layout *T, int C,
+                       int r, const pl_remap_rank *p, const double *src,
+                       const double *dst, int64_t pad)
+{
+    int64_t lds = (p->src_lrows > 1 ? p->src_lrows : 1) + pad;
+    int64_t ldd = (p->dst_lrows > 1 ? p->dst_lrows : 1) + pad;
+    double *want = local_array(T, r, p->dst_lrows, p->dst_lcols, ldd, true,
+                               -1);
+    double *had = local_array(S, r, p->src_lrows, p->src_lcols, lds, true,
+                              0);
+    for (int64_t x = 0; x < ldd * p->dst_lcols; x++)
+        if (dst[x] != want[x])
+            fail_msg("%lld x %lld, src %dx%d blocks %lld x %lld -> dst "
+                     "%dx%d blocks %lld x %lld on %d ranks: rank %d "
+                     "target element %lld holds %g, wants %g",
+                     (long long)S->m, (long long)S->n, S->pr, S->pc,
+                     (long long)S->mb, (long long)S->nb, T->pr, T->pc,
+                     (long long)T->mb, (long long)T->nb, C, r,
+                     (long long)x, dst[x], want[x]);
+    assert_memory_equal(src, had,
+                        (size_t)(lds * p->src_lcols) * sizeof(double));
+    free(want);
+    free(had);
+}
+
+static void simulate(const pl_bc_layout *S, const pl_bc_layout *T, int C,
+                     how *h)
 {
     pl_remap_rank p[MAXC];
     double *src[MAXC], *dst[MAXC];
+    int64_t pad = h->built ? h->pad : 0;
+    bool was = deso__cp_set_recompile(!h->built);
     for (int r = 0; r < C; r++) {
         assert_int_equal(pl_remap_plan_rank(S, T, C, PL_SCHED_STEPWISE, r,
                                             &p[r]), DESO_OK);
-        src[r] = local_array(S, r, p[r].src_lrows, p[r].src_lcols, true, 0);
-        dst[r] = local_array(T, r, p[r].dst_lrows, p[r].dst_lcols, false, -1);
+        int64_t lds = (p[r].src_lrows > 1 ? p[r].src_lrows : 1) + pad;
+        int64_t ldd = (p[r].dst_lrows > 1 ? p[r].dst_lrows : 1) + pad;
+        src[r] = local_array(S, r, p[r].src_lrows, p[r].src_lcols, lds,
+                             true, 0);
+        dst[r] = local_array(T, r, p[r].dst_lrows, p[r].dst_lcols, ldd,
+                             false, -1);
     }
     for (int r = 0; r < C; r++) {
-        int64_t lds = p[r].src_lrows > 1 ? p[r].src_lrows : 1;
-        int64_t ldd = p[r].dst_lrows > 1 ? p[r].dst_lrows : 1;
-        if (p[r].has_self) {
-            deso__copy c;
-            assert_int_equal(deso__cp_from_msg(&p[r].self, DESO__CP_SELF,
-                                               lds, ldd, &c), DESO_OK);
-            assert_int_equal(c.elems, p[r].self.count);
-            deso__cp_run(&c, src[r], lds, lds, dst[r], ldd, ldd);
-            deso__cp_free(&c);
-        }
-        for (int i = 0; i < p[r].nsend; i++) {
-            const pl_msg *sm = &p[r].send[i];
-            int q = sm->peer;
-            const pl_msg *rm = find_recv(&p[q], r, sm->step);
-            assert_non_null(rm);
-            assert_int_equal(rm->count, sm->count);
-            double *buf = malloc((size_t)(sm->count + 1) * sizeof *buf);
-            assert_non_null(buf);
-            buf[sm->count] = -7.0;               /* nothing writes past   */
-            deso__copy a, b;
-            int64_t qld = p[q].dst_lrows > 1 ? p[q].dst_lrows : 1;
-            assert_int_equal(deso__cp_from_msg(sm, DESO__CP_SEND, lds, 0, &a),
-                             DESO_OK);
-            assert_int_equal(deso__cp_from_msg(rm, DESO__CP_RECV, qld, 0, &b),
-                             DESO_OK);
-            assert_int_equal(a.elems, sm->count);
-            assert_int_equal(b.elems, sm->count);
-            deso__cp_run(&a, src[r], lds, lds, buf, INT64_MAX, INT64_MAX);
-            assert_true(buf[sm->count] == -7.0);
-            deso__cp_run(&b, buf, INT64_MAX, INT64_MAX, dst[q], qld, qld);
-            deso__cp_free(&a);
-            deso__cp_free(&b);
-            free(buf);
-        }
+        if (p[r].has_self) self_copy(&p[r], src[r], dst[r], h);
+        for (int i = 0; i < p[r].nsend; i++)
+            one_message(p, r, &p[r].send[i], src, dst, h);
     }
+    deso__cp_set_recompile(was);
     for (int r = 0; r < C; r++) {
-        double *want = local_array(T, r, p[r].dst_lrows, p[r].dst_lcols,
-                                   true, 0);
-        double *had = local_array(S, r, p[r].src_lrows, p[r].src_lcols,
-                                  true, 0);
-        int64_t nd = p[r].dst_lrows * p[r].dst_lcols;
-        int64_t ns = p[r].src_lrows * p[r].src_lcols;
-        for (int64_t x = 0; x < nd; x++)
-            if (dst[r][x] != want[x])
-                fail_msg("%lld x %lld, src %dx%d blocks %lld x %lld -> dst "
-                         "%dx%d blocks %lld x %lld on %d ranks: rank %d "
-                         "target element %lld holds %g, wants %g",
-                         (long long)S->m, (long long)S->n, S->pr, S->pc,
-                         (long long)S->mb, (long long)S->nb, T->pr, T->pc,
-                         (long long)T->mb, (long long)T->nb, C, r,
-                         (long long)x, dst[r][x], want[x]);
-        assert_memory_equal(src[r], had, (size_t)ns * sizeof(double));
-        free(want);
-        free(had);
+        check_rank(S, T, C, r, &p[r], src[r], dst[r], pad);
         free(src[r]);
         free(dst[r]);
         pl_remap_rank_free(&p[r]);
@@ -167,7 +251,10 @@ static void test_random_layouts(void **state)
         pl_bc_layout S, T;
         random_layout(&S, rs, C, m, n);
         random_layout(&T, rt, C, m, n);
-        simulate(&S, &T, C);
+        how whole = { 0 }, built = { true, rnd(3), 1 + rnd(t % 3 ? 40 : 900),
+                                     0 };
+        simulate(&S, &T, C, &whole);
+        simulate(&S, &T, C, &built);
     }
 }
 
@@ -177,6 +264,7 @@ static void test_random_layouts(void **state)
 static void test_shapes(void **state)
 {
     (void)state;
+    int looped = 0;
     static const int64_t cs[][10] = {
         /* m, n, mb, nb, pr, pc, mb2, nb2, pr2, pc2 */
         { 100000, 1, 3, 1, 2, 1, 5, 1, 2, 1 },
@@ -192,8 +280,14 @@ static void test_shapes(void **state)
                            (int)cs[i][4], (int)cs[i][5], NULL, false };
         pl_bc_layout T = { cs[i][0], cs[i][1], cs[i][6], cs[i][7],
                            (int)cs[i][8], (int)cs[i][9], NULL, false };
-        simulate(&S, &T, 6);
+        how whole = { 0 }, built = { true, 2, 777, 0 };
+        simulate(&S, &T, 6, &whole);
+        simulate(&S, &T, 6, &built);
+        looped += built.looped;
     }
+    /* The long row programs (cyclic(3) -> cyclic(5) rows, blocks of 7 ->
+     * 2 on a 3x2 grid) loop over their columns.                         */
+    assert_true(looped > 0);
 }
 
 int main(void)
