@@ -126,7 +126,11 @@ void deso_options_default(deso_options *opt);
  * any rank is every rank's, and the message names the rank.
  * Errors: DESO_ENULL (ctx NULL), DESO_EINVAL (a bad option or environment
  * value on some rank, e.g. DESO_OPT=fast), DESO_EGRID (grid does not have
- * the ranks of comm), DESO_EMPI, DESO_ENOMEM.  On error *ctx is NULL.      */
+ * the ranks of comm), DESO_EMPI, DESO_ENOMEM.  On error *ctx is NULL.
+ * When some rank has a memory budget, each rank measures the read rate of
+ * its out-of-core directory; a rank that cannot (an unusable directory, a
+ * full disk) does not fail deso_init, which takes 100 MB/s for it, but
+ * then every rank's deso_last_error says which rank and why.               */
 deso_err deso_init(MPI_Comm comm, const deso_options *opt, deso_ctx **ctx);
 
 /* Forces pending work, then frees the context, its handles (including any
