@@ -150,7 +150,11 @@ void deso_options_default(deso_options *opt);
  * any rank is every rank's, and the message names the rank.
  * Errors: DESO_ENULL (ctx NULL), DESO_EINVAL (a bad option or environment
  * value on some rank, e.g. DESO_OPT=fast), DESO_EGRID (grid does not have
- * the ranks of comm), DESO_EMPI, DESO_ENOMEM.  On error *ctx is NULL.      */
+ * the ranks of comm), DESO_EMPI, DESO_ENOMEM.  On error *ctx is NULL.
+ * When some rank has a memory budget, each rank measures the read rate of
+ * its out-of-core directory; a rank that cannot (an unusable directory, a
+ * full disk) does not fail deso_init, which takes 100 MB/s for it, but
+ * then every rank's deso_last_error says which rank and why.               */
 deso_err deso_init(MPI_Comm comm, const deso_options *opt, deso_ctx **ctx);
 
 /* Forces pending work, then frees the context, its handles (including any
@@ -382,17 +386,21 @@ deso_err deso_mat_from_fn(deso_ctx *ctx, int64_t m, int64_t n, deso_mat_fn f,
                           void *arg, deso_mat **out);
 
 /* A matrix read from a Matrix Market file: "%%MatrixMarket matrix
- * coordinate|array real|integer|pattern general|symmetric" (symmetric
- * files are expanded; duplicate coordinate entries are summed).  Rank 0
- * parses the file and broadcasts the outcome first, so every rank returns
- * the same error; then it broadcasts the entries in bounded chunks and
- * each rank keeps only the ones it owns (no rank ever holds the dense
- * matrix).  path is read on rank 0 only (may be NULL elsewhere).
+ * coordinate|array real|integer|pattern general|symmetric|skew-symmetric"
+ * (symmetric files are expanded; duplicate coordinate entries are
+ * summed).  Rank 0 reads the file as a stream and shares each piece's
+ * outcome before its data moves, so every rank returns the same error,
+ * wherever in the file it is found: a coordinate file's entries go out in
+ * bounded chunks, each rank keeping the ones it owns; an array file's
+ * columns a few at a time, each rank receiving its part.  No rank holds
+ * the dense matrix, nor rank 0 the file: with a memory budget
+ * (DESO_MEM_LIMIT) a matrix larger than memory loads out of core.  path
+ * is read on rank 0 only (may be NULL elsewhere).
  * Collective.  Not a force point.
  * Errors (on every rank): DESO_ENULL (ctx or out NULL), DESO_EIO (missing,
  * unreadable or malformed file; deso_last_error gives the parser's message
- * on every rank), DESO_ENOTSUP (complex, hermitian, skew-symmetric),
- * DESO_ESIZE, DESO_ENOMEM, DESO_EMPI.  On error *out is NULL.             */
+ * on every rank), DESO_ENOTSUP (complex, hermitian), DESO_ESIZE,
+ * DESO_ENOMEM, DESO_EMPI.  On error *out is NULL.                         */
 deso_err deso_mat_from_mtx(deso_ctx *ctx, const char *path, deso_mat **out);
 
 /* Global matrix files: a 64-byte header, then the m n doubles of the

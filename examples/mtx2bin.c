@@ -4,8 +4,10 @@
  *
  *   mpiexec.mpich -n P deso-mtx2bin IN.mtx OUT.bin
  *
- * The matrix passes through the ranks' memory (deso_mat_from_mtx, then
- * deso_mat_to_file), so it must fit in all of it together; any P works.
+ * The matrix passes through the ranks (deso_mat_from_mtx, then
+ * deso_mat_to_file), any P; rank 0 streams the file, so that with a memory
+ * budget (DESO_MEM_LIMIT, DESO_OOC_DIR) a matrix larger than memory
+ * converts through the ranks' local array files, no rank holding it.
  * Prints "deso-mtx2bin: OUT.bin: M x N" on rank 0 and exits 0; a library
  * error (unreadable or malformed input, unwritable output): one line on
  * stderr from rank 0, exit 1; bad arguments: a usage line, exit 2.       */

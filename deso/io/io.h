@@ -27,4 +27,10 @@ void deso__log_finalize(deso_ctx *ctx);
  * must set the same value before a file call.                            */
 void deso__matfile_slab_limit(int64_t elems);
 
+/* Matrix Market array files: the most doubles one unit of columns
+ * deso_mat_from_mtx parses on rank 0 holds (doubles outside 1 .. the
+ * default restores the default, 2^22), so that small matrices cross many
+ * units in core too.  Only rank 0's value counts.  Local.                 */
+void deso__mtx_unit_limit(int64_t doubles);
+
 #endif

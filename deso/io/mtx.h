@@ -1,10 +1,19 @@
-/* Internal: a bounded, hostile-input-safe Matrix Market reader.
+/* Internal: a bounded, hostile-input-safe Matrix Market reader that
+ * streams (MPI-free).
  *
  * Accepts "%%MatrixMarket matrix coordinate|array real|integer|pattern
- * general|symmetric" (pattern only with coordinate).  Symmetric files are
- * expanded: entry (i, j) also sets (j, i).  The result is a list of entries
- * with 0-based indices; duplicates in a coordinate file are summed by the
- * consumer (they are legal in practice though not in the standard).      */
+ * general|symmetric|skew-symmetric" (pattern only with coordinate).
+ * Symmetric files hold the lower triangle and are expanded: entry (i, j)
+ * also sets (j, i) (negated when skew).  The file is read through a
+ * window of fixed size, so that a reader holds what its caller asks for
+ * and not the file: a coordinate file gives its entries a chunk at a time
+ * (duplicates are the consumer's to sum: legal in practice though not in
+ * the standard), an array file its columns a few at a time, complete
+ * (the upper triangle of a symmetric file included).  A size line is
+ * checked against the bytes present before anything is sized from it.
+ * Errors: DESO_EIO for malformed input (deso_last_error says which line
+ * and why), DESO_ENOTSUP for complex or hermitian fields, DESO_ESIZE for
+ * sizes out of bounds, DESO_ENOMEM.                                       */
 #ifndef DESO_MTX_IMPL_H
 #define DESO_MTX_IMPL_H
 
@@ -14,8 +23,49 @@
 #include "placement/deso_errors.h"
 
 /* Refuse anything larger than this many stored entries: a corrupt size line
- * must not make us allocate terabytes.                                      */
+ * must not make us allocate terabytes (deso__mtx_parse's entry list).    */
 #define DESO_MTX_MAX_ENTRIES ((int64_t)1 << 31)
+
+typedef struct deso__mtx_stream deso__mtx_stream;
+
+typedef struct deso__mtx_info {
+    int64_t m, n;           /* rows, columns                               */
+    int64_t entries;        /* values the file stores                      */
+    int coordinate;         /* 1 coordinate, 0 array                       */
+    int pattern;
+    int symmetric;          /* 1 symmetric, -1 skew-symmetric, 0 general   */
+} deso__mtx_info;
+
+/* Opens a file held in memory (len bytes, need not be terminated) or on
+ * disk and reads its banner and size line; a file with no entries is read
+ * to its end here.  On error *out is NULL.                               */
+deso_err deso__mtx_open_mem(const char *text, size_t len,
+                            deso__mtx_stream **out);
+deso_err deso__mtx_open_file(const char *path, deso__mtx_stream **out);
+const deso__mtx_info *deso__mtx_info_of(const deso__mtx_stream *s);
+void deso__mtx_close(deso__mtx_stream *s);          /* NULL-safe           */
+
+/* A coordinate file's next entries, 0-based, in the file's order, each
+ * followed by its mirror image in a symmetric file: at most max of them
+ * (max >= 2), *got of them, 0 once every entry was read.  The last entry
+ * read, the rest of the file is checked to hold nothing more.  DESO_ESTATE
+ * on an array file.                                                      */
+deso_err deso__mtx_entries(deso__mtx_stream *s, int64_t max, int64_t *row,
+                           int64_t *col, double *val, int64_t *got);
+
+/* An array file's global columns [j0, j1), complete, into g (column-major,
+ * m rows each).  Calls go in order: j0 is where the previous call ended
+ * (0 first).  A symmetric file's upper triangle comes from the lower
+ * triangle's rows j0..j1 - 1 of the columns before, which the reader finds
+ * again from where each of those columns was left (one position per
+ * column, recorded as it passes), so the file is read twice in all
+ * whatever the width.  The last column read, the rest of the file is
+ * checked to hold nothing more.  DESO_ESTATE on a coordinate file or out
+ * of order.                                                              */
+deso_err deso__mtx_columns(deso__mtx_stream *s, int64_t j0, int64_t j1,
+                           double *g);
+
+/* ---- the whole file as a list of entries (tests and fuzzers) ---------- */
 
 typedef struct deso__mtx {
     int64_t m, n;          /* rows, columns                                  */
@@ -25,10 +75,9 @@ typedef struct deso__mtx {
     int symmetric;
 } deso__mtx;
 
-/* Parses a whole file held in memory (len bytes, need not be terminated).
- * Errors: DESO_EIO for malformed input (deso_last_error says which line and
- * why), DESO_ENOTSUP for complex or hermitian/skew fields, DESO_ESIZE for
- * sizes out of bounds, DESO_ENOMEM.  On error *out is left empty.          */
+/* Parses a whole file held in memory: every entry of a coordinate file
+ * (with mirror images), every element of an array file.  Errors as
+ * above.  On error *out is left empty.                                    */
 deso_err deso__mtx_parse(const char *text, size_t len, deso__mtx *out);
 
 /* Reads a file and parses it.  Errors as above, DESO_EIO when the file

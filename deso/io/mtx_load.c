@@ -1,18 +1,24 @@
 /* Matrix Market files into deso matrices (deso_mat_from_mtx), and the
  * diagonal of a matrix as a vector (deso_mat_diag).
  *
- * deso_mat_from_mtx: rank 0 parses (deso__mtx_read, hostile-input-safe),
- * broadcasts the outcome (error code, message, shape) so that every rank
- * returns the same error, then broadcasts the entries in chunks of at most
- * CHUNK (row, column, value) triples; each rank adds the ones it owns into
- * its local piece of the matrix.  No rank holds the dense matrix: rank 0
- * holds the entry list, every rank one chunk and its own local piece.
- * An out-of-core piece is not held either: a chunk's entries are added
- * slab by slab (keep_mine_ooc), each slab they touch read, added to and
- * written back, so a rank holds one chunk and its slab buffers.  (Rank 0's
- * parser still holds the whole entry list: a matrix larger than memory
- * comes from a matrix file, deso_mat_from_file, which deso-mtx2bin makes
- * from a Matrix Market file.)                                            */
+ * deso_mat_from_mtx: rank 0 reads the file as a stream (deso/io/mtx.h,
+ * hostile-input-safe) and shares the outcome of its header (error code,
+ * message, shape) so that every rank returns the same error; then it
+ * reads the file a piece at a time, each piece's outcome agreed before
+ * its data moves, so that a malformed line anywhere is every rank's error
+ * and no rank waits for data that will not come.  No rank holds the
+ * matrix, nor rank 0 the file:
+ *   - a coordinate file comes in chunks of at most CHUNK entries, which
+ *     rank 0 broadcasts; each rank adds the ones it owns into its local
+ *     piece, or, out of core, slab by slab (keep_mine_ooc: each slab the
+ *     chunk touches read, added to and written back);
+ *   - an array file comes in units of whole global columns (whole block
+ *     columns when one fits), which rank 0 parses into one buffer, then
+ *     packs and sends each rank its part; the part of a contiguous range
+ *     of global columns is a contiguous range of the rank's local
+ *     columns, so it lands in its piece, or its local array file, as one
+ *     write.  A unit is at most UNIT_DOUBLES, and out of core at most a
+ *     slab buffer: rank 0 holds one unit besides the slab buffers.      */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,16 +26,27 @@
 #include "deso/runtime/ooc.h"
 #include "deso/io/mtx.h"
 #include "deso/io/api_io.h"
+#include "deso/io/io.h"
 
-#define CHUNK ((int64_t)1 << 16)   /* entries per broadcast               */
+#define CHUNK ((int64_t)1 << 16)        /* entries per broadcast          */
+#define UNIT_DOUBLES ((int64_t)1 << 22) /* 32 MiB: an array file's unit   */
 #define MSGLEN 256                 /* bytes of the parser's message sent   */
 
-/* Rank 0's outcome on every rank: the code, the message (so deso_last_error
- * reads the same everywhere) and the shape.                               */
-static deso_err share_outcome(deso_ctx *ctx, deso_err err, int64_t *m,
-                              int64_t *n, int64_t *nnz)
+static int64_t unit_doubles = UNIT_DOUBLES;     /* deso__mtx_unit_limit   */
+
+void deso__mtx_unit_limit(int64_t doubles)
 {
-    double head[4] = {(double)err, (double)*m, (double)*n, (double)*nnz};
+    unit_doubles = doubles >= 1 && doubles <= UNIT_DOUBLES ? doubles
+                                                           : UNIT_DOUBLES;
+}
+
+/* Rank 0's outcome on every rank: the code, the message (so deso_last_error
+ * reads the same everywhere) and the header.                             */
+static deso_err share_outcome(deso_ctx *ctx, deso_err err,
+                              deso__mtx_info *h)
+{
+    double head[4] = {(double)err, (double)h->m, (double)h->n,
+                      (double)h->coordinate};
     char msg[MSGLEN];
     memset(msg, 0, sizeof msg);
     if (ctx->rank == 0 && err != DESO_OK)
@@ -40,12 +57,14 @@ static deso_err share_outcome(deso_ctx *ctx, deso_err err, int64_t *m,
                            "MPI_Bcast (Matrix Market outcome)"));
     msg[MSGLEN - 1] = '\0';
     err = (deso_err)(int)head[0];
-    *m = (int64_t)head[1];
-    *n = (int64_t)head[2];
-    *nnz = (int64_t)head[3];
+    h->m = (int64_t)head[1];
+    h->n = (int64_t)head[2];
+    h->coordinate = (int)head[3];
     if (err != DESO_OK && ctx->rank != 0) return deso__fail(err, "%s", msg);
     return err;
 }
+
+/* ---- coordinate files: chunks of entries -------------------------------- */
 
 /* Whether this rank owns entry k of a chunk (triples), and where in its
  * local piece: (*li, *lj).                                               */
@@ -104,6 +123,190 @@ static deso_err keep_mine_ooc(const deso_ctx *ctx, deso__view *w,
     return DESO_OK;
 }
 
+/* Rank 0's chunk buffers: the stream's entries, and their triples.       */
+typedef struct chunk_bufs {
+    int64_t *row, *col, *key;
+    double *val, *buf;
+} chunk_bufs;
+
+static void chunk_free(chunk_bufs *c)
+{
+    free(c->row);
+    free(c->col);
+    free(c->key);
+    free(c->val);
+    free(c->buf);
+}
+
+/* Every entry of the stream (rank 0's; NULL elsewhere) into view w, a
+ * chunk at a time.  Agreed.  Collective.                                 */
+static deso_err load_entries(deso_ctx *ctx, deso__mtx_stream *s,
+                             deso__view *w, const char *fn)
+{
+    chunk_bufs c = {NULL, NULL, NULL, NULL, NULL};
+    size_t len = (size_t)CHUNK;
+    c.buf = deso__malloc(3 * len * sizeof(double));
+    if (w->ooc != NULL) c.key = deso__malloc(len * sizeof *c.key);
+    if (ctx->rank == 0) {
+        c.row = deso__malloc(len * sizeof *c.row);
+        c.col = deso__malloc(len * sizeof *c.col);
+        c.val = deso__malloc(len * sizeof *c.val);
+    }
+    bool none = c.buf == NULL || (w->ooc != NULL && c.key == NULL) ||
+                (ctx->rank == 0 && (!c.row || !c.col || !c.val));
+    deso_err err = deso__agree_counted(
+        ctx, fn, none ? deso__fail(DESO_ENOMEM, "%s: no memory", fn) : DESO_OK,
+        NULL, 0);
+    /* a failed slab write on one rank stops every rank at the next chunk */
+    deso_err io = DESO_OK;
+    while (err == DESO_OK) {
+        int64_t got[1] = {0};
+        deso_err mine = io;
+        if (ctx->rank == 0 && mine == DESO_OK)
+            mine = deso__mtx_entries(s, CHUNK, c.row, c.col, c.val, got);
+        err = deso__agree_counted(ctx, fn, mine, got, 1);
+        if (err != DESO_OK || got[0] == 0) break;
+        if (ctx->rank == 0)
+            for (int64_t k = 0; k < got[0]; k++) {
+                c.buf[3 * k] = (double)c.row[k];
+                c.buf[3 * k + 1] = (double)c.col[k];
+                c.buf[3 * k + 2] = c.val[k];
+            }
+        err = deso__bcast(ctx->comm, c.buf, 3 * got[0], 0);
+        if (err == DESO_OK && w->ooc == NULL)
+            keep_mine(ctx, w, c.buf, got[0]);
+        else if (err == DESO_OK)
+            io = keep_mine_ooc(ctx, w, c.buf, got[0], c.key);
+    }
+    chunk_free(&c);
+    return err;
+}
+
+/* ---- array files: units of whole columns -------------------------------- */
+
+/* Grid position q's part of the unit of global columns [j0, j1) held in
+ * g (m rows each): its local rows, and its local columns [*lc0, *lc0 +
+ * *cnt), which are contiguous since the columns a grid column owns keep
+ * their order in its piece.                                              */
+static void unit_part(const blas_layout *l, int q, int64_t j0, int64_t j1,
+                      int64_t *rows, int64_t *lc0, int64_t *cnt)
+{
+    int qr = q / l->pc, qc = q % l->pc;
+    *rows = blas_numroc(l->m, l->b, qr, l->pr);
+    *lc0 = blas_numroc(j0, l->nb, qc, l->pc);
+    *cnt = blas_numroc(j1, l->nb, qc, l->pc) - *lc0;
+}
+
+/* Packs q's part of the unit (see unit_part) column-major into out.      */
+static void unit_pack(const blas_layout *l, int q, int64_t j0, int64_t j1,
+                      const double *g, double *out)
+{
+    int qr = q / l->pc, qc = q % l->pc;
+    int64_t rows, lc0, cnt;
+    unit_part(l, q, j0, j1, &rows, &lc0, &cnt);
+    for (int64_t lj = 0; lj < cnt; lj++) {
+        const double *col =
+            g + (blas_cyc_global(l->nb, l->pc, qc, lc0 + lj) - j0) * l->m;
+        for (int64_t li = 0; li < rows; li++)
+            out[lj * rows + li] = col[blas_cyc_global(l->b, l->pr, qr, li)];
+    }
+}
+
+/* Global columns per unit: as many as cap doubles hold, whole block
+ * columns when one fits, at least one column.                            */
+static int64_t unit_width(const blas_layout *l, int64_t cap)
+{
+    int64_t wd = cap / (l->m > 0 ? l->m : 1);
+    if (wd >= l->nb) wd = wd / l->nb * l->nb;
+    if (wd < 1) wd = 1;
+    return wd < l->n ? wd : l->n;
+}
+
+/* Where this rank's part of a unit lands: its piece's columns, or (out of
+ * core) the first slab buffer, written to the file after.               */
+static double *unit_dest(deso_ctx *ctx, deso__view *w, int64_t lc0)
+{
+    return w->ooc != NULL ? ctx->ooc_buf[0] : w->data + lc0 * w->rows;
+}
+
+/* Rank 0 hands out the unit in g: its own part packed into place, every
+ * other rank's packed into pk and sent.                                  */
+static deso_err unit_send(deso_ctx *ctx, deso__view *w, int64_t j0,
+                          int64_t j1, const double *g, double *pk)
+{
+    const blas_layout *l = &w->lay;
+    for (int q = 0; q < ctx->size; q++) {
+        int64_t rows, lc0, cnt;
+        unit_part(l, q, j0, j1, &rows, &lc0, &cnt);
+        int64_t len = rows * cnt;
+        if (len == 0) continue;
+        double *out = q == 0 ? unit_dest(ctx, w, lc0) : pk;
+        unit_pack(l, q, j0, j1, g, out);
+        if (q != 0)
+            DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 1, &q, &out,
+                                    &len, 0, NULL, NULL, NULL,
+                                    &(MPI_Request){0}));
+    }
+    return DESO_OK;
+}
+
+/* Every column of the stream (rank 0's; NULL elsewhere) into view w, a
+ * unit at a time.  Agreed.  Collective.                                  */
+static deso_err load_columns(deso_ctx *ctx, deso__mtx_stream *s,
+                             deso__view *w, const char *fn)
+{
+    const blas_layout *l = &w->lay;
+    /* rank 0's cap, the one that counts: every rank needs the width      */
+    double cap_d = (double)unit_doubles;
+    DESO_TRY(deso__bcast(ctx->comm, &cap_d, 1, 0));
+    int64_t cap = (int64_t)cap_d;
+    if (w->ooc != NULL) {
+        int64_t k;
+        DESO_TRY(deso__ooc_stream_width(ctx, w, 1, DESO_OK, fn, &k));
+        /* what every slab buffer holds now (a rank's may hold more)      */
+        int64_t held = blas_numroc(l->m, l->b, 0, l->pr) * k;
+        if (held < cap) cap = held;
+    }
+    int64_t wd = unit_width(l, cap);
+    double *g = NULL, *pk = NULL;
+    deso_err err = DESO_OK;
+    if (ctx->rank == 0) {
+        g = deso__malloc((size_t)(l->m * wd) * sizeof *g);
+        /* out of core, the second slab buffer holds any rank's part      */
+        pk = w->ooc != NULL ? ctx->ooc_buf[1]
+                            : deso__malloc((size_t)(l->m * wd) * sizeof *pk);
+        if (g == NULL || pk == NULL)
+            err = deso__fail(DESO_ENOMEM, "%s: no memory for %lld columns",
+                             fn, (long long)wd);
+    }
+    err = deso__agree_counted(ctx, fn, err, NULL, 0);
+    deso_err io = DESO_OK;
+    for (int64_t j0 = 0; err == DESO_OK && j0 < l->n; j0 += wd) {
+        int64_t j1 = l->n - j0 < wd ? l->n : j0 + wd;
+        deso_err mine = io;
+        if (ctx->rank == 0 && mine == DESO_OK)
+            mine = deso__mtx_columns(s, j0, j1, g);
+        /* a unit moves only when rank 0 read it and every write went well */
+        err = deso__agree_counted(ctx, fn, mine, NULL, 0);
+        int64_t rows, lc0, cnt;
+        unit_part(l, ctx->rank, j0, j1, &rows, &lc0, &cnt);
+        int64_t len = rows * cnt;
+        double *dest = unit_dest(ctx, w, lc0);
+        if (err == DESO_OK && ctx->rank == 0)
+            err = unit_send(ctx, w, j0, j1, g, pk);
+        else if (err == DESO_OK && len > 0)
+            err = deso__exchange(ctx->comm, DESO__TAG_DATA, 0, NULL, NULL,
+                                 NULL, 1, &(int){0}, &dest, &len,
+                                 &(MPI_Request){0});
+        if (err == DESO_OK && w->ooc != NULL && len > 0)
+            io = deso__ooc_io_counted(w->ooc, true, lc0, cnt, dest);
+    }
+    free(g);
+    if (w->ooc == NULL) free(pk);
+    if (err == DESO_OK) err = deso__agree_counted(ctx, fn, io, NULL, 0);
+    return err;
+}
+
 deso_err deso__mat_from_mtx(deso_ctx *ctx, const char *path, deso_mat **out)
 {
     const char *fn = "deso_mat_from_mtx";
@@ -113,59 +316,34 @@ deso_err deso__mat_from_mtx(deso_ctx *ctx, const char *path, deso_mat **out)
                         ? deso__fail(DESO_ENULL, "%s: out is NULL (arg 3)", fn)
                         : DESO_OK;
     if (out != NULL) *out = NULL;
-    deso__mtx x;
-    memset(&x, 0, sizeof x);
+    deso__mtx_stream *s = NULL;
+    deso__mtx_info h = {0, 0, 0, 0, 0, 0};
     deso_err err = DESO_OK;
     if (ctx->rank == 0) {
         if (path == NULL)
             err = deso__fail(DESO_ENULL, "%s: path is NULL (arg 2)", fn);
         else
-            err = deso__mtx_read(path, &x);
+            err = deso__mtx_open_file(path, &s);
+        if (err == DESO_OK) h = *deso__mtx_info_of(s);
     }
-    int64_t m = x.m, n = x.n, nnz = x.nnz;
-    err = share_outcome(ctx, err, &m, &n, &nnz);
+    err = share_outcome(ctx, err, &h);
     if (err == DESO_OK) err = deso__agree_counted(ctx, fn, mine, NULL, 0);
     if (err != DESO_OK) {
-        deso__mtx_free(&x);
+        deso__mtx_close(s);
         return err;
     }
     uint64_t hash0 = ctx->hash, id0 = ctx->next_id;
     deso_mat *a = NULL;
-    blas_layout lay = opt_default_mat(&ctx->df, m, n);
+    blas_layout lay = opt_default_mat(&ctx->df, h.m, h.n);
     deso__view *home = NULL;
     err = deso__mat_home(ctx, &lay, DESO_OK, fn, &home);
     if (err == DESO_OK) err = deso__mat_new_home(ctx, &lay, home, &a);
-    double *buf = NULL;
-    int64_t *key = NULL;
-    int64_t chunk = nnz < CHUNK ? nnz : CHUNK;
-    if (err == DESO_OK && chunk > 0) {
-        buf = deso__malloc((size_t)(3 * chunk) * sizeof(double));
-        if (home != NULL) key = deso__malloc((size_t)chunk * sizeof *key);
-        if (buf == NULL || (home != NULL && key == NULL))
-            err = deso__fail(DESO_ENOMEM, "%s: no memory", fn);
-    }
     err = deso__agree_counted(ctx, fn, err, NULL, 0);
-    /* a failed slab write stops the writing, not the broadcasts          */
-    deso_err io = DESO_OK;
-    for (int64_t k0 = 0; k0 < nnz && err == DESO_OK; k0 += chunk) {
-        int64_t cnt = nnz - k0 < chunk ? nnz - k0 : chunk;
-        if (ctx->rank == 0)
-            for (int64_t k = 0; k < cnt; k++) {
-                buf[3 * k] = (double)x.row[k0 + k];
-                buf[3 * k + 1] = (double)x.col[k0 + k];
-                buf[3 * k + 2] = x.val[k0 + k];
-            }
-        err = deso__bcast(ctx->comm, buf, 3 * cnt, 0);
-        if (err == DESO_OK && home == NULL)
-            keep_mine(ctx, a->h.val->views, buf, cnt);
-        else if (err == DESO_OK && io == DESO_OK)
-            io = keep_mine_ooc(ctx, a->h.val->views, buf, cnt, key);
-    }
-    free(buf);
-    free(key);
-    deso__mtx_free(&x);
-    if (home != NULL && err == DESO_OK)
-        err = deso__agree_counted(ctx, fn, io, NULL, 0);
+    if (err == DESO_OK && h.coordinate)
+        err = load_entries(ctx, s, a->h.val->views, fn);
+    else if (err == DESO_OK && h.m > 0 && h.n > 0)
+        err = load_columns(ctx, s, a->h.val->views, fn);
+    deso__mtx_close(s);
     if (err != DESO_OK) {
         if (a != NULL) deso_mat_destroy(&a);
         /* as if never called, so that the ranks' call hashes still agree  */

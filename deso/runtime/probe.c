@@ -13,7 +13,12 @@
  * page cache and read back, some milliseconds on a disk); the slowest
  * rank's is the cost model's io_beta, since a streamed product waits for
  * it.  A directory that cannot be measured (full, unwritable: creating a
- * matrix there will say so) counts as IO_BETA_UNKNOWN.                    */
+ * matrix there will say so) counts as IO_BETA_UNKNOWN; deso_init goes on,
+ * but every rank's deso_last_error then says which rank could not measure
+ * and why (one agreement, only when some rank has a budget).            */
+#include <stdio.h>
+
+#include "deso/core/agree.h"
 #include "deso/runtime/ooc.h"
 #include "deso/runtime/runtime.h"
 
@@ -22,14 +27,25 @@
 #define PROBE_LONG 4096           /* doubles: 32 KiB                        */
 #define IO_BETA_UNKNOWN 1e-8      /* seconds per byte: a 100 MB/s disk      */
 
-/* This rank's io_beta (0 when no rank has a budget).                     */
-static double io_probe(deso_ctx *ctx)
+/* This rank's io_beta (0 when no rank has a budget).  A rank that could
+ * not measure its directory is agreed on, and its reason left in every
+ * rank's deso_last_error; only an MPI failure of the agreement is an
+ * error.  Collective when some rank has a budget.                        */
+static deso_err io_probe(deso_ctx *ctx, double *io_beta)
 {
-    if (!ctx->ooc_any) return 0.0;
-    double t;
-    if (deso__ooc_read_rate(ctx, &t) != DESO_OK) return IO_BETA_UNKNOWN;
+    *io_beta = 0.0;
+    if (!ctx->ooc_any) return DESO_OK;
+    double t = 0.0;
+    deso_err err = deso__ooc_read_rate(ctx, &t);
     /* a timer glitch must not make the disk free                         */
-    return t > 1e-12 ? t : 1e-12;
+    *io_beta = err != DESO_OK ? IO_BETA_UNKNOWN : t > 1e-12 ? t : 1e-12;
+    err = deso__agree(ctx->comm, "deso_init", err, NULL, 0);
+    if (err == DESO_OK || err == DESO_EMPI) return err;
+    char why[448];
+    snprintf(why, sizeof why, "%s", deso_last_error());
+    deso__fail(err, "%s; the read rate of the out-of-core directory is "
+                    "taken as %.0f MB/s", why, 1e-6 / IO_BETA_UNKNOWN);
+    return DESO_OK;
 }
 
 static double pingpong(MPI_Comm comm, int me, double *buf, int len, int *rc)
@@ -74,7 +90,7 @@ deso_err deso__probe(deso_ctx *ctx, opt_params *out)
 {
     *out = opt_params_default();
     out->reduce_holders_only = true;
-    out->io_beta = io_probe(ctx);
+    DESO_TRY(io_probe(ctx, &out->io_beta));
     if (ctx->size == 1) return DESO_OK;
     static double buf[PROBE_LONG];
     int rc = MPI_SUCCESS;

@@ -62,15 +62,19 @@ def ooc_section(path, link):
            "(`make bench-ooc`; the latest run of each case). Streamed GB/s: the "
            "bytes the ranks read from their local array files over the CG loop's "
            "time (vector operations included), against the O_DIRECT sequential "
-           "read rate of a file of one rank's part in the same directory, "
-           "measured in the same run. Peak RSS: each rank's `ru_maxrss` "
+           "read rate of files of one rank's part in the same directory, one "
+           "reader per rank at once (one reader in runs without \"readers\"), "
+           "measured in the same run; a matrix that fits in memory may be read "
+           "from the page cache, so its share can pass 100%. Peak RSS: each rank's `ru_maxrss` "
            "(MiB), against budget + vectors + 64 MiB. Timings come from a "
            "shared machine.\n"]
     for case, lines in sorted(_runs(path).items()):
         disk = [d for d in lines if d["run"] == "odirect-read"]
         disk_gbs = disk[-1]["gbs"] if disk else None
+        readers = disk[-1].get("readers", 1) if disk else 1
         out.append(f"\n**{case}**" + (f" (O_DIRECT read: {disk_gbs:.3f} GB/s, "
-                                      f"{disk[-1]['bytes'] / 1e9:.2f} GB)"
+                                      f"{disk[-1]['bytes'] / 1e9:.2f} GB, "
+                                      f"{readers} reader(s) at once)"
                                       if disk else "") + "\n\n")
         out.append("| run | n | P | iters | budget (MiB) | time (s) | read (GB) | "
                    "streamed GB/s | of O_DIRECT | peak RSS per rank (MiB) | "

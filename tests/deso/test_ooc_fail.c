@@ -15,6 +15,8 @@
  * refuses the file (an injected EACCES, and a really unwritable one when
  * the test does not run as root) and a path that is a regular file, on
  * one rank, fail the creation with DESO_EIO on every rank likewise.
+ * deso_init's read-rate probe failing on one rank leaves deso_init
+ * working and its reason in every rank's deso_last_error.
  * Sizes not multiples of the block size, three slabs per rank; the named
  * files at P = 1, 2 and 6.
  * deso-np: 1 2 3
@@ -273,4 +275,49 @@ static void test_unusable_dir(void **state)
     tu_scratch_done(dir);
 }
 
-TU_MAIN(cmocka_unit_test(test_full_disk), cmocka_unit_test(test_unusable_dir))
+/* deso_init's read-rate probe failing on the last rank (its directory
+ * refusing the probe's file, a full disk at its first write): deso_init
+ * still succeeds, every rank's cost model takes 100 MB/s, and every
+ * rank's deso_last_error names deso_init, the rank and its reason.  A
+ * probe that succeeds leaves the message as it was.                     */
+static void test_probe_fails(void **state)
+{
+    (void)state;
+    char dir[512], who[32];
+    assert_true(tu_all(tu_scratch_dir("ooc-probe", dir, sizeof dir) == 0));
+    static const struct {
+        deso__ooc_fault fault;
+        int err;
+    } faults[2] = {{DESO__OOC_FAULT_OPEN, EACCES},
+                   {DESO__OOC_FAULT_WRITE, ENOSPC}};
+    int last = tu_size() - 1;
+    snprintf(who, sizeof who, "rank %d", last);
+    for (int k = 0; k < 3; k++) {
+        tu_label("probe fault %d", k);
+        deso__fail(DESO_OK, "untouched");
+        if (k < 2 && rank() == last)
+            deso__ooc_inject(faults[k].fault, 0, faults[k].err);
+        deso_ctx *ctx = tu_ctx_budget(DESO_MODE_NONE, 0, 0, NB, BUDGET, dir);
+        deso_info info;
+        TU_OK(deso_get_info(ctx, &info));
+        const char *msg = deso_last_error();
+        if (k < 2)
+            TU_CHECK(tu_all(info.io_beta == 1e-8 &&
+                            strstr(msg, "deso_init: ") == msg &&
+                            strstr(msg, who) != NULL &&
+                            strstr(msg, strerror(faults[k].err)) != NULL &&
+                            strstr(msg, "100 MB/s") != NULL));
+        else
+            TU_CHECK(tu_all(strcmp(msg, "untouched") == 0));
+        TU_CHECK(tu_all(k == 2 || rank() != last || deso__ooc_injected()));
+        deso__ooc_inject(DESO__OOC_FAULT_NONE, 0, 0);
+        TU_OK(deso_finalize(&ctx));
+        TU_CHECK(tu_all(tu_dir_empty(dir)));
+        tu_case_end();
+    }
+    TU_SYNC();
+    tu_scratch_done(dir);
+}
+
+TU_MAIN(cmocka_unit_test(test_full_disk), cmocka_unit_test(test_unusable_dir),
+        cmocka_unit_test(test_probe_fails))
