@@ -10,10 +10,13 @@
  *                        [--gen lap2d:G|lap3d:G|lap2d-perm:G]
  *                        [--precond none|jacobi|ssor|bjacobi] [--dot FILE.dot]
  *                        [--mem-limit SIZE] [--ooc-dir DIR]
+ *                        [--partition auto|block|ntg]
  *
  * --mem-limit and --ooc-dir set DESO_MEM_LIMIT and DESO_OOC_DIR (deso.h's
  * deso_options: a matrix over the budget is streamed from a local array
- * file; the jacobi and ssor preconditioners need it in core).
+ * file; the jacobi and ssor preconditioners need it in core); --partition
+ * sets DESO_PARTITION (how a sparse matrix's rows are placed: contiguous
+ * blocks, the trace-graph partition, or the cheaper of the two).
  * Problem (cg_problem.h): a(i,j) = 1/(1+|i-j|) generated where
  * it lives (no rank ever holds the whole matrix), b = A * ones, x0 = 0;
  * or --matrix: a square real Matrix Market file, b = A * ones computed
@@ -53,8 +56,8 @@
  * this program makes, whole, in two layouts: at most what they hold),
  * plus 64 MiB for the program, MPI and the BLAS.  It says whether the
  * matrix was sparse, its entries (n^2 when dense) and, for a sparse one,
- * how its rows are partitioned (contiguous blocks: "block"; "none" when
- * dense).  Bad options: one line on stderr, exit 2. */
+ * the partition setting its rows were placed under ("auto", "block" or
+ * "ntg"; "none" when dense).  Bad options: one line on stderr, exit 2. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,13 +123,15 @@ struct own_opts {
 static const char *opt_value(int argc, char **argv, int *k, const char *name,
                              int *missing);
 
-/* --mem-limit SIZE and --ooc-dir DIR: the library's own variables, so
- * that it parses and checks them (one message on a bad value).          */
-static int memory_opt(int argc, char **argv, int *k, int *missing)
+/* --mem-limit SIZE, --ooc-dir DIR and --partition P: the library's own
+ * variables, so that it parses and checks them (one message on a bad
+ * value).                                                               */
+static int library_opt(int argc, char **argv, int *k, int *missing)
 {
     static const char *const names[][2] = {
-        {"--mem-limit", "DESO_MEM_LIMIT"}, {"--ooc-dir", "DESO_OOC_DIR"}};
-    for (int i = 0; i < 2; i++) {
+        {"--mem-limit", "DESO_MEM_LIMIT"}, {"--ooc-dir", "DESO_OOC_DIR"},
+        {"--partition", "DESO_PARTITION"}};
+    for (int i = 0; i < 3; i++) {
         const char *val = opt_value(argc, argv, k, names[i][0], missing);
         if (val != NULL) return setenv(names[i][1], val, 1) == 0 ? 1 : -1;
     }
@@ -179,7 +184,7 @@ static int own_opts(int *argc, char **argv, struct own_opts *oo, char *err,
             oo->matrix = val;
             continue;
         }
-        int mem = memory_opt(*argc, argv, &k, &missing);
+        int mem = library_opt(*argc, argv, &k, &missing);
         if (mem < 0) {
             snprintf(err, errlen, "could not set %s", a);
             return -1;
@@ -299,7 +304,7 @@ int main(int argc, char **argv)
                "    [--history] [--matrix FILE.mtx [--dense]]\n"
                "    [--gen lap2d:G|lap3d:G|lap2d-perm:G]\n"
                "    [--precond none|jacobi|ssor|bjacobi] [--dot FILE.dot]\n"
-               "    [--mem-limit SIZE] [--ooc-dir DIR]\n",
+               "    [--mem-limit SIZE] [--ooc-dir DIR] [--partition auto|block|ntg]\n",
                msg);
     if (rc < 0 && rank0) fprintf(stderr, "deso-cg: %s\n", msg);
     if (rc != 0) {
@@ -329,10 +334,10 @@ int main(int argc, char **argv)
     int64_t n = o.n;
     deso_mat *A = NULL;
     /* a sparse matrix: S and the rank's rows (cg_sparse.h); A stays NULL.
-     * Its rows are placed as deso's constructors place them, contiguous
-     * row blocks; nothing below depends on which rows a rank holds.       */
+     * Where its products run is deso's choice at the first force (the
+     * partition setting); nothing below depends on which rows a rank
+     * holds.                                                            */
     struct cg_sparse sp = {0};
-    const char *partition = "block";
     deso_spmat *S = NULL;
     deso_vec *b, *x, *r, *p, *q, *t, *z, *d = NULL, *ones;
     if (oo.matrix != NULL || sparse) {
@@ -365,6 +370,9 @@ int main(int argc, char **argv)
     deso_set_error_handler(ctx, fail, NULL);
     deso_info info;
     deso_get_info(ctx, &info);
+    static const char *const partition_names[] = {"default", "auto", "block",
+                                                  "ntg"};
+    const char *partition = partition_names[info.partition];
     if (oo.matrix != NULL || S != NULL) {
         deso_vec_create(ctx, n, &b);
     } else {

@@ -831,7 +831,7 @@ assert len(bad) == 1 and bad[0].startswith("deso-mtx2bin: "), bad
 }
 
 # deso-cg's sparse path against deso-cg-csr, its sequential twin (the same
-# generators and preconditioners, sparse_problem.h): twelve runs, each at
+# generators and preconditioners, sparse_problem.h): thirteen runs, each at
 # its own P (1..4), mode and grid (P = 4 on 2x2, 4x1 and 1x4), that
 # together give every P every mode and every problem (lap2d, lap2d-perm,
 # lap3d, a symmetric coordinate file with duplicate entries, n = 1 and
@@ -840,8 +840,12 @@ assert len(bad) == 1 and bad[0].startswith("deso-mtx2bin: "), bad
 # twin's) against deso-cg --dense --precond ssor (two deso_dtrsv: the same
 # preconditioner, computed otherwise).  Each to tol 1e-10 or 8
 # iterations (the small problems converge, the others stop: the time of a
-# run is in its iterations).  Each pair: the JSON's sparse, nnz, precond
-# and partition ("block"); the same iterations and outcome; the recurrence
+# run is in its iterations).  The products placed by --partition block,
+# ntg or auto (deso's choice of the trace-graph partition or the blocks):
+# the same iterates up to rounding, since bjacobi's blocks are the
+# matrix's own rows, contiguous, wherever the products run.  Each pair:
+# the JSON's sparse, nnz,
+# precond and partition; the same iterations and outcome; the recurrence
 # residual of every iteration (--history) whose twin residual is above
 # 1e-8 within 1e-8 relative of the twin's (rounding differs: a parallel
 # dot product sums in another order); the true residual and the error
@@ -862,7 +866,7 @@ cg_sparse() {
         >"$tmp/tiny.mtx"
     k=0
     pairs=""
-    while read -r np mode prob pc grid; do
+    while read -r np mode prob pc grid part; do
         case $prob in
         *.mtx) src="--matrix $tmp/$prob" ;;
         *) src="--gen $prob" ;;
@@ -872,27 +876,29 @@ cg_sparse() {
         a="$src --precond $pc --iters 8 --tol 1e-10 --history --json"
         # (stdin: the launcher would read the list below)
         timeout --kill-after=5 "$tmo" "$launch" -n "$np" "$cg" $a \
-            --mode "$mode" $g </dev/null >"$tmp/sp$k.out" 2>"$tmp/sp$k.err" ||
+            --mode "$mode" --partition "$part" $g </dev/null >"$tmp/sp$k.out" \
+            2>"$tmp/sp$k.err" ||
             { echo "exit code $?: deso-cg -n $np $a"; return 1; }
         timeout --kill-after=5 "$tmo" "$csr" $a --blocks "$np" </dev/null \
             >"$tmp/tw$k.out" 2>"$tmp/tw$k.err" ||
             { echo "exit code $?: deso-cg-csr $a"; return 1; }
         grep '^{' "$tmp/sp$k.out" >"$tmp/sp$k.json"
-        pairs="$pairs $np:$mode:$pc:$grid:$tmp/sp$k.out:$tmp/tw$k.out"
+        pairs="$pairs $np:$mode:$pc:$grid:$part:$tmp/sp$k.out:$tmp/tw$k.out"
         k=$((k + 1))
     done <<EOF
-1 none lap2d:12 bjacobi -
-1 affine lap2d-perm:9 jacobi -
-1 full sp.mtx none -
-2 none lap3d:5 jacobi -
-2 affine sp.mtx bjacobi -
-2 full lap2d-perm:9 none -
-3 none lap2d-perm:9 bjacobi -
-3 affine lap2d:12 none -
-3 full lap2d:1 jacobi -
-4 none tiny.mtx bjacobi 2x2
-4 affine lap3d:5 bjacobi 4x1
-4 full lap2d:12 jacobi 1x4
+1 none lap2d:12 bjacobi - block
+1 affine lap2d-perm:9 jacobi - auto
+1 full sp.mtx none - block
+2 none lap3d:5 jacobi - ntg
+2 affine sp.mtx bjacobi - block
+2 full lap2d-perm:9 bjacobi - ntg
+3 none lap2d-perm:9 bjacobi - block
+3 affine lap2d:12 none - auto
+3 full lap2d:1 jacobi - ntg
+4 none tiny.mtx bjacobi 2x2 block
+4 affine lap3d:5 bjacobi 4x1 block
+4 full lap2d:12 jacobi 1x4 block
+4 full lap2d-perm:9 jacobi 2x2 ntg
 EOF
     # one block's sweep against the dense SSOR's two triangular solves
     s="--matrix $tmp/sp.mtx --iters 8 --tol 1e-10 --history --json"
@@ -901,11 +907,11 @@ EOF
     timeout --kill-after=5 "$tmo" "$csr" $s --precond bjacobi --blocks 1 \
         >"$tmp/sptwssor.out" 2>&1 || { echo "--blocks 1: $?"; return 1; }
     grep '^{' "$tmp/spssor.out" >"$tmp/spssor.json"
-    pairs="$pairs 1:none:ssor:-:$tmp/spssor.out:$tmp/sptwssor.out"
+    pairs="$pairs 1:none:ssor:-:none:$tmp/spssor.out:$tmp/sptwssor.out"
     py '
 ran = []
 for pair in sys.argv[1:]:
-    np, mode, pc, grid, mine, twin = pair.split(":")
+    np, mode, pc, grid, part, mine, twin = pair.split(":")
     def parse(path):
         ls = lines(path)
         hist = [float(l.split()[2]) for l in ls if l.startswith("iter ")]
@@ -916,7 +922,7 @@ for pair in sys.argv[1:]:
     ht, t = parse(twin)
     dense = pc == "ssor"
     want = dict(p=int(np), mode=mode, precond=pc, sparse=not dense,
-                partition="none" if dense else "block",
+                partition=part,
                 nnz=d["n"] ** 2 if dense else t["nnz"])
     if grid != "-":
         want["grid"] = grid
@@ -934,7 +940,7 @@ for pair in sys.argv[1:]:
     for k, (a, b) in enumerate(zip(hd, ht)):
         if b > 1e-8:
             assert abs(a - b) <= 1e-8 * b, (mine, k, a, b)
-assert len(ran) == 13, "%d runs compared, expected 13" % len(ran)
+assert len(ran) == 14, "%d runs compared, expected 14" % len(ran)
 ' $pairs
 }
 
