@@ -33,9 +33,10 @@ deso_sarg deso_sarg_double(double v)
 
 /* The value of constant x: a kept one (the same bits: -0.0 is not 0.0),
  * else a new one, kept in place of the oldest when the table is full.
- * Every rank makes the same calls, so the table is the same everywhere,
- * and a loop's constants stay the same values from one force to the next
- * (the compiled force's live-ins).                                       */
+ * Every rank makes the same calls, so the table is the same everywhere
+ * (a failure on one rank fails the next force's agreement, which empties
+ * it everywhere), and a loop's constants stay the same values from one
+ * force to the next (the compiled force's live-ins).                     */
 static deso_err const_value(deso_ctx *ctx, double x, deso__value **out)
 {
     uint64_t bits;

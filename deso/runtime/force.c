@@ -484,6 +484,7 @@ static deso_err disagreed(deso_ctx *ctx, force_run *fr, deso_err err)
     err = force_end(ctx, fr, err);    /* (its plan may be compiled)     */
     opt_cache_clear(ctx->cache);
     deso__compiled_clear(ctx);
+    deso__consts_clear(ctx);
     ctx->hash = 0;        /* every rank restarts from the same state       */
     return err;
 }

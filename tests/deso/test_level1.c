@@ -6,8 +6,8 @@
  * tu_cases says.  Dot products of vectors in different orientations: gemv
  * results against a vector of the default orientation.
  * Identity: every result equals OpenBLAS's within 1e-12 relative.
- * deso-np: 1 2 3 4
- * deso-np-long: 6                                                         */
+ * deso-np: 1 2 3
+ * deso-np-long: 4 6                                                       */
 #include <cblas.h>
 #include <math.h>
 

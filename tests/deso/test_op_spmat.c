@@ -15,8 +15,8 @@
  * Unsymmetric random matrices with empty rows, n = 1, 3 (n < P) and 13;
  * every case in each optimiser mode on default, 1-D and 2-D grids
  * (tu_walk).
- * deso-np: 1 2 3 4
- * deso-np-long: 6                                                         */
+ * deso-np: 1 2 3
+ * deso-np-long: 4 6                                                       */
 #include <stdlib.h>
 #include <string.h>
 

@@ -11,8 +11,8 @@
  * force fail with DESO_EMISMATCH on every rank, and the context computes
  * on.  A loop that reads nothing forces itself and replays as well.  In
  * each optimiser mode, against OpenBLAS, on default, 1-D and 2-D grids.
- * deso-np: 1 2 3 4
- * deso-np-long: 6                                                         */
+ * deso-np: 1 2 3
+ * deso-np-long: 4 6                                                       */
 #include <cblas.h>
 
 #include "test_util.h"

@@ -22,8 +22,8 @@
  * each optimiser mode on default, 1-D and 2-D grids (tu_cases); the fast
  * group takes one of the four increment variants per case and size, in
  * turn, the long group (P = 6) every one.
- * deso-np: 1 2 3 4
- * deso-np-long: 6                                                         */
+ * deso-np: 1 2 3
+ * deso-np-long: 4 6                                                       */
 #include <cblas.h>
 
 #include "model_check.h"
