@@ -4,8 +4,8 @@
  * In each optimiser mode (none, affine, full), each against OpenBLAS, on
  * default, 1-D and 2-D grids (2x2 at P = 4; 2x3 and 3x2 at P = 6, the
  * long group), modes and chains paired as tu_cases pairs block sizes.
- * deso-np: 1 2 3 4
- * deso-np-long: 6                                                         */
+ * deso-np: 1 2 3
+ * deso-np-long: 4 6                                                       */
 #include <cblas.h>
 
 #include "test_util.h"

@@ -21,8 +21,8 @@
  * sizes 1, 3, the default (64) and block folding; extents that no
  * block size or P divides, extents below P, single rows and columns, and
  * empty ones.
- * deso-np: 1 2 3 4
- * deso-np-long: 6                                                         */
+ * deso-np: 1 2 3
+ * deso-np-long: 4 6                                                       */
 #include "test_util.h"
 
 static int me, np;

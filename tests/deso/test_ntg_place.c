@@ -17,8 +17,8 @@
  *     moves fewer than the row blocks, on lap2d (natural order) no more;
  *     auto keeps one of the two;
  *   - the options: DESO_PARTITION and DESO_NTG_L_SCALING validated.
- * deso-np: 1 2 3 4
- * deso-np-long: 6                                                         */
+ * deso-np: 1 2 3
+ * deso-np-long: 4 6                                                       */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>

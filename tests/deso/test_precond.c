@@ -3,7 +3,9 @@
  * Matrix Market files (symmetric coordinate, general array, malformed and
  * missing ones: DESO_EIO with the same message on every rank), and
  * deso_mat_diag; Jacobi- and SSOR-preconditioned CG through deso against a
- * sequential CBLAS PCG, iterate by iterate, in modes none and full.      */
+ * sequential CBLAS PCG, iterate by iterate, in modes none and full.
+ * deso-np: 1 2 3
+ * deso-np-long: 4                                                         */
 #include <cblas.h>
 #include <unistd.h>
 

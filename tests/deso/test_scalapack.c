@@ -7,7 +7,8 @@
  * identically on every rank (relative max error <= 1e-10 on a diagonally
  * dominant matrix, whose condition number is below 10).  Awkward sizes:
  * n not a multiple of the block sizes, n < P, n = 1.
- * deso-np: 1 2 3 4                                                          */
+ * deso-np: 1 2 3
+ * deso-np-long: 4                                                         */
 #include "test_util.h"
 
 void Cblacs_get(int ctxt, int what, int *val);

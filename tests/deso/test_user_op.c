@@ -15,8 +15,8 @@
  *     plus the force's SPMD check and the operator's agreement.
  * Sizes n = 1, 2, 3 (n < P), 7, 13; every case in each optimiser mode on
  * default, 1-D and 2-D grids (tu_cases).
- * deso-np: 1 2 3 4
- * deso-np-long: 6                                                         */
+ * deso-np: 1 2 3
+ * deso-np-long: 4 6                                                       */
 #include "model_check.h"
 
 static const int64_t SIZES[] = {1, 2, 3, 7, 13};
