@@ -428,6 +428,18 @@ deso_err deso_mat_from_mtx(deso_ctx *ctx, const char *path, deso_mat **out);
 deso_err deso_mat_to_file(const deso_mat *a, const char *path);
 deso_err deso_mat_from_file(deso_ctx *ctx, const char *path, deso_mat **out);
 
+/* How fast an out-of-core matrix's local array files read from the disk,
+ * the reference a streamed product is measured against: every rank reads
+ * its whole file once, in order, in requests of one slab (as a streamed
+ * product reads it) around the page cache (O_DIRECT; where the file
+ * system refuses it, through the cache after asking it to drop the
+ * file's pages), all ranks at once after a barrier.  *bytes_per_sec is the bytes all ranks read over the slowest
+ * rank's time, the same on every rank.  A force point (the matrix's
+ * pending updates are written first); the reads count as I/O in the
+ * statistics.  Collective.  Errors: DESO_ENULL, DESO_ESTALE, DESO_EINVAL
+ * (a is in core), DESO_EIO, DESO_EMPI, the force's errors.               */
+deso_err deso_mat_read_rate(const deso_mat *a, double *bytes_per_sec);
+
 /* d <- diag(A): d[i] = A(i, i) for 0 <= i < min(m, n), d of that length.
  * Recorded as a copy from a vector built where the diagonal lives (one
  * all-reduce of min(m, n) doubles).  Collective.  Force point only when A

@@ -10,13 +10,17 @@
  *                        [--gen lap2d:G|lap3d:G|lap2d-perm:G]
  *                        [--precond none|jacobi|ssor|bjacobi] [--dot FILE.dot]
  *                        [--mem-limit SIZE] [--ooc-dir DIR]
- *                        [--partition auto|block|ntg]
+ *                        [--partition auto|block|ntg] [--read-rate]
  *
  * --mem-limit and --ooc-dir set DESO_MEM_LIMIT and DESO_OOC_DIR (deso.h's
  * deso_options: a matrix over the budget is streamed from a local array
  * file; the jacobi and ssor preconditioners need it in core); --partition
  * sets DESO_PARTITION (how a sparse matrix's rows are placed: contiguous
  * blocks, the trace-graph partition, or the cheaper of the two).
+ * --read-rate (an out-of-core dense matrix only): after the solve, the
+ * disk's rate on the matrix's own local array files (deso_mat_read_rate),
+ * the JSON's "read_rate" in bytes per second (0 without the option), the
+ * reference for the streamed rate bytes_io_read / time_loop.
  * Problem (cg_problem.h): a(i,j) = 1/(1+|i-j|) generated where
  * it lives (no rank ever holds the whole matrix), b = A * ones, x0 = 0;
  * or --matrix: a square real Matrix Market file, b = A * ones computed
@@ -118,6 +122,7 @@ struct own_opts {
     const char *gen;        /* --gen                                       */
     int dense;              /* --dense                                     */
     int history;            /* --history                                   */
+    int read_rate;          /* --read-rate                                 */
 };
 
 static const char *opt_value(int argc, char **argv, int *k, const char *name,
@@ -170,7 +175,8 @@ static int own_opts(int *argc, char **argv, struct own_opts *oo, char *err,
         int *flag = strcmp(a, "--verbose") == 0   ? &oo->verbose
                     : strcmp(a, "--dense") == 0   ? &oo->dense
                     : strcmp(a, "--history") == 0 ? &oo->history
-                                                  : NULL;
+                    : strcmp(a, "--read-rate") == 0 ? &oo->read_rate
+                                                    : NULL;
         if (flag != NULL) {
             *flag = 1;
             k++;
@@ -270,6 +276,9 @@ static int check_combination(const struct own_opts *oo, int sparse, char *err,
     else if (sparse && oo->precond == PC_SSOR)
         snprintf(err, errlen, "--precond ssor needs a dense matrix (for a "
                  "sparse one: bjacobi; or --dense with --matrix)");
+    else if (sparse && oo->read_rate)
+        snprintf(err, errlen, "--read-rate needs a dense matrix (out of "
+                 "core: --mem-limit)");
     else if (!sparse && oo->precond == PC_BJACOBI)
         snprintf(err, errlen, "--precond bjacobi needs a sparse matrix "
                  "(--gen, or a coordinate --matrix without --dense)");
@@ -289,7 +298,7 @@ int main(int argc, char **argv)
     struct cg_opts o;
     char msg[256];
     struct own_opts oo = {DESO_MODE_DEFAULT, 0, 10, NULL, PC_NONE, NULL,
-                          NULL, 0, 0};
+                          NULL, 0, 0, 0};
     int rc = own_opts(&argc, argv, &oo, msg, sizeof msg);
     deso_mode mode = oo.mode;
     int verbose = oo.verbose;
@@ -304,7 +313,8 @@ int main(int argc, char **argv)
                "    [--history] [--matrix FILE.mtx [--dense]]\n"
                "    [--gen lap2d:G|lap3d:G|lap2d-perm:G]\n"
                "    [--precond none|jacobi|ssor|bjacobi] [--dot FILE.dot]\n"
-               "    [--mem-limit SIZE] [--ooc-dir DIR] [--partition auto|block|ntg]\n",
+               "    [--mem-limit SIZE] [--ooc-dir DIR] [--partition auto|block|ntg]\n"
+               "    [--read-rate]\n",
                msg);
     if (rc < 0 && rank0) fprintf(stderr, "deso-cg: %s\n", msg);
     if (rc != 0) {
@@ -510,6 +520,9 @@ int main(int argc, char **argv)
     deso_scalar_get(tnorm, &tnormv);
     double error = tnormv / sqrt((double)n);
     if (oo.dot != NULL && rank0) remove(dotpart);
+    /* the disk on the matrix's own files, after the timed loop           */
+    double read_rate = 0.0;
+    if (oo.read_rate) deso_mat_read_rate(A, &read_rate);
 
     /* totals over ranks, outside the counted statistics                    */
     long long mine[6] = {(long long)st.bytes_p2p, (long long)st.msgs_p2p,
@@ -550,7 +563,7 @@ int main(int argc, char **argv)
                    "\"plans_optimised\":%lld,\"plans_replayed\":%lld,"
                    "\"io_beta\":%.6e,\"mem_limit\":%lld,\"vector_bytes\":%lld,"
                    "\"rss_bound\":%lld,\"sparse\":%s,\"nnz\":%lld,"
-                   "\"partition\":\"%s\",\"peak_rss\":[",
+                   "\"partition\":\"%s\",\"read_rate\":%.6e,\"peak_rss\":[",
                    (long long)n, P, grid, deso_mode_name(info.mode),
                    pc_names[oo.precond], iters_run, o.repeat, converged ? "true" : "false",
                    residual, error, loop_max, st.time_total, st.time_compute, st.time_overhead,
@@ -561,7 +574,7 @@ int main(int argc, char **argv)
                    (long long)info.mem_limit, vec_bytes, bound,
                    S != NULL ? "true" : "false",
                    S != NULL ? (long long)sp.nnz : (long long)n * (long long)n,
-                   S != NULL ? partition : "none");
+                   S != NULL ? partition : "none", read_rate);
             for (int k = 0; k < P; k++)
                 printf("%s%lld", k > 0 ? "," : "", rss_all[k]);
             printf("]}\n");
@@ -587,6 +600,9 @@ int main(int argc, char **argv)
                    1e3 * st.time_io, sum[4], "-");
             printf("%-22s %12.3f %14lld %10lld\n", "total",
                    1e3 * st.time_total, sum[0] + sum[2], sum[1] + sum[3]);
+            if (oo.read_rate)
+                printf("disk read rate of the matrix's files: %.3f GB/s\n",
+                       read_rate / 1e9);
             printf("plans optimised %lld, replayed %lld (times: rank 0; "
                    "bytes, messages: all ranks)\n",
                    (long long)st.plans_optimised,

@@ -10,20 +10,15 @@
 # large: n = 67000 at P = 2 (about 36 GB, 1.5 times this machine's 24 GiB),
 #   3 iterations with a 2 GiB budget; refused unless the directory has the
 #   room (checked with df first).
-# Both end with the O_DIRECT sequential read bandwidth of the disk as the
-# CG streams it: P files, each of one rank's local part, in the same
-# directory, read at the same time by P readers (dd iflag=direct), measured
-# in the same run; the rate is their bytes over the time the last reader
-# took.  The local array files themselves have no name, so the disk is
-# measured on files of their size beside them.  The streamed rate is the
-# bytes all ranks read from their files over the CG loop's time (the
-# vector operations included), so it is a lower bound of dgemv's, and it
-# is set against the P readers' rate, like with like (one reader alone
-# would leave the disk's queue half as full as the P ranks do).  A file
-# just written may still be in the page cache, which the CG's reads can
-# hit and O_DIRECT cannot: the small case's matrix fits in memory, so its
-# share may pass 100%; only a matrix larger than memory (the large case)
-# measures the disk itself.
+# Both end with the disk's sequential read rate on the out-of-core run's
+# own local array files, in the same run (deso-cg --read-rate, after the
+# solve: deso_mat_read_rate, every rank reading its file at once around
+# the page cache in requests of one slab).  The streamed rate is the bytes
+# all ranks read from their files over the CG loop's time (the vector
+# operations included), so it is a lower bound of dgemv's.  The streamed
+# slabs are read around the page cache too (O_DIRECT) where the file
+# system allows it, so even the small case, whose matrix fits in memory,
+# measures the disk.
 # Each deso-cg line carries every rank's peak resident memory (ru_maxrss,
 # taken by the rank itself: GNU time around mpiexec would see the launcher,
 # not each rank) and the bound it must stay within, budget + vectors +
@@ -72,28 +67,17 @@ if [ "$which" = small ]; then
     record in-core mpiexec.mpich -n $P "${cg[@]}"
 fi
 record out-of-core mpiexec.mpich -n $P "${cg[@]}" --mem-limit "$limit" \
-    --ooc-dir "$dir"
+    --ooc-dir "$dir" --read-rate
 
-# the disk: one file of one rank's part per rank, written, then read back
-# by P readers at once around the page cache
-part=$((need / P))
-count=$(((part + 8388607) / 8388608))
-files=()
-trap 'rm -f "${files[@]}"' EXIT
-for ((r = 0; r < P; r++)); do
-    files+=("$(mktemp "$dir/bench-ooc-XXXXXX")")
-    dd if=/dev/zero of="${files[r]}" bs=8M count=$count oflag=direct \
-        status=none
-done
-t0=$(date +%s.%N)
-for f in "${files[@]}"; do
-    dd if="$f" of=/dev/null bs=8M iflag=direct status=none &
-done
-wait
-t1=$(date +%s.%N)
-bytes=$((P * count * 8388608))
-gbs=$(awk -v b="$bytes" -v a="$t0" -v z="$t1" 'BEGIN { printf "%.3f", b / (z - a) / 1e9 }')
-printf '{"case":"%s","run":"odirect-read","dir":"%s","date":"%s","readers":%d,"bytes":%s,"gbs":%s}\n' \
-    "$which" "$dir" "$stamp" "$P" "$bytes" "$gbs" >>"$out"
-echo "O_DIRECT read of $bytes bytes by $P readers at once: $gbs GB/s"
+# the disk's rate on the same files, from the out-of-core run's own line
+tail -n 1 "$out" | python3 -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+cg = d["cg"]
+out = {"case": d["case"], "run": "odirect-read", "dir": d["dir"],
+       "date": d["date"], "readers": cg["p"], "files": "same",
+       "bytes": cg["n"] * cg["n"] * 8, "gbs": round(cg["read_rate"] / 1e9, 3)}
+print(json.dumps(out, separators=(",", ":")))
+' >>"$out"
+echo "the same files read at once by the $P ranks: $(tail -n 1 "$out")"
 python3 scripts/bench_report.py --ooc "$out"

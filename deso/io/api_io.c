@@ -1,6 +1,7 @@
 /* The I/O layer's public functions: each calls its implementation and
  * hands an error to the context's handler (deso/runtime/api.h).          */
 #include "deso/io/api_io.h"
+#include "deso/runtime/ooc.h"
 
 deso_err deso_log_view(deso_ctx *ctx, FILE *f)
 {
@@ -97,6 +98,14 @@ deso_err deso_vec_to_scalapack(const deso_vec *x, int ctxt, int64_t mb,
     deso_err e = deso__vec_to_scalapack(x, ctxt, mb, mode, desc, local);
     if (e != DESO_OK)
         e = deso__raise(DESO__CTX(x), "deso_vec_to_scalapack", e);
+    return e;
+}
+
+deso_err deso_mat_read_rate(const deso_mat *a, double *bytes_per_sec)
+{
+    deso_err e = deso__mat_read_rate(a, bytes_per_sec);
+    if (e != DESO_OK)
+        e = deso__raise(DESO__CTX(a), "deso_mat_read_rate", e);
     return e;
 }
 

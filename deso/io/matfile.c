@@ -292,7 +292,7 @@ static deso_err piece_of(deso_ctx *ctx, deso__view *w, const char *fn,
     if (w->ooc == NULL) return DESO_OK;
     int64_t k;
     DESO_TRY(deso__ooc_stream_width(ctx, w, 1, DESO_OK, fn, &k));
-    p->buf = ctx->ooc_buf[0];
+    p->buf = deso__ooc_slab_buf(ctx, 0);
     p->limit = rows_max(&w->lay, w->lay.m) * k;
     return DESO_OK;
 }

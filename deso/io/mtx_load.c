@@ -99,7 +99,7 @@ static int key_cmp(const void *x, const void *y)
  * slab * cnt + k), so that duplicates add up in the file's order as in
  * core; each slab touched is read, added to and written back.  key holds
  * cnt.                                                                  */
-static deso_err keep_mine_ooc(const deso_ctx *ctx, deso__view *w,
+static deso_err keep_mine_ooc(deso_ctx *ctx, deso__view *w,
                               const double *buf, int64_t cnt, int64_t *key)
 {
     deso__ooc *f = w->ooc;
@@ -108,7 +108,7 @@ static deso_err keep_mine_ooc(const deso_ctx *ctx, deso__view *w,
         if (owned(ctx, &w->lay, buf, k, &li, &lj))
             key[nk++] = lj / f->slab * cnt + k;
     qsort(key, (size_t)nk, sizeof *key, key_cmp);
-    double *s = ctx->ooc_buf[0];
+    double *s = deso__ooc_slab_buf(ctx, 0);
     for (int64_t a = 0; a < nk;) {
         int64_t sl = key[a] / cnt, c0 = sl * f->slab;
         int64_t wd = f->cols - c0 < f->slab ? f->cols - c0 : f->slab;
@@ -226,7 +226,7 @@ static int64_t unit_width(const blas_layout *l, int64_t cap)
  * core) the first slab buffer, written to the file after.               */
 static double *unit_dest(deso_ctx *ctx, deso__view *w, int64_t lc0)
 {
-    return w->ooc != NULL ? ctx->ooc_buf[0] : w->data + lc0 * w->rows;
+    return w->ooc != NULL ? deso__ooc_slab_buf(ctx, 0) : w->data + lc0 * w->rows;
 }
 
 /* Rank 0 hands out the unit in g: its own part packed into place, every
@@ -273,7 +273,7 @@ static deso_err load_columns(deso_ctx *ctx, deso__mtx_stream *s,
     if (ctx->rank == 0) {
         g = deso__malloc((size_t)(l->m * wd) * sizeof *g);
         /* out of core, the second slab buffer holds any rank's part      */
-        pk = w->ooc != NULL ? ctx->ooc_buf[1]
+        pk = w->ooc != NULL ? deso__ooc_slab_buf(ctx, 1)
                             : deso__malloc((size_t)(l->m * wd) * sizeof *pk);
         if (g == NULL || pk == NULL)
             err = deso__fail(DESO_ENOMEM, "%s: no memory for %lld columns",

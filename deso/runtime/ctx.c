@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "deso/runtime/runtime.h"
+#include "deso/runtime/ooc.h"
 #include "placement/alloc.h"
 
 /* (|value|, index) pairs: the larger value wins, the smaller index on a tie
@@ -65,7 +66,8 @@ static void ctx_free(deso_ctx *ctx)
     if (ctx->maxloc != MPI_OP_NULL) MPI_Op_free(&ctx->maxloc);
     if (ctx->pairtype != MPI_DATATYPE_NULL) MPI_Type_free(&ctx->pairtype);
     free(ctx->scratch);
-    free(ctx->ooc_buf[0]);
+    deso__ooc_ahead_free(ctx->ooc_ahead);   /* reads into ooc_raw      */
+    free(ctx->ooc_raw);
     ctx->magic = 0;
     free(ctx);
 }

@@ -222,10 +222,11 @@ static deso_err fn_stream(deso_ctx *ctx, deso__view *w, deso_mat_fn f,
 {
     deso_err err = DESO_OK;
     deso__ooc *o = w->ooc;
+    double *buf = deso__ooc_slab_buf(ctx, 0);
     for (int64_t c0 = 0; err == DESO_OK && c0 < w->cols; c0 += o->slab) {
         int64_t k = w->cols - c0 < o->slab ? w->cols - c0 : o->slab;
-        fn_columns(ctx, &w->lay, w->rows, c0, k, f, arg, ctx->ooc_buf[0]);
-        err = deso__ooc_io_counted(o, true, c0, k, ctx->ooc_buf[0]);
+        fn_columns(ctx, &w->lay, w->rows, c0, k, f, arg, buf);
+        err = deso__ooc_io_counted(o, true, c0, k, buf);
     }
     return deso__agree_counted(ctx, fn, err, NULL, 0);
 }

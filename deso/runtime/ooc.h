@@ -10,11 +10,19 @@
 
 #include "deso/runtime/runtime.h"
 
+typedef struct deso__ooc_ahead deso__ooc_ahead;
+
 struct deso__ooc {
     int fd;
+    int direct;               /* the same file opened O_DIRECT, for the    */
+                              /*   slab reads; -1 where it cannot be       */
     int64_t rows, cols;       /* the local piece, column-major             */
     int64_t slab;             /* columns per slab: a multiple of           */
                               /*   blas_gemv_chunk                          */
+    uint64_t writes;          /* writes so far (a read ahead is stale when */
+                              /*   this moved)                              */
+    deso__ooc_ahead *ahead;   /* the context's read ahead, dropped when    */
+                              /*   the file closes                          */
 };
 
 /* ---- the files (ooc_file.c) ---------------------------------------------- */
@@ -26,8 +34,26 @@ deso_err deso__ooc_open(deso_ctx *ctx, int64_t rows, int64_t cols,
 /* Reads or writes local columns [c0, c0 + w) from or into buf.  Local.   */
 deso_err deso__ooc_io(deso__ooc *f, bool write, int64_t c0, int64_t w,
                       double *buf);
+/* The bytes a slab buffer holds beyond its columns, and its alignment:
+ * a direct read covers whole aligned blocks around the columns asked.   */
+#define DESO__OOC_ALIGN ((int64_t)4096)
+#define DESO__OOC_SLACK (2 * DESO__OOC_ALIGN)
+/* Reads local columns [c0, c0 + w) for a streamed kernel into buf, a
+ * slab buffer (DESO__OOC_ALIGN-aligned, DESO__OOC_SLACK bytes beyond
+ * the columns): around the page cache when the file system allows it,
+ * so that streaming reads the disk and leaves the cache to the rest of
+ * the program; *data is where the columns start in buf.  Local.         */
+deso_err deso__ooc_read_slab(deso__ooc *f, int64_t c0, int64_t w,
+                             double *buf, double **data);
 /* deso__ooc_io, its time counted as I/O time and its bytes as read or
  * written in the statistics.  Local.                                     */
+/* Reads the whole file once, in order, chunk bytes at a time into buf
+ * (aligned to DESO__OOC_ALIGN, chunk a multiple of it): around the page
+ * cache where the file system allows it, else through it after asking it
+ * to drop the file's pages.  Counted as I/O in the statistics.  Local.   */
+deso_err deso__ooc_read_whole(deso__ooc *f, char *buf, int64_t chunk);
+/* deso_mat_read_rate (ooc_rate.c).                                       */
+deso_err deso__mat_read_rate(const deso_mat *a, double *bytes_per_sec);
 deso_err deso__ooc_io_counted(deso__ooc *f, bool write, int64_t c0, int64_t w,
                               double *buf);
 void deso__ooc_close(deso__ooc *f);
@@ -41,6 +67,11 @@ deso_err deso__ooc_read_rate(deso_ctx *ctx, double *sec_per_byte);
  * named file, unlinked at once) while `on`; the fallback is otherwise
  * never taken here.  Local.                                              */
 void deso__ooc_named_files(bool on);
+/* Test hook: while off, files opened read their slabs through the page
+ * cache (as on a file system without O_DIRECT); deso__ooc_direct_count,
+ * the slabs this process has read around the cache.  Local.             */
+void deso__ooc_direct_reads(bool on);
+long deso__ooc_direct_count(void);
 /* Test hook: a fault of the local array files' system calls on this
  * process (a full disk or an unwritable directory on one rank), armed by
  * deso__ooc_inject(fault, after, err): OPEN, the next file's opening
@@ -117,6 +148,26 @@ deso_err deso__ooc_to_array(deso_ctx *ctx, const deso__view *w, double *a,
 deso_err deso__mat_in_core(const deso__value *v, const char *fn);
 
 /* ---- streaming (ooc_exec.c) ---------------------------------------------- */
+/* The context's read ahead: after a product's last slab, the reader
+ * thread goes on with the matrix's first slab, into the other slab
+ * buffer, for the next product on the same matrix (a solver's next
+ * iteration), so that once a loop streams no slab's read is exposed.
+ * Made with the slab buffers.  Local.                                    */
+deso_err deso__ooc_ahead_new(deso__ooc_ahead **out);
+/* Waits for a read ahead (its bytes are counted: they were read) and
+ * forgets it; NULL or nothing ahead: nothing.  Local.                    */
+void deso__ooc_ahead_drop(deso__ooc_ahead *a);
+void deso__ooc_ahead_free(deso__ooc_ahead *a);
+/* Slab buffer k (0 or 1) for anything but a streamed kernel, the read
+ * ahead dropped first (it may be reading into either).  Local.          */
+double *deso__ooc_slab_buf(deso_ctx *ctx, int k);
+/* Test hooks: the first slabs this process took from a read ahead; while
+ * inline is on, every read is done in the calling thread when it is
+ * started (so that a read into a buffer still being computed on spoils
+ * it every time, not only when the thread wins the race).  Local.       */
+long deso__ooc_ahead_taken(void);
+void deso__ooc_inline_reads(bool on);
+
 /* Node nd's kernel when its matrix operand (or result) is out of core:
  * dgemv's partial products, or dger's update of res, slab by slab.
  * Local.                                                                 */

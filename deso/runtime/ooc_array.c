@@ -65,7 +65,7 @@ deso_err deso__ooc_from_array(deso_ctx *ctx, deso__view *w, const double *a,
     int64_t k;
     DESO_TRY(deso__ooc_stream_width(ctx, w, 1, DESO_OK, fn, &k));
     bool mine = root == DESO_ALL_RANKS || root == ctx->rank;
-    double *buf = ctx->ooc_buf[0];
+    double *buf = deso__ooc_slab_buf(ctx, 0);
     /* a failed write stops the writing, not the receiving: the root
      * sends every piece whatever happens here                            */
     deso_err io = DESO_OK, err = DESO_OK;
@@ -85,7 +85,7 @@ deso_err deso__ooc_from_array(deso_ctx *ctx, deso__view *w, const double *a,
     if (root == ctx->rank)
         for (int q = 0; err == DESO_OK && q < ctx->size; q++)
             if (q != root)
-                err = send_piece(ctx, &w->lay, q, a, lda, k, ctx->ooc_buf[1]);
+                err = send_piece(ctx, &w->lay, q, a, lda, k, deso__ooc_slab_buf(ctx, 1));
     return deso__agree_counted(ctx, fn, err != DESO_OK ? err : io, NULL, 0);
 }
 
@@ -111,7 +111,7 @@ deso_err deso__ooc_to_array(deso_ctx *ctx, const deso__view *w, double *a,
 {
     int64_t k;
     DESO_TRY(deso__ooc_stream_width(ctx, w, 1, DESO_OK, fn, &k));
-    double *buf = ctx->ooc_buf[0];
+    double *buf = deso__ooc_slab_buf(ctx, 0);
     /* a failed read still sends its columns: the root waits for them     */
     deso_err io = DESO_OK, err = DESO_OK;
     for (int64_t c0 = 0; err == DESO_OK && w->rows > 0 && c0 < w->cols;
@@ -130,6 +130,6 @@ deso_err deso__ooc_to_array(deso_ctx *ctx, const deso__view *w, double *a,
     if (ctx->rank == root)
         for (int q = 0; err == DESO_OK && q < ctx->size; q++)
             if (q != root)
-                err = recv_piece(ctx, &w->lay, q, a, lda, k, ctx->ooc_buf[1]);
+                err = recv_piece(ctx, &w->lay, q, a, lda, k, deso__ooc_slab_buf(ctx, 1));
     return deso__agree_counted(ctx, fn, err != DESO_OK ? err : io, NULL, 0);
 }

@@ -56,6 +56,13 @@ static bool named_files;        /* deso__ooc_named_files                   */
 
 void deso__ooc_named_files(bool on) { named_files = on; }
 
+static bool buffered_slabs;     /* deso__ooc_direct_reads(false)           */
+static long direct_slabs;       /* deso__ooc_direct_count                  */
+
+void deso__ooc_direct_reads(bool on) { buffered_slabs = !on; }
+
+long deso__ooc_direct_count(void) { return direct_slabs; }
+
 /* deso__ooc_inject's state: the fault armed, the write calls left before
  * it strikes, its errno.  Only this process's main thread writes or opens
  * (the reader thread only reads), so plain statics do.                   */
@@ -131,6 +138,20 @@ static deso_err open_unnamed(const char *dir, int *fd)
     return DESO_OK;
 }
 
+/* The file again, O_DIRECT, through its descriptor's link in /proc (an
+ * unnamed file has no other name): -1 where the file system or /proc
+ * does not allow it, and its slabs are then read through the page
+ * cache.  Streaming a matrix larger than memory through the cache would
+ * only evict the rest of the program's pages for data read once per
+ * pass, and measure the cache instead of the disk.                       */
+static int open_direct(int fd)
+{
+    if (buffered_slabs) return -1;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    return open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+}
+
 deso_err deso__ooc_open(deso_ctx *ctx, int64_t rows, int64_t cols,
                         int64_t slab, deso__ooc **out)
 {
@@ -141,7 +162,7 @@ deso_err deso__ooc_open(deso_ctx *ctx, int64_t rows, int64_t cols,
     ram_warning(ctx, dir);
     deso__ooc *f = deso__calloc(1, sizeof *f);
     DESO_CHECK(f != NULL, DESO_ENOMEM, "out of memory");
-    f->fd = -1;
+    f->fd = f->direct = -1;
     deso_err err = open_unnamed(dir, &f->fd);
     /* zero-filled, as a new matrix is, without writing it               */
     if (err == DESO_OK && ftruncate(f->fd, (off_t)bytes) != 0)
@@ -152,6 +173,8 @@ deso_err deso__ooc_open(deso_ctx *ctx, int64_t rows, int64_t cols,
         free(f);
         return err;
     }
+    f->direct = open_direct(f->fd);
+    f->ahead = ctx->ooc_ahead;
     f->rows = rows;
     f->cols = cols;
     f->slab = slab;
@@ -165,6 +188,7 @@ deso_err deso__ooc_io(deso__ooc *f, bool write, int64_t c0, int64_t w,
     size_t left = (size_t)(f->rows * w) * sizeof(double);
     off_t at = (off_t)(f->rows * c0) * (off_t)sizeof(double);
     char *p = (char *)buf;
+    if (write) f->writes++;
     while (left > 0) {
         ssize_t k = write ? file_pwrite(f->fd, p, left, at)
                           : pread(f->fd, p, left, at);
@@ -178,6 +202,77 @@ deso_err deso__ooc_io(deso__ooc *f, bool write, int64_t c0, int64_t w,
         at += k;
         left -= (size_t)k;
     }
+    return DESO_OK;
+}
+
+/* Reads bytes [start, start + need) of the file into p through the
+ * direct descriptor, in whole aligned blocks (the last may run past the
+ * end of the file, where the read comes back short).  *refused, with
+ * nothing reported, when the file system refuses the request's
+ * alignment (the caller reads through the cache from then on).           */
+static deso_err read_direct(deso__ooc *f, char *p, int64_t start,
+                            int64_t need, bool *refused)
+{
+    int64_t len = (need + DESO__OOC_ALIGN - 1) / DESO__OOC_ALIGN *
+                  DESO__OOC_ALIGN;
+    int64_t got = 0;
+    *refused = false;
+    while (got < need) {
+        int fd = got % DESO__OOC_ALIGN == 0 ? f->direct : f->fd;
+        ssize_t k = pread(fd, p + got, (size_t)(fd == f->direct ? len - got
+                                                                : need - got),
+                          (off_t)(start + got));
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0 && errno == EINVAL && got == 0) {
+            *refused = true;
+            return DESO_OK;
+        }
+        DESO_CHECK(k > 0, DESO_EIO, "local array file: read at byte %lld: %s",
+                   (long long)(start + got),
+                   k < 0 ? strerror(errno) : "unexpected end of file");
+        got += k;
+    }
+    return DESO_OK;
+}
+
+deso_err deso__ooc_read_slab(deso__ooc *f, int64_t c0, int64_t w,
+                             double *buf, double **data)
+{
+    *data = buf;
+    if (f->direct < 0) return deso__ooc_io(f, false, c0, w, buf);
+    int64_t at = f->rows * c0 * (int64_t)sizeof(double);
+    int64_t start = at / DESO__OOC_ALIGN * DESO__OOC_ALIGN;
+    bool refused;
+    DESO_TRY(read_direct(f, (char *)buf, start,
+                         at - start + f->rows * w * (int64_t)sizeof(double),
+                         &refused));
+    if (refused) {
+        close(f->direct);
+        f->direct = -1;
+        return deso__ooc_io(f, false, c0, w, buf);
+    }
+    direct_slabs++;
+    *data = buf + (at - start) / (int64_t)sizeof(double);
+    return DESO_OK;
+}
+
+deso_err deso__ooc_read_whole(deso__ooc *f, char *buf, int64_t chunk)
+{
+    int64_t size = f->rows * f->cols * (int64_t)sizeof(double);
+    int fd = f->direct >= 0 ? f->direct : f->fd;
+    if (fd == f->fd) (void)posix_fadvise(f->fd, 0, 0, POSIX_FADV_DONTNEED);
+    double t0 = deso__now();
+    for (int64_t at = 0; at < size;) {
+        ssize_t k = pread(fd, buf, (size_t)chunk, (off_t)at);
+        if (k < 0 && errno == EINTR) continue;
+        DESO_CHECK(k > 0, DESO_EIO, "local array file: read at byte %lld: %s",
+                   (long long)at,
+                   k < 0 ? strerror(errno) : "unexpected end of file");
+        at += k;
+        if (k % DESO__OOC_ALIGN != 0) fd = f->fd;  /* unaligned from here */
+    }
+    deso__stats_time(DESO_T_IO, deso__now() - t0);
+    deso__stats_io(size, 0);
     return DESO_OK;
 }
 
@@ -221,6 +316,8 @@ deso_err deso__ooc_read_rate(deso_ctx *ctx, double *sec_per_byte)
 void deso__ooc_close(deso__ooc *f)
 {
     if (f == NULL) return;
+    deso__ooc_ahead_drop(f->ahead);      /* it may be reading this file   */
+    if (f->direct >= 0) close(f->direct);
     close(f->fd);
     free(f);
 }

@@ -50,16 +50,25 @@ static int64_t slab_columns(const deso_ctx *ctx, int64_t rows, int64_t cols,
     return w < cols ? w : (cols > 0 ? cols : 1);
 }
 
-/* The context's two slab buffers, grown to len doubles each.             */
+/* The context's two slab buffers, grown to len doubles each, aligned and
+ * with room around the columns for a direct read's whole blocks
+ * (deso__ooc_read_slab).  What they held is not kept.                    */
 static deso_err slab_buffers(deso_ctx *ctx, int64_t len)
 {
     if (len <= ctx->ooc_buf_len) return DESO_OK;
-    double *b = deso__realloc(ctx->ooc_buf[0], 2 * (size_t)len *
-                                                   sizeof(double));
-    DESO_CHECK(b != NULL, DESO_ENOMEM, "out of memory (two slabs of %lld "
+    if (ctx->ooc_ahead == NULL) DESO_TRY(deso__ooc_ahead_new(&ctx->ooc_ahead));
+    int64_t a = DESO__OOC_ALIGN;
+    int64_t stride = (len * (int64_t)sizeof(double) + DESO__OOC_SLACK + a -
+                      1) / a * a;
+    char *raw = deso__malloc((size_t)(2 * stride + a));
+    DESO_CHECK(raw != NULL, DESO_ENOMEM, "out of memory (two slabs of %lld "
                "doubles)", (long long)len);
-    ctx->ooc_buf[0] = b;
-    ctx->ooc_buf[1] = b + len;
+    deso__ooc_ahead_drop(ctx->ooc_ahead);  /* it reads into the old ones */
+    free(ctx->ooc_raw);
+    ctx->ooc_raw = raw;
+    char *b = raw + (a - (int64_t)((uintptr_t)raw % (uintptr_t)a)) % a;
+    ctx->ooc_buf[0] = (double *)b;
+    ctx->ooc_buf[1] = (double *)(b + stride);
     ctx->ooc_buf_len = len;
     return DESO_OK;
 }

@@ -327,7 +327,10 @@ struct deso_ctx {
     bool ooc_any;             /* some rank has a limit (agreed at init)     */
     bool ooc_warned;          /* the RAM file system warning was printed   */
     char ooc_dir[DESO__PATH_MAX];
-    double *ooc_buf[2];       /* the two slab buffers (one allocation)      */
+    double *ooc_buf[2];       /* the two slab buffers (one allocation,     */
+    void *ooc_raw;            /*   this one, aligned for direct reads)     */
+    struct deso__ooc_ahead *ooc_ahead; /* what the reader thread reads     */
+                              /*   ahead (ooc_exec.c)                       */
     int64_t ooc_buf_len;      /* doubles in each                            */
 };
 

@@ -349,6 +349,9 @@ static void more_calls(deso_ctx *ctx)
                            a, 4),
            DESO_ENULL, "deso_dsyr2");
     EH_ERR(ctx, deso_mat_to_file(a, NULL), DESO_ENULL, "deso_mat_to_file");
+    double rate;
+    EH_ERR(ctx, deso_mat_read_rate(a, &rate), DESO_EINVAL,
+           "deso_mat_read_rate");
     EH_ERR(ctx, deso_mat_from_file(ctx, "/nonexistent/a.bin", &a), DESO_EIO,
            "deso_mat_from_file");
     /* the host-side generators reach no context                         */

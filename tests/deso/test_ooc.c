@@ -25,12 +25,18 @@
  * without O_TMPFILE (a named file unlinked at once), forced through its
  * test switch: the descriptor's link names a deleted deso-ooc- file, the
  * directory stays empty, the product is the same bits as with O_TMPFILE's
- * file, and without the switch no descriptor names one.
+ * file, and without the switch no descriptor names one.  Slabs read
+ * around the page cache (O_DIRECT) or, by a test switch, through it: the
+ * same bits, and direct reads counted only when they are on and the
+ * file system allows them.  A loop of products takes each first slab
+ * after the first from the read ahead, with the in-core loop's bits.
  * Each size runs on three contexts (one per budget): slow at P > 2 on a
  * loaded 2-core machine, so P = 3, 4 and 6 are in the long group.
  * deso-np: 1 2
  * deso-np-long: 3 4 6                                                       */
+#define _GNU_SOURCE
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -502,6 +508,161 @@ static void test_named_fallback(void **state)
     tu_scratch_done(dir);
 }
 
+/* Whether a file in dir can be read around the page cache (O_DIRECT
+ * through the descriptor's /proc link, as ooc_file.c opens it).         */
+static int direct_allowed(const char *dir)
+{
+    int fd = open(dir, O_TMPFILE | O_RDWR, 0600);
+    if (fd < 0) return 0;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int d = open(path, O_RDONLY | O_DIRECT);
+    close(fd);
+    if (d < 0) return 0;
+    close(d);
+    return 1;
+}
+
+/* Slabs read around the page cache where the file system allows it, and
+ * through it when the test switch says so: the same bits either way (a
+ * 23-row piece puts most slabs at offsets that are no multiple of the
+ * alignment, so the columns start inside the buffer), and the count of
+ * direct reads moves only when they are on and allowed.                 */
+static void test_direct_reads(void **state)
+{
+    (void)state;
+    char dir[512];
+    assert_true(tu_all(tu_scratch_dir("ooc-direct", dir, sizeof dir) == 0));
+    int allowed = direct_allowed(dir);
+    double want[23], got[23];
+    for (int direct = 1; direct >= 0; direct--) {
+        tu_label("direct reads %d (allowed %d)", direct, allowed);
+        deso__ooc_direct_reads(direct);
+        tu_case c = {DESO_MODE_FULL, 1, tu_size(), 4};
+        deso_ctx *ctx = case_ctx(&c, 1, dir);
+        deso_mat *A = NULL;
+        TU_CALL(deso_mat_from_fn(ctx, 23, 17, tu_ooc_gen, NULL, &A));
+        long before = deso__ooc_direct_count();
+        if (A != NULL) product(ctx, A, 23, 17, direct ? want : got);
+        long reads = deso__ooc_direct_count() - before;
+        TU_CHECK(direct && allowed ? reads > 0 : reads == 0);
+        TU_OK(deso_finalize(&ctx));
+        tu_case_end();
+    }
+    deso__ooc_direct_reads(true);
+    TU_CHECK(memcmp(want, got, sizeof want) == 0);
+    TU_SYNC();
+    tu_scratch_done(dir);
+}
+
+/* The y = A x of one step of the loop below, then x = x + y / 4 (only
+ * A's first m rows of y: A is square).                                  */
+static void step(deso_mat *A, int64_t n, deso_vec *x, deso_vec *y)
+{
+    TU_CALL(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, 1.0, A, n, x, 1,
+                       0.0, y, 1));
+    TU_CALL(deso_daxpy(n, 0.25, y, 1, x, 1));
+}
+
+/* A loop of products on one matrix, with vector work between them and a
+ * rank-one update in the middle: each product after the first takes its
+ * first slab from the read ahead (so K products take K - 1, less the one
+ * after the update, which the update took), and the results are the bits
+ * of the in-core loop (a read ahead into the wrong buffer, or kept past
+ * the update, would give other bits).  The reads also run inline and
+ * through the page cache, where a read into a buffer still in use
+ * spoils it every time instead of when the thread wins the race.        */
+static void test_read_ahead(void **state)
+{
+    (void)state;
+    enum { K = 5 };
+    double want[K][25], got[K][25];
+    long took = 0;
+    /* slabs of one 4-column block: 21 and 25 columns give an odd number
+     * of slabs on some rank at P = 1, 2 and 3, so that the read ahead
+     * lands in the second buffer there                                  */
+    for (int run = 0; run < 6; run++) {
+        int ooc = run % 3 > 0, N = run < 3 ? 21 : 25;
+        tu_label("%d x %d, out of core %d, reads inline %d", N, N, ooc,
+                 run % 3 == 2);
+        deso__ooc_inline_reads(run % 3 == 2);
+        /* through the cache, the slab starts at its buffer's start (a
+         * direct read of a small file rereads the first slab's bytes
+         * into any buffer, which would hide a read into the wrong one)  */
+        deso__ooc_direct_reads(run % 3 != 2);
+        tu_case c = {DESO_MODE_FULL, 1, tu_size(), 4};
+        deso_ctx *ctx = case_ctx(&c, ooc ? 1 : 0, NULL);
+        deso_mat *A = NULL;
+        TU_CALL(deso_mat_from_fn(ctx, N, N, tu_ooc_gen, NULL, &A));
+        deso_vec *x = vec(ctx, N, 2), *y = NULL;
+        TU_CALL(deso_vec_create(ctx, N, &y));
+        long before = deso__ooc_ahead_taken();
+        for (int k = 0; k < K; k++) {
+            step(A, N, x, y);
+            if (k == 2)
+                TU_CALL(deso_dger(DESO_COL_MAJOR, N, N, 1e-3, x, 1, y, 1, A,
+                                  N));
+            tu_fetch(x, ooc ? got[k] : want[k]);
+        }
+        took = deso__ooc_ahead_taken() - before;
+        TU_CALL(deso_vec_destroy(&x));
+        TU_CALL(deso_vec_destroy(&y));
+        TU_CALL(deso_mat_destroy(&A));
+        TU_OK(deso_finalize(&ctx));
+        /* products 2, 3 and 5 and the update take one each; product 4
+         * reads the updated file afresh                                  */
+        TU_CHECK(took == (ooc ? K - 1 : 0));
+        for (int k = 0; ooc && k < K; k++)
+            TU_CHECK(memcmp(want[k], got[k], (size_t)N * sizeof(double)) ==
+                     0);
+        tu_case_end();
+    }
+    deso__ooc_inline_reads(false);
+    deso__ooc_direct_reads(true);
+    TU_SYNC();
+}
+
+/* deso_mat_read_rate on an out-of-core matrix with a pending update:
+ * the update is forced and written first, then every rank reads its
+ * whole file (the statistics' bytes read grow by the matrix, summed over
+ * the ranks, and nothing else) and gets the same positive rate; on an
+ * in-core matrix, DESO_EINVAL on every rank; a NULL result, DESO_ENULL. */
+static void test_matrix_read_rate(void **state)
+{
+    (void)state;
+    tu_case c = {DESO_MODE_FULL, 1, tu_size(), 4};
+    deso_ctx *ctx = case_ctx(&c, 1, NULL), *incore = case_ctx(&c, 0, NULL);
+    deso_mat *A = NULL, *B = NULL;
+    TU_CALL(deso_mat_from_fn(ctx, 37, 29, tu_ooc_gen, NULL, &A));
+    TU_CALL(deso_mat_create(incore, 3, 3, &B));
+    deso_vec *x = vec(ctx, 37, 1), *y = vec(ctx, 29, 2);
+    TU_CALL(deso_dger(DESO_COL_MAJOR, 37, 29, 0.5, x, 1, y, 1, A, 37));
+    deso_stats st;
+    TU_OK(deso_stats_get(&st));
+    int64_t read0 = st.bytes_io_read, written0 = st.bytes_io_written;
+    double rate = -1.0;
+    TU_OK(deso_mat_read_rate(A, &rate));
+    TU_OK(deso_stats_get(&st));
+    int64_t d[2] = {st.bytes_io_read - read0, st.bytes_io_written - written0};
+    MPI_Allreduce(MPI_IN_PLACE, d, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    /* the dger streamed A once (read and written), then the rate's read */
+    TU_CHECK(d[0] == 2 * 37 * 29 * 8 && d[1] == 37 * 29 * 8);
+    assert_true(tu_all(rate > 0.0));
+    double lo = rate, hi = rate;
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    TU_CHECK(lo == hi);
+    TU_ERR(deso_mat_read_rate(B, &rate), DESO_EINVAL);
+    TU_ERR(deso_mat_read_rate(A, NULL), DESO_ENULL);
+    TU_CALL(deso_vec_destroy(&x));
+    TU_CALL(deso_vec_destroy(&y));
+    TU_CALL(deso_mat_destroy(&A));
+    TU_CALL(deso_mat_destroy(&B));
+    TU_OK(deso_finalize(&ctx));
+    TU_OK(deso_finalize(&incore));
+    TU_SYNC();
+}
+
 /* The cost model's read rate of the local array files: 0 when no rank has
  * a budget; measured when one rank has one, the same on every rank;
  * carried by a wisdom file to another context bit for bit.             */
@@ -562,4 +723,6 @@ TU_MAIN(cmocka_unit_test(test_bitwise), cmocka_unit_test(test_one_rank_over),
         cmocka_unit_test(test_nothing_left),
         cmocka_unit_test(test_budget_strings), cmocka_unit_test(test_bad_dir),
         cmocka_unit_test(test_sources), cmocka_unit_test(test_named_fallback),
+        cmocka_unit_test(test_direct_reads), cmocka_unit_test(test_read_ahead),
+        cmocka_unit_test(test_matrix_read_rate),
         cmocka_unit_test(test_read_rate), cmocka_unit_test(test_refused))
