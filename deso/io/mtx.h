@@ -3,17 +3,17 @@
  *
  * Stands on the shared text stream (mtx_stream.h: the window, bounded
  * lines, the banner and size line with their checks against the bytes
- * present, coordinate entries with their index checks) and accepts what it
- * accepts, both formats, rows and columns below 2^31.  Symmetric files
- * hold the lower triangle and are expanded: entry (i, j) also sets (j, i)
- * (negated when skew).  A reader holds what its caller asks for and not
- * the file: a coordinate file gives its entries a chunk at a time
- * (duplicates are the consumer's to sum: legal in practice though not in
- * the standard), an array file its columns a few at a time, complete (the
- * upper triangle of a symmetric file included).  Errors as the stream's:
- * DESO_EIO for malformed input (deso_last_error says which line and why),
- * DESO_ENOTSUP for complex or hermitian fields, DESO_ESIZE for sizes out
- * of bounds, DESO_ENOMEM.                                                */
+ * present, coordinate entries with their index checks) and accepts both
+ * formats, rows and columns below 2^31.  Symmetric files hold the lower
+ * triangle and are expanded: entry (i, j) also sets (j, i) (negated when
+ * skew).  A reader holds what its caller asks for and not the file: a
+ * coordinate file gives its entries a chunk at a time (duplicates are the
+ * consumer's to sum: legal in practice though not in the standard), an
+ * array file its columns a few at a time, complete (the upper triangle of
+ * a symmetric file included).  Errors as the stream's: DESO_EIO for
+ * malformed input (deso_last_error says which line and why), DESO_ENOTSUP
+ * for complex or hermitian fields, DESO_ESIZE for sizes out of bounds,
+ * DESO_ENOMEM.                                                           */
 #ifndef DESO_MTX_IMPL_H
 #define DESO_MTX_IMPL_H
 
