@@ -17,7 +17,7 @@ reduction-term|blas/kernels.c|red[0] = ops[0].rows > 0 ? cblas_ddot(ilen(ops[0].
 remap-run|deso/remap/copyprog_run.c|    default: memcpy(d, s, (size_t)len * sizeof *d);|    default: memcpy(d, s, (size_t)(len - 1) * sizeof *d);
 skipped-broadcast|deso/runtime/comm.c|    int rc = MPI_Bcast(buf, n, MPI_DOUBLE, root, comm);|    int rc = MPI_SUCCESS; (void)buf; (void)root;
 wisdom-crc|optimizer/wisdom.c|    return crc ^ 0xFFFFFFFFu;|    return crc ^ 0xFFFFFFFEu;
-mtx-index|deso/io/mtx.c|        row[k] = i - 1;|        row[k] = j - 1;
+mtx-index|deso/io/mtx_stream.c|    x->i = i - 1;|    x->i = j - 1;
 '
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/deso-mutate.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT

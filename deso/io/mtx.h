@@ -1,25 +1,26 @@
-/* Internal: a bounded, hostile-input-safe Matrix Market reader that
- * streams (MPI-free).
+/* Internal: the Matrix Market reader of dense matrices, which streams
+ * (MPI-free).
  *
- * Accepts "%%MatrixMarket matrix coordinate|array real|integer|pattern
- * general|symmetric|skew-symmetric" (pattern only with coordinate).
- * Symmetric files hold the lower triangle and are expanded: entry (i, j)
- * also sets (j, i) (negated when skew).  The file is read through a
- * window of fixed size, so that a reader holds what its caller asks for
- * and not the file: a coordinate file gives its entries a chunk at a time
- * (duplicates are the consumer's to sum: legal in practice though not in
- * the standard), an array file its columns a few at a time, complete
- * (the upper triangle of a symmetric file included).  A size line is
- * checked against the bytes present before anything is sized from it.
- * Errors: DESO_EIO for malformed input (deso_last_error says which line
- * and why), DESO_ENOTSUP for complex or hermitian fields, DESO_ESIZE for
- * sizes out of bounds, DESO_ENOMEM.                                       */
+ * Stands on the shared text stream (mtx_stream.h: the window, bounded
+ * lines, the banner and size line with their checks against the bytes
+ * present, coordinate entries with their index checks) and accepts both
+ * formats, rows and columns below 2^31.  Symmetric files hold the lower
+ * triangle and are expanded: entry (i, j) also sets (j, i) (negated when
+ * skew).  A reader holds what its caller asks for and not the file: a
+ * coordinate file gives its entries a chunk at a time (duplicates are the
+ * consumer's to sum: legal in practice though not in the standard), an
+ * array file its columns a few at a time, complete (the upper triangle of
+ * a symmetric file included).  Errors as the stream's: DESO_EIO for
+ * malformed input (deso_last_error says which line and why), DESO_ENOTSUP
+ * for complex or hermitian fields, DESO_ESIZE for sizes out of bounds,
+ * DESO_ENOMEM.                                                           */
 #ifndef DESO_MTX_IMPL_H
 #define DESO_MTX_IMPL_H
 
 #include <stdint.h>
 #include <stdio.h>
 
+#include "deso/io/mtx_stream.h"
 #include "placement/deso_errors.h"
 
 /* Refuse anything larger than this many stored entries: a corrupt size line
@@ -27,14 +28,6 @@
 #define DESO_MTX_MAX_ENTRIES ((int64_t)1 << 31)
 
 typedef struct deso__mtx_stream deso__mtx_stream;
-
-typedef struct deso__mtx_info {
-    int64_t m, n;           /* rows, columns                               */
-    int64_t entries;        /* values the file stores                      */
-    int coordinate;         /* 1 coordinate, 0 array                       */
-    int pattern;
-    int symmetric;          /* 1 symmetric, -1 skew-symmetric, 0 general   */
-} deso__mtx_info;
 
 /* Opens a file held in memory (len bytes, need not be terminated) or on
  * disk and reads its banner and size line; a file with no entries is read

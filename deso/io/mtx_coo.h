@@ -1,11 +1,13 @@
 /* Internal: a streaming Matrix Market coordinate reader that keeps only the
  * rows its caller holds, as compressed sparse rows (MPI-free).
  *
- * Accepts "%%MatrixMarket matrix coordinate real|double|integer|pattern
- * general|symmetric|skew-symmetric".  Symmetric files hold the lower
- * triangle and are expanded ((i, j) also sets (j, i)); duplicates are
- * summed; pattern entries are 1.0.  The file is read through a bounded
- * buffer, line by line, twice: the first reading counts the entries of
+ * Stands on the shared text stream (mtx_stream.h: the window, bounded
+ * lines, the banner and size line with their checks, each entry's index
+ * checks) and accepts its coordinate files, rows and columns below
+ * DESO_COO_MAX_DIM.  Symmetric files hold the lower triangle and are
+ * expanded ((i, j) also sets (j, i)); duplicates are summed; pattern
+ * entries are 1.0.  The file is read through the stream's bounded
+ * window, line by line, twice: the first reading counts the entries of
  * each kept row, so that the second fills arrays of exactly that size in
  * place and a rank's memory at its peak is its CSR arrays plus the fixed
  * buffer (no list of triples beside them).  Nothing is sized from the
@@ -21,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "deso/io/mtx_stream.h"
 #include "placement/csr.h"
 #include "placement/deso_errors.h"
 
@@ -34,12 +37,8 @@
 
 typedef struct deso__coo deso__coo;     /* an open stream                 */
 
-typedef struct deso__coo_info {
-    int64_t m, n;           /* rows, columns                                */
-    int64_t entries;        /* stored entries claimed by the size line      */
-    int pattern;
-    int symmetric;          /* 1 symmetric, -1 skew-symmetric, 0 general    */
-} deso__coo_info;
+/* The header: a coordinate file's (coordinate is 1).                    */
+typedef deso__mtx_info deso__coo_info;
 
 /* Opens a file held in memory (need not be NUL-terminated) or on disk and
  * reads its banner and size line.  On error *out is NULL.                 */

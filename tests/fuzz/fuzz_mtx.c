@@ -4,7 +4,7 @@
  * deso_mat_from_mtx streams one (a symmetric file's upper triangle then
  * comes from per-column positions further back in the text), and must
  * give the same elements as the reading one column at a time.
- * deso-fuzz-sources: deso/io/mtx.c placement/errors.c placement/alloc.c                        */
+ * deso-fuzz-sources: deso/io/mtx.c deso/io/mtx_stream.c placement/errors.c placement/alloc.c   */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  * A second run changes one byte of the text between the reader's two
  * readings (as a file rewritten while it is read): the fill must refuse
  * it or give a consistent CSR, and never write outside its arrays.
- * deso-fuzz-sources: deso/io/mtx_coo.c deso/io/mtx.c placement/csr.c placement/errors.c placement/alloc.c */
+ * deso-fuzz-sources: deso/io/mtx_coo.c deso/io/mtx.c deso/io/mtx_stream.c placement/csr.c placement/errors.c placement/alloc.c */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -107,6 +107,9 @@ static void test_malformed_input_is_refused(void **state)
     expect_error("%%MatrixMarket matrix coordinate real symmetric\n2 3 1\n1 1 1\n", DESO_ESIZE);
     expect_error("%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n1 2 1\n", DESO_EIO);
     expect_error("%%MatrixMarket matrix array pattern general\n1 1\n1\n", DESO_EIO);
+    /* a pattern file has no values to negate                          */
+    expect_error("%%MatrixMarket matrix coordinate pattern skew-symmetric\n2 2 1\n2 1\n",
+                 DESO_ENOTSUP);
     expect_error("%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n", DESO_EIO);
     /* a size line that claims far more entries than the bytes present */
     expect_error("%%MatrixMarket matrix coordinate real general\n"

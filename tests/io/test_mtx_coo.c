@@ -1,7 +1,8 @@
 /* The streaming coordinate reader against a brute-force dense reading of
  * the same text by the whole-file parser (deso/io/mtx.c), for every way of
  * cutting the rows into P blocks; hostile input it must refuse with one
- * clear message, allocating nothing a header asked for; files that change
+ * clear message, allocating nothing a header asked for, and refuse as the
+ * dense reader does (the two share one stream); files that change
  * between the reader's two readings; and the reader's peak heap, measured
  * by counting every byte the process allocates while it reads.  MPI-free. */
 #include <setjmp.h>
@@ -334,6 +335,46 @@ static void test_hostile_entries(void **state)
     free(t);
 }
 
+/* Both readers stand on one stream: a hostile coordinate file is the same
+ * error, word for word, from the dense reader as from this one.         */
+static void expect_same_refusal(const char *text)
+{
+    pl_csr a;
+    deso_err sparse = read_block(text, strlen(text), 0, 1, &a);
+    char said[512];
+    snprintf(said, sizeof said, "%s", deso_last_error());
+    deso__mtx x;
+    deso_err dense = deso__mtx_parse(text, strlen(text), &x);
+    if (sparse == DESO_OK || dense != sparse ||
+        strcmp(said, deso_last_error()) != 0)
+        print_error("%s -> sparse %s '%s', dense %s '%s'\n", text,
+                    deso_errname(sparse), said, deso_errname(dense),
+                    deso_last_error());
+    assert_int_not_equal(sparse, DESO_OK);
+    assert_int_equal(dense, sparse);
+    assert_string_equal(said, deso_last_error());
+}
+
+static void test_readers_refuse_alike(void **state)
+{
+    (void)state;
+    expect_same_refusal("%%MatrixMarket matrix coordinate complex general\n1 1 1\n");
+    expect_same_refusal("%%MatrixMarket matrix coordinate pattern skew-symmetric\n"
+                        "2 2 1\n2 1\n");
+    expect_same_refusal(BANNER "2 2\n");
+    expect_same_refusal(BANNER "-2 2 1\n1 1 1\n");
+    expect_same_refusal(BANNER "2 2 5\n1 1 1\n");
+    expect_same_refusal(BANNER "1000000000 1000000000 999999999999\n1 1 1\n");
+    expect_same_refusal(BANNER "2 2 3\n1 1 1\n2 2 1\n");
+    expect_same_refusal(BANNER "2 2 1\n1 1 1\n2 2 1\n");
+    expect_same_refusal(BANNER "2 2 1\n2 3 1\n");
+    expect_same_refusal(BANNER "2 2 1\n1 1 inf\n");
+    expect_same_refusal(BANNER "2 2 1\n1 1 1 x\n");
+    expect_same_refusal("%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n1 2 1\n");
+    expect_same_refusal("%%MatrixMarket matrix coordinate real skew-symmetric\n"
+                        "2 2 1\n2 2 1\n");
+}
+
 /* A file longer than the reader's window, read from disk and from memory:
  * the same rows; lines cut by the window boundary still parse.           */
 static void test_file_matches_memory(void **state)
@@ -605,6 +646,7 @@ int main(void)
         cmocka_unit_test(test_pattern_empty_rows_single_entry),
         cmocka_unit_test(test_hostile_headers),
         cmocka_unit_test(test_hostile_entries),
+        cmocka_unit_test(test_readers_refuse_alike),
         cmocka_unit_test(test_file_matches_memory),
         cmocka_unit_test(test_peak_heap_is_the_csr),
         cmocka_unit_test(test_file_changed_between_readings),
