@@ -99,95 +99,129 @@ void deso__exchange_plans_free(deso_ctx *ctx)
  * elements of a message in increasing map index i, so packing and
  * unpacking agree (a local array's order is increasing linear index, so
  * a side whose stride is negative reverses its lists).                   */
-static deso_err exchange_plan_build(deso_ctx *ctx, const blas_layout *S,
-                            const blas_layout *D, const blas_emap *e,
-                            deso__exchange_plan **out)
+/* A plan's per-rank lists while it is built: the counts of the first
+ * pass, then the index lists the second pass fills (sends: my source
+ * elements' local indices; receives: my target elements').              */
+typedef struct plan_lists {
+    int64_t *scnt, *rcnt, *sfill, *rfill;
+    int64_t **sl, **rl;
+} plan_lists;
+
+static void lists_free(plan_lists *L, int P)
 {
-    int P = ctx->size, me = ctx->rank, r = ctx->coord[0], c = ctx->coord[1];
-    int pc = ctx->df.pc;
-    int64_t *scnt = deso__calloc((size_t)P, sizeof *scnt);
-    int64_t *rcnt = deso__calloc((size_t)P, sizeof *rcnt);
-    int64_t *sfill = deso__calloc((size_t)P, sizeof *sfill);
-    int64_t *rfill = deso__calloc((size_t)P, sizeof *rfill);
-    int64_t **sl = deso__calloc((size_t)P, sizeof *sl);
-    int64_t **rl = deso__calloc((size_t)P, sizeof *rl);
-    deso__exchange_plan *p = deso__calloc(1, sizeof *p);
-    deso_err err = DESO_OK;
-    if (!scnt || !rcnt || !sfill || !rfill || !sl || !rl || !p) {
-        err = deso__fail(DESO_ENOMEM, "exchange plan: out of memory");
-        goto done;
+    for (int q = 0; q < P && L->sl != NULL && L->rl != NULL; q++) {
+        free(L->sl[q]);
+        free(L->rl[q]);
     }
-    p->src = *S;
-    p->dst = *D;
-    p->map = *e;
-    int64_t srows, scols, drows, dcols;
-    blas_layout_local(S, r, c, &srows, &scols);
-    blas_layout_local(D, r, c, &drows, &dcols);
-    /* two passes: count, then fill                                         */
-    for (int pass = 0; pass < 2; pass++) {
-        /* sends: my source elements that other ranks take from me          */
-        for (int64_t l = 0; l < srows * scols; l++) {
-            int64_t i = blas_emap_index(e, blas_elem_global(S, r, c, l),
-                                        false);
-            if (i < 0) continue;
-            int64_t t = blas_emap_dst(e, i);
-            int a0, a1, b0, b1;
-            blas_elem_holders(D, t, &a0, &a1, &b0, &b1);
-            for (int a = a0; a < a1; a++)
-                for (int b = b0; b < b1; b++) {
-                    int q = a * pc + b, sr, sc;
-                    if (q == me) continue;
-                    blas_elem_src(S, a, b, blas_emap_src(e, i), &sr, &sc);
-                    if (sr != r || sc != c) continue;
-                    if (pass == 0) scnt[q]++;
-                    else sl[q][sfill[q]++] = l;
-                }
-        }
-        /* receives and self copies: my target elements                     */
-        for (int64_t l = 0; l < drows * dcols; l++) {
-            int64_t i = blas_emap_index(e, blas_elem_global(D, r, c, l),
-                                        true);
-            if (i < 0) continue;
-            int64_t g = blas_emap_src(e, i);
-            int sr, sc;
-            blas_elem_src(S, r, c, g, &sr, &sc);
-            int q = sr * pc + sc;
-            if (q == me) {
-                if (pass == 1) {
-                    p->self_src[p->nself] = blas_elem_lidx(S, g);
-                    p->self_dst[p->nself] = l;
-                }
-                p->nself++;
-            } else if (pass == 0) {
-                rcnt[q]++;
-            } else {
-                rl[q][rfill[q]++] = l;
+    free(L->scnt);
+    free(L->rcnt);
+    free(L->sfill);
+    free(L->rfill);
+    free(L->sl);
+    free(L->rl);
+}
+
+static deso_err lists_new(plan_lists *L, int P)
+{
+    L->scnt = deso__calloc((size_t)P, sizeof *L->scnt);
+    L->rcnt = deso__calloc((size_t)P, sizeof *L->rcnt);
+    L->sfill = deso__calloc((size_t)P, sizeof *L->sfill);
+    L->rfill = deso__calloc((size_t)P, sizeof *L->rfill);
+    L->sl = deso__calloc((size_t)P, sizeof *L->sl);
+    L->rl = deso__calloc((size_t)P, sizeof *L->rl);
+    DESO_CHECK(L->scnt && L->rcnt && L->sfill && L->rfill && L->sl && L->rl,
+               DESO_ENOMEM, "exchange plan: out of memory");
+    return DESO_OK;
+}
+
+/* One pass over my source elements that other ranks take from me (each
+ * receiver takes an element from its nearest copy: blas_elem_src):
+ * counted (pass 0) or listed.                                            */
+static void scan_sends(const deso_ctx *ctx, const blas_layout *S,
+                       const blas_layout *D, const blas_emap *e, int pass,
+                       plan_lists *L)
+{
+    int me = ctx->rank, r = ctx->coord[0], c = ctx->coord[1];
+    int64_t rows, cols;
+    blas_layout_local(S, r, c, &rows, &cols);
+    for (int64_t l = 0; l < rows * cols; l++) {
+        int64_t i = blas_emap_index(e, blas_elem_global(S, r, c, l), false);
+        if (i < 0) continue;
+        int a0, a1, b0, b1;
+        blas_elem_holders(D, blas_emap_dst(e, i), &a0, &a1, &b0, &b1);
+        for (int a = a0; a < a1; a++)
+            for (int b = b0; b < b1; b++) {
+                int q = a * ctx->df.pc + b, sr, sc;
+                if (q == me) continue;
+                blas_elem_src(S, a, b, blas_emap_src(e, i), &sr, &sc);
+                if (sr != r || sc != c) continue;
+                if (pass == 0) L->scnt[q]++;
+                else L->sl[q][L->sfill[q]++] = l;
             }
-        }
-        if (pass == 0) {
-            for (int q = 0; q < P; q++) {
-                if (scnt[q] > 0) {
-                    p->nsend++;
-                    sl[q] = deso__malloc((size_t)scnt[q] * sizeof(int64_t));
-                    if (!sl[q]) err = DESO_ENOMEM;
-                }
-                if (rcnt[q] > 0) {
-                    p->nrecv++;
-                    rl[q] = deso__malloc((size_t)rcnt[q] * sizeof(int64_t));
-                    if (!rl[q]) err = DESO_ENOMEM;
-                }
+    }
+}
+
+/* One pass over my target elements: counted or listed per source rank,
+ * or (from myself) the plan's self copies.                               */
+static void scan_recvs(const deso_ctx *ctx, const blas_layout *S,
+                       const blas_layout *D, const blas_emap *e, int pass,
+                       plan_lists *L, deso__exchange_plan *p)
+{
+    int me = ctx->rank, r = ctx->coord[0], c = ctx->coord[1];
+    int64_t rows, cols;
+    blas_layout_local(D, r, c, &rows, &cols);
+    for (int64_t l = 0; l < rows * cols; l++) {
+        int64_t i = blas_emap_index(e, blas_elem_global(D, r, c, l), true);
+        if (i < 0) continue;
+        int64_t g = blas_emap_src(e, i);
+        int sr, sc;
+        blas_elem_src(S, r, c, g, &sr, &sc);
+        int q = sr * ctx->df.pc + sc;
+        if (q == me) {
+            if (pass == 1) {
+                p->self_src[p->nself] = blas_elem_lidx(S, g);
+                p->self_dst[p->nself] = l;
             }
-            int64_t ns = p->nself > 0 ? p->nself : 1;
-            p->self_src = deso__malloc((size_t)ns * sizeof(int64_t));
-            p->self_dst = deso__malloc((size_t)ns * sizeof(int64_t));
-            if (!p->self_src || !p->self_dst) err = DESO_ENOMEM;
-            if (err != DESO_OK) {
-                err = deso__fail(DESO_ENOMEM, "exchange plan: out of memory");
-                goto done;
-            }
-            p->nself = 0;
+            p->nself++;
+        } else if (pass == 0) {
+            L->rcnt[q]++;
+        } else {
+            L->rl[q][L->rfill[q]++] = l;
         }
     }
+}
+
+/* After the counting pass: the lists and the self copies allocated, the
+ * self-copy count reset for the second pass to fill.                    */
+static deso_err lists_alloc(plan_lists *L, int P, deso__exchange_plan *p)
+{
+    bool ok = true;
+    for (int q = 0; q < P; q++) {
+        if (L->scnt[q] > 0) {
+            p->nsend++;
+            L->sl[q] = deso__malloc((size_t)L->scnt[q] * sizeof(int64_t));
+            if (L->sl[q] == NULL) ok = false;
+        }
+        if (L->rcnt[q] > 0) {
+            p->nrecv++;
+            L->rl[q] = deso__malloc((size_t)L->rcnt[q] * sizeof(int64_t));
+            if (L->rl[q] == NULL) ok = false;
+        }
+    }
+    int64_t ns = p->nself > 0 ? p->nself : 1;
+    p->self_src = deso__malloc((size_t)ns * sizeof(int64_t));
+    p->self_dst = deso__malloc((size_t)ns * sizeof(int64_t));
+    DESO_CHECK(ok && p->self_src && p->self_dst, DESO_ENOMEM,
+               "exchange plan: out of memory");
+    p->nself = 0;
+    return DESO_OK;
+}
+
+/* The plan's peer arrays, sized by the counted peers, and its request
+ * array (the exchange's, allocated here so that nothing is allocated
+ * once data moves).                                                      */
+static deso_err peers_alloc(deso__exchange_plan *p)
+{
     int ns = p->nsend > 0 ? p->nsend : 1, nr = p->nrecv > 0 ? p->nrecv : 1;
     p->speer = deso__calloc((size_t)ns, sizeof(int));
     p->rpeer = deso__calloc((size_t)nr, sizeof(int));
@@ -198,30 +232,35 @@ static deso_err exchange_plan_build(deso_ctx *ctx, const blas_layout *S,
     p->sbuf = deso__calloc((size_t)ns, sizeof(double *));
     p->rbuf = deso__calloc((size_t)nr, sizeof(double *));
     p->req = deso__calloc((size_t)(ns + nr), sizeof(MPI_Request));
-    if (!p->speer || !p->rpeer || !p->scount || !p->rcount || !p->sidx ||
-        !p->ridx || !p->sbuf || !p->rbuf || !p->req) {
-        err = deso__fail(DESO_ENOMEM, "exchange plan: out of memory");
-        goto done;
-    }
+    DESO_CHECK(p->speer && p->rpeer && p->scount && p->rcount && p->sidx &&
+                   p->ridx && p->sbuf && p->rbuf && p->req,
+               DESO_ENOMEM, "exchange plan: out of memory");
+    return DESO_OK;
+}
+
+/* Each peer in rank order: its count, its index list (taken from L) and
+ * its packing buffer; lists reversed where the map runs backwards.      */
+static deso_err peers_fill(plan_lists *L, int P, const blas_emap *e,
+                           deso__exchange_plan *p)
+{
+    bool ok = true;
     int ks = 0, kr = 0;
     for (int q = 0; q < P; q++) {
-        if (scnt[q] > 0) {
+        if (L->scnt[q] > 0) {
             p->speer[ks] = q;
-            p->scount[ks] = scnt[q];
-            p->sidx[ks] = sl[q];
-            sl[q] = NULL;
-            p->sbuf[ks] = deso__malloc((size_t)scnt[q] * sizeof(double));
-            if (!p->sbuf[ks]) err = DESO_ENOMEM;
-            ks++;
+            p->scount[ks] = L->scnt[q];
+            p->sidx[ks] = L->sl[q];
+            L->sl[q] = NULL;
+            p->sbuf[ks] = deso__malloc((size_t)L->scnt[q] * sizeof(double));
+            if (p->sbuf[ks++] == NULL) ok = false;
         }
-        if (rcnt[q] > 0) {
+        if (L->rcnt[q] > 0) {
             p->rpeer[kr] = q;
-            p->rcount[kr] = rcnt[q];
-            p->ridx[kr] = rl[q];
-            rl[q] = NULL;
-            p->rbuf[kr] = deso__malloc((size_t)rcnt[q] * sizeof(double));
-            if (!p->rbuf[kr]) err = DESO_ENOMEM;
-            kr++;
+            p->rcount[kr] = L->rcnt[q];
+            p->ridx[kr] = L->rl[q];
+            L->rl[q] = NULL;
+            p->rbuf[kr] = deso__malloc((size_t)L->rcnt[q] * sizeof(double));
+            if (p->rbuf[kr++] == NULL) ok = false;
         }
     }
     p->nsend = ks;
@@ -230,20 +269,36 @@ static deso_err exchange_plan_build(deso_ctx *ctx, const blas_layout *S,
         reverse(p->sidx[k], p->scount[k]);
     for (int k = 0; k < kr && e->ti < 0; k++)
         reverse(p->ridx[k], p->rcount[k]);
-    if (err != DESO_OK)
+    DESO_CHECK(ok, DESO_ENOMEM, "exchange plan: out of memory");
+    return DESO_OK;
+}
+
+/* The exchange from layout S to layout D under map e, planned from owner
+ * computations in two passes over this rank's elements: count, then
+ * list.                                                                  */
+static deso_err exchange_plan_build(deso_ctx *ctx, const blas_layout *S,
+                                    const blas_layout *D, const blas_emap *e,
+                                    deso__exchange_plan **out)
+{
+    int P = ctx->size;
+    plan_lists L = {0};
+    deso__exchange_plan *p = deso__calloc(1, sizeof *p);
+    deso_err err = lists_new(&L, P);
+    if (err == DESO_OK && p == NULL)
         err = deso__fail(DESO_ENOMEM, "exchange plan: out of memory");
-done:
-    if (sl && rl)
-        for (int q = 0; q < P; q++) {
-            free(sl[q]);
-            free(rl[q]);
-        }
-    free(scnt);
-    free(rcnt);
-    free(sfill);
-    free(rfill);
-    free(sl);
-    free(rl);
+    if (err == DESO_OK) {
+        p->src = *S;
+        p->dst = *D;
+        p->map = *e;
+    }
+    for (int pass = 0; pass < 2 && err == DESO_OK; pass++) {
+        scan_sends(ctx, S, D, e, pass, &L);
+        scan_recvs(ctx, S, D, e, pass, &L, p);
+        if (pass == 0) err = lists_alloc(&L, P, p);
+    }
+    if (err == DESO_OK) err = peers_alloc(p);
+    if (err == DESO_OK) err = peers_fill(&L, P, e, p);
+    lists_free(&L, P);
     if (err != DESO_OK) {
         exchange_plan_free(p);
         return err;
