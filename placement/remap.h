@@ -125,7 +125,9 @@ typedef struct pl_seq {
  * for L = lcm(P r, Q s).  The list repeats `full` times, shifted by
  * (dg, dmine, dtheirs) = (L, L / P, L / Q) each time, then once more cut
  * at global index rem (full = 0: the list once, cut at rem = M).  per:
- * elements of the list; count: elements of the whole extent.             */
+ * elements of the list; count: elements of the whole extent.  With one
+ * position on both sides (P = Q = 1) the list is the one piece [0, M),
+ * span = M, full = 0.                                                     */
 typedef struct pl_dim {
     int64_t nseq;
     pl_seq *seq;

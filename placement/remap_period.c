@@ -161,6 +161,19 @@ static int64_t period_of(int P, int64_t r, int Q, int64_t s)
     return L;
 }
 
+/* One position on both sides (a vector's columns, a one-row grid's
+ * rows): every element keeps its index on both sides, so [0, M) is one
+ * piece, described once without periods and without walking blocks.    */
+static deso_err one_piece(int64_t M, pl_dim *out)
+{
+    out->seq = deso__malloc(sizeof *out->seq);
+    if (!out->seq) return deso__fail(DESO_ENOMEM, "pl_dim_make: no memory");
+    out->seq[0] = (pl_seq){ .len = M, .cnt = 1 };
+    out->nseq = 1;
+    out->span = out->rem = out->per = out->count = M;
+    return DESO_OK;
+}
+
 deso_err pl_dim_make(int64_t M, int P, int64_t r, int a, int Q, int64_t s,
                      int c, pl_dim *out)
 {
@@ -171,6 +184,7 @@ deso_err pl_dim_make(int64_t M, int P, int64_t r, int a, int Q, int64_t s,
                "pl_dim_make: extent %lld, cyclic(%lld) position %d of %d -> "
                "cyclic(%lld) position %d of %d", (long long)M, (long long)r,
                a, P, (long long)s, c, Q);
+    if (P == 1 && Q == 1 && M > 0) return one_piece(M, out);
     int64_t L = period_of(P, r, Q, s);
     bool whole = L > 0 && L <= M;
     int64_t E = whole ? L : M;

@@ -212,6 +212,7 @@ static deso_err cols_of(const side *A, int e, const side *B, int f,
 {
     if (A->d == 1) return whole_dim(1, cols);
     DESO_TRY(one_dim(A, e, B, f, 1, cols));
+    if (A->d == 2) return DESO_OK;
     int64_t la[PL_ND_MAX], lb[PL_ND_MAX];
     side_size(A, e, la);
     side_size(B, f, lb);

@@ -316,6 +316,60 @@ static deso_err weights_make(const edges *E, bool cover, weights *W)
                       "overflow for a %d x %d matrix", E->P, E->Q);
 }
 
+/* Scratch of build_matchings: the n x n weights of one step and the
+ * edge behind each entry, the remaining degrees, the matching.          */
+typedef struct match_ws {
+    int64_t *wm, *eid;
+    int *dp, *dq, *match;
+} match_ws;
+
+static void match_ws_free(match_ws *M)
+{
+    free(M->wm); free(M->eid); free(M->dp); free(M->dq); free(M->match);
+}
+
+static deso_err match_ws_make(int P, int Q, int n, match_ws *M)
+{
+    M->wm = deso__malloc((size_t)n * n * sizeof *M->wm);
+    M->eid = deso__malloc((size_t)n * n * sizeof *M->eid);
+    M->dp = deso__malloc((size_t)P * sizeof *M->dp);
+    M->dq = deso__malloc((size_t)Q * sizeof *M->dq);
+    M->match = deso__malloc((size_t)n * sizeof *M->match);
+    if (M->wm && M->eid && M->dp && M->dq && M->match) return DESO_OK;
+    match_ws_free(M);
+    return nomem();
+}
+
+/* The weights of one step over the edges not yet scheduled: length,
+ * plus the cover bonus for an end of current maximum degree (stepwise),
+ * scaled by K with the ends' degrees as tie-break.                      */
+static void step_weights(const edges *E, const weights *W, bool cover,
+                         const int *step_of, match_ws *M)
+{
+    int P = E->P, Q = E->Q, n = P > Q ? P : Q, D = 0;
+    memset(M->dp, 0, (size_t)P * sizeof *M->dp);
+    memset(M->dq, 0, (size_t)Q * sizeof *M->dq);
+    for (int64_t i = 0; i < (int64_t)n * n; i++) {
+        M->wm[i] = 0;
+        M->eid[i] = -1;
+    }
+    for (int64_t e = 0; e < E->n; e++) {
+        if (step_of[e] >= 0) continue;
+        M->dp[E->p[e]]++;
+        M->dq[E->q[e]]++;
+        M->eid[(int64_t)E->p[e] * n + E->q[e]] = e;
+    }
+    for (int p = 0; p < P; p++) if (M->dp[p] > D) D = M->dp[p];
+    for (int q = 0; q < Q; q++) if (M->dq[q] > D) D = M->dq[q];
+    for (int64_t e = 0; e < E->n; e++) {
+        if (step_of[e] >= 0) continue;
+        int p = E->p[e], q = E->q[e];
+        int64_t cov = cover ? (M->dp[p] == D) + (M->dq[q] == D) : 0;
+        M->wm[(int64_t)p * n + q] = (W->v[e] + W->B * cov) * W->K +
+                                    (W->K > 1 ? M->dp[p] + M->dq[q] : 0);
+    }
+}
+
 /* Repeated maximum-weight matchings of the remaining edges.  With cover,
  * every vertex of current maximum degree is matched (B-trick), so the
  * number of steps is the initial maximum degree.                           */
@@ -325,61 +379,35 @@ static deso_err build_matchings(const edges *E, bool cover, int *step_of,
     int P = E->P, Q = E->Q, n = P > Q ? P : Q;
     weights W = {0};
     DESO_TRY(weights_make(E, cover, &W));
-    int64_t *wm = deso__malloc((size_t)n * n * sizeof *wm);
-    int64_t *eid = deso__malloc((size_t)n * n * sizeof *eid);
-    int *dp = deso__malloc((size_t)P * sizeof *dp), *dq = deso__malloc((size_t)Q * sizeof *dq);
-    int *match = deso__malloc((size_t)n * sizeof *match);
-    deso_err err = DESO_OK;
-    if (!wm || !eid || !dp || !dq || !match) {
-        err = nomem();
-        goto done;
+    match_ws M;
+    deso_err err = match_ws_make(P, Q, n, &M);
+    if (err) {
+        free(W.v);
+        return err;
     }
     for (int64_t e = 0; e < E->n; e++) step_of[e] = -1;
     int64_t left = E->n;
     int k = 0;
-    while (left > 0) {
-        memset(dp, 0, (size_t)P * sizeof *dp);
-        memset(dq, 0, (size_t)Q * sizeof *dq);
-        for (int64_t i = 0; i < (int64_t)n * n; i++) {
-            wm[i] = 0;
-            eid[i] = -1;
-        }
-        int D = 0;
-        for (int64_t e = 0; e < E->n; e++) {
-            if (step_of[e] >= 0) continue;
-            dp[E->p[e]]++;
-            dq[E->q[e]]++;
-            eid[(int64_t)E->p[e] * n + E->q[e]] = e;
-        }
-        for (int p = 0; p < P; p++) if (dp[p] > D) D = dp[p];
-        for (int q = 0; q < Q; q++) if (dq[q] > D) D = dq[q];
-        for (int64_t e = 0; e < E->n; e++) {
-            if (step_of[e] >= 0) continue;
-            int p = E->p[e], q = E->q[e];
-            int64_t cov = cover ? (dp[p] == D) + (dq[q] == D) : 0;
-            wm[(int64_t)p * n + q] = (W.v[e] + W.B * cov) * W.K +
-                                     (W.K > 1 ? dp[p] + dq[q] : 0);
-        }
-        err = pl__max_assignment(n, wm, match);
-        if (err) goto done;
+    while (left > 0 && !err) {
+        step_weights(E, &W, cover, step_of, &M);
+        err = pl__max_assignment(n, M.wm, M.match);
         int64_t took = 0;
-        for (int p = 0; p < P; p++) {
-            int q = match[p];
-            if (q < Q && eid[(int64_t)p * n + q] >= 0 && wm[(int64_t)p * n + q] > 0) {
-                step_of[eid[(int64_t)p * n + q]] = k;
+        for (int p = 0; p < P && !err; p++) {
+            int64_t at = (int64_t)p * n + M.match[p];
+            if (M.match[p] < Q && M.eid[at] >= 0 && M.wm[at] > 0) {
+                step_of[M.eid[at]] = k;
                 took++;
             }
         }
-        if (took == 0) {   /* cannot happen: a positive edge is always taken */
-            err = deso__fail(DESO_EINTERNAL, "pl_schedule_build: empty matching");
-            goto done;
-        }
+        if (!err && took == 0)   /* cannot happen: a positive edge is taken */
+            err = deso__fail(DESO_EINTERNAL, "pl_schedule_build: empty "
+                             "matching");
         left -= took;
         k++;
     }
-    *nsteps = k;
-done:
-    free(W.v); free(wm); free(eid); free(dp); free(dq); free(match);
+    if (!err) *nsteps = k;
+    free(W.v);
+    match_ws_free(&M);
     return err;
 }
 
@@ -471,6 +499,40 @@ static void keep_better(pl_schedule *best, pl_schedule *cand)
     }
 }
 
+/* No rank sends or receives more than one message: the messages are one
+ * matching, so every schedule but the caterpillar is that one step (the
+ * fewest steps, and the least cost: a step pays the longest message
+ * anyway), built without edges or matchings: a small remap (P = 2) plans
+ * in a fraction of the general path's instructions.                      */
+static deso_err one_step(int P, int Q, const int64_t *len, pl_schedule *out)
+{
+    int64_t n = 0, cost = 0;
+    for (int64_t i = 0; i < (int64_t)P * Q; i++)
+        if (len[i] > 0) {
+            n++;
+            if (len[i] > cost) cost = len[i];
+        }
+    out->P = P;
+    out->Q = Q;
+    /* Allocated even for no message, as the general path does.          */
+    out->recv_of = deso__malloc((size_t)P * sizeof *out->recv_of);
+    out->step_cost = deso__malloc(sizeof *out->step_cost);
+    if (!out->recv_of || !out->step_cost) {
+        pl_schedule_free(out);
+        return nomem();
+    }
+    for (int p = 0; p < P; p++) {
+        out->recv_of[p] = -1;
+        for (int q = 0; q < Q; q++)
+            if (len[(int64_t)p * Q + q] > 0) out->recv_of[p] = q;
+    }
+    out->nsteps = n > 0;
+    out->step_cost[0] = cost;
+    out->total_cost = cost;
+    out->messages = n;
+    return DESO_OK;
+}
+
 deso_err pl_schedule_build(pl_sched_kind kind, int P, int Q,
                            const int64_t *len, pl_schedule *out)
 {
@@ -485,6 +547,8 @@ deso_err pl_schedule_build(pl_sched_kind kind, int P, int Q,
         DESO_CHECK(len[i] >= 0, DESO_EINVAL, "pl_schedule_build: negative "
                    "length %lld at (%lld, %lld)", (long long)len[i],
                    (long long)(i / Q), (long long)(i % Q));
+    if (kind != PL_SCHED_CATERPILLAR && pl_schedule_min_steps(P, Q, len) <= 1)
+        return one_step(P, Q, len, out);
     edges E;
     DESO_TRY(edges_make(P, Q, len, &E));
     bool small = (P > Q ? P : Q) <= HUNGARIAN_MAX;

@@ -302,6 +302,70 @@ void deso__cp_free(deso__copy *c)
     memset(c, 0, sizeof *c);
 }
 
+/* Pieces of item u that span at most `span` elements on either side
+ * (at least 1).                                                         */
+static int64_t split_piece(const deso__cp_item *u, int64_t span)
+{
+    int64_t st = u->sa > u->sb ? u->sa : u->sb;
+    return span / (st < 1 ? 1 : st);
+}
+
+/* The groups and items a split may make at most: a literal item becomes
+ * at most one periodic group and one item of a literal group.  Returns
+ * whether any item is cut (else the split is the program itself).      */
+static bool split_bound(const deso__copy *c, int64_t span, int64_t *ng,
+                        int64_t *ni)
+{
+    bool cut = false;
+    *ng = 0;
+    *ni = 0;
+    for (int64_t gi = 0; gi < c->ngroups; gi++) {
+        const deso__cp_group *g = &c->g[gi];
+        *ng += 1 + (g->reps == 1 ? 2 * g->k : 0);
+        *ni += g->k + (g->reps == 1 ? g->k : 0);
+        for (int64_t j = 0; g->reps == 1 && j < g->k && !cut; j++) {
+            const deso__cp_item *u = &c->it[g->first + j];
+            int64_t piece = split_piece(u, span);
+            cut = piece >= 1 && u->len >= 2 * piece;
+        }
+    }
+    return cut;
+}
+
+/* The program being split: its groups and items so far, and whether the
+ * last group is a literal one that the next short item joins.           */
+typedef struct splitter {
+    deso__cp_group *G;
+    deso__cp_item *I;
+    int64_t gn, in;
+    bool open;
+} splitter;
+
+/* Appends literal item u, cut into repetitions of at most `span`
+ * elements on either side, then its remainder.                          */
+static void split_item(splitter *S, deso__cp_item u, int64_t span)
+{
+    int64_t piece = split_piece(&u, span);
+    if (piece >= 1 && u.len >= 2 * piece) {
+        int64_t q = u.len / piece;
+        S->G[S->gn++] = (deso__cp_group){ .first = S->in, .k = 1, .reps = q,
+                                          .da = piece * u.sa,
+                                          .db = piece * u.sb };
+        S->I[S->in++] = (deso__cp_item){ u.a, u.b, piece, u.sa, u.sb };
+        S->open = false;
+        u.a += q * piece * u.sa;
+        u.b += q * piece * u.sb;
+        u.len -= q * piece;
+        if (u.len == 0) return;
+    }
+    if (!S->open) {
+        S->G[S->gn++] = (deso__cp_group){ .first = S->in, .k = 0, .reps = 1 };
+        S->open = true;
+    }
+    S->I[S->in++] = u;
+    S->G[S->gn - 1].k++;
+}
+
 /* Cuts the long items of literal groups into periodic groups of pieces
  * spanning at most `span` elements on either side, so that a fused pass
  * can interleave them with other programs.  Same copies, same order.
@@ -309,66 +373,36 @@ void deso__cp_free(deso__copy *c)
 deso_err deso__cp_split(deso__copy *c, int64_t span)
 {
     if (c->nloops > 0) return DESO_OK;
-    int64_t ng = 0, ni = 0;
-    for (int64_t gi = 0; gi < c->ngroups; gi++) {
-        const deso__cp_group *g = &c->g[gi];
-        ng += 1;
-        ni += g->k;
-        if (g->reps == 1)
-            for (int64_t j = 0; j < g->k; j++) {
-                ng += 2;
-                ni += 1;
-            }
-    }
-    deso__cp_group *G = deso__malloc((size_t)(ng ? ng : 1) * sizeof *G);
-    deso__cp_item *I = deso__malloc((size_t)(ni ? ni : 1) * sizeof *I);
-    if (G == NULL || I == NULL) {
-        free(G);
-        free(I);
+    int64_t ng, ni;
+    /* Nothing to cut: the split would copy the same items in the same
+     * order (at most joining adjacent literal groups), so the program
+     * serves as it is, without two allocations per program.            */
+    if (!split_bound(c, span, &ng, &ni)) return DESO_OK;
+    splitter S = { deso__malloc((size_t)(ng ? ng : 1) * sizeof *S.G),
+                   deso__malloc((size_t)(ni ? ni : 1) * sizeof *S.I),
+                   0, 0, false };
+    if (S.G == NULL || S.I == NULL) {
+        free(S.G);
+        free(S.I);
         return deso__fail(DESO_ENOMEM, "copy program: out of memory");
     }
-    int64_t gn = 0, in = 0;
-    bool open = false;                 /* last group is a literal one    */
     for (int64_t gi = 0; gi < c->ngroups; gi++) {
         const deso__cp_group *g = &c->g[gi];
         const deso__cp_item *it = c->it + g->first;
-        if (g->reps != 1) {
-            G[gn] = *g;
-            G[gn++].first = in;
-            for (int64_t j = 0; j < g->k; j++) I[in++] = it[j];
-            open = false;
+        if (g->reps == 1) {
+            for (int64_t j = 0; j < g->k; j++) split_item(&S, it[j], span);
             continue;
         }
-        for (int64_t j = 0; j < g->k; j++) {
-            deso__cp_item u = it[j];
-            int64_t st = u.sa > u.sb ? u.sa : u.sb;
-            if (st < 1) st = 1;
-            int64_t piece = span / st;
-            if (piece >= 1 && u.len >= 2 * piece) {
-                int64_t q = u.len / piece;
-                G[gn++] = (deso__cp_group){ .first = in, .k = 1, .reps = q,
-                                            .da = piece * u.sa,
-                                            .db = piece * u.sb };
-                I[in++] = (deso__cp_item){ u.a, u.b, piece, u.sa, u.sb };
-                open = false;
-                u.a += q * piece * u.sa;
-                u.b += q * piece * u.sb;
-                u.len -= q * piece;
-                if (u.len == 0) continue;
-            }
-            if (!open) {
-                G[gn++] = (deso__cp_group){ .first = in, .k = 0, .reps = 1 };
-                open = true;
-            }
-            I[in++] = u;
-            G[gn - 1].k++;
-        }
+        S.G[S.gn] = *g;
+        S.G[S.gn++].first = S.in;
+        for (int64_t j = 0; j < g->k; j++) S.I[S.in++] = it[j];
+        S.open = false;
     }
     free(c->g);
     free(c->it);
-    c->g = G;
-    c->it = I;
-    c->ngroups = gn;
-    c->nitems = in;
+    c->g = S.G;
+    c->it = S.I;
+    c->ngroups = S.gn;
+    c->nitems = S.in;
     return DESO_OK;
 }

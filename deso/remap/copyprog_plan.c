@@ -40,19 +40,51 @@ typedef struct cpb {
     int64_t floor;           /* groups below it are in closed loops       */
     bool open;               /* the last group is literal and open        */
     bool nomem;
+    bool borrowed;           /* g and it are the caller's (cpb_scratch)   */
 } cpb;
+
+/* A scratch program (never handed over) that starts in the caller's
+ * arrays of ROWS_FLAT groups and items, and moves to the heap only when
+ * it outgrows them: a short row program then costs no allocation.      */
+static cpb cpb_scratch(deso__cp_group *g, deso__cp_item *it)
+{
+    return (cpb){ .g = g, .it = it, .capg = ROWS_FLAT, .capi = ROWS_FLAT,
+                  .borrowed = true };
+}
 
 static void cpb_free(cpb *b)
 {
-    free(b->g);
-    free(b->it);
+    if (!b->borrowed) {
+        free(b->g);
+        free(b->it);
+    }
     free(b->lp);
     memset(b, 0, sizeof *b);
+}
+
+/* The caller's arrays of a scratch program copied to the heap.          */
+static bool unborrow(cpb *b)
+{
+    deso__cp_group *g = deso__malloc((size_t)b->capg * sizeof *g);
+    deso__cp_item *it = deso__malloc((size_t)b->capi * sizeof *it);
+    if (!g || !it) {
+        free(g);
+        free(it);
+        return false;
+    }
+    memcpy(g, b->g, (size_t)b->ng * sizeof *g);
+    memcpy(it, b->it, (size_t)b->ni * sizeof *it);
+    b->g = g;
+    b->it = it;
+    b->borrowed = false;
+    return true;
 }
 
 static bool reserve(cpb *b, int64_t items)
 {
     if (b->nomem) return false;
+    bool grow = b->ni + items > b->capi || b->ng + 1 > b->capg;
+    if (grow && b->borrowed && !unborrow(b)) return !(b->nomem = true);
     if (b->ni + items > b->capi) {
         int64_t c = b->capi ? 2 * b->capi : 16;
         while (c < b->ni + items) c *= 2;
@@ -248,7 +280,9 @@ static int64_t period_items(const pl_dim *d)
 static void rows_emit(cpb *b, const pl_dim *d, oside *o)
 {
     if (d->full >= 2 && period_items(d) <= FLAT_MAX) {
-        cpb one = { 0 };
+        deso__cp_group g1[ROWS_FLAT];
+        deso__cp_item it1[ROWS_FLAT];
+        cpb one = cpb_scratch(g1, it1);
         oside o1 = *o;
         for (int64_t i = 0; i < d->nseq; i++) {
             const pl_seq *q = &d->seq[i];
@@ -453,14 +487,15 @@ static void loop_run(void *ctx, colrun y)
 static void msg_emit(cpb *b, const pl_msg *m, bool packed, int64_t ldm,
                      int64_t ldt)
 {
-    cpb R = { 0 };
+    deso__cp_group rg[ROWS_FLAT];
+    deso__cp_item rit[ROWS_FLAT], f[ROWS_FLAT], xs[ROWS_FLAT];
+    cpb R = cpb_scratch(rg, rit);
     oside o = { packed, 0 };
     rows_emit(&R, &m->rows, &o);
     int64_t nf = spelt(&R);
     bool flat = nf >= 1 && nf <= ROWS_FLAT;
-    int64_t nx = R.ni > ROWS_FLAT ? R.ni : ROWS_FLAT;
-    deso__cp_item *x = deso__malloc((size_t)nx * sizeof *x);
-    deso__cp_item f[ROWS_FLAT];
+    deso__cp_item *x = R.ni <= ROWS_FLAT
+        ? xs : deso__malloc((size_t)R.ni * sizeof *x);
     b->nomem |= R.nomem || x == NULL;
     int64_t per = m->rows.count;
     if (flat && !b->nomem) {
@@ -472,7 +507,7 @@ static void msg_emit(cpb *b, const pl_msg *m, bool packed, int64_t ldm,
         each_colrun(&m->cols, packed, per, ldm, ldt, &b->nomem, loop_run, &c);
         if (c.have) loop_emit(b, &R, &c.l, x);
     }
-    free(x);
+    if (x != xs) free(x);
     cpb_free(&R);
 }
 

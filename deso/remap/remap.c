@@ -201,10 +201,13 @@ static deso_err plan_fusion(deso__remap *r)
     } else {
         return DESO_OK;
     }
-    r->fuse_msg = deso__calloc((size_t)r->nfuse, sizeof *r->fuse_msg);
-    r->fuse_cur = deso__calloc((size_t)r->nfuse + 1, sizeof *r->fuse_cur);
-    if (r->fuse_msg == NULL || r->fuse_cur == NULL)
+    /* One block: the cursors, then the indices (freed with fuse_cur).  */
+    size_t ncur = (size_t)r->nfuse + 1;
+    r->fuse_cur = deso__calloc(1, ncur * sizeof *r->fuse_cur +
+                                  (size_t)r->nfuse * sizeof *r->fuse_msg);
+    if (r->fuse_cur == NULL)
         return deso__fail(DESO_ENOMEM, "remap plan: out of memory");
+    r->fuse_msg = (int *)(r->fuse_cur + ncur);
     if (r->fuse == DESO__FUSE_UNPACK) {
         r->fuse_msg[0] = last;
     } else {
@@ -439,10 +442,11 @@ static deso_err plan_local(const layouts *l, pl_sched_kind kind, bool keep,
      * transport frees it unused.                                         */
     out->sendbuf = deso__malloc((size_t)out->sendbuf_len * sizeof(double));
     out->recvbuf = deso__malloc((size_t)out->recvbuf_len * sizeof(double));
-    out->reqs = deso__calloc((size_t)out->max_reqs, sizeof *out->reqs);
-    out->req_msg = deso__calloc((size_t)out->max_reqs, sizeof *out->req_msg);
-    if (!out->sendbuf || !out->recvbuf || !out->reqs || !out->req_msg)
-        goto nomem;
+    /* One block: the requests, then their messages (freed with reqs). */
+    out->reqs = deso__calloc(1, (size_t)out->max_reqs *
+                                (sizeof *out->reqs + sizeof *out->req_msg));
+    if (!out->sendbuf || !out->recvbuf || !out->reqs) goto nomem;
+    out->req_msg = (int *)(out->reqs + out->max_reqs);
     if (plan_fusion(out) != DESO_OK) goto nomem;
     out->t_plan = MPI_Wtime() - t0;
     return DESO_OK;
@@ -510,10 +514,8 @@ void deso__remap_free(deso__remap *r)
     free(r->steps);
     free(r->sendbuf);
     free(r->recvbuf);
-    free(r->reqs);
-    free(r->req_msg);
-    free(r->fuse_msg);
-    free(r->fuse_cur);
+    free(r->reqs);                /* req_msg lies in the same block     */
+    free(r->fuse_cur);            /* and fuse_msg in this one           */
     if (r->owns_comm && r->comm != MPI_COMM_NULL) MPI_Comm_free(&r->comm);
     memset(r, 0, sizeof *r);
     r->comm = MPI_COMM_NULL;

@@ -72,10 +72,12 @@ typedef struct deso__remap {
      * programs involved are cut into chunk-sized pieces for this.        */
     int fuse;              /* 0, DESO__FUSE_PACK or DESO__FUSE_UNPACK       */
     int nfuse;             /* messages fused with the self copy             */
-    int *fuse_msg;         /* their indices (send or recv)                  */
+    int *fuse_msg;         /* their indices (send or recv); in fuse_cur's   */
+                           /* block                                         */
     deso__fcur *fuse_cur;  /* per program (0: the self copy), for the pass  */
     MPI_Request *reqs;     /* max_reqs                                      */
-    int *req_msg;          /* per request: receive index, or -1 - send     */
+    int *req_msg;          /* per request: receive index, or -1 - send; in  */
+                           /* reqs's block                                  */
     struct deso__shm *shm; /* the shared-memory transport, or NULL         */
     pl_remap_rank *plan;   /* this rank's plan, kept by _init_keep          */
     double t_plan;         /* seconds spent planning and compiling, here   */

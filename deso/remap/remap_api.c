@@ -299,6 +299,24 @@ static deso_redist *handle_new(MPI_Comm dup, deso__comm_cache *cache)
     return h;
 }
 
+/* This rank's part of create: the checks, the hash of the arguments and
+ * the plan.  Its error is shared by the caller's agreement, never
+ * returned early, so that no rank is left alone in the Allreduce.       */
+static deso_err create_local(const create_args *a, bool has_out,
+                             MPI_Comm dup, int size, deso_redist *h,
+                             uint64_t *hash)
+{
+    deso_err e = DESO_OK;
+    if (!has_out)
+        e = deso__fail(DESO_ENULL, "%s: out is NULL", a->fn);
+    if (e == DESO_OK) e = check_args(a, size);
+    *hash = hash_args(a, e == DESO_OK);
+    if (e == DESO_OK && h == NULL)
+        e = deso__fail(DESO_ENOMEM, "%s: out of memory", a->fn);
+    if (e == DESO_OK) e = plan_args(a, dup, h);
+    return e;
+}
+
 /* deso_redist_create and _nd: local checks and planning, then one
  * agreement, then the shared-memory transport's rings.                  */
 static deso_err create(MPI_Comm comm, const create_args *a,
@@ -318,17 +336,8 @@ static deso_err create(MPI_Comm comm, const create_args *a,
     int me = 0, size = 1;
     MPI_Comm_rank(dup, &me);
     MPI_Comm_size(dup, &size);
-
-    /* Local checks first; the verdict is shared below, never returned
-     * early, so that no rank is left alone in the Allreduce.             */
-    deso_err e = DESO_OK;
-    if (out == NULL)
-        e = deso__fail(DESO_ENULL, "%s: out is NULL", fn);
-    if (e == DESO_OK) e = check_args(a, size);
-    uint64_t hash = hash_args(a, e == DESO_OK);
-    if (e == DESO_OK && h == NULL)
-        e = deso__fail(DESO_ENOMEM, "%s: out of memory", fn);
-    if (e == DESO_OK) e = plan_args(a, dup, h);
+    uint64_t hash;
+    deso_err e = create_local(a, out != NULL, dup, size, h, &hash);
 
     int shm_ok = 0, grow = 0;
     deso__remap_shm_prepare(comm, cache, e == DESO_OK ? &h->r : NULL,

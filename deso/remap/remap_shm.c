@@ -467,14 +467,11 @@ static void self_piece(deso__remap *r, struct deso__shm *s, const double *src,
                         slld, dst, r->dst_rows, dlld, stream);
 }
 
-/* The messages through the rings (those not read in place), the self
- * copy keeping pace with them unless `self_done`.                       */
-static void ring_loop(deso__remap *r, struct deso__shm *s, const double *src,
-                      int64_t slld, double *dst, int64_t dlld, bool stream,
-                      bool self_done)
+/* Rewinds every channel for a new execution; returns the ring chunks to
+ * move (those not read in place).                                       */
+static int64_t ring_start(deso__remap *r, struct deso__shm *s)
 {
-    int64_t srows = r->src_rows, drows = r->dst_rows;
-    int64_t total = 0, done = 0, selfk = self_done ? s->nself : 0;
+    int64_t total = 0;
     for (int i = 0; i < r->nsend; i++) {
         chan *c = &s->send[i];
         c->next = c->pull ? c->nchunks : 0;
@@ -490,29 +487,54 @@ static void ring_loop(deso__remap *r, struct deso__shm *s, const double *src,
         total += c->nchunks - c->next;
     }
     s->self_at = DESO__CP_START;
+    return total;
+}
+
+/* One pass over step st's channels: each produces or consumes a chunk if
+ * it can.  *done counts the chunks moved, *left whether any remain;
+ * returns whether any moved.                                            */
+static bool ring_pass(const deso__remap_step *st, struct deso__shm *s,
+                      const deso__remap *r, const double *src, int64_t slld,
+                      double *dst, int64_t dlld, bool stream, int64_t *done,
+                      bool *left)
+{
+    bool busy = false;
+    *left = false;
+    for (int i = st->send0; i < st->send0 + st->nsend; i++) {
+        chan *c = &s->send[i];
+        if (c->next == c->nchunks) continue;
+        if (produce(c, src, r->src_rows, slld)) {
+            busy = true;
+            ++*done;
+        }
+        *left |= c->next < c->nchunks;
+    }
+    for (int j = st->recv0; j < st->recv0 + st->nrecv; j++) {
+        chan *c = &s->recv[j];
+        if (c->next == c->nchunks) continue;
+        if (consume(c, dst, r->dst_rows, dlld, stream)) {
+            busy = true;
+            ++*done;
+        }
+        *left |= c->next < c->nchunks;
+    }
+    return busy;
+}
+
+/* The messages through the rings (those not read in place), the self
+ * copy keeping pace with them unless `self_done`.                       */
+static void ring_loop(deso__remap *r, struct deso__shm *s, const double *src,
+                      int64_t slld, double *dst, int64_t dlld, bool stream,
+                      bool self_done)
+{
+    int64_t done = 0, selfk = self_done ? s->nself : 0;
+    int64_t total = ring_start(r, s);
     for (int k = 0; k < r->nsteps; k++) {
-        const deso__remap_step *st = &r->steps[k];
         int idle = 0;
         for (;;) {
-            bool busy = false, left = false;
-            for (int i = st->send0; i < st->send0 + st->nsend; i++) {
-                chan *c = &s->send[i];
-                if (c->next == c->nchunks) continue;
-                if (produce(c, src, srows, slld)) {
-                    busy = true;
-                    done++;
-                }
-                left |= c->next < c->nchunks;
-            }
-            for (int j = st->recv0; j < st->recv0 + st->nrecv; j++) {
-                chan *c = &s->recv[j];
-                if (c->next == c->nchunks) continue;
-                if (consume(c, dst, drows, dlld, stream)) {
-                    busy = true;
-                    done++;
-                }
-                left |= c->next < c->nchunks;
-            }
+            bool left;
+            bool busy = ring_pass(&r->steps[k], s, r, src, slld, dst, dlld,
+                                  stream, &done, &left);
             /* The self copy keeps pace with the messages (its pieces then
              * read the source near where the packing does), and fills
              * the time spent waiting.                                     */

@@ -153,6 +153,46 @@ static void test_random_matrices(void **state)
     free(len);
 }
 
+/* Matrices where no rank sends or receives twice (partial permutations,
+ * on both sides of the Hungarian limit, and the empty one): stepwise and
+ * greedy are one step costing the longest message, the least possible.  */
+static void test_one_matching(void **state)
+{
+    (void)state;
+    int64_t *len = malloc(150 * 150 * sizeof *len);
+    int *perm = malloc(150 * sizeof *perm);
+    for (int t = 0; t < 40; t++) {
+        int P = 1 + (int)rnd(t < 30 ? 12 : 150);
+        int Q = t % 5 == 0 ? P : 1 + (int)rnd(t < 30 ? 12 : 150);
+        int N = P > Q ? P : Q;
+        for (int i = 0; i < N; i++) perm[i] = i;
+        for (int i = N - 1; i > 0; i--) {
+            int j = (int)rnd(i + 1), x = perm[i];
+            perm[i] = perm[j];
+            perm[j] = x;
+        }
+        memset(len, 0, (size_t)P * Q * sizeof *len);
+        int64_t longest = 0;
+        for (int p = 0; p < P; p++)
+            if (perm[p] < Q && rnd(4) != 0) {
+                len[(int64_t)p * Q + perm[p]] = 1 + rnd(1000);
+                if (len[(int64_t)p * Q + perm[p]] > longest)
+                    longest = len[(int64_t)p * Q + perm[p]];
+            }
+        check_all(P, Q, len, NULL);
+        for (int k = PL_SCHED_STEPWISE; k <= PL_SCHED_GREEDY; k++) {
+            pl_schedule s;
+            assert_int_equal(pl_schedule_build((pl_sched_kind)k, P, Q, len,
+                                               &s), DESO_OK);
+            assert_int_equal(s.nsteps, longest > 0);
+            assert_int_equal(s.total_cost, longest);
+            pl_schedule_free(&s);
+        }
+    }
+    free(perm);
+    free(len);
+}
+
 /* Above the Hungarian limit stepwise colours the edges instead.          */
 static void test_large_grid(void **state)
 {
@@ -299,6 +339,7 @@ int main(void)
         cmocka_unit_test(test_exhaustive_slices),
         cmocka_unit_test(test_random_slices_to_64),
         cmocka_unit_test(test_random_matrices),
+        cmocka_unit_test(test_one_matching),
         cmocka_unit_test(test_large_grid),
         cmocka_unit_test(test_worked_examples),
         cmocka_unit_test(test_names_and_errors),

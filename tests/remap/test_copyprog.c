@@ -294,6 +294,61 @@ static void test_windows(void **state)
     assert_int_equal(bad, 0);
 }
 
+/* Whether literal item u of c is still long enough for a split at span
+ * to cut (two pieces of span / stride elements or more).                */
+static bool cuttable(const deso__cp_item *u, int64_t span)
+{
+    int64_t st = u->sa > u->sb ? u->sa : u->sb, piece = span / st;
+    return piece >= 1 && u->len >= 2 * piece;
+}
+
+static bool any_cuttable(const deso__copy *c, int64_t span)
+{
+    for (int64_t gi = 0; gi < c->ngroups; gi++)
+        for (int64_t j = 0; c->g[gi].reps == 1 && j < c->g[gi].k; j++)
+            if (cuttable(&c->it[c->g[gi].first + j], span)) return true;
+    return false;
+}
+
+/* deso__cp_split: the same copies after the split, no literal item left
+ * that it would cut, and a program with none to cut kept as it is (the
+ * same arrays: no allocation).                                          */
+static void test_split(void **state)
+{
+    (void)state;
+    rs.s = 20261127;
+    for (int c = 0; c < 200; c++) {
+        list l;
+        make_list(&l, 1, c % 2, 1 + rnd(30));
+        int64_t span = 1 + rnd(c % 3 == 0 ? 8 : 400);
+        double *A = malloc((size_t)(l.na + 1) * sizeof *A);
+        double *want = malloc((size_t)(l.nb + 1) * sizeof *want);
+        double *got = malloc((size_t)(l.nb + 1) * sizeof *got);
+        for (int64_t i = 0; i <= l.na; i++) A[i] = (double)i + 0.5;
+        for (int64_t i = 0; i <= l.nb; i++) want[i] = got[i] = SENT;
+        brute(&l, A, 0, want);
+        deso__copy p;
+        assert_int_equal(deso__cp_compile(l.it, l.n, &p), DESO_OK);
+        bool cut = any_cuttable(&p, span);
+        const deso__cp_group *g0 = p.g;
+        const deso__cp_item *i0 = p.it;
+        assert_int_equal(deso__cp_split(&p, span), DESO_OK);
+        assert_false(any_cuttable(&p, span));
+        if (!cut) {
+            assert_ptr_equal(p.g, g0);
+            assert_ptr_equal(p.it, i0);
+        }
+        deso__cp_run(&p, A, INT64_MAX, INT64_MAX, got, INT64_MAX,
+                     INT64_MAX);
+        assert_memory_equal(want, got, (size_t)(l.nb + 1) * sizeof *got);
+        deso__cp_free(&p);
+        free(A);
+        free(want);
+        free(got);
+        free(l.it);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -301,6 +356,7 @@ int main(void)
         cmocka_unit_test(test_random_programs),
         cmocka_unit_test(test_arrays_stay_apart),
         cmocka_unit_test(test_windows),
+        cmocka_unit_test(test_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
