@@ -1,7 +1,8 @@
 /* Force points: check that every rank recorded the same calls, find the
- * plan for the pending DAG, then run the DAG in recording order (a
- * topological order: SSA values are only read after they are produced) in
- * the plan's placements.  Executed nodes are freed at once; values nobody
+ * plan for the pending DAG, then run the DAG in the plan's placements, in
+ * the order its preparation scheduled (schedule.c: a topological order
+ * that posts reductions early and waits for them late; run.c runs it).
+ * Executed nodes are freed once their results are ready; values nobody
  * references any more go with them.
  *
  * The plan (doc/DESIGN.md, "Choosing a plan"):
