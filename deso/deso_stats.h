@@ -43,6 +43,10 @@ typedef struct deso_stats {
      * did not hide) and writes took, and the bytes read and written       */
     double time_io;
     int64_t bytes_io_read, bytes_io_written;
+    /* nodes the executor ran while a reduction it had posted was still in
+     * flight (its latency hidden behind their work; doc/DESIGN.md, "The
+     * executor"): counted from the schedule, the same on every rank       */
+    int64_t nodes_overlapped;
 } deso_stats;
 
 /* This rank's counters since start-up or the last reset.  Local.           */

@@ -561,7 +561,7 @@ int main(int argc, char **argv)
                    "\"bytes_p2p\":%lld,\"msgs_p2p\":%lld,"
                    "\"bytes_collective\":%lld,\"msgs_collective\":%lld,"
                    "\"plans_optimised\":%lld,\"plans_replayed\":%lld,"
-                   "\"io_beta\":%.6e,\"mem_limit\":%lld,\"vector_bytes\":%lld,"
+                   "\"nodes_overlapped\":%lld,\"io_beta\":%.6e,\"mem_limit\":%lld,\"vector_bytes\":%lld,"
                    "\"rss_bound\":%lld,\"sparse\":%s,\"nnz\":%lld,"
                    "\"partition\":\"%s\",\"read_rate\":%.6e,\"peak_rss\":[",
                    (long long)n, P, grid, deso_mode_name(info.mode),
@@ -570,7 +570,8 @@ int main(int argc, char **argv)
                    st.time_p2p, st.time_collective, st.time_optimise,
                    st.time_io, sum[4], sum[5], sum[0],
                    sum[1], sum[2], sum[3], (long long)st.plans_optimised,
-                   (long long)st.plans_replayed, info.io_beta,
+                   (long long)st.plans_replayed,
+                   (long long)st.nodes_overlapped, info.io_beta,
                    (long long)info.mem_limit, vec_bytes, bound,
                    S != NULL ? "true" : "false",
                    S != NULL ? (long long)sp.nnz : (long long)n * (long long)n,

@@ -419,7 +419,8 @@ import json, math, re, sys
 CG_FIELDS = ("impl n p grid mode precond iters repeat converged residual error "
              "time_total time_compute time_overhead time_p2p time_collective "
              "time_optimise bytes_p2p msgs_p2p bytes_collective "
-             "msgs_collective plans_optimised plans_replayed io_beta mem_limit "
+             "msgs_collective plans_optimised plans_replayed nodes_overlapped "
+             "io_beta mem_limit "
              "vector_bytes rss_bound peak_rss").split()
 def lines(path):
     return [l.rstrip("\n") for l in open(path) if l.strip()]

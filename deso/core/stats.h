@@ -45,6 +45,9 @@ void deso__stats_collective(int64_t bytes, int size, int rank_in_comm,
 
 void deso__stats_plan(int optimised);
 
+/* One node run while a reduction posted before it was in flight.         */
+void deso__stats_overlap(void);
+
 /* Bytes read from and written to out-of-core matrices' local files.      */
 void deso__stats_io(int64_t read, int64_t written);
 /* The I/O seconds counted so far.                                         */

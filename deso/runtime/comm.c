@@ -82,6 +82,49 @@ deso_err deso__bcast(MPI_Comm comm, double *buf, int64_t len, int root)
     return deso__mpi(rc, "MPI_Bcast");
 }
 
+/* Started as one call (MPI_Iallreduce or MPI_Ireduce) and counted here,
+ * like the blocking ones: the counters see the same collective either
+ * way (and so does the PMPI counter, which counts both kinds alike).    */
+deso_err deso__coll_start(deso_ctx *ctx, MPI_Comm comm, double *buf,
+                          int64_t len, deso__redop op, bool all,
+                          deso__coll *c)
+{
+    c->req = MPI_REQUEST_NULL;
+    c->len = len;
+    c->factor = all ? 2 : 1;
+    c->t = 0.0;
+    comm_shape(comm, &c->size, &c->rank);
+    if (c->size == 1) return DESO_OK;
+    int n;
+    DESO_TRY(deso__to_int(op == DESO__MAXLOC ? len / 2 : len,
+                          "reduction length", &n));
+    MPI_Datatype type = op == DESO__MAXLOC ? ctx->pairtype : MPI_DOUBLE;
+    MPI_Op mop = op == DESO__MAXLOC ? ctx->maxloc : MPI_SUM;
+    double t0 = deso__now();
+    int rc = all ? MPI_Iallreduce(MPI_IN_PLACE, buf, n, type, mop, comm,
+                                  &c->req)
+                 : MPI_Ireduce(c->rank == 0 ? MPI_IN_PLACE : (void *)buf,
+                               buf, n, type, mop, 0, comm, &c->req);
+    c->t = deso__now() - t0;
+    deso__stats_time(DESO_T_COLLECTIVE, c->t);
+    deso__stats_collective(len * (int64_t)sizeof(double), c->size, c->rank,
+                           c->factor);
+    if (rc != MPI_SUCCESS) c->req = MPI_REQUEST_NULL;
+    return deso__mpi(rc, all ? "MPI_Iallreduce" : "MPI_Ireduce");
+}
+
+deso_err deso__coll_wait(deso__coll *c)
+{
+    if (c->size == 1) return DESO_OK;
+    double t0 = deso__now();
+    int rc = MPI_Wait(&c->req, MPI_STATUS_IGNORE);
+    double dt = deso__now() - t0;
+    deso__stats_time(DESO_T_COLLECTIVE, dt);
+    deso__log_coll_dt(c->factor == 2 ? DESO__LOG_ALLREDUCE : DESO__LOG_REDUCE,
+                      c->len * 8, c->size, c->rank, c->factor, c->t + dt);
+    return deso__mpi(rc, "MPI_Wait (reduction)");
+}
+
 /* max(h) and max(~h) = ~min(h) in one all-reduce: equal iff every rank
  * passed the same hash.  A rank that failed passes all ones twice, which
  * no agreeing set of hashes gives (~max = 0 != max).                     */

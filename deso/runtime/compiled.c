@@ -18,6 +18,7 @@ static void compiled_free(deso__compiled *c)
     opt_plan_free(&c->plan);
     free(c->steps);
     free(c->refs);
+    free(c->order);
     memset(c, 0, sizeof *c);
 }
 

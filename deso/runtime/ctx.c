@@ -60,6 +60,9 @@ static void ctx_free(deso_ctx *ctx)
     free(ctx->run.grp);
     free(ctx->run.glast);
     free(ctx->run.early);
+    free(ctx->run.nodes);
+    free(ctx->run.prev);
+    free(ctx->run.order);
     for (int k = 0; k < 2; k++)
         if (ctx->dimcomm[k] != MPI_COMM_NULL) MPI_Comm_free(&ctx->dimcomm[k]);
     if (ctx->comm != MPI_COMM_NULL) MPI_Comm_free(&ctx->comm);

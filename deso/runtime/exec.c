@@ -56,6 +56,11 @@ static MPI_Comm red_comm(const deso_ctx *ctx, int rd)
  * (mode none: always) the two steps run fused as one all-reduce; otherwise
  * it stays a plain reduce and the optimiser places any broadcast on an
  * edge.                                                                    */
+static bool red_all(int rd, const blas_layout *res)
+{
+    return (res->rep & blas_red_bits(rd, res->pr, res->pc)) != 0;
+}
+
 static deso_err reduce_step(deso_ctx *ctx, const blas_op_info *info, int rd,
                             const blas_layout *res, double *red, int64_t len)
 {
@@ -63,9 +68,19 @@ static deso_err reduce_step(deso_ctx *ctx, const blas_op_info *info, int rd,
     /* (only ranks holding the operand vector get here: see the caller)    */
     deso__redop op = info->red == BLAS_RED_MAXLOC ? DESO__MAXLOC : DESO__SUM;
     MPI_Comm comm = red_comm(ctx, rd);
-    bool broadcast = (res->rep & blas_red_bits(rd, res->pr, res->pc)) != 0;
-    if (broadcast) return deso__allreduce(ctx, comm, red, len, op);
+    if (red_all(rd, res)) return deso__allreduce(ctx, comm, red, len, op);
     return deso__reduce(ctx, comm, red, len, op, 0);
+}
+
+bool deso__exec_posts(const deso__node *nd, const opt_place *pl)
+{
+    const blas_op_info *info = blas_op_get(nd->d.op);
+    if (info->distributed || info->kernel == NULL ||
+        info->red == BLAS_RED_NONE || nd->res->ooc)
+        return false;
+    for (int k = 0; k < nd->d.nops; k++)
+        if (nd->ops[k]->ooc) return false;
+    return blas_red_dim(&nd->d, pl->req) >= 0;
 }
 
 /* Whether this rank takes part in node nd's work under placement req/rl:
@@ -172,6 +187,31 @@ static deso_err defer_member(deso_ctx *ctx, deso__node *nd,
     return DESO_OK;
 }
 
+/* A posted node (ctx->post, deso__exec_posts): its reduction started in
+ * its own region of the scratch, and what its finish needs kept in pd. */
+static deso_err post_local(deso_ctx *ctx, const deso__node *nd,
+                           const blas_op_info *info, const opt_place *pl,
+                           const blas_local *L, blas_local *R)
+{
+    deso__pend *pd = ctx->post;
+    int64_t len = blas_red_len(&nd->d, L);
+    DESO_CHECK(len <= ctx->scratch_len, DESO_EINTERNAL,
+               "%s: a reduction of %lld elements was not prepared",
+               info->name, (long long)len);
+    double t0 = deso__kernel_start(ctx);
+    info->kernel(&nd->d, L, R, pd->red);
+    deso__kernel_time(ctx, nd->d.op, t0);
+    for (int k = 0; k < nd->d.nops; k++) pd->L[k] = L[k];
+    pd->R = *R;
+    pd->weight = ctx->weight;
+    pd->finish = info->finish != NULL &&
+                 blas_layout_holds(&pl->res, ctx->coord[0], ctx->coord[1]);
+    int rd = blas_red_dim(&nd->d, pl->req);
+    deso__redop op = info->red == BLAS_RED_MAXLOC ? DESO__MAXLOC : DESO__SUM;
+    return deso__coll_start(ctx, red_comm(ctx, rd), pd->red, len, op,
+                            red_all(rd, &pl->res), &pd->coll);
+}
+
 /* A node on the local-kernel path, on a rank taking part: the kernel, the
  * reduction, an I/O error agreed, the finish where the result lives.    */
 static deso_err run_local(deso_ctx *ctx, const deso__node *nd,
@@ -179,6 +219,7 @@ static deso_err run_local(deso_ctx *ctx, const deso__node *nd,
                           blas_local *L, deso__view *const *v,
                           deso__view *rv, blas_local *R)
 {
+    if (ctx->post != NULL) return post_local(ctx, nd, info, pl, L, R);
     int64_t len = blas_red_len(&nd->d, L);
     double small[2], *red = small;
     if (len > 2) red = ctx->scratch;    /* sized by the preparation        */
@@ -223,6 +264,13 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
     blas_local R = local_of(ctx, rv);
     if (ctx->defer != NULL) return defer_member(ctx, nd, info, pl, L, &R, rv);
 
+    deso__pend *pd = ctx->post;
+    if (pd != NULL) {             /* a rank not taking part posts nothing */
+        pd->nd = nd;
+        pd->finish = false;
+        pd->coll.req = MPI_REQUEST_NULL;
+        pd->coll.size = 1;
+    }
     deso_err err = DESO_OK;
     if (nd->d.op == BLAS_OP_VGET || nd->d.op == BLAS_OP_VPUT) {
         err = deso__exec_view(ctx, nd, v, rv);
@@ -244,7 +292,8 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
         deso__view_free(rv);
         return err;
     }
-    deso__value_computed(nd->res, rv);
+    if (pd != NULL) pd->rv = rv;        /* ready once waited for          */
+    else deso__value_computed(nd->res, rv);
     return DESO_OK;
 }
 
@@ -264,34 +313,34 @@ static int64_t fused_copy(deso__fz *const *m, int k, double *buf, bool to_buf)
     return o;
 }
 
-deso_err deso__exec_fused(deso_ctx *ctx, deso__fz *const *m, int k)
+/* The group's one collective on buf (its members' partials one after the
+ * other; every member shares rd and the ranks taking part, opt_fuse_groups'
+ * key, so member 0 speaks for the group): an all-reduce when any member's
+ * result is replicated along rd.  pd: started into it, not waited for.  */
+static deso_err fused_coll(deso_ctx *ctx, deso__fz *const *m, int k,
+                           double *buf, int64_t len, deso__pend *pd)
 {
-    DESO_CHECK(k > 0, DESO_EINTERNAL, "fused reduction: empty group");
-    /* every member shares rd and the ranks taking part (opt_fuse_groups'
-     * key), so member 0 speaks for the group; an all-reduce when any
-     * member's result is replicated along rd                              */
-    deso_err err = DESO_OK;
-    if (m[0]->part) {
-        int64_t len = fused_copy(m, k, NULL, true);
-        double small[8], *buf = small;
-        if (len > 8) buf = ctx->scratch;    /* sized by the preparation    */
-        DESO_CHECK(len <= 8 || len <= ctx->scratch_len, DESO_EINTERNAL,
-                   "fused reduction: %d members were not prepared", k);
-        fused_copy(m, k, buf, true);
-        if (m[0]->rd >= 0) {
-            int rd = m[0]->rd;
-            MPI_Comm comm = red_comm(ctx, rd);
-            bool broadcast = false;
-            for (int j = 0; j < k; j++)
-                broadcast = broadcast ||
-                            (m[j]->rl.rep & blas_red_bits(rd, ctx->df.pr,
-                                                          ctx->df.pc)) != 0;
-            err = broadcast ? deso__allreduce(ctx, comm, buf, len, DESO__SUM)
-                            : deso__reduce(ctx, comm, buf, len, DESO__SUM, 0);
-        }
-        fused_copy(m, k, buf, false);
-    }
-    for (int j = 0; err == DESO_OK && j < k; j++) {
+    int rd = m[0]->rd;
+    if (rd < 0) return DESO_OK;
+    MPI_Comm comm = red_comm(ctx, rd);
+    bool all = false;
+    for (int j = 0; j < k; j++)
+        all = all || (m[j]->rl.rep & blas_red_bits(rd, ctx->df.pr,
+                                                   ctx->df.pc)) != 0;
+    if (pd != NULL)
+        return deso__coll_start(ctx, comm, buf, len, DESO__SUM, all,
+                                &pd->coll);
+    return all ? deso__allreduce(ctx, comm, buf, len, DESO__SUM)
+               : deso__reduce(ctx, comm, buf, len, DESO__SUM, 0);
+}
+
+/* After the group's collective: its reduced partials back from buf into
+ * the members, every member's finish, their results ready.             */
+static deso_err fused_finish(deso_ctx *ctx, deso__fz *const *m, int k,
+                             const double *buf)
+{
+    if (m[0]->part) fused_copy(m, k, (double *)buf, false);
+    for (int j = 0; j < k; j++) {
         deso__fz *f = m[j];
         deso__node *nd = f->nd;
         const blas_op_info *info = blas_op_get(nd->d.op);
@@ -303,11 +352,63 @@ deso_err deso__exec_fused(deso_ctx *ctx, deso__fz *const *m, int k)
             deso__kernel_time(ctx, nd->d.op, t0);
         }
     }
-    if (err != DESO_OK) return err;
     for (int j = 0; j < k; j++) {
         deso__fz *f = m[j];
         deso__value_computed(f->nd->res, f->rv);
         f->rv = NULL;
     }
+    return DESO_OK;
+}
+
+/* The group's partials into buf (the scratch when they outgrow small,
+ * or pd's region), then its collective.                                */
+static deso_err fused_start(deso_ctx *ctx, deso__fz *const *m, int k,
+                            double *small, double **buf, deso__pend *pd)
+{
+    DESO_CHECK(k > 0, DESO_EINTERNAL, "fused reduction: empty group");
+    *buf = small;
+    if (pd != NULL) {
+        *buf = pd->red;
+        pd->coll.req = MPI_REQUEST_NULL;
+        pd->coll.size = 1;
+    }
+    if (!m[0]->part) return DESO_OK;
+    int64_t len = fused_copy(m, k, NULL, true);
+    if (len > 8 && pd == NULL) *buf = ctx->scratch;  /* prepared           */
+    DESO_CHECK(len <= 8 || len <= ctx->scratch_len, DESO_EINTERNAL,
+               "fused reduction: %d members were not prepared", k);
+    fused_copy(m, k, *buf, true);
+    return fused_coll(ctx, m, k, *buf, len, pd);
+}
+
+deso_err deso__exec_fused(deso_ctx *ctx, deso__fz *const *m, int k)
+{
+    double small[8], *buf;
+    DESO_TRY(fused_start(ctx, m, k, small, &buf, NULL));
+    return fused_finish(ctx, m, k, buf);
+}
+
+deso_err deso__exec_fused_post(deso_ctx *ctx, deso__fz *const *m, int k,
+                               deso__pend *pd)
+{
+    double small[8], *buf;
+    return fused_start(ctx, m, k, small, &buf, pd);
+}
+
+deso_err deso__exec_wait(deso_ctx *ctx, deso__pend *pd, deso__fz *const *m,
+                         int k)
+{
+    deso_err err = deso__coll_wait(&pd->coll);
+    if (err != DESO_OK) return err;
+    if (k > 0) return fused_finish(ctx, m, k, pd->red);
+    deso__node *nd = pd->nd;
+    if (pd->finish) {
+        ctx->weight = pd->weight;
+        double t0 = deso__kernel_start(ctx);
+        blas_op_get(nd->d.op)->finish(&nd->d, pd->L, &pd->R, pd->red);
+        deso__kernel_time(ctx, nd->d.op, t0);
+    }
+    deso__value_computed(nd->res, pd->rv);
+    pd->rv = NULL;
     return DESO_OK;
 }

@@ -1,7 +1,8 @@
 /* Force points: check that every rank recorded the same calls, find the
- * plan for the pending DAG, then run the DAG in recording order (a
- * topological order: SSA values are only read after they are produced) in
- * the plan's placements.  Executed nodes are freed at once; values nobody
+ * plan for the pending DAG, then run the DAG in the plan's placements, in
+ * the order its preparation scheduled (schedule.c: a topological order
+ * that posts reductions early and waits for them late; run.c runs it).
+ * Executed nodes are freed once their results are ready; values nobody
  * references any more go with them.
  *
  * The plan (doc/DESIGN.md, "Choosing a plan"):
@@ -248,18 +249,7 @@ typedef struct force_run {
     int nvals;               /* values of the plan's graph                   */
     deso__compiled *compiled;   /* the compiled force run, or NULL          */
     bool optimised, fresh;
-    /* the context's run arrays (deso__run_arrays), or NULL             */
-    deso__view **rv;         /* per planned node: its prepared result view  */
-    deso__fz *fz;            /* fused reductions' members, by node (NULL:   */
-    deso__fz **grp;          /*   no fused group)                           */
-    int *glast;              /* per group: its last member                  */
-    /* the agreement, when it runs under the first nodes (force_timed)    */
-    int quiet;               /* nodes that may run before it ends          */
-    bool checking;           /* it is in flight                             */
-    deso__check check;
-    deso__value **early;     /* results of the nodes run meanwhile          */
-    int nearly;
-    deso_err verdict;        /* its outcome                                 */
+    deso__run run;           /* the executor's state (run.c)                */
 } force_run;
 
 /* The plan for graph g when no compiled force has it: steps 2 to 5 at the
@@ -317,28 +307,6 @@ static deso_err choose_plan(deso_ctx *ctx, force_run *fr)
     return err;
 }
 
-/* The context's per-node arrays of a force, for n nodes: grown (all of
- * them, so that the allocations made do not depend on the plan), never
- * shrunk, freed with the context.                                        */
-static deso_err grow_run_arrays(deso__run_arrays *a, int n)
-{
-    if (n <= a->cap) return DESO_OK;
-    deso__view **rv = deso__realloc(a->rv, (size_t)n * sizeof *rv);
-    if (rv != NULL) a->rv = rv;
-    deso__fz *fz = deso__realloc(a->fz, (size_t)n * sizeof *fz);
-    if (fz != NULL) a->fz = fz;
-    deso__fz **grp = deso__realloc(a->grp, (size_t)n * sizeof *grp);
-    if (grp != NULL) a->grp = grp;
-    int *glast = deso__realloc(a->glast, (size_t)n * sizeof *glast);
-    if (glast != NULL) a->glast = glast;
-    deso__value **early = deso__realloc(a->early, (size_t)n * sizeof *early);
-    if (early != NULL) a->early = early;
-    DESO_CHECK(rv && fz && grp && glast && early, DESO_ENOMEM,
-               "force: out of memory");
-    a->cap = n;
-    return DESO_OK;
-}
-
 /* Every local step of a force, before its agreement: the plan, the fused
  * groups' bookkeeping, and (deso__force_prepare) everything the execution
  * will allocate.                                                         */
@@ -349,109 +317,15 @@ static deso_err plan_and_prepare(deso_ctx *ctx, force_run *fr)
     DESO_TRY(choose_plan(ctx, fr));
     const opt_plan *plan = fr->plan;
     if (fr->fresh) DESO_TRY(opt_plan_copy(plan, &fr->kept));
-    int n = plan->nnodes > 0 ? plan->nnodes : 1;
-    DESO_TRY(grow_run_arrays(&ctx->run, n));
-    fr->rv = ctx->run.rv;
-    fr->early = ctx->run.early;
-    memset(fr->rv, 0, (size_t)n * sizeof *fr->rv);
-    bool any = false;
-    for (int j = 0; j < plan->nnodes; j++)
-        any = any || plan->fuse[j] >= 0;
-    if (any) {
-        fr->fz = ctx->run.fz;
-        fr->grp = ctx->run.grp;
-        fr->glast = ctx->run.glast;
-        memset(fr->fz, 0, (size_t)n * sizeof *fr->fz);
-        for (int j = 0; j < plan->nnodes; j++)
-            if (plan->fuse[j] >= 0) fr->glast[plan->fuse[j]] = j;
-    }
-    return deso__force_prepare(ctx, fr->compiled, fr->nvals, plan, fr->rv,
-                               &fr->quiet);
-}
-
-/* The end of an agreement that ran under the first nodes: their results
- * were made from calls that some rank may not have recorded, so on a
- * failure they are lost like the rest of the DAG (deso__dag_drop).      */
-static deso_err check_close(deso_ctx *ctx, force_run *fr)
-{
-    deso_err err = deso__check_finish(ctx, &fr->check);
-    fr->checking = false;
-    fr->verdict = err;
-    for (int k = 0; k < fr->nearly; k++) {
-        if (err != DESO_OK) fr->early[k]->poison = err;
-        deso__value_unref(fr->early[k]);
-    }
-    fr->nearly = 0;
-    return err;
-}
-
-/* Runs the prepared nodes in order.  Fused reductions: a member's local
- * kernel runs where it stands; its node waits (in fz, detached from the
- * list) for the group's last member, which runs the one collective and
- * every member's finish.                                                 */
-static deso_err run_nodes(deso_ctx *ctx, force_run *fr)
-{
-    deso_err err = DESO_OK;
-    const opt_plan *plan = fr->plan;
-    /* the preparation checked that the plan covers every node            */
-    for (int i = 0; err == DESO_OK && ctx->head != NULL; i++) {
-        deso__node *nd = ctx->head;
-        if (fr->checking && i == fr->quiet) {
-            err = check_close(ctx, fr);
-            if (err != DESO_OK) break;
-        }
-        if (fr->checking) {
-            deso__value_ref(nd->res);
-            fr->early[fr->nearly++] = nd->res;
-        }
-        int f = fr->fz != NULL ? plan->fuse[i] : -1;
-        ctx->defer = f >= 0 ? &fr->fz[i] : NULL;
-        deso__view *rv = fr->rv[i];
-        fr->rv[i] = NULL;                       /* the node owns it now  */
-        err = deso__log_exec_node(ctx, nd, &plan->node[i], rv);
-        ctx->defer = NULL;
-        if (err != DESO_OK) break;
-        ctx->head = nd->next;
-        if (ctx->head == NULL) ctx->tail = NULL;
-        ctx->nnodes--;
-        if (f < 0) {
-            deso__node_free(nd);
-            continue;
-        }
-        if (fr->glast[f] != i) continue;  /* kept in fz[i] until then    */
-        int k = 0;
-        for (int j = f; j <= i; j++)
-            if (plan->fuse[j] == f) fr->grp[k++] = &fr->fz[j];
-        err = deso__exec_fused(ctx, fr->grp, k);
-        for (int j = 0; err == DESO_OK && j < k; j++) {
-            deso__node_free(fr->grp[j]->nd);
-            fr->grp[j]->nd = NULL;
-        }
-    }
-    if (fr->checking) {                 /* every node was quiet, or failed */
-        deso_err cerr = check_close(ctx, fr);
-        if (err == DESO_OK) err = cerr;
-    }
-    return err;
+    DESO_TRY(deso__run_begin(ctx, plan, &fr->run));
+    return deso__force_prepare(ctx, fr->compiled, fr->nvals, plan, &fr->run);
 }
 
 /* Frees what a force holds; after an error, poisons the results of the
  * fused members still waiting for their group's collective.             */
 static deso_err force_end(deso_ctx *ctx, force_run *fr, deso_err err)
 {
-    int nnodes = fr->plan != NULL ? fr->plan->nnodes : 0;
-    for (int j = 0; fr->fz != NULL && j < nnodes; j++) {
-        deso__node *m = fr->fz[j].nd;
-        if (fr->fz[j].rv != NULL) deso__view_free(fr->fz[j].rv);
-        if (m == NULL) continue;
-        if (err == DESO_OK)
-            err = deso__fail(DESO_EINTERNAL, "force: a fused group did not "
-                                             "complete");
-        m->res->poison = err;          /* as deso__dag_drop does           */
-        deso__node_free(m);
-    }
-    for (int j = 0; fr->rv != NULL && j < nnodes; j++)
-        if (fr->rv[j] != NULL) deso__view_free(fr->rv[j]);
+    err = deso__run_end(&fr->run, err);
     opt_plan_free(&fr->own);
     opt_plan_free(&fr->kept);
     if (err != DESO_OK) deso__dag_drop(ctx, err);
@@ -517,21 +391,22 @@ static deso_err force_timed(deso_ctx *ctx, deso_err before)
      * must not return while another starts communicating): the same
      * calls were recorded everywhere and nothing failed anywhere.  When
      * all went well here and the first nodes talk to no other rank, they
-     * run while it is in flight (run_nodes ends it before the first node
-     * that communicates): its latency hides behind their work.           */
+     * run while it is in flight (deso__run_schedule ends it before the
+     * first step that communicates): its latency hides behind them.      */
     deso_err err;
-    if (local == DESO_OK && fr.quiet > 0 && ctx->size > 1) {
-        err = deso__check_start(ctx, ctx->hash, DESO_OK, &fr.check);
-        fr.checking = err == DESO_OK;
+    if (local == DESO_OK && fr.run.quiet > 0 && ctx->size > 1) {
+        err = deso__check_start(ctx, ctx->hash, DESO_OK, &fr.run.check);
+        fr.run.checking = err == DESO_OK;
     } else {
         err = deso__force_agree(ctx, ctx->hash, local);
     }
     if (err != DESO_OK) return disagreed(ctx, &fr, err);
-    bool overlapped = fr.checking;
+    bool overlapped = fr.run.checking;
     if (!overlapped) plan_ran(ctx, &fr);
-    err = run_nodes(ctx, &fr);
+    err = deso__run_schedule(ctx, &fr.run);
     if (overlapped) {
-        if (fr.verdict != DESO_OK) return disagreed(ctx, &fr, fr.verdict);
+        if (fr.run.verdict != DESO_OK)
+            return disagreed(ctx, &fr, fr.run.verdict);
         plan_ran(ctx, &fr);
     }
     return force_end(ctx, &fr, err);

@@ -33,7 +33,13 @@ void deso__log_comm(deso__log_kind kind, int64_t bytes, int64_t msgs,
 void deso__log_coll(deso__log_kind kind, int64_t payload, int size,
                     int rank_in_comm, int factor, double t0)
 {
-    double seconds = deso__now() - t0;
+    deso__log_coll_dt(kind, payload, size, rank_in_comm, factor,
+                      deso__now() - t0);
+}
+
+void deso__log_coll_dt(deso__log_kind kind, int64_t payload, int size,
+                       int rank_in_comm, int factor, double seconds)
+{
     bool counts = rank_in_comm == 0;    /* deso__stats_collective's rule  */
     deso__log_comm(kind, counts ? payload * (int64_t)(size - 1) * factor : 0,
                    counts ? 1 : 0, seconds);

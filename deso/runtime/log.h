@@ -44,6 +44,10 @@ void deso__log_comm(deso__log_kind kind, int64_t bytes, int64_t msgs,
  * deso__stats_collective's counting rule.                                  */
 void deso__log_coll(deso__log_kind kind, int64_t payload, int size,
                     int rank_in_comm, int factor, double t0);
+/* The same for a collective that took `seconds` in all (one started and
+ * waited for later: both parts).                                         */
+void deso__log_coll_dt(deso__log_kind kind, int64_t payload, int size,
+                       int rank_in_comm, int factor, double seconds);
 
 /* A point-to-point exchange, started at t0, that sent nsend messages of
  * count[k] doubles.                                                        */

@@ -228,78 +228,84 @@ static deso_err prepare_node(deso_ctx *ctx, sim_value *sv, deso__node *nd,
     return DESO_OK;
 }
 
+/* The scratch: scratch_len doubles for the reductions run at once, then
+ * one region as long for each reduction in flight.                     */
 static deso_err grow_scratch(deso_ctx *ctx, int64_t n)
 {
     if (n <= ctx->scratch_len) return DESO_OK;
-    double *s = deso__realloc(ctx->scratch, (size_t)n * sizeof *s);
+    size_t total = (size_t)n * (1 + DESO__INFLIGHT);
+    double *s = deso__realloc(ctx->scratch, total * sizeof *s);
     DESO_CHECK(s != NULL, DESO_ENOMEM, "force: out of memory (%lld "
-               "scratch elements)", (long long)n);
+               "scratch elements)", (long long)total);
     ctx->scratch = s;
     ctx->scratch_len = n;
     return DESO_OK;
 }
 
-/* The simulated walk (top of the file); rec: its allocations written
- * down, refs: the references each value had when it began, *quiet: as
- * deso__force_prepare gives it.                                          */
-static deso_err simulate(deso_ctx *ctx, int nvals, const opt_plan *plan,
-                         deso__view **rv, script_rec *rec, int *refs,
-                         int64_t *scratch, int *quiet)
+/* The references the executor drops once step st is done: a node's when
+ * it is freed (after its run, or its wait when posted), a fused group's
+ * members' when its collective is done.                                 */
+static void step_done(sim_value *sv, const deso__run *run,
+                      const deso__step *st)
 {
+    int i = st->node, f = run->plan->fuse[i];
+    if (st->kind == DESO__POST) return;          /* at its wait         */
+    if (f < 0) {
+        drop_refs(sv, run->nodes[i]);
+        return;
+    }
+    if (st->kind == DESO__RUN && run->glast[f] != i) return;
+    for (int j = f; j <= i; j++)
+        if (run->plan->fuse[j] == f) drop_refs(sv, run->nodes[j]);
+}
+
+/* The simulated walk (top of the file), in the schedule's order; rec: its
+ * allocations written down, refs: the references each value had when it
+ * began; run->quiet: as deso__force_prepare gives it.                   */
+static deso_err simulate(deso_ctx *ctx, int nvals, deso__run *run,
+                         script_rec *rec, int *refs, int64_t *scratch)
+{
+    const opt_plan *plan = run->plan;
     sim_value *sv = NULL;
     deso_err err = sim_init(ctx, nvals > 0 ? nvals : 1, &sv);
     for (int k = 0; err == DESO_OK && refs != NULL && k < nvals; k++)
         refs[k] = sv[k].refs;
     /* a fused group's partials                                           */
     *scratch = (int64_t)plan->nnodes * BLAS_RED_WIDTH_MAX;
-    *quiet = -1;
-    int i = 0;
-    for (deso__node *nd = ctx->head; err == DESO_OK && nd != NULL;
-         nd = nd->next, i++) {
-        /* the plan covers the whole DAG: its graph was built from it     */
-        if (i >= plan->nnodes) {
-            err = deso__fail(DESO_EINTERNAL, "force: node %d is not in the "
-                             "plan", i);
-            break;
+    run->quiet = -1;
+    for (int s = 0; err == DESO_OK && s < run->norder; s++) {
+        const deso__step *st = &run->order[s];
+        int i = st->node;
+        if (st->kind != DESO__WAIT) {
+            bool talks = false;
+            err = prepare_node(ctx, sv, run->nodes[i], &plan->node[i], i,
+                               rec, &run->rv[i], scratch, &talks);
+            if (talks && run->quiet < 0) run->quiet = s;
         }
-        rv[i] = NULL;
-        bool talks = false;
-        err = prepare_node(ctx, sv, nd, &plan->node[i], i, rec, &rv[i],
-                           scratch, &talks);
-        if (talks && *quiet < 0) *quiet = i;
-        /* a fused member keeps its references until its group's last
-         * member has run: then all of them go                             */
-        int f = plan->fuse[i];
-        if (f < 0) {
-            drop_refs(sv, nd);
-            continue;
-        }
-        int last = i;
-        for (int j = i + 1; j < plan->nnodes; j++)
-            if (plan->fuse[j] == f) last = j;
-        if (last != i) continue;
-        int j = 0;
-        for (deso__node *m = ctx->head; m != NULL && j <= i; m = m->next, j++)
-            if (j >= f && plan->fuse[j] == f) drop_refs(sv, m);
+        step_done(sv, run, st);
     }
     sim_free(sv, nvals);
-    if (*quiet < 0) *quiet = i;
+    if (run->quiet < 0) run->quiet = run->norder;
     return err;
 }
 
 /* A compiled force's script: the allocations its first preparation made,
  * in the same order, without simulating anything.                       */
 static deso_err run_script(deso_ctx *ctx, const deso__compiled *c,
-                           deso__view **rv)
+                           deso__run *run)
 {
     const opt_plan *plan = &c->plan;
-    int s = 0, i = 0;
-    for (deso__node *nd = ctx->head; nd != NULL; nd = nd->next, i++) {
-        rv[i] = NULL;
+    int s = 0;
+    for (int o = 0; o < c->norder; o++) {
+        int i = c->order[o].node;
+        if (c->order[o].kind == DESO__WAIT) continue;
+        deso__node *nd = run->nodes[i];
+        run->rv[i] = NULL;
         for (; s < c->nsteps && c->steps[s].node == i; s++) {
             const deso__prep_step *st = &c->steps[s];
             if (st->op < 0) {
-                DESO_TRY(result_view(ctx, nd, &plan->node[i].res, &rv[i]));
+                DESO_TRY(result_view(ctx, nd, &plan->node[i].res,
+                                     &run->rv[i]));
                 continue;
             }
             deso__value *v = nd->ops[st->op];
@@ -314,40 +320,79 @@ static deso_err run_script(deso_ctx *ctx, const deso__compiled *c,
     return grow_scratch(ctx, c->scratch);
 }
 
-deso_err deso__force_prepare(deso_ctx *ctx, deso__compiled *c, int nvals,
-                             const opt_plan *plan, deso__view **rv,
-                             int *quiet)
+/* The DAG's nodes by plan index, linked both ways by index (run.c frees
+ * them in the schedule's order), and each fused group's last member.   */
+static deso_err list_nodes(deso_ctx *ctx, deso__run *run)
 {
-    if (c != NULL && c->scripted) {
-        *quiet = c->quiet;
-        return run_script(ctx, c, rv);
+    const opt_plan *plan = run->plan;
+    int i = 0;
+    for (deso__node *nd = ctx->head; nd != NULL; nd = nd->next, i++) {
+        /* the plan covers the whole DAG: its graph was built from it     */
+        DESO_CHECK(i < plan->nnodes, DESO_EINTERNAL, "force: node %d is not "
+                   "in the plan", i);
+        run->nodes[i] = nd;
+        run->prev[i] = i - 1;
+        run->next[i] = nd->next != NULL ? i + 1 : -1;
+        run->rv[i] = NULL;
+        if (plan->fuse[i] >= 0) run->glast[plan->fuse[i]] = i;
     }
+    DESO_CHECK(i == plan->nnodes, DESO_EINTERNAL, "force: the plan has %d "
+               "nodes, the DAG %d", plan->nnodes, i);
+    return DESO_OK;
+}
+
+/* The first preparation of compiled force c (NULL: not compiled):
+ * schedule, simulation, and c's script written down.                    */
+static deso_err prepare_first(deso_ctx *ctx, deso__compiled *c, int nvals,
+                              deso__run *run)
+{
+    const opt_plan *plan = run->plan;
     script_rec rec = {NULL, 0};
     int *refs = NULL;
+    deso__step *order = ctx->run.order;
     if (c != NULL) {            /* the compiled force's first run: record  */
         size_t steps = (size_t)plan->nnodes * (BLAS_MAXOPS + 1) + 1;
         rec.steps = deso__malloc(steps * sizeof *rec.steps);
         refs = deso__malloc((size_t)(nvals > 0 ? nvals : 1) * sizeof *refs);
-        if (rec.steps == NULL || refs == NULL) {
+        order = deso__malloc((2 * (size_t)plan->nnodes + 1) * sizeof *order);
+        if (rec.steps == NULL || refs == NULL || order == NULL) {
             free(rec.steps);
             free(refs);
+            free(order);
             return deso__fail(DESO_ENOMEM, "force: out of memory");
         }
     }
     int64_t scratch = 0;
-    deso_err err = simulate(ctx, nvals, plan, rv, &rec, refs, &scratch,
-                            quiet);
+    deso_err err = deso__schedule(plan, run->nodes, plan->nnodes, order,
+                                  &run->norder);
+    run->order = order;
+    if (err == DESO_OK) err = simulate(ctx, nvals, run, &rec, refs, &scratch);
     if (err == DESO_OK) err = grow_scratch(ctx, scratch);
     if (err != DESO_OK || c == NULL) {
         free(rec.steps);
         free(refs);
+        if (c != NULL) free(order);
         return err;
     }
     c->steps = rec.steps;
     c->nsteps = rec.n;
     c->refs = refs;
     c->scratch = scratch;
-    c->quiet = *quiet;
+    c->order = order;
+    c->norder = run->norder;
+    c->quiet = run->quiet;
     c->scripted = true;
     return DESO_OK;
+}
+
+deso_err deso__force_prepare(deso_ctx *ctx, deso__compiled *c, int nvals,
+                             const opt_plan *plan, deso__run *run)
+{
+    run->plan = plan;
+    DESO_TRY(list_nodes(ctx, run));
+    if (c == NULL || !c->scripted) return prepare_first(ctx, c, nvals, run);
+    run->order = c->order;
+    run->norder = c->norder;
+    run->quiet = c->quiet;
+    return run_script(ctx, c, run);
 }

@@ -181,6 +181,13 @@ struct deso_scalar { deso__handle h; };
 struct deso_spmat { deso__handle h; };
 struct deso_op { deso__handle h; };
 
+/* The force's agreement started and not yet finished (comm.c).          */
+typedef struct deso__check {
+    uint64_t v[2], hash;
+    deso_err local;
+    MPI_Request req;
+} deso__check;
+
 /* A ddot/dnrm2/dasum whose reduction is deferred to its fused group's one
  * collective (force.c, optimizer's opt_fuse_groups).                     */
 typedef struct deso__fz {
@@ -192,15 +199,78 @@ typedef struct deso__fz {
     double red[BLAS_RED_WIDTH_MAX];  /* the local partial result          */
 } deso__fz;
 
-/* Per-node arrays of a force (force.c), kept by the context.              */
+/* One step of a force's schedule (schedule.c): run node `node` (its
+ * reduction, if any, blocking), run it and post its reduction (or its
+ * fused group's collective: node is the group's last member) without
+ * waiting, or wait for the oldest posted one (node: its node).         */
+typedef enum { DESO__RUN, DESO__POST, DESO__WAIT } deso__step_kind;
+typedef struct deso__step {
+    int node;
+    deso__step_kind kind;
+} deso__step;
+
+/* Reductions a force keeps in flight at once; each has its own region of
+ * the context's scratch.                                                */
+#define DESO__INFLIGHT 4
+
+/* A collective started and not yet waited for (comm.c).                 */
+typedef struct deso__coll {
+    MPI_Request req;
+    int size, rank;           /* its communicator's, this rank's in it      */
+    int factor;               /* 2: all-reduce, 1: reduce                   */
+    int64_t len;              /* doubles                                    */
+    double t;                 /* seconds spent starting it                  */
+} deso__coll;
+
+/* A node whose reduction is in flight (exec.c): what its finish needs
+ * once the reduction is waited for.                                     */
+typedef struct deso__pend {
+    int node;                 /* its plan index (a fused group: the last  */
+                              /*   member's)                                */
+    deso__node *nd;           /* not fused: the node                        */
+    deso__view *rv;           /* not fused: its result's view               */
+    blas_local L[BLAS_MAXOPS], R;
+    double *red;              /* its region of the context's scratch        */
+    int weight;               /* ctx->weight when it ran                    */
+    bool finish;              /* this rank runs its finish                  */
+    deso__coll coll;
+} deso__pend;
+
+/* Per-node arrays of a force (run.c), kept by the context.              */
 typedef struct deso__run_arrays {
     struct deso__view **rv;
     deso__fz *fz;
     deso__fz **grp;
     int *glast;
     struct deso__value **early;   /* results made before the agreement   */
+    struct deso__node **nodes;    /* by plan index                        */
+    int *prev;                    /* 2 per node: the list's links (run.c) */
+    deso__step *order;            /* the schedule (2 per node)            */
     int cap;
 } deso__run_arrays;
+
+/* The executor's state during one force (run.c): the plan, its schedule
+ * and the prepared views, the agreement in flight under the first steps,
+ * and the reductions in flight (a ring, oldest first).                  */
+typedef struct deso__run {
+    const opt_plan *plan;
+    const deso__step *order;
+    int norder;
+    struct deso__node **nodes;
+    int *prev, *next;
+    struct deso__view **rv;   /* per planned node: its prepared result view */
+    deso__fz *fz;             /* fused reductions' members, by node (NULL:  */
+    deso__fz **grp;           /*   no fused group)                          */
+    int *glast;               /* per group: its last member                 */
+    int quiet;                /* steps that may run before the agreement    */
+    bool checking;            /* it is in flight                            */
+    deso__check check;
+    struct deso__value **early;   /* results of the steps run meanwhile     */
+    int nearly;
+    deso_err verdict;         /* its outcome                                */
+    deso__pend pend[DESO__INFLIGHT];
+    int pfirst, npend;
+} deso__run;
 
 /* A cached vector exchange plan (exchange.c), a cached matrix remap
  * (remap_matrix.c).                                                        */
@@ -230,7 +300,9 @@ typedef struct deso__compiled {
     int nsteps;
     int *refs;                /* per value id: its references at the force */
     int64_t scratch;          /* the scratch doubles the force needs        */
-    int quiet;                /* its nodes that run before the agreement    */
+    deso__step *order;        /* its schedule (schedule.c)                  */
+    int norder;
+    int quiet;                /* its steps that run before the agreement    */
 } deso__compiled;
 
 #define DESO__COMPILED 4      /* compiled forces kept per context           */
@@ -313,13 +385,17 @@ struct deso_ctx {
     struct deso__sim_value *sim;  /* deso__force_prepare's values, kept    */
     int sim_cap;
     double *scratch;          /* reductions' and trsv's workspace, sized by */
-    int64_t scratch_len;      /*   deso__force_prepare                      */
+    int64_t scratch_len;      /*   deso__force_prepare; DESO__INFLIGHT more */
+                              /*   regions of scratch_len follow, one per   */
+                              /*   reduction in flight                      */
     /* dag.c: the constant scalars calls were given, kept (referenced) so
      * that a loop's "1.0" is one value, not a new one per call            */
     struct { uint64_t bits; deso__value *v; } consts[DESO__CONSTS];
     int nconsts, next_const;
     deso__fz *defer;          /* != NULL: exec_node defers the node's       */
-                              /*   reduction and finish into it (force.c)   */
+                              /*   reduction and finish into it (run.c)     */
+    deso__pend *post;         /* != NULL: exec_node posts the node's        */
+                              /*   reduction into it and returns (run.c)    */
     deso_error_handler errh;  /* errh.c: invoked at the public boundary    */
     void *errh_arg;
     /* out-of-core matrices (ooc_*.c); per rank, never agreed               */
@@ -640,19 +716,45 @@ deso_err deso__force_with(deso_ctx *ctx, deso_err before);
  * it, so that reading v afterwards allocates nothing.  Local.                                                                  */
 deso_err deso__value_reserve(deso_ctx *ctx, deso__value *v,
                              const blas_layout *lay);
-/* Allocates, before any communication, what running the pending nodes in
- * `plan` needs: rv[i] receives node i's result view (NULL when the node
- * takes over its operand's buffer), operands' missing views go on their
- * values' spare lists, exchange and remap plans are made, the scratch is
- * sized.  c: the compiled force the DAG matched (deso__compiled_match),
- * or NULL; its first preparation is written down as its script, and
- * later ones run the script.  *quiet: how many nodes, from the first,
- * communicate with no other rank when they run (no exchange, remap,
- * reduction across ranks, triangular solve or streamed matrix), so that
- * they may run while the force's agreement is in flight.  Local.       */
+/* Allocates, before any communication, what running the pending nodes
+ * needs, and their schedule: run->nodes and the list links are set from
+ * the DAG, run->order from deso__schedule (or c's), run->rv[i] receives
+ * node i's result view (NULL when the node takes over its operand's
+ * buffer), operands' missing views go on their values' spare lists,
+ * exchange and remap plans are made, the scratch is sized.  c: the
+ * compiled force the DAG matched (deso__compiled_match), or NULL; its
+ * first preparation is written down as its script, and later ones run
+ * the script.  run->quiet: how many steps, from the first, communicate
+ * with no other rank (no exchange, remap, reduction across ranks,
+ * triangular solve or streamed matrix), so that they may run while the
+ * force's agreement is in flight.  run: set up by deso__run_begin.
+ * Local.                                                               */
 deso_err deso__force_prepare(deso_ctx *ctx, deso__compiled *c, int nvals,
-                             const opt_plan *plan, deso__view **rv,
-                             int *quiet);
+                             const opt_plan *plan, deso__run *run);
+/* The order a force's n nodes run in (schedule.c): a topological order
+ * of the DAG in which each reduction is posted as soon as its inputs are
+ * ready, nodes that do not need a reduction in flight run while it is,
+ * and each posted reduction is waited for (oldest first) only when no
+ * node can run without it, when DESO__INFLIGHT are in flight, or at the
+ * end.  Depends only on the DAG and the plan, so every rank posts its
+ * collectives in the same order.  order has room for 2 n steps.  Local. */
+deso_err deso__schedule(const opt_plan *plan, deso__node *const *nodes,
+                        int n, deso__step *order, int *norder);
+/* Whether node nd, placed by pl and not fused, can post its reduction
+ * without waiting (exec.c): a local kernel reducing across ranks, on no
+ * streamed matrix.                                                      */
+bool deso__exec_posts(const deso__node *nd, const opt_place *pl);
+/* A force's run set up for plan (run.c): the context's run arrays grown
+ * to its nodes, run's pointers into them.  Local.                       */
+deso_err deso__run_begin(deso_ctx *ctx, const opt_plan *plan, deso__run *run);
+/* Runs a prepared force's schedule (run.c); the agreement, when
+ * run->checking, ends before step run->quiet.  On return nothing is in
+ * flight; the nodes not run are left in the DAG's list.  Collective.   */
+deso_err deso__run_schedule(deso_ctx *ctx, deso__run *run);
+/* Frees what a run holds after its schedule (prepared views, fused
+ * members waiting, whose results are poisoned with err when they did
+ * not complete); the possibly changed error.                           */
+deso_err deso__run_end(deso__run *run, deso_err err);
 /* The force's one agreement: every rank passes the hash of its recorded
  * calls and its outcome so far.  DESO_OK when all succeeded with the same
  * hash; else the failing rank's error, or DESO_EMISMATCH, on every rank.
@@ -663,11 +765,6 @@ deso_err deso__force_agree(deso_ctx *ctx, uint64_t hash, deso_err local);
  * so that nodes that communicate with no other rank can run in between;
  * deso__force_agree is both at once.  local: this rank's outcome so far.
  * finish gives what deso__force_agree gives.  Both collective.          */
-typedef struct deso__check {
-    uint64_t v[2], hash;
-    deso_err local;
-    MPI_Request req;
-} deso__check;
 deso_err deso__check_start(deso_ctx *ctx, uint64_t hash, deso_err local,
                            deso__check *ck);
 deso_err deso__check_finish(deso_ctx *ctx, deso__check *ck);
@@ -700,6 +797,15 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
  * collective on their concatenated partial results, then every finish;
  * the results become ready (m[j]->rv = NULL once attached).  Collective. */
 deso_err deso__exec_fused(deso_ctx *ctx, deso__fz *const *m, int k);
+/* The same with the group's collective posted into pd and not waited
+ * for: deso__exec_wait finishes it.  Collective.                        */
+deso_err deso__exec_fused_post(deso_ctx *ctx, deso__fz *const *m, int k,
+                               deso__pend *pd);
+/* Waits for pd's reduction (posted by deso__exec_node with ctx->post, or
+ * by deso__exec_fused_post: then m[0..k) are the group's members, else
+ * k = 0) and finishes its node(s): their results become ready.          */
+deso_err deso__exec_wait(deso_ctx *ctx, deso__pend *pd, deso__fz *const *m,
+                         int k);
 /* Scratch doubles the triangular solve needs with T in layout lay.     */
 int64_t deso__trsv_scratch(const deso_ctx *ctx, const blas_layout *lay);
 deso_err deso__exec_trsv(deso_ctx *ctx, const blas_desc *d,
@@ -755,6 +861,15 @@ deso_err deso__allreduce(deso_ctx *ctx, MPI_Comm comm, double *buf,
 deso_err deso__reduce(deso_ctx *ctx, MPI_Comm comm, double *buf,
                       int64_t len, deso__redop op, int root);
 deso_err deso__bcast(MPI_Comm comm, double *buf, int64_t len, int root);
+/* A reduction (an all-reduce when all, else a reduce to rank 0) started
+ * without waiting, counted as deso__allreduce and deso__reduce count;
+ * buf must stay untouched until deso__coll_wait, whose wait is timed as
+ * collective.  Nothing happens on a communicator of one rank.  Both
+ * collective (every rank of comm starts and waits).                     */
+deso_err deso__coll_start(deso_ctx *ctx, MPI_Comm comm, double *buf,
+                          int64_t len, deso__redop op, bool all,
+                          deso__coll *c);
+deso_err deso__coll_wait(deso__coll *c);
 /* deso__agree on the context's communicator, timed and counted as the
  * user's collectives are (the verdict's broadcast too, when some rank
  * failed).  Collective.                                                  */
