@@ -183,9 +183,10 @@ static deso_err cost_of(const deso_ctx *ctx, const pl_csr *g,
 
 /* Fills owner[n] with the graph partition of the vector indexed by the
  * matrix's rows in the DAG's first product (y = A x's y, y = A^T x's x;
- * every product of the DAG is in the graph) and says whether to keep it: always for DESO_PARTITION_NTG, when it is
- * cheaper than the row blocks for auto.  A graph too large for METIS's
- * 32-bit indices keeps the blocks.                                       */
+ * every product of the DAG is in the graph) and says whether to keep it:
+ * always for DESO_PARTITION_NTG, when it is cheaper than the row blocks
+ * for auto.  A graph too large for METIS's 32-bit indices keeps the
+ * blocks.                                                                */
 static deso_err decide(const deso_ctx *ctx, const deso__spmat_data *sp,
                        const pl_csr *g, int32_t *owner, bool *use)
 {
