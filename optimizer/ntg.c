@@ -127,9 +127,12 @@ static deso_err product_edges(const opt_ntg *g, const opt_ntg_call *c, edges *l)
 {
     const pl_csr *a = c->a;
     for (int64_t r = 0; r < a->nrows; r++) {
-        int64_t y = vtx(g, c->out, pl_csr_global_row(a, r));
-        for (int64_t e = a->rowptr[r]; e < a->rowptr[r + 1]; e++)
-            DESO_TRY(add_edge(l, y, vtx(g, c->in[0], a->col[e]), g->p));
+        int64_t i = pl_csr_global_row(a, r);
+        for (int64_t e = a->rowptr[r]; e < a->rowptr[r + 1]; e++) {
+            int64_t yi = c->trans ? a->col[e] : i, xj = c->trans ? i : a->col[e];
+            DESO_TRY(add_edge(l, vtx(g, c->out, yi), vtx(g, c->in[0], xj),
+                              g->p));
+        }
     }
     return DESO_OK;
 }

@@ -10,7 +10,8 @@
  * dropped (element-level weights; a block edge is the sum of the element
  * edges it merges):
  *   PC  producer-consumer, weight p: y_i - x_j for every nonzero a_ij of
- *       a product y = A x; out_i - in_i for an element-wise call;
+ *       a product y = A x (y_j - x_i for y = A^T x); out_i - in_i for an
+ *       element-wise call;
  *   C   continuity, weight c: between successive calls, every entry call
  *       k touches at index i to every entry call k + 1 touches at index i
  *       (linear in n: never every entry of one call to every entry of the
@@ -24,6 +25,7 @@
 #ifndef DESO_OPTIMIZER_NTG_H
 #define DESO_OPTIMIZER_NTG_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "optimizer/opt_graph.h"
@@ -38,13 +40,15 @@
 #define OPT_NTG_MAX_VERTICES ((int64_t)1 << 21)
 
 /* One call of the trace: a product y = A x (a != NULL: every row of A,
- * rows numbered by pl_csr_global_row; out = y, in[0] = x) or an
+ * rows numbered by pl_csr_global_row; out = y, in[0] = x), or with trans
+ * y = A^T x (the PC edges reversed: y_j - x_i for every a_ij), or an
  * element-wise call (a == NULL: out_i from in[0..nin) at each index i).  */
 typedef struct opt_ntg_call {
     const pl_csr *a;
     int out;
     int in[OPT_NTG_MAX_IN];
     int nin;
+    bool trans;
 } opt_ntg_call;
 
 /* L_SCALING's default for sparse products: 0, no locality edges.  The

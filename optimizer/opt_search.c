@@ -6,6 +6,8 @@
  * choice where it is valid), then, in mode full, every reduction reduced
  * to one place: its replication becomes a broadcast on the out-edges that
  * need it (all-reduce = reduce + broadcast: the same modelled cost).
+ * Mode full also starts from the lean plan, and a graph with sparse
+ * products from the partition plan (part_plan); the cheapest result wins.
  * Loop, at most max_iters edges, in up to `passes` passes (a new pass only
  * after a pass that lowered the weight):
  *   1. take the heaviest edge a -> b not attempted in this pass (ties: the
@@ -605,6 +607,39 @@ static deso_err reduced(srch *s, int i, const opt__place *c, int n,
     return DESO_OK;
 }
 
+/* Whether layout id l places a vector by a partition.                    */
+static bool by_part(const srch *s, int l)
+{
+    return opt__lay(s->ev, l)->dist == BLAS_DIST_PART;
+}
+
+/* The partition start (graphs with sparse products): every update and
+ * reduction whose vector has a product's length at its first candidate
+ * that keeps that vector by a partition (mode full: reductions reduced),
+ * every other node at its first candidate.  A solver's vectors join the
+ * partition together or not at all: from the other starts, moving one of
+ * them there only adds an exchange, so the greedy, which takes one edge
+ * at a time and never accepts a dearer plan, cannot reach this plan.     */
+static deso_err part_plan(srch *s)
+{
+    for (int i = 0; i < s->g->nnodes; i++) {
+        const opt__place *c;
+        int n;
+        DESO_TRY(node_cands(s, i, &c, &n));
+        blas_op op = s->g->nodes[i].d.op;
+        opt__place pick = c[0];
+        for (int k = 0; k < n && op != BLAS_OP_GEMV; k++)
+            if (by_part(s, is_red(op) ? c[k].req[0] : c[k].res)) {
+                pick = c[k];
+                break;
+            }
+        if (s->o->mode == OPT_FULL && is_red(op))
+            DESO_TRY(reduced(s, i, c, n, &pick));
+        s->cur[i] = pick;
+    }
+    return DESO_OK;
+}
+
 /* The start: first candidate per node; mode full: reductions reduced.     */
 static deso_err start_plan(srch *s, bool lean)
 {
@@ -721,7 +756,8 @@ static deso_err alone_plan(const opt_graph *g, const opt_search_opts *o,
 }
 
 /* Two starts (mode full): mode none's placements with reductions reduced,
- * and the lean one; the cheaper result wins (ties: the first).  Else one. */
+ * and the lean one; else one.  A graph with sparse products adds the
+ * partition start.  The cheapest result wins (ties: the first).          */
 static deso_err starts(srch *s, bool *settled)
 {
     size_t nn = s->g->nnodes > 0 ? (size_t)s->g->nnodes : 1;
@@ -729,9 +765,10 @@ static deso_err starts(srch *s, bool *settled)
     DESO_CHECK(best != NULL, DESO_ENOMEM, "optimizer: out of memory");
     double bcost = 0.0;
     int nstarts = s->o->mode == OPT_FULL ? 2 : 1, iters = 0;
+    int part_st = s->g->nparts > 0 ? nstarts++ : -1;
     deso_err err = DESO_OK;
     for (int st = 0; st < nstarts && err == DESO_OK; st++) {
-        err = start_plan(s, st == 1);
+        err = st == part_st ? part_plan(s) : start_plan(s, st == 1);
         s->iters = 0;
         if (err == DESO_OK) err = cost_of(s, s->cur, &s->cost);
         if (err == DESO_OK) err = greedy(s);

@@ -132,10 +132,9 @@ static bool as_call(const deso__node *nd, const deso__spmat_data *sp,
     memset(c, 0, sizeof *c);
     c->out = -1;
     if (nd->d.op == BLAS_OP_USMV) {
-        /* the transpose's y_j <- x_i pairs are the same graph only for a
-         * symmetric pattern: it is left out                              */
-        if (nd->sp != sp || (nd->d.flags & BLAS_F_TRANS)) return false;
+        if (nd->sp != sp) return false;
         c->a = g;
+        c->trans = (nd->d.flags & BLAS_F_TRANS) != 0;
         c->out = vec_id(v, nd->res);
         c->in[0] = vec_id(v, nd->ops[1]);
         c->nin = 1;
@@ -182,10 +181,12 @@ static deso_err cost_of(const deso_ctx *ctx, const pl_csr *g,
                                 SEC_PER_NNZ, c);
 }
 
-/* Fills owner[n] with the graph partition of y in the DAG's first product
- * and says whether to keep it: always for DESO_PARTITION_NTG, when it is
- * cheaper than the row blocks for auto.  A graph too large for METIS's
- * 32-bit indices keeps the blocks.                                       */
+/* Fills owner[n] with the graph partition of the vector indexed by the
+ * matrix's rows in the DAG's first product (y = A x's y, y = A^T x's x;
+ * every product of the DAG is in the graph) and says whether to keep it:
+ * always for DESO_PARTITION_NTG, when it is cheaper than the row blocks
+ * for auto.  A graph too large for METIS's 32-bit indices keeps the
+ * blocks.                                                                */
 static deso_err decide(const deso_ctx *ctx, const deso__spmat_data *sp,
                        const pl_csr *g, int32_t *owner, bool *use)
 {
@@ -210,7 +211,8 @@ static deso_err decide(const deso_ctx *ctx, const deso__spmat_data *sp,
                             : deso__fail(DESO_ENOMEM, "%s: no memory", fn);
     }
     if (first >= 0 && err == DESO_OK) {
-        opt_ntg_owners(&graph, vpart, calls[first].out, owner);
+        const opt_ntg_call *c0 = &calls[first];
+        opt_ntg_owners(&graph, vpart, c0->trans ? c0->in[0] : c0->out, owner);
         pl_owner_table t;
         err = pl_owner_table_init(&t, owner, sp->n, ctx->size);
         pl_blocks b = {sp->n, ctx->size};

@@ -13,6 +13,7 @@
  *     option, on lap2d-perm, lap2d, an unsymmetric matrix with empty
  *     rows, fewer rows than ranks and a single entry;
  *   - a dgemv and a dusmv in one force;
+ *   - a force whose only product is transposed: placed by the graph too;
  *   - halo bytes of a product, counted: on lap2d-perm the graph partition
  *     moves fewer than the row blocks, on lap2d (natural order) no more;
  *     auto keeps one of the two;
@@ -304,6 +305,47 @@ static void test_mixed(void **state)
     TU_SYNC();
 }
 
+/* ---- a DAG whose only product is transposed ----------------------------- */
+
+/* W = A^T X, then W scaled, in the first force: the trace graph is built
+ * from the transposed product alone (its edges reversed), so on a
+ * permuted Laplacian with more than one rank the graph's partition is
+ * kept; the result against the sequential reference, on lap2d-perm and
+ * an unsymmetric matrix with empty rows, in modes none and full.         */
+static void test_transpose_only(void **state)
+{
+    (void)state;
+    const deso_mode modes[2] = {DESO_MODE_NONE, DESO_MODE_FULL};
+    for (int m = 0; m < 2; m++)
+        for (int k = 0; k < 3; k += 2) {
+            deso_ctx *ctx = ctx_with(modes[m], DESO_PARTITION_NTG);
+            deso_spmat *a = NULL;
+            glob g = matrix(ctx, k, &a);
+            double *x = calloc((size_t)g.n + 1, sizeof *x);
+            double *w = calloc((size_t)g.n + 1, sizeof *w);
+            fill(x, g.n, 61);
+            deso_vec *X = tu_vec_of(ctx, g.n, x), *W = NULL;
+            TU_CALL(deso_vec_create(ctx, g.n, &W));
+            TU_CALL(deso_dusmv(ctx, DESO_TRANS, 1.0, a, X, 0.0, W));
+            TU_CALL(deso_dscal(g.n, 0.5, W, 1));
+            TU_CALL(deso_flush(ctx));
+            ref_mv(&g, true, 0.5, x, 0.0, w);
+            const deso__spmat_data *sp = a->h.sp;
+            tu_label("transpose only, mode %d, matrix %d", (int)modes[m], k);
+            TU_CHECK(sp->placement_chosen);
+            if (k == 0 && np > 1) TU_CHECK(sp->placed != NULL);
+            tu_expect_vec(W, w, g.n, 1e-12);
+            tu_case_end();
+            TU_CALL(deso_vec_destroy(&X));
+            TU_CALL(deso_vec_destroy(&W));
+            TU_CALL(deso_spmat_destroy(&a));
+            glob_free(&g);
+            free(x); free(w);
+            TU_OK(deso_finalize(&ctx));
+        }
+    TU_SYNC();
+}
+
 /* ---- halo bytes, counted ------------------------------------------------ */
 
 /* Bytes every rank sends in one product y2 = A y once y sits where the
@@ -407,6 +449,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_options),    cmocka_unit_test(test_quality),
         cmocka_unit_test(test_chains),     cmocka_unit_test(test_mixed),
+        cmocka_unit_test(test_transpose_only),
         cmocka_unit_test(test_halo_bytes),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -48,6 +48,7 @@ static void random_trace(tu_rng *g, trace *t)
         EXPECT_OK(pl_csr_from_coo(&coo, t->n, t->n, &t->a[k]));
         pl_coo_free(&coo);
         c->a = &t->a[k];
+        c->trans = tu_below(g, 2) != 0;
     }
 }
 
@@ -76,8 +77,11 @@ static int64_t *block_weights(const trace *t, const opt_ntg *g, double ls)
         const opt_ntg_call *cl = &t->call[k];
         for (int64_t i = 0; i < t->n; i++) {
             if (cl->a)
-                for (int64_t e = cl->a->rowptr[i]; e < cl->a->rowptr[i + 1]; e++)
-                    ADD(cl->out * t->n + i, cl->in[0] * t->n + cl->a->col[e], p);
+                for (int64_t e = cl->a->rowptr[i]; e < cl->a->rowptr[i + 1]; e++) {
+                    int64_t j = cl->a->col[e];   /* A^T: y_j from x_i      */
+                    ADD(cl->out * t->n + (cl->trans ? j : i),
+                        cl->in[0] * t->n + (cl->trans ? i : j), p);
+                }
             else
                 for (int q = 0; q < cl->nin; q++) ADD(cl->out * t->n + i, cl->in[q] * t->n + i, p);
             for (int u = 0; k + 1 < t->ncalls && u < t->nvec; u++)
@@ -127,11 +131,52 @@ static void test_dense_row_weights(void **state)
     pl_coo_free(&coo);
     /* y = vector 0, so that y_5's edges are grouped under y_5; the
      * element-wise call first, so that they do not arrive sorted         */
-    t.call[0] = (opt_ntg_call){NULL, 0, {1, 0, 0}, 1};
-    t.call[1] = (opt_ntg_call){&t.a[1], 0, {1, 0, 0}, 1};
+    t.call[0] = (opt_ntg_call){NULL, 0, {1, 0, 0}, 1, false};
+    t.call[1] = (opt_ntg_call){&t.a[1], 0, {1, 0, 0}, 1, false};
     memset(&t.a[0], 0, sizeof t.a[0]);
     opt_ntg_opts o = {.l_scaling = 0.5, .max_vertices = 0};
     expect_weights(&t, &o);
+}
+
+/* A transposed product on A is, edge for edge, the product on A^T built
+ * explicitly: y_j - x_i for every a_ij, on an unsymmetric pattern with
+ * empty rows, followed by an update of y (continuity edges included).   */
+static void test_transpose_reversed(void **state)
+{
+    (void)state;
+    tu_rng r = {1957};
+    for (int trial = 0; trial < 50; trial++) {
+        int64_t n = 1 + tu_below(&r, 11);
+        pl_coo coo = {0, 0, NULL, NULL, NULL}, cot = {0, 0, NULL, NULL, NULL};
+        for (int64_t e = tu_below(&r, 3 * n); e > 0; e--) {
+            int64_t i = tu_below(&r, n), j = tu_below(&r, n);
+            EXPECT_OK(pl_coo_push(&coo, i, j, 1.0));
+            EXPECT_OK(pl_coo_push(&cot, j, i, 1.0));
+        }
+        pl_csr a, at;
+        EXPECT_OK(pl_csr_from_coo(&coo, n, n, &a));
+        EXPECT_OK(pl_csr_from_coo(&cot, n, n, &at));
+        pl_coo_free(&coo);
+        pl_coo_free(&cot);
+        opt_ntg_call ct[2] = {{&a, 0, {1, 0, 0}, 1, true},
+                              {NULL, 0, {0, 1, 0}, 2, false}};
+        opt_ntg_call cn[2] = {{&at, 0, {1, 0, 0}, 1, false}, ct[1]};
+        opt_ntg_opts o = {.l_scaling = 0.0,
+                          .max_vertices = 2 * (1 + tu_below(&r, 12))};
+        opt_ntg gt, gn;
+        EXPECT_OK(opt_ntg_build(ct, 2, 2, n, &o, &gt));
+        EXPECT_OK(opt_ntg_build(cn, 2, 2, n, &o, &gn));
+        assert_int_equal(gt.nvtx, gn.nvtx);
+        assert_int_equal(gt.xadj[gt.nvtx], gn.xadj[gn.nvtx]);
+        size_t ne = (size_t)gt.xadj[gt.nvtx];
+        assert_memory_equal(gt.xadj, gn.xadj, (size_t)(gt.nvtx + 1) * sizeof *gt.xadj);
+        assert_memory_equal(gt.adjncy, gn.adjncy, ne * sizeof *gt.adjncy);
+        assert_memory_equal(gt.adjwgt, gn.adjwgt, ne * sizeof *gt.adjwgt);
+        opt_ntg_free(&gt);
+        opt_ntg_free(&gn);
+        pl_csr_free(&a);
+        pl_csr_free(&at);
+    }
 }
 
 /* The graph of trace t against the brute-force block weights; frees t's
@@ -164,8 +209,8 @@ enum { VX, VR, VP, VQ, NVEC };
  * p = r + b p (the dot products read, never write, a vector entry).      */
 static int cg_trace(const pl_csr *a, opt_ntg_call call[4])
 {
-    opt_ntg_call c[4] = {{a, VQ, {VP, 0, 0}, 1}, {NULL, VX, {VX, VP, 0}, 2},
-                         {NULL, VR, {VR, VQ, 0}, 2}, {NULL, VP, {VR, VP, 0}, 2}};
+    opt_ntg_call c[4] = {{a, VQ, {VP, 0, 0}, 1, false}, {NULL, VX, {VX, VP, 0}, 2, false},
+                         {NULL, VR, {VR, VQ, 0}, 2, false}, {NULL, VP, {VR, VP, 0}, 2, false}};
     memcpy(call, c, sizeof c);
     return 4;
 }
@@ -322,6 +367,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_weights_match_definition),
         cmocka_unit_test(test_dense_row_weights),
+        cmocka_unit_test(test_transpose_reversed),
         cmocka_unit_test(test_permuted_laplacian_halo_far_below_blocks),
         cmocka_unit_test(test_natural_laplacian_not_worse),
     };
