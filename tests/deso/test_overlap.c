@@ -12,8 +12,8 @@
  *     a dot, idamax's by an axpy), more reductions in flight than the
  *     executor keeps (it waits for the oldest), all against CBLAS.
  * n = 37 (not a multiple of P or of the block size 4), 5 and 1 (< P).
- * deso-np: 1 2 3 4
- * deso-np-long: 6                                                         */
+ * deso-np: 1 2 3
+ * deso-np-long: 4 6                                                       */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
