@@ -84,6 +84,40 @@ static inline void ref_mv(const glob *g, bool t, double alpha, const double *x,
     free(s);
 }
 
+/* Sequential CG on g from x0 = 0 with right-hand side b, iters
+ * iterations: x (n doubles, or NULL) the iterate, rr (iters, or NULL)
+ * r.r after each iteration.                                             */
+static inline void ref_cg(const glob *g, const double *b, int iters,
+                          double *x, double *rr)
+{
+    int64_t n = g->n;
+    double *w = calloc(4 * (size_t)n + 1, sizeof *w);
+    double *xx = w, *r = w + n, *p = w + 2 * n, *q = w + 3 * n;
+    double rho = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        r[i] = p[i] = b[i];
+        rho += b[i] * b[i];
+    }
+    for (int it = 0; it < iters; it++) {
+        ref_mv(g, false, 1.0, p, 0.0, q);
+        double pq = 0.0, rn = 0.0;
+        for (int64_t i = 0; i < n; i++) pq += p[i] * q[i];
+        double al = rho / pq;
+        for (int64_t i = 0; i < n; i++) {
+            xx[i] += al * p[i];
+            r[i] -= al * q[i];
+            rn += r[i] * r[i];
+        }
+        double be = rn / rho;
+        for (int64_t i = 0; i < n; i++) p[i] = r[i] + be * p[i];
+        rho = rn;
+        if (rr != NULL) rr[it] = rn;
+    }
+    if (x != NULL)
+        for (int64_t i = 0; i < n; i++) x[i] = xx[i];
+    free(w);
+}
+
 static inline void fill(double *v, int64_t n, unsigned seed)
 {
     uint64_t s = seed * 0x2545F4914F6CDD1Dull + 3;

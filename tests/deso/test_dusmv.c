@@ -225,39 +225,6 @@ static void halo_count(const glob *g, int64_t *bytes, int64_t *msgs)
 
 #define CG_ITERS 20
 
-/* The sequential twin: x0 = 0, b given, the residual norms squared after
- * each iteration into rr[0 .. CG_ITERS).                                 */
-static void ref_cg(const glob *g, const double *b, double *rr)
-{
-    int64_t n = g->n;
-    double *x = calloc((size_t)n, sizeof *x), *r = malloc(8 * (size_t)n);
-    double *p = malloc(8 * (size_t)n), *q = malloc(8 * (size_t)n);
-    double rho = 0.0;
-    for (int64_t i = 0; i < n; i++) {
-        r[i] = p[i] = b[i];
-        rho += b[i] * b[i];
-    }
-    for (int it = 0; it < CG_ITERS; it++) {
-        ref_mv(g, false, 1.0, p, 0.0, q);
-        double pq = 0.0, rn = 0.0;
-        for (int64_t i = 0; i < n; i++) pq += p[i] * q[i];
-        double al = rho / pq;
-        for (int64_t i = 0; i < n; i++) {
-            x[i] += al * p[i];
-            r[i] -= al * q[i];
-            rn += r[i] * r[i];
-        }
-        double be = rn / rho;
-        for (int64_t i = 0; i < n; i++) p[i] = r[i] + be * p[i];
-        rho = rn;
-        rr[it] = rn;
-    }
-    free(x);
-    free(r);
-    free(p);
-    free(q);
-}
-
 /* One CG iteration recorded (q = A p, ..., rr = rn).                    */
 static void cg_iter(deso_ctx *ctx, deso_spmat *a, int64_t n, deso_vec *x,
                     deso_vec *r, deso_vec *p, deso_vec *q, deso_scalar **s)
@@ -289,7 +256,7 @@ static void cg_case(deso_ctx *ctx, const char *spec)
     int64_t n = g.n;
     double *b = malloc(8 * (size_t)n), want[CG_ITERS];
     fill(b, n, 5);
-    ref_cg(&g, b, want);
+    ref_cg(&g, b, CG_ITERS, NULL, want);
     deso_vec *x = NULL, *r = tu_vec_of(ctx, n, b), *p = tu_vec_of(ctx, n, b);
     deso_vec *q = NULL;
     TU_CALL(deso_vec_create(ctx, n, &x));

@@ -48,28 +48,11 @@ static int64_t halo_bytes(const deso_spmat *a)
 static void cg_ref(const glob *g, int iters, double *x)
 {
     int64_t n = g->n;
-    double *r = malloc((size_t)n * sizeof *r), *p = malloc((size_t)n * sizeof *p);
-    double *q = malloc((size_t)n * sizeof *q), *one = malloc((size_t)n * sizeof *one);
-    for (int64_t i = 0; i < n; i++) one[i] = 1.0, x[i] = 0.0;
-    ref_mv(g, false, 1.0, one, 0.0, r);
-    memcpy(p, r, (size_t)n * sizeof *p);
-    double rr = 0.0;
-    for (int64_t i = 0; i < n; i++) rr += r[i] * r[i];
-    for (int it = 0; it < iters; it++) {
-        ref_mv(g, false, 1.0, p, 0.0, q);
-        double pq = 0.0, rn = 0.0;
-        for (int64_t i = 0; i < n; i++) pq += p[i] * q[i];
-        double al = rr / pq;
-        for (int64_t i = 0; i < n; i++) {
-            x[i] += al * p[i];
-            r[i] -= al * q[i];
-            rn += r[i] * r[i];
-        }
-        double be = rn / rr;
-        for (int64_t i = 0; i < n; i++) p[i] = be * p[i] + r[i];
-        rr = rn;
-    }
-    free(r); free(p); free(q); free(one);
+    double *one = malloc(2 * (size_t)n * sizeof *one + 1), *b = one + n;
+    for (int64_t i = 0; i < n; i++) one[i] = 1.0;
+    ref_mv(g, false, 1.0, one, 0.0, b);
+    ref_cg(g, b, iters, x, NULL);
+    free(one);
 }
 
 /* One case: grid rows x cols (0 x 0: the default), mode, partition.      */
