@@ -27,6 +27,7 @@
 #include "ooc_test.h"
 #include "test_util.h"
 #include "deso/deso_stats.h"
+#include "deso/runtime/ooc.h"
 #include "placement/alloc.h"
 
 #define M 203
@@ -63,7 +64,10 @@ static int64_t written_sum(void)
  * what streaming it may hold: two slabs of the budget, or of one chunk of
  * dgemv's accumulation (CHUNK columns: the slab's least width) when the
  * budget is smaller, plus a block of rows more than this rank's (the
- * buffers are sized for the most local rows of any rank).               */
+ * buffers are sized for the most local rows of any rank), plus the room
+ * a direct read needs around each buffer's columns and the alignment
+ * (ooc.h: each buffer rounded up to DESO__OOC_ALIGN, DESO__OOC_SLACK
+ * beyond its columns, one more block to align the pair).               */
 static void piece_bounds(deso_ctx *ctx, int64_t *piece, int64_t *bound)
 {
     deso_info info;
@@ -75,7 +79,8 @@ static void piece_bounds(deso_ctx *ctx, int64_t *piece, int64_t *bound)
     for (int64_t j = 0; j < N; j++) cols += (j / NB) % pc == c;
     int64_t rows_max = M / pr + NB, least = 2 * 8 * CHUNK * rows_max;
     *piece = rows * cols * 8;
-    *bound = least > BUDGET ? least : BUDGET;
+    *bound = (least > BUDGET ? least : BUDGET) + 2 * DESO__OOC_SLACK +
+             3 * DESO__OOC_ALIGN;
 }
 
 /* Rank 0: whether the two files have the same bytes.                      */
