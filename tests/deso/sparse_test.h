@@ -118,6 +118,28 @@ static inline void ref_cg(const glob *g, const double *b, int iters,
     free(w);
 }
 
+/* One CG iteration recorded as deso-cg writes it (q = A p, alpha = rr /
+ * p.q, x += alpha p, r -= alpha q, rn = r.r, p = r + (rn / rr) p,
+ * rr = rn); s: rr, rn, pq, alpha, -alpha, beta.                         */
+static inline void sparse_cg_iter(deso_ctx *ctx, deso_spmat *a, int64_t n,
+                                  deso_vec *x, deso_vec *r, deso_vec *p,
+                                  deso_vec *q, deso_scalar *const *s)
+{
+    deso_scalar *rr = s[0], *rn = s[1], *pq = s[2], *al = s[3], *nal = s[4];
+    deso_scalar *be = s[5];
+    TU_CALL(deso_dusmv(ctx, DESO_NO_TRANS, 1.0, a, p, 0.0, q));
+    TU_CALL(deso_ddot(n, p, 1, q, 1, pq));
+    TU_CALL(deso_sdiv(al, rr, pq));
+    TU_CALL(deso_daxpy(n, al, p, 1, x, 1));
+    TU_CALL(deso_sneg(nal, al));
+    TU_CALL(deso_daxpy(n, nal, q, 1, r, 1));
+    TU_CALL(deso_ddot(n, r, 1, r, 1, rn));
+    TU_CALL(deso_sdiv(be, rn, rr));
+    TU_CALL(deso_dscal(n, be, p, 1));
+    TU_CALL(deso_daxpy(n, 1.0, r, 1, p, 1));
+    TU_CALL(deso_sset(rr, rn));
+}
+
 static inline void fill(double *v, int64_t n, unsigned seed)
 {
     uint64_t s = seed * 0x2545F4914F6CDD1Dull + 3;

@@ -225,24 +225,6 @@ static void halo_count(const glob *g, int64_t *bytes, int64_t *msgs)
 
 #define CG_ITERS 20
 
-/* One CG iteration recorded (q = A p, ..., rr = rn).                    */
-static void cg_iter(deso_ctx *ctx, deso_spmat *a, int64_t n, deso_vec *x,
-                    deso_vec *r, deso_vec *p, deso_vec *q, deso_scalar **s)
-{
-    deso_scalar *rr = s[0], *rn = s[1], *pq = s[2], *al = s[3], *be = s[4];
-    TU_CALL(deso_dusmv(ctx, DESO_NO_TRANS, 1.0, a, p, 0.0, q));
-    TU_CALL(deso_ddot(n, p, 1, q, 1, pq));
-    TU_CALL(deso_sdiv(al, rr, pq));
-    TU_CALL(deso_daxpy(n, al, p, 1, x, 1));
-    TU_CALL(deso_sneg(al, al));
-    TU_CALL(deso_daxpy(n, al, q, 1, r, 1));
-    TU_CALL(deso_ddot(n, r, 1, r, 1, rn));
-    TU_CALL(deso_sdiv(be, rn, rr));
-    TU_CALL(deso_dscal(n, be, p, 1));
-    TU_CALL(deso_daxpy(n, 1.0, r, 1, p, 1));
-    TU_CALL(deso_sset(rr, rn));
-}
-
 /* CG_ITERS iterations against ref_cg, reading r.r after each; then one
  * more iteration moves what the model of its plan says (the halo priced
  * with the rest), and in mode none at least the halo: whether the other
@@ -261,12 +243,12 @@ static void cg_case(deso_ctx *ctx, const char *spec)
     deso_vec *q = NULL;
     TU_CALL(deso_vec_create(ctx, n, &x));
     TU_CALL(deso_vec_create(ctx, n, &q));
-    deso_scalar *ss[5];
-    for (int k = 0; k < 5; k++) TU_CALL(deso_scalar_create(ctx, 0.0, &ss[k]));
+    deso_scalar *ss[6];
+    for (int k = 0; k < 6; k++) TU_CALL(deso_scalar_create(ctx, 0.0, &ss[k]));
     TU_CALL(deso_ddot(n, r, 1, r, 1, ss[0]));
     double worst = 0.0;
     for (int it = 0; it < CG_ITERS; it++) {
-        cg_iter(ctx, a, n, x, r, p, q, ss);
+        sparse_cg_iter(ctx, a, n, x, r, p, q, ss);
         double e = tu_srel(tu_value(ss[0]), want[it]);
         if (!(e <= worst)) worst = e;
     }
@@ -275,7 +257,7 @@ static void cg_case(deso_ctx *ctx, const char *spec)
     int64_t bytes, msgs;
     halo_count(&g, &bytes, &msgs);
     deso_stats_reset();
-    cg_iter(ctx, a, n, x, r, p, q, ss);
+    sparse_cg_iter(ctx, a, n, x, r, p, q, ss);
     (void)tu_value(ss[0]);
     deso_stats st;
     deso_stats_get(&st);
@@ -286,7 +268,7 @@ static void cg_case(deso_ctx *ctx, const char *spec)
     TU_CHECK(got[0] >= bytes && got[1] >= msgs);
     deso_vec *vs[4] = {x, r, p, q};
     for (int k = 0; k < 4; k++) TU_CALL(deso_vec_destroy(&vs[k]));
-    for (int k = 0; k < 5; k++) TU_CALL(deso_scalar_destroy(&ss[k]));
+    for (int k = 0; k < 6; k++) TU_CALL(deso_scalar_destroy(&ss[k]));
     TU_CALL(deso_spmat_destroy(&a));
     glob_free(&g);
     free(b);

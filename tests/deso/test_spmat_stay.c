@@ -81,14 +81,9 @@ static void run_case(const char *spec, int rows, int cols, deso_mode mode,
     TU_CALL(deso_vec_create(ctx, n, &r));
     TU_CALL(deso_vec_create(ctx, n, &p));
     TU_CALL(deso_vec_create(ctx, n, &q));
-    deso_scalar *rr = NULL, *rn = NULL, *pq = NULL, *al = NULL, *nal = NULL,
-                *be = NULL;
-    TU_CALL(deso_scalar_create(ctx, 0.0, &rr));
-    TU_CALL(deso_scalar_create(ctx, 0.0, &rn));
-    TU_CALL(deso_scalar_create(ctx, 0.0, &pq));
-    TU_CALL(deso_scalar_create(ctx, 0.0, &al));
-    TU_CALL(deso_scalar_create(ctx, 0.0, &nal));
-    TU_CALL(deso_scalar_create(ctx, 0.0, &be));
+    deso_scalar *ss[6];        /* rr, rn, pq, alpha, -alpha, beta      */
+    for (int k = 0; k < 6; k++) TU_CALL(deso_scalar_create(ctx, 0.0, &ss[k]));
+    deso_scalar *rr = ss[0], *pq = ss[2];
     /* deso-cg's set-up: b = A 1 in a force of its own, then r = b, p = r
      * and the norms in another, whose vectors need not be on the
      * partition: the loop's first force starts from wherever they are   */
@@ -106,17 +101,7 @@ static void run_case(const char *spec, int rows, int cols, deso_mode mode,
         double rrv;                 /* read as a solver tests convergence */
         TU_CALL(deso_scalar_get(rr, &rrv));
         if (it == WARM) deso_stats_reset();
-        TU_CALL(deso_dusmv(ctx, DESO_NO_TRANS, 1.0, a, p, 0.0, q));
-        TU_CALL(deso_ddot(n, p, 1, q, 1, pq));
-        TU_CALL(deso_sdiv(al, rr, pq));
-        TU_CALL(deso_daxpy(n, al, p, 1, x, 1));
-        TU_CALL(deso_sneg(nal, al));
-        TU_CALL(deso_daxpy(n, nal, q, 1, r, 1));
-        TU_CALL(deso_ddot(n, r, 1, r, 1, rn));
-        TU_CALL(deso_sdiv(be, rn, rr));
-        TU_CALL(deso_dscal(n, be, p, 1));
-        TU_CALL(deso_daxpy(n, 1.0, r, 1, p, 1));
-        TU_CALL(deso_sset(rr, rn));
+        sparse_cg_iter(ctx, a, n, x, r, p, q, ss);
     }
     TU_CALL(deso_flush(ctx));
     deso_stats st;
@@ -148,12 +133,7 @@ static void run_case(const char *spec, int rows, int cols, deso_mode mode,
     TU_CALL(deso_vec_destroy(&r));
     TU_CALL(deso_vec_destroy(&p));
     TU_CALL(deso_vec_destroy(&q));
-    TU_CALL(deso_scalar_destroy(&rr));
-    TU_CALL(deso_scalar_destroy(&rn));
-    TU_CALL(deso_scalar_destroy(&pq));
-    TU_CALL(deso_scalar_destroy(&al));
-    TU_CALL(deso_scalar_destroy(&nal));
-    TU_CALL(deso_scalar_destroy(&be));
+    for (int k = 0; k < 6; k++) TU_CALL(deso_scalar_destroy(&ss[k]));
     TU_CALL(deso_spmat_destroy(&a));
     glob_free(&g);
     free(one); free(xs); free(xr);
