@@ -277,8 +277,10 @@ static void test_unusable_dir(void **state)
 
 /* deso_init's read-rate probe failing on the last rank (its directory
  * refusing the probe's file, a full disk at its first write): deso_init
- * still succeeds, every rank's cost model takes 100 MB/s, and every
- * rank's deso_last_error names deso_init, the rank and its reason.  A
+ * still succeeds, every rank's cost model counts that rank's disk as
+ * 100 MB/s (io_beta is the slowest rank's figure, so at least 1e-8 s per
+ * byte: on a loaded machine another rank's measured disk may be slower
+ * still), and every rank's deso_last_error names deso_init, the rank and its reason.  A
  * probe that succeeds leaves the message as it was.                     */
 static void test_probe_fails(void **state)
 {
@@ -302,7 +304,7 @@ static void test_probe_fails(void **state)
         TU_OK(deso_get_info(ctx, &info));
         const char *msg = deso_last_error();
         if (k < 2)
-            TU_CHECK(tu_all(info.io_beta == 1e-8 &&
+            TU_CHECK(tu_all(info.io_beta >= 1e-8 &&
                             strstr(msg, "deso_init: ") == msg &&
                             strstr(msg, who) != NULL &&
                             strstr(msg, strerror(faults[k].err)) != NULL &&
