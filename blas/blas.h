@@ -295,7 +295,7 @@ int64_t blas_emap_index(const blas_emap *e, int64_t g, bool target);
 typedef struct blas_local {
     double *data;
     int64_t rows, cols;
-    blas_layout lay;
+    const blas_layout *lay;   /* the view's own: no copy per operand       */
     int r, c;
     int64_t c0;
 } blas_local;

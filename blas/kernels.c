@@ -95,7 +95,7 @@ void blas__k_iamax(const blas_desc *d, const blas_local *ops, blas_local *res,
     for (int64_t l = 0; l < x->rows; l++) {
         double v = fabs(x->data[l]);
         if (v > red[0]) {
-            int64_t g = blas_elem_global(&x->lay, x->r, x->c, l);
+            int64_t g = blas_elem_global(x->lay, x->r, x->c, l);
             red[0] = v;
             red[1] = (double)g;
         }
@@ -192,14 +192,14 @@ static void gemv_cols_masked(const blas_desc *d, const blas_local *A,
 {
     bool trans = (d->flags & BLAS_F_TRANS) != 0;
     int64_t rows = A->rows, ld = rows > 1 ? rows : 1;
-    int64_t mb = A->lay.b, nb = A->lay.nb;
+    int64_t mb = A->lay->b, nb = A->lay->nb;
     for (int64_t k = 0; k < w;) {
         int64_t part = nb - (j + k) % nb;
         if (part > w - k) part = w - k;
-        int64_t gj0 = blas_cyc_global(nb, A->lay.pc, A->c, j + k);
+        int64_t gj0 = blas_cyc_global(nb, A->lay->pc, A->c, j + k);
         for (int64_t li0 = 0; li0 < rows; li0 += mb) {
             int64_t h = rows - li0 < mb ? rows - li0 : mb;
-            int64_t gi0 = blas_cyc_global(mb, A->lay.pr, A->r, li0);
+            int64_t gi0 = blas_cyc_global(mb, A->lay->pr, A->r, li0);
             gemv_block_masked(d->flags, col + k * ld + li0, ld, h, part, gi0,
                               gj0, trans ? x + li0 : x + j + k,
                               trans ? red + j + k : red + li0);
@@ -219,7 +219,7 @@ void blas_gemv_part(const blas_desc *d, const blas_local *A,
     bool trans = (d->flags & BLAS_F_TRANS) != 0;
     int64_t rows = A->rows, cols = A->cols, ld = rows > 1 ? rows : 1;
     if (rows == 0 || cols == 0) return;
-    int64_t u = blas_gemv_chunk(&A->lay);
+    int64_t u = blas_gemv_chunk(A->lay);
     /* the in-core and the streamed product both accumulate one chunk of
      * columns at a time, from the same local column, so they add in the
      * same order                                                         */

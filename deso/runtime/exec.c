@@ -13,7 +13,7 @@
 static blas_local local_of(const deso_ctx *ctx, const deso__view *w)
 {
     blas_local l = {.data = w->data, .rows = w->rows, .cols = w->cols,
-                    .lay = w->lay, .r = ctx->coord[0], .c = ctx->coord[1]};
+                    .lay = &w->lay, .r = ctx->coord[0], .c = ctx->coord[1]};
     return l;
 }
 

@@ -379,7 +379,7 @@ static int64_t owned(int64_t n, int64_t b, int p, int k, int64_t *idx)
 }
 
 static blas_local piece(double *data, int64_t rows, int64_t cols,
-                        blas_layout lay, int r, int c)
+                        const blas_layout *lay, int r, int c)
 {
     return (blas_local){data, rows, cols, lay, r, c, 0};
 }
@@ -416,10 +416,10 @@ static void test_elementwise_kernels(void **state)
                 for (int64_t i = 0; i < n; i++) y[i] = NAN;
             blas_layout vl = blas_layout_vec(n, -1, 0, 3u, 1, 1);
             blas_layout sl = blas_layout_sca(3u, 1, 1);
-            blas_local vx = piece(x, n, 1, vl, 0, 0);
-            blas_local vy = piece(y, n, 1, vl, 0, 0);
-            blas_local sa = piece(&a, 1, 1, sl, 0, 0);
-            blas_local sb = piece(&b, 1, 1, sl, 0, 0);
+            blas_local vx = piece(x, n, 1, &vl, 0, 0);
+            blas_local vy = piece(y, n, 1, &vl, 0, 0);
+            blas_local sa = piece(&a, 1, 1, &sl, 0, 0);
+            blas_local sb = piece(&b, 1, 1, &sl, 0, 0);
             blas_local in[BLAS_MAXOPS];
             switch (ops[o]) {
             case BLAS_OP_COPY: in[0] = vx; break;
@@ -433,7 +433,7 @@ static void test_elementwise_kernels(void **state)
             for (int64_t i = 0; i < n; i++)
                 got[i] = info->inout >= 0 ? in[info->inout].data[i] : NAN;
             got[n] = SENT;
-            blas_local R = piece(got, n, 1, vl, 0, 0);
+            blas_local R = piece(got, n, 1, &vl, 0, 0);
             blas_desc d = {ops[o], 0, info->nops, 0, 0, 0, 0, 0, NULL};
             info->kernel(&d, in, &R, NULL);
             for (int64_t i = 0; i < n; i++) {
@@ -476,10 +476,10 @@ static void test_scalar_kernels(void **state)
                 default: want = -a; break;
                 }
                 blas_layout sl = blas_layout_sca(3u, 1, 1);
-                blas_local in[2] = {piece(&a, 1, 1, sl, 0, 0),
-                                    piece(&b, 1, 1, sl, 0, 0)};
+                blas_local in[2] = {piece(&a, 1, 1, &sl, 0, 0),
+                                    piece(&b, 1, 1, &sl, 0, 0)};
                 double got[2] = {NAN, SENT};
-                blas_local R = piece(got, 1, 1, sl, 0, 0);
+                blas_local R = piece(got, 1, 1, &sl, 0, 0);
                 blas_desc d = {op, 0, info->nops, 0, 0, 0, 0, 0, NULL};
                 info->kernel(&d, in, &R, NULL);
                 assert_true(got[0] == want);
@@ -514,8 +514,8 @@ static double reduce_by_hand(blas_op op, const double *x, const double *y,
             yl[l] = y[idx[l]];
         }
         int r = dist == 0 ? k : 0, c = dist == 1 ? k : 0;
-        blas_local in[2] = {piece(xl, len, 1, lay, r, c),
-                            piece(yl, len, 1, lay, r, c)};
+        blas_local in[2] = {piece(xl, len, 1, &lay, r, c),
+                            piece(yl, len, 1, &lay, r, c)};
         int w = blas_red_width(op);
         assert_int_equal(blas_red_len(&d, in), w);
         info->kernel(&d, in, NULL, red);
@@ -528,8 +528,8 @@ static double reduce_by_hand(blas_op op, const double *x, const double *y,
     }
     double out[2] = {NAN, SENT};
     blas_layout sl = blas_layout_sca(3u, pr, pc);
-    blas_local R = piece(out, 1, 1, sl, 0, 0);
-    blas_local x0 = piece(NULL, 0, 1, lay, 0, 0);
+    blas_local R = piece(out, 1, 1, &sl, 0, 0);
+    blas_local x0 = piece(NULL, 0, 1, &lay, 0, 0);
     info->finish(&d, info->red == BLAS_RED_MAXLOC ? &x0 : NULL, &R, acc);
     assert_true(out[1] == SENT);
     return out[0];
@@ -632,9 +632,9 @@ static void gemv_by_hand(const grid_case *g, unsigned flags, const double *A,
                     al[j * ld + i] = A[ci[j] * g->m + ri[i]];
             for (int64_t i = 0; i < (t ? lr : lc); i++)
                 xl[i] = x[t ? ri[i] : ci[i]];
-            blas_local in[3] = {piece(&alpha, 1, 1, sl, r, c),
-                                piece(al, lr, lc, lay, r, c),
-                                piece(xl, t ? lr : lc, 1, lay, r, c)};
+            blas_local in[3] = {piece(&alpha, 1, 1, &sl, r, c),
+                                piece(al, lr, lc, &lay, r, c),
+                                piece(xl, t ? lr : lc, 1, &lay, r, c)};
             int64_t len = blas_red_len(&d, in);
             assert_int_equal(len, t ? lc : lr);
             info->kernel(&d, in, NULL, red);
@@ -642,8 +642,8 @@ static void gemv_by_hand(const grid_case *g, unsigned flags, const double *A,
         }
     /* without BLAS_F_BETA the node has three operands: b and y are
      * absent, and finish must not look for them                          */
-    blas_local in[5] = {piece(&alpha, 1, 1, sl, 0, 0)};
-    if (flags & BLAS_F_BETA) in[3] = piece(&beta, 1, 1, sl, 0, 0);
+    blas_local in[5] = {piece(&alpha, 1, 1, &sl, 0, 0)};
+    if (flags & BLAS_F_BETA) in[3] = piece(&beta, 1, 1, &sl, 0, 0);
     int p = t ? g->pc : g->pr;
     for (int k = 0; k < p; k++) {
         int64_t oi[MAXN];
@@ -654,7 +654,7 @@ static void gemv_by_hand(const grid_case *g, unsigned flags, const double *A,
             part[i] = sum[oi[i]];
         }
         yl[len] = SENT;
-        blas_local R = piece(yl, len, 1, lay, t ? 0 : k, t ? k : 0);
+        blas_local R = piece(yl, len, 1, &lay, t ? 0 : k, t ? k : 0);
         info->finish(&d, in, &R, part);
         assert_true(yl[len] == SENT);
         for (int64_t i = 0; i < len; i++) y[oi[i]] = yl[i];
@@ -737,10 +737,10 @@ static void test_ger_kernel(void **state)
                 al[lr * lc] = SENT;
                 for (int64_t i = 0; i < lr; i++) xl[i] = x[ri[i]];
                 for (int64_t j = 0; j < lc; j++) yl[j] = y[ci[j]];
-                blas_local R = piece(al, lr, lc, lay, r, c);
-                blas_local in[4] = {piece(&alpha, 1, 1, sl, r, c),
-                                    piece(xl, lr, 1, lay, r, c),
-                                    piece(yl, lc, 1, lay, r, c), R};
+                blas_local R = piece(al, lr, lc, &lay, r, c);
+                blas_local in[4] = {piece(&alpha, 1, 1, &sl, r, c),
+                                    piece(xl, lr, 1, &lay, r, c),
+                                    piece(yl, lc, 1, &lay, r, c), R};
                 info->kernel(&d, in, &R, NULL);
                 assert_true(al[lr * lc] == SENT);
                 for (int64_t j = 0; j < lc; j++)
