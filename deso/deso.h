@@ -191,6 +191,13 @@ typedef struct deso_info {
      * user's work.                                                         */
     double alpha, beta, time_calibrate;
     double io_beta;
+    /* The probe's collectives over every rank, seconds per call of one
+     * double: an all-reduce, a reduce and a broadcast, the slowest rank's
+     * (0 on one rank, or when a wisdom file gave no figures).  The cost
+     * model prices each kind on each communicator it runs on (grid
+     * columns, grid rows, every rank) by such figures, measured with
+     * every communicator of a kind at once; the wisdom file keeps them.  */
+    double allreduce_call, reduce_call, bcast_call;
     /* This rank's own (never agreed): its memory budget in bytes (-1: no
      * limit) and the directory of its local array files.                  */
     int64_t mem_limit;

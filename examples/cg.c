@@ -562,6 +562,7 @@ int main(int argc, char **argv)
                    "\"bytes_collective\":%lld,\"msgs_collective\":%lld,"
                    "\"plans_optimised\":%lld,\"plans_replayed\":%lld,"
                    "\"nodes_overlapped\":%lld,\"io_beta\":%.6e,\"mem_limit\":%lld,\"vector_bytes\":%lld,"
+                   "\"allreduce_call\":%.6e,\"reduce_call\":%.6e,\"bcast_call\":%.6e,"
                    "\"rss_bound\":%lld,\"sparse\":%s,\"nnz\":%lld,"
                    "\"partition\":\"%s\",\"read_rate\":%.6e,\"peak_rss\":[",
                    (long long)n, P, grid, deso_mode_name(info.mode),
@@ -572,7 +573,8 @@ int main(int argc, char **argv)
                    sum[1], sum[2], sum[3], (long long)st.plans_optimised,
                    (long long)st.plans_replayed,
                    (long long)st.nodes_overlapped, info.io_beta,
-                   (long long)info.mem_limit, vec_bytes, bound,
+                   (long long)info.mem_limit, vec_bytes, info.allreduce_call,
+                   info.reduce_call, info.bcast_call, bound,
                    S != NULL ? "true" : "false",
                    S != NULL ? (long long)sp.nnz : (long long)n * (long long)n,
                    S != NULL ? partition : "none", read_rate);

@@ -52,6 +52,7 @@ opt_params opt_params_default(void)
 {
     opt_params p = {.alpha = 2e-6, .beta = 1e-9, .volume = OPT_VOL_RANK,
                     .reduce_holders_only = false, .io_beta = 0.0};
+    /* coll zeros: the formula prices every collective                     */
     return p;
 }
 
@@ -242,18 +243,27 @@ deso_err opt_exchange_cost(const blas_layout *S, const blas_layout *D,
  * little to outweigh a message.                                          */
 #define CALL_SHARE 0.25
 
-/* ncomm communicators of p ranks each; payloads total `tot` elements,
- * the largest `mx`; the array has `arr` elements; factor 2: all-reduce.  */
-static void coll_add(opt_counts *c, const opt_params *pp, int p,
-                     int64_t ncomm, int64_t tot, int64_t mx, int64_t arr,
-                     int factor)
+/* ncomm communicators of p ranks each, along grid dimension `comm` (or
+ * OPT_COMM_ALL); payloads total `tot` elements, the largest `mx`; the
+ * array has `arr` elements.  Counted by the rules above; timed by the
+ * measured figures of that kind on those communicators where the probe
+ * took them (they include the call itself), else by the formula.       */
+static void coll_add(opt_counts *c, const opt_params *pp, opt_coll_kind kind,
+                     int comm, int p, int64_t ncomm, int64_t tot, int64_t mx,
+                     int64_t arr)
 {
     if (p <= 1 || ncomm <= 0) return;
+    int factor = kind == OPT_COLL_ALLREDUCE ? 2 : 1;
     c->msgs_coll += ncomm;
     c->bytes_coll += 8 * tot * (p - 1) * factor;
     int64_t vol = pp->volume == OPT_VOL_ARRAY ? arr : mx;
-    c->time += factor * opt__log2c(p) * (pp->alpha + pp->beta * 8.0 * (double)vol) +
-               CALL_SHARE * pp->alpha;
+    const opt_coll_cost *m = &pp->coll[kind][comm];
+    if (m->call > 0.0)
+        c->time += m->call + m->byte * 8.0 * (double)vol;
+    else
+        c->time += factor * opt__log2c(p) *
+                       (pp->alpha + pp->beta * 8.0 * (double)vol) +
+                   CALL_SHARE * pp->alpha;
 }
 
 bool opt__replication_only(const blas_layout *S, const blas_layout *D)
@@ -289,7 +299,7 @@ void opt__bcast_cost(const blas_layout *S, const blas_layout *D,
             tot = ncomm * next.n;
             mx = next.n;
         }
-        coll_add(c, pp, dims[k], ncomm, tot, mx, next.n, 1);
+        coll_add(c, pp, OPT_COLL_BCAST, k, dims[k], ncomm, tot, mx, next.n);
         cur = next;
     }
 }
@@ -404,13 +414,14 @@ static void node_collective(const opt_graph *g, const opt_node *nd,
     if (info == NULL || info->red == BLAS_RED_NONE) return;
     int rd = blas_red_dim(&nd->d, pl->req);
     if (rd < 0) return;
-    int factor = allred || (pl->res.rep & blas_red_bits(rd, g->df.pr,
-                                                        g->df.pc))
-                     ? 2 : 1;
+    opt_coll_kind kind = allred || (pl->res.rep & blas_red_bits(rd, g->df.pr,
+                                                                g->df.pc))
+                             ? OPT_COLL_ALLREDUCE : OPT_COLL_REDUCE;
     if (rd == BLAS_RED_ALL) {
         /* a vector by partition: one collective over every rank         */
         int64_t len = mult > 0 ? mult : blas_red_width(nd->d.op);
-        coll_add(c, pp, g->df.pr * g->df.pc, 1, len, len, len, factor);
+        coll_add(c, pp, kind, OPT_COMM_ALL, g->df.pr * g->df.pc, 1, len, len,
+                 len);
         return;
     }
     int dims[2] = {g->df.pr, g->df.pc}, o = 1 - rd;
@@ -425,7 +436,7 @@ static void node_collective(const opt_graph *g, const opt_node *nd,
             tot += l;
             if (l > mx) mx = l;
         }
-        coll_add(c, pp, dims[rd], dims[o], tot, mx, len, factor);
+        coll_add(c, pp, kind, rd, dims[rd], dims[o], tot, mx, len);
         return;
     }
     int64_t len = mult > 0 ? mult : blas_red_width(nd->d.op);
@@ -433,7 +444,7 @@ static void node_collective(const opt_graph *g, const opt_node *nd,
     int64_t ncomm = dims[o];
     if (pp->reduce_holders_only && X->dist != o && !(X->rep & (1u << o)))
         ncomm = 1;
-    coll_add(c, pp, dims[rd], ncomm, ncomm * len, len, len, factor);
+    coll_add(c, pp, kind, rd, dims[rd], ncomm, ncomm * len, len, len);
 }
 
 void opt__node_cost(const opt_graph *g, const opt_node *nd,

@@ -149,9 +149,29 @@ typedef enum opt_volume {
     OPT_VOL_ARRAY            /* paper eq. 9: the whole array's volume       */
 } opt_volume;
 
+/* The collectives the model prices, and the communicators it prices them
+ * on: those along grid dimension 0 (pr ranks each), along dimension 1 (pc
+ * ranks each), or every rank (a vector by partition's reductions).       */
+typedef enum opt_coll_kind {
+    OPT_COLL_ALLREDUCE = 0,
+    OPT_COLL_REDUCE,
+    OPT_COLL_BCAST,
+    OPT_COLL_KINDS
+} opt_coll_kind;
+#define OPT_COMM_ALL 2
+#define OPT_COMMS 3
+
+/* A measured collective: seconds per call (with every communicator of its
+ * kind running side by side) and seconds per byte of payload; call <= 0:
+ * not measured, the alpha-beta formula prices it.                       */
+typedef struct opt_coll_cost {
+    double call, byte;
+} opt_coll_cost;
+
 typedef struct opt_params {
     double alpha;            /* seconds per message                          */
     double beta;             /* seconds per byte                             */
+    opt_coll_cost coll[OPT_COLL_KINDS][OPT_COMMS];
     opt_volume volume;
     bool reduce_holders_only;/* reductions run only on the rows/columns that
                               * hold the operands, as deso/runtime/exec.c

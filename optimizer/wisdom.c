@@ -160,6 +160,9 @@ const char *opt__wisdom_check_config(const opt_wisdom_config *c)
     if (!finite_nonneg(c->alpha) || !finite_nonneg(c->beta))
         return "alpha and beta must be finite and >= 0";
     if (!finite_nonneg(c->io_beta)) return "io_beta must be finite and >= 0";
+    for (int k = 0; k < OPT_WISDOM_COLL; k++)
+        if (!finite_nonneg(c->coll[k]))
+            return "collectives: every figure must be finite and >= 0";
     return NULL;
 }
 
@@ -307,6 +310,7 @@ bool opt_wisdom_equal(const opt_wisdom *a, const opt_wisdom *b)
     if (!opt_wisdom_config_matches(x, y) || x->calibrated != y->calibrated ||
         !same_bits(x->alpha, y->alpha) || !same_bits(x->beta, y->beta) ||
         !same_bits(x->io_beta, y->io_beta) ||
+        memcmp(x->coll, y->coll, sizeof x->coll) != 0 ||
         a->nplans != b->nplans)
         return false;
     for (int i = 0; i < a->nplans; i++) {

@@ -5,11 +5,12 @@
  * bytes, parses them here on every rank, and has rank 0 write what
  * opt_wisdom_write returns through a temporary file and rename.
  *
- * The format, version 2 (one space between fields, "\n" after every line,
+ * The format, version 3 (one space between fields, "\n" after every line,
  * nothing after the end line):
  *
- *   deso-wisdom 2
+ *   deso-wisdom 3
  *   config <version> <P> <pr>x<pc> <calibrated 0|1> <alpha> <beta> <io_beta>
+ *   collectives <c_1> ... <c_18>
  *   plan <key> <nnodes> <hits>
  *   node <kind> <m> <n> <dist> <b> <nb> <rep> <pr> <pc> <variant>
  *   ...                                   (nnodes node lines per plan)
@@ -22,6 +23,11 @@
  *             floats as glibc's "%a" prints them ("0x1.4f8b588e368f1p-17",
  *             "0x0p+0"), so doubles survive bit-exactly.  deso formats and
  *             scans them itself, so the file does not depend on the locale
+ *   c_i       the measured collectives (optimizer/opt_graph.h's opt_params
+ *             coll): for all-reduce, reduce and broadcast in turn, on a
+ *             grid column, a grid row and every rank in turn, seconds per
+ *             call and per byte (zeros: not measured), hexadecimal floats
+ *             as above
  *   key       the plan's structural key, 16 lower-case hex digits
  *   kind      vec | mat | sca (names, not enum values, so reordering the
  *             enum cannot silently change the meaning of old files)
@@ -35,8 +41,8 @@
  * duplicate key a syntax error found in one pass.
  *
  * Field ranges (the normalised layouts of blas/blas.h, on the config's grid):
- *   config: 1 <= pr, pc; pr * pc == P <= OPT_WISDOM_MAX_P; alpha, beta and
- *           io_beta finite and >= 0 (-0 allowed);
+ *   config: 1 <= pr, pc; pr * pc == P <= OPT_WISDOM_MAX_P; alpha, beta,
+ *           io_beta and every c_i finite and >= 0 (-0 allowed);
  *   node:   pr, pc equal the config's; variant >= 0;
  *           mat: m, n >= 0, b, nb >= 1, dist -1, rep 0;
  *           vec: m 1, n >= 0, dist in {-1, 0, 1, 2}, b >= 1 if dist is 0
@@ -59,7 +65,8 @@
 
 #include "blas/blas.h"
 
-#define OPT_WISDOM_FORMAT 2
+#define OPT_WISDOM_FORMAT 3
+#define OPT_WISDOM_COLL 18     /* the collectives line's figures         */
 #define OPT_WISDOM_VERSION_MAX 31
 #define OPT_WISDOM_MAX_LINE 512
 #define OPT_WISDOM_MAX_NODES 1000000
@@ -73,6 +80,7 @@ typedef struct opt_wisdom_config {
     double alpha;           /* seconds per message                           */
     double beta;            /* seconds per byte                              */
     double io_beta;         /* seconds per byte read from a local array file */
+    double coll[OPT_WISDOM_COLL];  /* the measured collectives, in order    */
 } opt_wisdom_config;
 
 /* One node of a plan: its result's layout and its kernel/communication

@@ -15,7 +15,7 @@
 #include "optimizer/wisdom_impl.h"
 #include "placement/alloc.h"
 
-#define MAXTOK 11                       /* a node line                      */
+#define MAXTOK (1 + OPT_WISDOM_COLL)   /* the collectives line is the longest */
 
 typedef struct reader {
     const char *text;
@@ -169,6 +169,22 @@ static deso_err read_config(reader *r, opt_wisdom_config *c)
     return DESO_OK;
 }
 
+static deso_err read_collectives(reader *r, opt_wisdom_config *c)
+{
+    DESO_TRY(next_line(r));
+    if (!is(r, 0, "collectives") || r->ntok != 1 + OPT_WISDOM_COLL)
+        return bad(r, "expected collectives and %d figures",
+                   OPT_WISDOM_COLL);
+    for (int k = 0; k < OPT_WISDOM_COLL; k++)
+        if (!opt__wisdom_scan_double(r->tok[1 + k], r->tl[1 + k],
+                                     &c->coll[k]))
+            return bad(r, "collectives: figure %d is not a hexadecimal "
+                       "float as %%a writes it", k + 1);
+    const char *why = opt__wisdom_check_config(c);
+    if (why) return bad(r, "%s", why);
+    return DESO_OK;
+}
+
 static deso_err read_node(reader *r, const opt_wisdom_config *c,
                           const opt_wisdom_plan *pl, int k,
                           opt_wisdom_node *nd)
@@ -276,6 +292,7 @@ static deso_err read_all(reader *r, opt_wisdom *w, bool *other_format)
         return DESO_OK;
     }
     DESO_TRY(read_config(r, &w->config));
+    DESO_TRY(read_collectives(r, &w->config));
     int cap = 0;
     for (;;) {
         DESO_TRY(next_line(r));

@@ -42,6 +42,13 @@ static void emit(const opt_wisdom *w, const opt_wisdom_plan *const *order,
     put(p, "deso-wisdom %d\n", OPT_WISDOM_FORMAT);
     put(p, "config %s %d %dx%d %d %s %s %s\n", c->version, c->P, c->pr,
         c->pc, c->calibrated ? 1 : 0, a, b, io);
+    put(p, "collectives");
+    for (int k = 0; k < OPT_WISDOM_COLL; k++) {
+        char x[OPT__HEXDBL_BUF];
+        opt__wisdom_fmt_double(c->coll[k], x);
+        put(p, " %s", x);
+    }
+    put(p, "\n");
     for (int i = 0; i < w->nplans; i++) {
         const opt_wisdom_plan *pl = order[i];
         put(p, "plan %016" PRIx64 " %d %" PRIu32 "\n", pl->key, pl->nnodes,

@@ -24,6 +24,10 @@
 
 #define WISDOM_MAX_BYTES ((int64_t)64 << 20)
 
+_Static_assert(sizeof(((opt_wisdom_config *)0)->coll) ==
+                   sizeof(((opt_params *)0)->coll),
+               "the wisdom file's collectives are opt_params.coll's figures");
+
 opt_wisdom_config deso__wisdom_config(const deso_ctx *ctx)
 {
     opt_wisdom_config c;
@@ -36,6 +40,7 @@ opt_wisdom_config deso__wisdom_config(const deso_ctx *ctx)
     c.alpha = ctx->params.alpha;
     c.beta = ctx->params.beta;
     c.io_beta = ctx->params.io_beta;
+    memcpy(c.coll, ctx->params.coll, sizeof c.coll);
     return c;
 }
 
@@ -144,6 +149,7 @@ static deso_err merge(deso_ctx *ctx, const char *fn, const opt_wisdom *w,
         ctx->params.alpha = w->config.alpha;
         ctx->params.beta = w->config.beta;
         ctx->params.io_beta = w->config.io_beta;
+        memcpy(ctx->params.coll, w->config.coll, sizeof ctx->params.coll);
         ctx->calibrated = true;
     }
     opt_wisdom_free(&ctx->wis);

@@ -228,6 +228,9 @@ static deso_err get_info(const deso_ctx *ctx, deso_info *out)
     out->alpha = ctx->params.alpha;
     out->beta = ctx->params.beta;
     out->io_beta = ctx->params.io_beta;
+    out->allreduce_call = ctx->params.coll[OPT_COLL_ALLREDUCE][OPT_COMM_ALL].call;
+    out->reduce_call = ctx->params.coll[OPT_COLL_REDUCE][OPT_COMM_ALL].call;
+    out->bcast_call = ctx->params.coll[OPT_COLL_BCAST][OPT_COMM_ALL].call;
     out->time_calibrate = ctx->time_calibrate;
     out->mem_limit = ctx->mem_limit;
     out->ooc_dir = ctx->ooc_dir;

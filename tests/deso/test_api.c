@@ -307,7 +307,7 @@ static int wisdom_ok(const char *text, int rows, int cols, int *nplans)
     const char *cfg = strstr(text, "\nconfig ");
     int P = 0, r = 0, c = 0;
     if (cfg != NULL) sscanf(cfg + 8, "%*s %d %dx%d", &P, &r, &c);
-    snprintf(want, sizeof want, "deso-wisdom 2\n");
+    snprintf(want, sizeof want, "deso-wisdom 3\n");
     *nplans = n;
     int ok = strncmp(text, want, strlen(want)) == 0 && n >= 1 && end == n &&
              P == np && r == rows && c == cols;
@@ -366,6 +366,18 @@ static void test_wisdom(void **state)
      * computes the same, and exports the same plans                      */
     ctx = ctx_mode(DESO_MODE_FULL, 0, 0);
     TU_OK(deso_wisdom_import(ctx, w1));
+    /* with the first context's calibration: measured collectives on more
+     * than one rank, none on one, bit for bit through the file          */
+    deso_info got;
+    TU_OK(deso_get_info(ctx, &got));
+    int many = tu_size() > 1;
+    assert_true(tu_all((info.allreduce_call > 0.0) == many &&
+                       (info.reduce_call > 0.0) == many &&
+                       (info.bcast_call > 0.0) == many &&
+                       got.allreduce_call == info.allreduce_call &&
+                       got.reduce_call == info.reduce_call &&
+                       got.bcast_call == info.bcast_call &&
+                       got.alpha == info.alpha));
     deso_stats_reset();
     double again = cg_run(ctx, 6, &cnt);
     st = stats();

@@ -326,7 +326,7 @@ static void expect_wisdom(const char *wpath, int P)
         char *text = slurp(wpath, &len);
         opt_wisdom w;
         int ignored = 1, one = 0, two = 0;
-        ok = text != NULL && strncmp(text, "deso-wisdom 2\n", 14) == 0 &&
+        ok = text != NULL && strncmp(text, "deso-wisdom 3\n", 14) == 0 &&
              opt_wisdom_parse(text, len, NULL, &w, &ignored) == DESO_OK &&
              ignored == 0;
         if (ok) {

@@ -198,7 +198,8 @@ static void same_calibration(deso_ctx *const *ctx, int n)
     for (int k = 1; k < n; k++) {
         TU_OK(deso_wisdom_import(ctx[k], path));
         TU_OK(deso_get_info(ctx[k], &got));
-        assert_true(tu_all(got.alpha == want.alpha && got.beta == want.beta));
+        assert_true(tu_all(got.alpha == want.alpha && got.beta == want.beta &&
+                           got.allreduce_call == want.allreduce_call));
     }
     int me;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);

@@ -393,7 +393,7 @@ static void test_wisdom_corrupt(void **state)
             if (kind == 1) len /= 2;                          /* truncated */
             if (kind == 2) {                                  /* hostile   */
                 len = (size_t)snprintf(buf, sizeof buf,
-                                       "deso-wisdom 2\nconfig 0.1.0 %d 1x%d 1 "
+                                       "deso-wisdom 3\nconfig 0.1.0 %d 1x%d 1 "
                                        "0x1p+900 -0x1p+3 0x0p+0\nplan 000 99999999 1\n",
                                        tu_size(), tu_size());
             }

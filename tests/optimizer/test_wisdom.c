@@ -128,6 +128,7 @@ static void rnd_wisdom(opt_wisdom *w, int maxplans, int maxnodes)
     w->config.alpha = rnd_cost();
     w->config.beta = rnd_cost();
     w->config.io_beta = rnd_cost();
+    for (int k = 0; k < OPT_WISDOM_COLL; k++) w->config.coll[k] = rnd_cost();
     int np = (int)rnd_in(0, maxplans);
     opt_wisdom_node nodes[64];
     for (int i = 0; i < np; i++) {
@@ -214,9 +215,15 @@ static void reject_forged(const char *body, int nplans, const char *needle)
     free(s);
 }
 
-static const char *HEAD = "deso-wisdom 2\n"
+/* A collectives line of unmeasured figures.                             */
+#define COLL_ZEROS                                                          \
+    "collectives 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 "   \
+    "0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 "        \
+    "0x0p+0\n"
+
+static const char *HEAD = "deso-wisdom 3\n"
                           "config 0.1.0 4 2x2 1 0x1.4f8b588e368f1p-19 0x0p+0 "
-                          "0x0p+0\n";
+                          "0x0p+0\n" COLL_ZEROS;
 
 /* ---- round trips ------------------------------------------------------- */
 
@@ -250,7 +257,7 @@ static void test_roundtrip_sample(void **state)
     size_t n;
     assert_int_equal(opt_wisdom_write(&w, &t, &n), DESO_OK);
     /* The documented shape, plans in key order.                           */
-    assert_true(strncmp(t, "deso-wisdom 2\nconfig 0.1.0 4 2x2 1 ", 35) == 0);
+    assert_true(strncmp(t, "deso-wisdom 3\nconfig 0.1.0 4 2x2 1 ", 35) == 0);
     assert_non_null(strstr(t, "\nplan 0000000000000001 2 0\n"
                               "node vec 1 100 1 16 0 0 2 2 1\n"
                               "node sca 1 1 -1 0 0 3 2 2 2\n"
@@ -286,9 +293,9 @@ static void test_roundtrip_empty(void **state)
     char *t;
     size_t n;
     assert_int_equal(opt_wisdom_write(&w, &t, &n), DESO_OK);
-    assert_string_equal(t, "deso-wisdom 2\n"
+    assert_string_equal(t, "deso-wisdom 3\n"
                            "config 0.1.0 1 1x1 0 0x0p+0 0x0p+0 0x0p+0\n"
-                           "end 0 da243a4a\n");
+                           COLL_ZEROS "end 0 fea4ea9d\n");
     free(t);
 }
 
@@ -353,7 +360,7 @@ static int check_mutant(const char *t, size_t n, const opt_wisdom *orig,
     }
     if (ign) {
         assert_empty(&r);
-        assert_true(pos < strlen("deso-wisdom 2"));
+        assert_true(pos < strlen("deso-wisdom 3"));
         opt_wisdom_free(&r);
         return 1;
     }
@@ -419,9 +426,9 @@ static void test_line_level(void **state)
     (void)state;
     expect_reject(NULL, 0, "empty file");
     expect_reject_str("\n", "line 1: empty field");
-    expect_reject_str("deso-wisdom 2", "line 1: truncated");
-    expect_reject_str("deso-wisdom 2\n", "line 2: truncated");
-    expect_reject_str("deso-wisdom 2 \n", "line 1: empty field");
+    expect_reject_str("deso-wisdom 3", "line 1: truncated");
+    expect_reject_str("deso-wisdom 3\n", "line 2: truncated");
+    expect_reject_str("deso-wisdom 3 \n", "line 1: empty field");
     expect_reject_str("deso-wisdom  1\n", "line 1: empty field");
     expect_reject_str("deso-wisdom\t1\n", "line 1: byte 0x09");
     expect_reject_str("DESO-WISDOM 1\n", "not a deso wisdom");
@@ -452,7 +459,7 @@ static void test_line_level(void **state)
     expect_reject(m, n + 1, "after the end line");
 
     const char *end = strstr(t, "\nend ") + 1;    /* no end line            */
-    expect_reject(t, (size_t)(end - t), "line 10: plan claims 1 nodes");
+    expect_reject(t, (size_t)(end - t), "line 11: plan claims 1 nodes");
 
     memcpy(m, t, n);                    /* wrong / upper-case checksum      */
     char *crc = m + n - 9;
@@ -476,7 +483,7 @@ static void test_line_level(void **state)
     memcpy(m, t, n);
     k = (size_t)(end - t);
     memset(m + k, 'p', 520);
-    expect_reject(m, k + 520, "line 12: line longer than 512");
+    expect_reject(m, k + 520, "line 13: line longer than 512");
 
     free(m);
     free(t);
@@ -490,7 +497,7 @@ static void test_other_format_version(void **state)
     (void)state;
     opt_wisdom r;
     int ign = 0;
-    const char *v3 = "deso-wisdom 3\nwhatever a future format holds\n";
+    const char *v3 = "deso-wisdom 4\nwhatever a future format holds\n";
     assert_int_equal(opt_wisdom_parse(v3, strlen(v3), NULL, &r, &ign), DESO_OK);
     assert_int_equal(ign, 1);
     assert_zero(&r);
@@ -501,13 +508,20 @@ static void test_other_format_version(void **state)
     assert_int_equal(opt_wisdom_parse(v1, strlen(v1), NULL, &r, &ign), DESO_OK);
     assert_int_equal(ign, 1);
     assert_zero(&r);
+    /* format 2 (no collectives line) likewise                            */
+    const char *v2 = "deso-wisdom 2\nconfig 0.1.0 1 1x1 0 0x0p+0 0x0p+0 "
+                     "0x0p+0\nend 0 da243a4a\n";
+    ign = 0;
+    assert_int_equal(opt_wisdom_parse(v2, strlen(v2), NULL, &r, &ign), DESO_OK);
+    assert_int_equal(ign, 1);
+    assert_zero(&r);
     const char *v7 = "deso-wisdom 70000\n";
     assert_int_equal(opt_wisdom_parse(v7, strlen(v7), NULL, &r, NULL), DESO_OK);
     assert_zero(&r);
     expect_reject_str("deso-wisdom 02\n", "not a deso wisdom");
     expect_reject_str("deso-wisdom 0\n", "not a deso wisdom");
     expect_reject_str("deso-wisdom -1\n", "not a deso wisdom");
-    expect_reject_str("deso-wisdom 2 x\n", "not a deso wisdom");
+    expect_reject_str("deso-wisdom 3 x\n", "not a deso wisdom");
     expect_reject_str("deso-wisdom\n", "not a deso wisdom");
 }
 
@@ -564,10 +578,10 @@ static void test_hostile_counts(void **state)
     const char *node = "node sca 1 1 -1 0 0 3 2 2 0\n";
     snprintf(body, sizeof body, "%splan 0000000000000001 1000001 0\n%s", HEAD,
              node);
-    reject_forged(body, 1, "line 3: field nnodes");
+    reject_forged(body, 1, "line 4: field nnodes");
     snprintf(body, sizeof body, "%splan 0000000000000001 999999 0\n%s", HEAD,
              node);
-    reject_forged(body, 1, "line 3: plan claims 999999 nodes but only");
+    reject_forged(body, 1, "line 4: plan claims 999999 nodes but only");
     snprintf(body, sizeof body,
              "%splan 0000000000000001 99999999999999999999 0\n", HEAD);
     reject_forged(body, 1, "field nnodes");
@@ -575,7 +589,7 @@ static void test_hostile_counts(void **state)
     reject_forged(body, 1, "field nnodes");
     snprintf(body, sizeof body, "%splan 0000000000000001 2 0\n%s"
              "plan 0000000000000002 0 0\n", HEAD, node);
-    reject_forged(body, 2, "line 5: plan 0000000000000001 ends after 1 of "
+    reject_forged(body, 2, "line 6: plan 0000000000000001 ends after 1 of "
                            "its 2 nodes");
     snprintf(body, sizeof body, "%splan 0000000000000001 1 4294967296\n%s",
              HEAD, node);
@@ -611,10 +625,10 @@ static void test_duplicate_keys(void **state)
     char body[4096];
     snprintf(body, sizeof body,
              "%splan 00000000000000aa 0 0\nplan 00000000000000aa 0 1\n", HEAD);
-    reject_forged(body, 2, "line 4: duplicate key 00000000000000aa");
+    reject_forged(body, 2, "line 5: duplicate key 00000000000000aa");
     snprintf(body, sizeof body,
              "%splan 00000000000000aa 0 0\nplan 00000000000000a9 0 1\n", HEAD);
-    reject_forged(body, 2, "line 4: key 00000000000000a9 out of order");
+    reject_forged(body, 2, "line 5: key 00000000000000a9 out of order");
     snprintf(body, sizeof body, "%splan 00000000000000AA 0 0\n", HEAD);
     reject_forged(body, 1, "key must be 16 lower-case hex digits");
     snprintf(body, sizeof body, "%splan 0aa 0 0\n", HEAD);
@@ -664,7 +678,8 @@ static void test_field_ranges(void **state)
         {"node vec 1 5 -0 1 0 0 2 2 0", "field dist"},
         {"node vec 1 9223372036854775808 0 1 0 0 2 2 0", "field n"},
         {"node vec 1 5 0 1 0 0 2 2", "expected node"},
-        {"node vec 1 5 0 1 0 0 2 2 0 7", "too many fields"},
+        {"node vec 1 5 0 1 0 0 2 2 0 7", "expected node"},
+        {"node vec 1 5 0 1 0 0 2 2 0 7 7 7 7 7 7 7 7 7 7", "too many fields"},
         {"nodes vec 1 5 0 1 0 0 2 2 0",
          "plan 0000000000000001 ends after 0 of its 1 nodes"},
         {"end 1 00000000",
@@ -676,7 +691,7 @@ static void test_field_ranges(void **state)
         snprintf(body, sizeof body, "%splan 0000000000000001 1 0\n%s\n"
                  "plan 0000000000000002 0 0\n", HEAD, nodes[i].line);
         char needle[128];
-        snprintf(needle, sizeof needle, "line 4: %s", nodes[i].needle);
+        snprintf(needle, sizeof needle, "line 5: %s", nodes[i].needle);
         reject_forged(body, 2, needle);
     }
     /* The largest sizes are fine.                                          */
@@ -717,13 +732,37 @@ static void test_field_ranges(void **state)
         {"plan 0000000000000001 0 0", "expected config"},
     };
     for (size_t i = 0; i < sizeof configs / sizeof *configs; i++) {
-        snprintf(body, sizeof body, "deso-wisdom 2\n%s\n", configs[i].line);
+        snprintf(body, sizeof body, "deso-wisdom 3\n%s\n", configs[i].line);
         char needle[128];
         snprintf(needle, sizeof needle, "line 2: %s", configs[i].needle);
         reject_forged(body, 0, needle);
     }
     snprintf(body, sizeof body, "%sflan 0000000000000001 0 0\n", HEAD);
-    reject_forged(body, 1, "line 3: expected plan or end");
+    reject_forged(body, 1, "line 4: expected plan or end");
+    /* the collectives line: present, 18 figures, each finite and >= 0     */
+    static const struct { const char *line, *needle; } colls[] = {
+        {"plan 0000000000000001 0 0", "expected collectives"},
+        {"collectives 0x0p+0", "expected collectives"},
+        {"collectives 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 "
+         "0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 "
+         "0x0p+0 1.5",
+         "collectives: figure 18 is not"},
+        {"collectives 0x0p+0 -0x1p-20 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 "
+         "0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 "
+         "0x0p+0 0x0p+0",
+         "collectives: every figure must be finite and >= 0"},
+        {"collectives 0x0p+0 0x0p+0 0x0p+0 0x0p+0 inf 0x0p+0 0x0p+0 0x0p+0 "
+         "0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 0x0p+0 "
+         "0x0p+0",
+         "collectives: figure 5 is not"},
+    };
+    for (size_t i = 0; i < sizeof colls / sizeof *colls; i++) {
+        snprintf(body, sizeof body, "deso-wisdom 3\nconfig 0.1.0 4 2x2 1 "
+                 "0x0p+0 0x0p+0 0x0p+0\n%s\n", colls[i].line);
+        char needle[128];
+        snprintf(needle, sizeof needle, "line 3: %s", colls[i].needle);
+        reject_forged(body, 0, needle);
+    }
 }
 
 /* ---- the writer and the container ---------------------------------------- */
