@@ -139,6 +139,13 @@ typedef struct deso_options {
                              /*   >= 0 and at most 1e6; default 0 (a       */
                              /*   matrix's nonzeros already say which       */
                              /*   entries are neighbours)                  */
+    int measure_collectives; /* DESO_MEASURE_COLLECTIVES: unset, or > 0:    */
+                             /*   deso_init times each kind of collective   */
+                             /*   and the cost model prices collectives by  */
+                             /*   what it measured; < 0 (or "0"): by its    */
+                             /*   alpha-beta formula alone, so that plans   */
+                             /*   depend on alpha and beta only (tests,     */
+                             /*   counted runs)                             */
 } deso_options;
 
 /* Zeroes *opt (every field unset).  Local.                                 */
@@ -198,6 +205,7 @@ typedef struct deso_info {
      * columns, grid rows, every rank) by such figures, measured with
      * every communicator of a kind at once; the wisdom file keeps them.  */
     double allreduce_call, reduce_call, bcast_call;
+    int measure_collectives;    /* 1: measured, 0: the formula (options)  */
     /* This rank's own (never agreed): its memory budget in bytes (-1: no
      * limit) and the directory of its local array files.                  */
     int64_t mem_limit;

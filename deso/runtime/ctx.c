@@ -108,6 +108,7 @@ static deso_err ctx_configure(deso_ctx *ctx, const deso_options *o)
     ctx->verbose = res.verbose > 0;
     ctx->partition = res.partition;
     ctx->l_scaling = res.l_scaling;
+    ctx->measure_collectives = res.measure_collectives > 0;
     return DESO_OK;
 }
 
@@ -231,6 +232,7 @@ static deso_err get_info(const deso_ctx *ctx, deso_info *out)
     out->allreduce_call = ctx->params.coll[OPT_COLL_ALLREDUCE][OPT_COMM_ALL].call;
     out->reduce_call = ctx->params.coll[OPT_COLL_REDUCE][OPT_COMM_ALL].call;
     out->bcast_call = ctx->params.coll[OPT_COLL_BCAST][OPT_COMM_ALL].call;
+    out->measure_collectives = ctx->measure_collectives ? 1 : 0;
     out->time_calibrate = ctx->time_calibrate;
     out->mem_limit = ctx->mem_limit;
     out->ooc_dir = ctx->ooc_dir;

@@ -157,6 +157,14 @@ static int env_verbose(void)
     return e != NULL && *e != '\0' && strcmp(e, "0") != 0 ? 1 : -1;
 }
 
+/* DESO_MEASURE_COLLECTIVES: 0 prices collectives by the formula; unset,
+ * empty or anything else measures them.                                 */
+static int env_measure_collectives(void)
+{
+    const char *e = getenv("DESO_MEASURE_COLLECTIVES");
+    return e != NULL && strcmp(e, "0") == 0 ? -1 : 1;
+}
+
 deso_err deso__options_resolve(const deso_options *in, int P,
                                deso_options *out, pl_grid *grid)
 {
@@ -193,6 +201,9 @@ deso_err deso__options_resolve(const deso_options *in, int P,
     if (o.log != NULL && strcmp(o.log, "0") == 0) o.log = NULL;
     if (o.verbose == 0) o.verbose = env_verbose();
     o.verbose = o.verbose > 0 ? 1 : -1;
+    if (o.measure_collectives == 0)
+        o.measure_collectives = env_measure_collectives();
+    o.measure_collectives = o.measure_collectives > 0 ? 1 : -1;
     if (o.max_nodes == 0 && (e = getenv("DESO_MAX_NODES")) && *e)
         DESO_TRY(parse_i64("DESO_MAX_NODES", e, 1, &o.max_nodes));
     if (o.max_nodes == 0) o.max_nodes = 4096;

@@ -191,7 +191,8 @@ deso_err deso__probe(deso_ctx *ctx, opt_params *out)
         /* a broadcast round is a message: alpha covers both              */
         if (tb > v[0] && ctx->rank <= 1) v[0] = 0.5 * (v[0] + tb);
     }
-    if (rc == MPI_SUCCESS) rc = coll_probe(ctx, buf, v + 3);
+    if (rc == MPI_SUCCESS && ctx->measure_collectives)
+        rc = coll_probe(ctx, buf, v + 3);
     if (rc == MPI_SUCCESS)
         rc = MPI_Allreduce(MPI_IN_PLACE, v, 3 + PROBE_COLL_FIGURES, MPI_DOUBLE,
                            MPI_MAX, ctx->comm);

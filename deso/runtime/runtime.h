@@ -380,6 +380,7 @@ struct deso_ctx {
     opt_graph last_g;         /* the last optimised flush, for explain and  */
     opt_plan last_p;          /*   DESO_TRACE (last_g.nodes NULL: none)     */
     bool verbose;             /* DESO_VERBOSE: explain every new plan       */
+    bool measure_collectives; /* the probe times collectives (options)    */
     opt_counts ran_model;     /* the model of the plan the last flush ran   */
     deso__run_arrays run;     /* force.c's per-node arrays                  */
     struct deso__sim_value *sim;  /* deso__force_prepare's values, kept    */

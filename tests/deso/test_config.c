@@ -223,6 +223,28 @@ static void test_verbose(void **state)
     unsetenv("DESO_VERBOSE");
 }
 
+/* Whether deso_init measures collectives: rank 0's choice on every rank
+ * (the figures then the same everywhere: zeros under the formula).     */
+static void test_measure_collectives(void **state)
+{
+    (void)state;
+    deso_ctx *ctx;
+    env_split("DESO_MEASURE_COLLECTIVES", "0", "1");
+    deso_info info = init_info(&ctx);
+    assert_true(tu_all(info.measure_collectives == 0 &&
+                       info.allreduce_call == 0.0 && info.bcast_call == 0.0));
+    compute(ctx);
+    TU_OK(deso_finalize(&ctx));
+    env_split("DESO_MEASURE_COLLECTIVES", "1", "0");
+    info = init_info(&ctx);
+    assert_true(tu_all(info.measure_collectives == 1 &&
+                       (info.allreduce_call > 0.0) == (np > 1) &&
+                       same((int64_t)(info.reduce_call * 1e12))));
+    compute(ctx);
+    TU_OK(deso_finalize(&ctx));
+    setenv("DESO_MEASURE_COLLECTIVES", "0", 1);     /* the tests' default */
+}
+
 static int exists(const char *path)
 {
     struct stat st;
@@ -382,6 +404,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_block_size),
         cmocka_unit_test(test_dag_bound),
         cmocka_unit_test(test_verbose),
+        cmocka_unit_test(test_measure_collectives),
         cmocka_unit_test(test_wisdom),
         cmocka_unit_test(test_trace),
         cmocka_unit_test(test_log),
