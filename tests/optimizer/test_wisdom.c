@@ -497,24 +497,22 @@ static void test_other_format_version(void **state)
     (void)state;
     opt_wisdom r;
     int ign = 0;
-    const char *v3 = "deso-wisdom 4\nwhatever a future format holds\n";
-    assert_int_equal(opt_wisdom_parse(v3, strlen(v3), NULL, &r, &ign), DESO_OK);
-    assert_int_equal(ign, 1);
-    assert_zero(&r);
-    /* format 1 (no io_beta) is an old format: ignored, not an error      */
-    const char *v1 = "deso-wisdom 1\nconfig 0.1.0 1 1x1 0 0x0p+0 0x0p+0\n"
-                     "end 0 e77b07f6\n";
-    ign = 0;
-    assert_int_equal(opt_wisdom_parse(v1, strlen(v1), NULL, &r, &ign), DESO_OK);
-    assert_int_equal(ign, 1);
-    assert_zero(&r);
-    /* format 2 (no collectives line) likewise                            */
-    const char *v2 = "deso-wisdom 2\nconfig 0.1.0 1 1x1 0 0x0p+0 0x0p+0 "
-                     "0x0p+0\nend 0 da243a4a\n";
-    ign = 0;
-    assert_int_equal(opt_wisdom_parse(v2, strlen(v2), NULL, &r, &ign), DESO_OK);
-    assert_int_equal(ign, 1);
-    assert_zero(&r);
+    /* a future format, and the old ones (format 1 had no io_beta, format
+     * 2 no collectives line): ignored, not an error                      */
+    static const char *const other[] = {
+        "deso-wisdom 4\nwhatever a future format holds\n",
+        "deso-wisdom 1\nconfig 0.1.0 1 1x1 0 0x0p+0 0x0p+0\nend 0 e77b07f6\n",
+        "deso-wisdom 2\nconfig 0.1.0 1 1x1 0 0x0p+0 0x0p+0 0x0p+0\n"
+        "end 0 da243a4a\n",
+    };
+    for (size_t k = 0; k < sizeof other / sizeof *other; k++) {
+        ign = 0;
+        assert_int_equal(opt_wisdom_parse(other[k], strlen(other[k]), NULL, &r,
+                                          &ign),
+                         DESO_OK);
+        assert_int_equal(ign, 1);
+        assert_zero(&r);
+    }
     const char *v7 = "deso-wisdom 70000\n";
     assert_int_equal(opt_wisdom_parse(v7, strlen(v7), NULL, &r, NULL), DESO_OK);
     assert_zero(&r);
