@@ -18,7 +18,10 @@
 # measured otherwise could run other plans and their difference would mean
 # nothing: per n, P and mode, a first run (not counted) writes a wisdom
 # file (DESO_WISDOM: the calibration and the plans), and the counted runs
-# start from it.
+# start from it.  Collectives are priced by the cost model's formula
+# (DESO_MEASURE_COLLECTIVES=0): on cores this oversubscribed, timing a
+# collective measures the scheduler, and plans made from that would say
+# nothing about the counts a machine with a core per rank gets.
 # Results: doc/bench-counts.jsonl (format: scripts/bench_lib.sh), then
 # scripts/bench_report.py writes README's section between
 # <!-- counts:begin --> and <!-- counts:end -->.
@@ -33,6 +36,7 @@ launch=${MPIEXEC:-mpiexec.mpich}
 BL_BUDGET=${BL_BUDGET:-1800}
 BL_GRACE=60
 export OPENBLAS_NUM_THREADS=1
+export DESO_MEASURE_COLLECTIVES=0
 
 bl_init bench-counts
 bl_need "$launch" "the MPI launcher (MPICH's; set MPIEXEC to use another)"
