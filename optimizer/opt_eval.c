@@ -200,7 +200,15 @@ deso_err opt__intern_place(opt__eval *e, int i, const opt_place *pl,
     DESO_TRY(opt__intern(e, &pl->res, &out->res));
     for (int k = 0; k < BLAS_MAXOPS; k++) {
         out->req[k] = -1;
-        if (k < nops) DESO_TRY(opt__intern(e, &pl->req[k], &out->req[k]));
+        if (k >= nops) continue;
+        /* most operands share the result's layout or an earlier one's:
+         * comparing is cheaper than hashing                               */
+        if (blas_layout_equal(&pl->req[k], &pl->res)) out->req[k] = out->res;
+        for (int j = 0; j < k && out->req[k] < 0; j++)
+            if (blas_layout_equal(&pl->req[k], &pl->req[j]))
+                out->req[k] = out->req[j];
+        if (out->req[k] < 0)
+            DESO_TRY(opt__intern(e, &pl->req[k], &out->req[k]));
     }
     return DESO_OK;
 }
@@ -288,12 +296,22 @@ static deso_err move_cost(opt__eval *e, int from, int to, opt_move *move,
     return DESO_OK;
 }
 
+/* opt__replication_only, here where every evaluation asks it for each
+ * view of a value a reader needs in a new layout.                         */
+static inline bool rep_only(const blas_layout *S, const blas_layout *D)
+{
+    return S->kind == D->kind && S->n == D->n && S->dist == D->dist &&
+           S->b == D->b && (S->rep & ~D->rep) == 0 &&
+           (S->part == D->part || blas_part_equal(S->part, D->part));
+}
+
 /* The executor's deso__value_view on the model.                            */
 static deso_err need(opt__eval *e, vstate *vs, int L, bool ooc,
                      opt__edge *ed)
 {
-    memset(ed, 0, sizeof *ed);
+    static const opt_counts zero;
     ed->to = L;
+    ed->cost = zero;
     for (int k = 0; k < vs->nv; k++)
         if (vs->v[k] == L) {
             ed->move = vs->made[k] ? OPT_MV_CACHED : OPT_MV_NONE;
@@ -304,7 +322,7 @@ static deso_err need(opt__eval *e, vstate *vs, int L, bool ooc,
     const blas_layout *l = &e->lay[L];
     if (l->kind != BLAS_MAT)
         for (int k = 0; k < vs->nv; k++)
-            if (opt__replication_only(&e->lay[vs->v[k]], l)) {
+            if (rep_only(&e->lay[vs->v[k]], l)) {
                 src = k;
                 break;
             }
