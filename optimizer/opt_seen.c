@@ -12,7 +12,8 @@
  * Open addressing on the caller's key of the plan (any 64-bit function
  * of it: the search keeps one as it changes plans node by node); a hit
  * compares the whole plan, so two plans never share a time.  Plans are kept in one array,
- * nnodes placements each; it and the slots double when half full.       */
+ * nnodes placements each; it and the slots (twice as many) grow fourfold
+ * when full: a search keeps tens to hundreds of plans.                  */
 #include "optimizer/opt_impl.h"
 
 #include <stdlib.h>
@@ -74,12 +75,12 @@ bool opt__seen_find(const opt__seen *s, const opt__place *p, uint64_t h,
     return true;
 }
 
-/* Room for one more plan: the arrays and the slots double (the slots are
- * refilled from the kept hashes).                                        */
+/* Room for one more plan: the arrays and the slots grow fourfold (the
+ * slots are refilled from the kept keys).                                */
 static deso_err seen_grow(opt__seen *s)
 {
     if (s->n < s->cap) return DESO_OK;
-    int cap = s->cap ? 2 * s->cap : 256;
+    int cap = s->cap ? 4 * s->cap : 64;
     size_t nn = (size_t)s->nnodes;
     opt__place *pl = deso__realloc(s->plans, (size_t)cap * nn * sizeof *pl);
     if (pl != NULL) s->plans = pl;
