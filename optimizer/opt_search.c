@@ -269,26 +269,44 @@ static deso_err value_layouts(srch *s, int v, const int **T, int *nt)
 
 /* ---- moves -------------------------------------------------------------- */
 
+/* Whether candidate c has layout L in slot (-1: the result; L < 0: any). */
+static bool matches(const opt__place *c, int slot, int L)
+{
+    return L < 0 || (slot < 0 ? c->res : c->req[slot]) == L;
+}
+
 /* Node i of the trial plan p (s->trial) moves to its cheapest candidate
  * whose slot (-1: the result) has layout L (L < 0: any candidate).
  * *moved: whether it changed.  Ties: fewer changed slots, then candidate
- * order.                                                                  */
+ * order.  A sole such candidate is taken without costing it: it is the
+ * cheapest whatever it costs (an update asked for one vector layout has
+ * one: the others follow the result).                                    */
 static deso_err fit(srch *s, opt__place *p, int i, int slot, int L,
                     bool *moved)
 {
     int cur[BLAS_MAXOPS];
     cur_ids(s, p, i, cur);
     const opt__place *cands;
-    int n;
+    int n, nmatch = 0, only = -1;
     DESO_TRY(cands_of(s, i, cur, &cands, &n));
+    for (int k = 0; k < n && nmatch < 2; k++)
+        if (matches(&cands[k], slot, L)) {
+            nmatch++;
+            only = k;
+        }
     opt__place keep = p[i], best = keep;
+    *moved = false;
+    if (nmatch == 1) {
+        put(s, i, &cands[only]);
+        *moved = place_diff(&cands[only], &keep) > 0;
+        return DESO_OK;
+    }
     double bt = 0.0;
     int bd = 0;
     bool found = false;
-    *moved = false;
     for (int k = 0; k < n; k++) {
         const opt__place *c = &cands[k];
-        if (L >= 0 && (slot < 0 ? c->res : c->req[slot]) != L) continue;
+        if (!matches(c, slot, L)) continue;
         put(s, i, c);
         double t;
         deso_err err = cost_of(s, p, s->trial_h, &t);
