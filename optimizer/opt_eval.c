@@ -95,6 +95,7 @@ struct opt__eval {
     bool *rmark;              /* ... node i is among them                  */
     opt__place *last;         /* the placements the edges were walked for */
     bool grouped;             /* key, fuse, gsize, gall are up to date    */
+    bool keyed;               /* key and fuse are a grouping's            */
     int *key, *fuse, *gsize, *taint;
     bool *gall;
     /* the edges (indexed as opt_eval's) and the nodes' collectives of the
@@ -513,21 +514,31 @@ static deso_err node_refresh(opt__eval *e, int i, const opt__place *pl,
 
 /* The fused groups (opt_fuse_groups) from the reductions' memos, their
  * sizes and whether each is an all-reduce (any member's result replicated
- * along the reduced dimension).                                           */
+ * along the reduced dimension).  Only reductions have keys, so only they
+ * are ever grouped; the groups are a function of the keys, so when the
+ * keys are those of the last grouping (a result's replication changed,
+ * not a key) only the all-reduce bits are made again.                   */
 static void regroup(opt__eval *e)
 {
     const opt_graph *g = e->g;
-    for (int i = 0; i < g->nnodes; i++) {
-        e->key[i] = e->rcur[i] >= 0 ? e->red[e->rcur[i]].key : -1;
+    bool same = e->keyed;
+    for (int r = 0; r < e->nreds; r++) {
+        int i = e->reds[r];
+        int k = e->rcur[i] >= 0 ? e->red[e->rcur[i]].key : -1;
+        same = same && e->key[i] == k;
+        e->key[i] = k;
         e->gsize[i] = 0;
         e->gall[i] = false;
     }
-    opt__fuse_keys(g, e->key, e->taint, e->fuse);
-    for (int i = 0; i < g->nnodes; i++)
+    if (!same) opt__fuse_keys(g, e->key, e->taint, e->fuse);
+    e->keyed = true;
+    for (int r = 0; r < e->nreds; r++) {
+        int i = e->reds[r];
         if (e->fuse[i] >= 0) {
             e->gsize[e->fuse[i]] += blas_red_width(g->nodes[i].d.op);
             if (e->red[e->rcur[i]].rep_rd) e->gall[e->fuse[i]] = true;
         }
+    }
     e->grouped = true;
 }
 
@@ -673,6 +684,8 @@ static deso_err eval_setup(opt__eval *e)
     for (int i = 0; i < g->nnodes; i++) {
         e->rcur[i] = -1;
         e->rmark[i] = false;
+        e->key[i] = -1;           /* never set for a node that reduces nothing */
+        e->fuse[i] = -1;
         e->last[i].res = -1;
         for (int k = 0; k < BLAS_MAXOPS; k++) e->last[i].req[k] = -1;
     }
