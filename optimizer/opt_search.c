@@ -31,8 +31,9 @@
  * The search holds its plans by layout ids (opt_impl.h, opt_eval.c): ids
  * are only ever compared for equality, which is layout equality, and
  * costs come from the evaluator, which adds the same terms in the same
- * order as opt_plan_cost; so every decision is the one the same search on
- * layouts would take.  A node's candidates are computed once per tuple
+ * order as opt_plan_cost, or for a plan met before from the table of the
+ * times it gave (opt_seen.c); so every decision is the one the same
+ * search on layouts would take.  A node's candidates are computed once per tuple
  * of operand layouts and kept for the search.                            */
 #include "optimizer/opt_impl.h"
 #include "optimizer/opt_cache.h"
