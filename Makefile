@@ -141,6 +141,12 @@ $(BUILD)/bench/remap_plan: $(BUILD)/obj/tests/bench/remap_plan.o $(INTERNAL)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(INTERNAL) $(LIBS)
 
+# opt_time searches the optimiser's graphs (optimizer/, internal) with the
+# optimiser tests' CG graph (tests/optimizer/opt_test.h, on cmocka).
+$(BUILD)/bench/opt_time: $(BUILD)/obj/tests/bench/opt_time.o $(INTERNAL)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(INTERNAL) $(LIBS) $(CMOCKA_LIBS)
+
 $(PMPI_LIB): tests/pmpi/pmpi_count.c tests/pmpi/pmpi_count.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g $(WARN) -fPIC -shared -o $@ $< $(MPI_CFLAGS)

@@ -38,9 +38,13 @@
 
 #include "placement/errors.h"
 
+/* Candidates of one node differ mostly in their result's orientation and
+ * replication: those are compared first (the same answer, sooner).       */
 static bool place_equal(const opt_place *a, const opt_place *b)
 {
-    if (!blas_layout_equal(&a->res, &b->res)) return false;
+    if (a->res.dist != b->res.dist || a->res.rep != b->res.rep ||
+        !blas_layout_equal(&a->res, &b->res))
+        return false;
     for (int k = 0; k < BLAS_MAXOPS; k++)
         if (!blas_layout_equal(&a->req[k], &b->req[k])) return false;
     return true;

@@ -194,6 +194,9 @@ void opt__p2p_counts(const int64_t *cnt, int P, int64_t *ns,
     *out = c;
 }
 
+/* Grids of up to this many ranks count an exchange in stack arrays.       */
+#define EXCH_SMALL_P 16
+
 deso_err opt_exchange_cost(const blas_layout *S, const blas_layout *D,
                            const opt_params *pp, opt_memo *memo,
                            opt_counts *out)
@@ -208,18 +211,29 @@ deso_err opt_exchange_cost(const blas_layout *S, const blas_layout *D,
     DESO_CHECK(S->pr == D->pr && S->pc == D->pc && S->n == D->n,
                DESO_EINTERNAL, "opt_exchange_cost: layouts do not match");
     int P = D->pr * D->pc;
-    int64_t *cnt = deso__calloc((size_t)P * (size_t)P, sizeof *cnt);
-    int64_t *ns = deso__calloc((size_t)P * 4, sizeof *ns);
+    /* a small grid's counts on the stack: a search costs a few dozen
+     * exchanges, and allocating them cost more than counting            */
+    int64_t cnt_small[EXCH_SMALL_P * EXCH_SMALL_P], ns_small[4 * EXCH_SMALL_P];
+    bool small = P <= EXCH_SMALL_P;
+    int64_t *cnt = small ? cnt_small
+                         : deso__malloc((size_t)P * (size_t)P * sizeof *cnt);
+    int64_t *ns = small ? ns_small : deso__malloc((size_t)P * 4 * sizeof *ns);
     if (cnt == NULL || ns == NULL) {
-        free(cnt);
-        free(ns);
+        if (!small) {
+            free(cnt);
+            free(ns);
+        }
         return deso__fail(DESO_ENOMEM, "optimizer: out of memory");
     }
+    memset(cnt, 0, (size_t)P * (size_t)P * sizeof *cnt);
+    memset(ns, 0, (size_t)P * 4 * sizeof *ns);
     count_exchange(S, D, cnt);
     opt_counts c;
     opt__p2p_counts(cnt, P, ns, pp, &c);
-    free(cnt);
-    free(ns);
+    if (!small) {
+        free(cnt);
+        free(ns);
+    }
     if (memo != NULL) {
         int k = memo->n < MEMO_CAP ? memo->n++ : memo->next++ % MEMO_CAP;
         memo->s[k] = *S;

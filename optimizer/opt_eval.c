@@ -95,6 +95,7 @@ struct opt__eval {
     bool *rmark;              /* ... node i is among them                  */
     opt__place *last;         /* the placements the edges were walked for */
     bool grouped;             /* key, fuse, gsize, gall are up to date    */
+    bool keyed;               /* key and fuse are a grouping's            */
     int *key, *fuse, *gsize, *taint;
     bool *gall;
     /* the edges (indexed as opt_eval's) and the nodes' collectives of the
@@ -200,7 +201,15 @@ deso_err opt__intern_place(opt__eval *e, int i, const opt_place *pl,
     DESO_TRY(opt__intern(e, &pl->res, &out->res));
     for (int k = 0; k < BLAS_MAXOPS; k++) {
         out->req[k] = -1;
-        if (k < nops) DESO_TRY(opt__intern(e, &pl->req[k], &out->req[k]));
+        if (k >= nops) continue;
+        /* most operands share the result's layout or an earlier one's:
+         * comparing is cheaper than hashing                               */
+        if (blas_layout_equal(&pl->req[k], &pl->res)) out->req[k] = out->res;
+        for (int j = 0; j < k && out->req[k] < 0; j++)
+            if (blas_layout_equal(&pl->req[k], &pl->req[j]))
+                out->req[k] = out->req[j];
+        if (out->req[k] < 0)
+            DESO_TRY(opt__intern(e, &pl->req[k], &out->req[k]));
     }
     return DESO_OK;
 }
@@ -288,12 +297,22 @@ static deso_err move_cost(opt__eval *e, int from, int to, opt_move *move,
     return DESO_OK;
 }
 
+/* opt__replication_only, here where every evaluation asks it for each
+ * view of a value a reader needs in a new layout.                         */
+static inline bool rep_only(const blas_layout *S, const blas_layout *D)
+{
+    return S->kind == D->kind && S->n == D->n && S->dist == D->dist &&
+           S->b == D->b && (S->rep & ~D->rep) == 0 &&
+           (S->part == D->part || blas_part_equal(S->part, D->part));
+}
+
 /* The executor's deso__value_view on the model.                            */
 static deso_err need(opt__eval *e, vstate *vs, int L, bool ooc,
                      opt__edge *ed)
 {
-    memset(ed, 0, sizeof *ed);
+    static const opt_counts zero;
     ed->to = L;
+    ed->cost = zero;
     for (int k = 0; k < vs->nv; k++)
         if (vs->v[k] == L) {
             ed->move = vs->made[k] ? OPT_MV_CACHED : OPT_MV_NONE;
@@ -304,7 +323,7 @@ static deso_err need(opt__eval *e, vstate *vs, int L, bool ooc,
     const blas_layout *l = &e->lay[L];
     if (l->kind != BLAS_MAT)
         for (int k = 0; k < vs->nv; k++)
-            if (opt__replication_only(&e->lay[vs->v[k]], l)) {
+            if (rep_only(&e->lay[vs->v[k]], l)) {
                 src = k;
                 break;
             }
@@ -495,21 +514,31 @@ static deso_err node_refresh(opt__eval *e, int i, const opt__place *pl,
 
 /* The fused groups (opt_fuse_groups) from the reductions' memos, their
  * sizes and whether each is an all-reduce (any member's result replicated
- * along the reduced dimension).                                           */
+ * along the reduced dimension).  Only reductions have keys, so only they
+ * are ever grouped; the groups are a function of the keys, so when the
+ * keys are those of the last grouping (a result's replication changed,
+ * not a key) only the all-reduce bits are made again.                   */
 static void regroup(opt__eval *e)
 {
     const opt_graph *g = e->g;
-    for (int i = 0; i < g->nnodes; i++) {
-        e->key[i] = e->rcur[i] >= 0 ? e->red[e->rcur[i]].key : -1;
+    bool same = e->keyed;
+    for (int r = 0; r < e->nreds; r++) {
+        int i = e->reds[r];
+        int k = e->rcur[i] >= 0 ? e->red[e->rcur[i]].key : -1;
+        same = same && e->key[i] == k;
+        e->key[i] = k;
         e->gsize[i] = 0;
         e->gall[i] = false;
     }
-    opt__fuse_keys(g, e->key, e->taint, e->fuse);
-    for (int i = 0; i < g->nnodes; i++)
+    if (!same) opt__fuse_keys(g, e->key, e->taint, e->fuse);
+    e->keyed = true;
+    for (int r = 0; r < e->nreds; r++) {
+        int i = e->reds[r];
         if (e->fuse[i] >= 0) {
             e->gsize[e->fuse[i]] += blas_red_width(g->nodes[i].d.op);
             if (e->red[e->rcur[i]].rep_rd) e->gall[e->fuse[i]] = true;
         }
+    }
     e->grouped = true;
 }
 
@@ -655,6 +684,8 @@ static deso_err eval_setup(opt__eval *e)
     for (int i = 0; i < g->nnodes; i++) {
         e->rcur[i] = -1;
         e->rmark[i] = false;
+        e->key[i] = -1;           /* never set for a node that reduces nothing */
+        e->fuse[i] = -1;
         e->last[i].res = -1;
         for (int k = 0; k < BLAS_MAXOPS; k++) e->last[i].req[k] = -1;
     }

@@ -17,6 +17,7 @@
  *               bytes and messages", and its modelled time (alpha + beta *
  *               bytes per message; log2 p rounds for collectives).
  *   opt_eval.c  the same model, evaluated incrementally for the search.
+ *   opt_seen.c  the plans a search has costed, with their times.
  *   opt_search.c mode none (the executor's per-node defaults), the greedy
  *               edge elimination for modes affine and full.
  *   opt_explain.c the plan explains itself: text and Graphviz DOT.        */

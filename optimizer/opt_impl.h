@@ -117,4 +117,20 @@ int opt__eval_nedges(const opt__eval *e);
  * and slot order: *n of them.                                             */
 const int *opt__eval_readers(const opt__eval *e, int v, int *n);
 
+/* ---- plans already costed (opt_seen.c) ------------------------------------ */
+
+/* A search's table of the plans (by layout ids, nnodes placements each)
+ * it has costed and their modelled times.                                */
+typedef struct opt__seen opt__seen;
+
+deso_err opt__seen_new(int nnodes, opt__seen **out);
+void opt__seen_free(opt__seen *s);
+/* Whether plan p, whose key (any function of the plan alone, the same
+ * for every call) is h, is kept; then *time is its time.                 */
+bool opt__seen_find(const opt__seen *s, const opt__place *p, uint64_t h,
+                    double *time);
+/* Keeps plan p (key h) with its time.                                     */
+deso_err opt__seen_add(opt__seen *s, const opt__place *p, uint64_t h,
+                       double time);
+
 #endif

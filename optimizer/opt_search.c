@@ -31,8 +31,9 @@
  * The search holds its plans by layout ids (opt_impl.h, opt_eval.c): ids
  * are only ever compared for equality, which is layout equality, and
  * costs come from the evaluator, which adds the same terms in the same
- * order as opt_plan_cost; so every decision is the one the same search on
- * layouts would take.  A node's candidates are computed once per tuple
+ * order as opt_plan_cost, or for a plan met before from the table of the
+ * times it gave (opt_seen.c); so every decision is the one the same
+ * search on layouts would take.  A node's candidates are computed once per tuple
  * of operand layouts and kept for the search.                            */
 #include "optimizer/opt_impl.h"
 #include "optimizer/opt_cache.h"
@@ -96,7 +97,11 @@ typedef struct srch {
     const opt_graph *g;
     const opt_search_opts *o;
     opt__eval *ev;
+    opt__seen *seen;          /* the plans costed so far                  */
     opt__place *cur;          /* the current plan                         */
+    opt__place *trial;        /* the plan an attempt changes              */
+    opt__place *alt;          /* sink_change's best other layout's plan   */
+    uint64_t cur_h, trial_h;  /* their plan_keys, kept as they change     */
     double cost;
     int iters;                /* greedy edge attempts                     */
     int *chead;               /* per node: its first candidate set        */
@@ -109,9 +114,55 @@ typedef struct srch {
     int *nvlays;              /* ... how many; -1: not asked yet          */
 } srch;
 
-static deso_err cost_of(srch *s, const opt__place *p, double *t)
+/* Placement pl of node i as a 64-bit key; a plan's key is the XOR of its
+ * nodes' (plan_key), so changing one node updates it in a few
+ * instructions.  Only a hint for opt_seen.c, which compares whole plans. */
+static uint64_t place_key(int i, const opt__place *pl)
 {
-    return opt__eval_time(s->ev, p, t);
+    uint64_t h = (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull;
+    h = (h ^ (uint32_t)pl->res ^ (uint64_t)(uint32_t)pl->req[0] << 32) *
+        0xbf58476d1ce4e5b9ull;
+    h = (h ^ (uint32_t)pl->req[1] ^ (uint64_t)(uint32_t)pl->req[2] << 32) *
+        0x94d049bb133111ebull;
+    for (int k = 3; k < BLAS_MAXOPS; k++)
+        h = (h ^ (uint32_t)pl->req[k]) * 0xff51afd7ed558ccdull;
+    return h ^ (h >> 31);
+}
+
+static uint64_t plan_key(const srch *s, const opt__place *p)
+{
+    uint64_t h = 0;
+    for (int i = 0; i < s->g->nnodes; i++) h ^= place_key(i, &p[i]);
+    return h;
+}
+
+/* Plan p (key h)'s modelled time: kept from an earlier evaluation of the
+ * same plan (opt_seen.c: the same double), else evaluated and kept.      */
+static deso_err cost_of(srch *s, const opt__place *p, uint64_t h, double *t)
+{
+    if (opt__seen_find(s->seen, p, h, t)) return DESO_OK;
+    DESO_TRY(opt__eval_time(s->ev, p, t));
+    return opt__seen_add(s->seen, p, h, *t);
+}
+
+/* Node i of the trial plan becomes c.                                     */
+static void put(srch *s, int i, const opt__place *c)
+{
+    s->trial_h ^= place_key(i, &s->trial[i]) ^ place_key(i, c);
+    s->trial[i] = *c;
+}
+
+/* The trial plan starts again from the current one.                       */
+static void trial_reset(srch *s)
+{
+    memcpy(s->trial, s->cur, (size_t)s->g->nnodes * sizeof *s->trial);
+    s->trial_h = s->cur_h;
+}
+
+/* The current plan's key, after it was set node by node.                  */
+static void cur_rekey(srch *s)
+{
+    s->cur_h = plan_key(s, s->cur);
 }
 
 static int place_diff(const opt__place *a, const opt__place *b)
@@ -219,30 +270,49 @@ static deso_err value_layouts(srch *s, int v, const int **T, int *nt)
 
 /* ---- moves -------------------------------------------------------------- */
 
-/* Node i of plan p moves to its cheapest candidate whose slot (-1: the
- * result) has layout L (L < 0: any candidate).  *moved: whether it
- * changed.  Ties: fewer changed slots, then candidate order.             */
+/* Whether candidate c has layout L in slot (-1: the result; L < 0: any). */
+static bool matches(const opt__place *c, int slot, int L)
+{
+    return L < 0 || (slot < 0 ? c->res : c->req[slot]) == L;
+}
+
+/* Node i of the trial plan p (s->trial) moves to its cheapest candidate
+ * whose slot (-1: the result) has layout L (L < 0: any candidate).
+ * *moved: whether it changed.  Ties: fewer changed slots, then candidate
+ * order.  A sole such candidate is taken without costing it: it is the
+ * cheapest whatever it costs (an update asked for one vector layout has
+ * one: the others follow the result).                                    */
 static deso_err fit(srch *s, opt__place *p, int i, int slot, int L,
                     bool *moved)
 {
     int cur[BLAS_MAXOPS];
     cur_ids(s, p, i, cur);
     const opt__place *cands;
-    int n;
+    int n, nmatch = 0, only = -1;
     DESO_TRY(cands_of(s, i, cur, &cands, &n));
+    for (int k = 0; k < n && nmatch < 2; k++)
+        if (matches(&cands[k], slot, L)) {
+            nmatch++;
+            only = k;
+        }
     opt__place keep = p[i], best = keep;
+    *moved = false;
+    if (nmatch == 1) {
+        put(s, i, &cands[only]);
+        *moved = place_diff(&cands[only], &keep) > 0;
+        return DESO_OK;
+    }
     double bt = 0.0;
     int bd = 0;
     bool found = false;
-    *moved = false;
     for (int k = 0; k < n; k++) {
         const opt__place *c = &cands[k];
-        if (L >= 0 && (slot < 0 ? c->res : c->req[slot]) != L) continue;
-        p[i] = *c;
+        if (!matches(c, slot, L)) continue;
+        put(s, i, c);
         double t;
-        deso_err err = cost_of(s, p, &t);
+        deso_err err = cost_of(s, p, s->trial_h, &t);
         if (err != DESO_OK) {
-            p[i] = keep;
+            put(s, i, &keep);
             return err;
         }
         int dd = place_diff(c, &keep);
@@ -253,7 +323,7 @@ static deso_err fit(srch *s, opt__place *p, int i, int slot, int L,
             best = *c;
         }
     }
-    p[i] = found ? best : keep;
+    put(s, i, found ? &best : &keep);
     *moved = found && place_diff(&best, &keep) > 0;
     return DESO_OK;
 }
@@ -299,11 +369,12 @@ static deso_err try_accept(srch *s, const opt__place *trial, bool *ok,
                            bool *better)
 {
     double t;
-    DESO_TRY(cost_of(s, trial, &t));
+    DESO_TRY(cost_of(s, trial, s->trial_h, &t));
     *ok = t <= s->cost;
     *better = t < s->cost;
     if (*ok) {
         memcpy(s->cur, trial, (size_t)s->g->nnodes * sizeof *s->cur);
+        s->cur_h = s->trial_h;
         s->cost = t;
     }
     return DESO_OK;
@@ -314,7 +385,7 @@ static deso_err try_accept(srch *s, const opt__place *trial, bool *ok,
 static deso_err move_sinks(srch *s, opt__place *trial, int v, int from,
                            int to, bool *any)
 {
-    memcpy(trial, s->cur, (size_t)s->g->nnodes * sizeof *trial);
+    trial_reset(s);
     *any = false;
     int n;
     const int *readers = opt__eval_readers(s->ev, v, &n);
@@ -345,19 +416,26 @@ static deso_err sink_change(srch *s, opt__place *trial, int v, int cab,
     DESO_TRY(value_layouts(s, v, &T, &nt));
     double bt = 0.0;
     int bk = -1;
+    uint64_t bh = 0;
+    size_t bytes = (size_t)s->g->nnodes * sizeof *trial;
     for (int t = 0; t < nt; t++) {
         if (T[t] == cab || T[t] == ca) continue;
         DESO_TRY(move_sinks(s, trial, v, cab, T[t], &any));
         if (!any) continue;
         double c;
-        DESO_TRY(cost_of(s, trial, &c));
+        DESO_TRY(cost_of(s, trial, s->trial_h, &c));
         if (c < s->cost && (bk < 0 || c < bt)) {
             bk = t;
             bt = c;
+            memcpy(s->alt, trial, bytes);      /* move_sinks' plan for T[t]:
+                                                * deterministic, so kept
+                                                * rather than made again   */
+            bh = s->trial_h;
         }
     }
     if (bk < 0) return DESO_OK;
-    DESO_TRY(move_sinks(s, trial, v, cab, T[bk], &any));
+    memcpy(trial, s->alt, bytes);
+    s->trial_h = bh;
     return try_accept(s, trial, ok, better);
 }
 
@@ -401,7 +479,7 @@ static deso_err attempt(srch *s, opt__place *trial, int e, int cab,
         a = g->vals[e - g->nnodes * BLAS_MAXOPS].producer;
     }
     if (ok || a < 0) return DESO_OK;
-    memcpy(trial, s->cur, (size_t)g->nnodes * sizeof *trial);
+    trial_reset(s);
     opt__place oa = trial[a];
     DESO_TRY(fit(s, trial, a, -1, cab, &moved));
     if (!moved) return DESO_OK;
@@ -449,7 +527,7 @@ static deso_err node_sweeps(srch *s, opt__place *trial, bool *done)
     for (int pass = 0; pass < passes; pass++) {
         bool improved = false;
         for (int i = 0; i < s->g->nnodes; i++) {
-            memcpy(trial, s->cur, (size_t)s->g->nnodes * sizeof *trial);
+            trial_reset(s);
             bool moved, ok = false, better = false;
             DESO_TRY(fit(s, trial, i, -1, -1, &moved));
             if (moved) DESO_TRY(try_accept(s, trial, &ok, &better));
@@ -463,11 +541,10 @@ static deso_err node_sweeps(srch *s, opt__place *trial, bool *done)
 
 static deso_err greedy(srch *s)
 {
-    size_t nn = s->g->nnodes > 0 ? (size_t)s->g->nnodes : 1;
-    opt__place *trial = deso__malloc(nn * sizeof *trial);
+    opt__place *trial = s->trial;
     bool *tried = deso__calloc((size_t)opt__eval_nedges(s->ev) + 1,
                                sizeof *tried);
-    deso_err err = trial && tried
+    deso_err err = tried
         ? DESO_OK : deso__fail(DESO_ENOMEM, "optimizer: out of memory");
     bool edges_done = false, sweep_done = false;
     if (err == DESO_OK) err = edge_passes(s, trial, tried, &edges_done);
@@ -475,7 +552,6 @@ static deso_err greedy(srch *s)
     /* the state the last edge pass left, unchanged by the sweep: another
      * bounded pass from it would try the same edges and find nothing      */
     s->converged = edges_done && sweep_done;
-    free(trial);
     free(tried);
     return err;
 }
@@ -485,7 +561,10 @@ static deso_err greedy(srch *s)
 static void srch_free(srch *s)
 {
     opt__eval_free(s->ev);
+    opt__seen_free(s->seen);
     free(s->cur);
+    free(s->trial);
+    free(s->alt);
     free(s->chead);
     free(s->sets);
     free(s->pool);
@@ -503,14 +582,18 @@ static deso_err srch_init(srch *s, const opt_graph *g,
     s->g = g;
     s->o = o;
     DESO_TRY(opt__eval_new(g, &o->cost, NULL, &s->ev));
+    DESO_TRY(opt__seen_new(g->nnodes, &s->seen));
     size_t nn = g->nnodes > 0 ? (size_t)g->nnodes : 1;
     size_t nv = g->nvals > 0 ? (size_t)g->nvals : 1;
     s->cur = deso__calloc(nn, sizeof *s->cur);
+    s->trial = deso__calloc(nn, sizeof *s->trial);
+    s->alt = deso__calloc(nn, sizeof *s->alt);
     s->chead = deso__malloc(nn * sizeof *s->chead);
     s->scratch = deso__malloc(OPT_MAXCANDS * sizeof *s->scratch);
     s->vlays = deso__malloc(nv * sizeof *s->vlays);
     s->nvlays = deso__calloc(nv, sizeof *s->nvlays);
-    DESO_CHECK(s->cur && s->chead && s->scratch && s->vlays && s->nvlays,
+    DESO_CHECK(s->cur && s->trial && s->alt && s->chead && s->scratch &&
+               s->vlays && s->nvlays,
                DESO_ENOMEM, "optimizer: out of memory");
     for (int i = 0; i < g->nnodes; i++) s->chead[i] = -1;
     for (int v = 0; v < g->nvals; v++) s->nvlays[v] = -1;
@@ -770,7 +853,8 @@ static deso_err starts(srch *s, bool *settled)
     for (int st = 0; st < nstarts && err == DESO_OK; st++) {
         err = st == part_st ? part_plan(s) : start_plan(s, st == 1);
         s->iters = 0;
-        if (err == DESO_OK) err = cost_of(s, s->cur, &s->cost);
+        cur_rekey(s);
+        if (err == DESO_OK) err = cost_of(s, s->cur, s->cur_h, &s->cost);
         if (err == DESO_OK) err = greedy(s);
         iters += s->iters;
         if (err == DESO_OK && (st == 0 || s->cost < bcost)) {
@@ -781,6 +865,7 @@ static deso_err starts(srch *s, bool *settled)
     }
     if (err == DESO_OK) {
         memcpy(s->cur, best, nn * sizeof *best);
+        cur_rekey(s);
         s->cost = bcost;
         s->iters = iters;
     }
@@ -802,10 +887,11 @@ static deso_err never_worse(srch *s, bool *settled)
     }
     double tn;
     bool ok = false;
-    err = cost_of(s, none, &tn);
+    err = cost_of(s, none, plan_key(s, none), &tn);
     if (err == DESO_OK) err = plan_valid(s, none, &ok);
     if (err == DESO_OK && ok && tn < s->cost) {
         memcpy(s->cur, none, nn * sizeof *none);
+        cur_rekey(s);
         s->cost = tn;
         *settled = false;
     }
@@ -874,7 +960,8 @@ deso_err opt_search_improve(const opt_graph *g, const opt_search_opts *o,
         err = opt__intern_place(s.ev, i, &p->node[i], &s.cur[i]);
     double t0 = 0.0;
     s.iters = p->iters;
-    if (err == DESO_OK) err = cost_of(&s, s.cur, &t0);
+    cur_rekey(&s);
+    if (err == DESO_OK) err = cost_of(&s, s.cur, s.cur_h, &t0);
     s.cost = t0;
     if (err == DESO_OK) err = greedy(&s);
     opt_plan np;
