@@ -366,32 +366,46 @@ typedef struct colrun {
 
 typedef void (*colrun_fn)(void *ctx, colrun y);
 
-/* Calls fn for every column run of c, in order, until *stop: one per
- * progression of single columns, one per piece of several; per: the
- * rows of one column (the packed side moves that much per column).     */
-static void each_colrun(const pl_dim *c, bool packed, int64_t per,
-                        int64_t ldm, int64_t ldt, const bool *stop,
-                        colrun_fn fn, void *ctx)
+/* Calls fn for every column run of c shifted by (sm, st) columns, in
+ * order, until *stop: one per progression of single columns, one per
+ * piece of several; per: the rows of one column (the packed side moves
+ * that much per column, from *pos).                                     */
+static void dim_colruns(const pl_dim *c, int64_t sm, int64_t st,
+                        bool packed, int64_t per, int64_t ldm, int64_t ldt,
+                        int64_t *pos, const bool *stop, colrun_fn fn,
+                        void *ctx)
 {
-    int64_t pos = 0;
     for (int64_t p = 0; p <= c->full && !*stop; p++)
         for (int64_t i = 0; i < c->nseq; i++) {
             const pl_seq *q = &c->seq[i];
             int64_t n = q->cnt, last = q->len;
             if (p == c->full) pl_seq_clip(q, c->rem, &n, &last);
-            int64_t cm = q->mine + p * c->dmine;
-            int64_t ct = q->theirs + p * c->dtheirs;
+            int64_t cm = q->mine + p * c->dmine + sm;
+            int64_t ct = q->theirs + p * c->dtheirs + st;
             bool single = q->len == 1;
             for (int64_t j = 0; j < (single ? (n > 0) : n); j++) {
                 colrun y = { (cm + j * q->dmine) * ldm,
-                             packed ? pos : (ct + j * q->dtheirs) * ldt,
+                             packed ? *pos : (ct + j * q->dtheirs) * ldt,
                              single ? n : j == n - 1 ? last : q->len,
                              single ? q->dmine * ldm : ldm,
                              packed ? per : single ? q->dtheirs * ldt : ldt };
                 fn(ctx, y);
-                pos += y.reps * per;
+                *pos += y.reps * per;
             }
         }
+}
+
+/* Calls fn for every column run of message m in order (dimension 1's
+ * runs at every shift of its outer dimensions), until *stop.           */
+static void each_colrun(const pl_msg *m, bool packed, int64_t per,
+                        int64_t ldm, int64_t ldt, const bool *stop,
+                        colrun_fn fn, void *ctx)
+{
+    int64_t pos = 0, sg, sm, st;
+    pl_outer_it o = PL_OUTER_IT(m);
+    while (!*stop && pl_outer_next(&o, &sg, &sm, &st))
+        dim_colruns(&m->cols, sm, st, packed, per, ldm, ldt, &pos, stop, fn,
+                    ctx);
 }
 
 /* A message whose row program is flat (f, nf items): each column run is
@@ -501,10 +515,10 @@ static void msg_emit(cpb *b, const pl_msg *m, bool packed, int64_t ldm,
     if (flat && !b->nomem) {
         flatten(&R, f);
         flat_cols c = { b, f, nf, x };
-        each_colrun(&m->cols, packed, per, ldm, ldt, &b->nomem, flat_run, &c);
+        each_colrun(m, packed, per, ldm, ldt, &b->nomem, flat_run, &c);
     } else if (!b->nomem) {
         loop_cols c = { b, &R, { 0 }, false, x };
-        each_colrun(&m->cols, packed, per, ldm, ldt, &b->nomem, loop_run, &c);
+        each_colrun(m, packed, per, ldm, ldt, &b->nomem, loop_run, &c);
         if (c.have) loop_emit(b, &R, &c.l, x);
     }
     if (x != xs) free(x);
