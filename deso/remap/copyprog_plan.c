@@ -366,11 +366,11 @@ typedef struct colrun {
 
 typedef void (*colrun_fn)(void *ctx, colrun y);
 
-/* Calls fn for every column run of c shifted by (sm, st) columns, in
+/* Calls fn for every column run of c shifted by (oa, ob) elements, in
  * order, until *stop: one per progression of single columns, one per
  * piece of several; per: the rows of one column (the packed side moves
  * that much per column, from *pos).                                     */
-static void dim_colruns(const pl_dim *c, int64_t sm, int64_t st,
+static void dim_colruns(const pl_dim *c, int64_t oa, int64_t ob,
                         bool packed, int64_t per, int64_t ldm, int64_t ldt,
                         int64_t *pos, const bool *stop, colrun_fn fn,
                         void *ctx)
@@ -380,12 +380,13 @@ static void dim_colruns(const pl_dim *c, int64_t sm, int64_t st,
             const pl_seq *q = &c->seq[i];
             int64_t n = q->cnt, last = q->len;
             if (p == c->full) pl_seq_clip(q, c->rem, &n, &last);
-            int64_t cm = q->mine + p * c->dmine + sm;
-            int64_t ct = q->theirs + p * c->dtheirs + st;
+            int64_t cm = q->mine + p * c->dmine;
+            int64_t ct = q->theirs + p * c->dtheirs;
             bool single = q->len == 1;
             for (int64_t j = 0; j < (single ? (n > 0) : n); j++) {
-                colrun y = { (cm + j * q->dmine) * ldm,
-                             packed ? *pos : (ct + j * q->dtheirs) * ldt,
+                colrun y = { (cm + j * q->dmine) * ldm + oa,
+                             packed ? *pos
+                                    : (ct + j * q->dtheirs) * ldt + ob,
                              single ? n : j == n - 1 ? last : q->len,
                              single ? q->dmine * ldm : ldm,
                              packed ? per : single ? q->dtheirs * ldt : ldt };
@@ -404,8 +405,8 @@ static void each_colrun(const pl_msg *m, bool packed, int64_t per,
     int64_t pos = 0, sg, sm, st;
     pl_outer_it o = PL_OUTER_IT(m);
     while (!*stop && pl_outer_next(&o, &sg, &sm, &st))
-        dim_colruns(&m->cols, sm, st, packed, per, ldm, ldt, &pos, stop, fn,
-                    ctx);
+        dim_colruns(&m->cols, sm * ldm, st * ldt, packed, per, ldm, ldt,
+                    &pos, stop, fn, ctx);
 }
 
 /* A message whose row program is flat (f, nf items): each column run is
@@ -517,6 +518,8 @@ typedef struct nest {
     const pl_dim *dim[PL_ND_MAX];        /* slowest first                 */
     int64_t sa[PL_ND_MAX], sb[PL_ND_MAX];  /* offsets per element         */
     int64_t parent;            /* the loop being built, -1 at the top     */
+    const deso__cp_item *f;    /* R spelt out when flat (nf items), or    */
+    int64_t nf, per, ldm, ldt; /* nf = 0; per: R's elements               */
 } nest;
 
 /* Opens a loop inside n->parent at the end of the program: its index,
@@ -621,12 +624,30 @@ static void nest_seq(nest *n, int j, const pl_seq *q, int64_t cnt,
     nest_close(n, li, cnt, q->dmine * n->sa[j], q->dtheirs * n->sb[j], e0);
 }
 
+/* The fastest dimension over a flat R at offsets (a, bo): one loop run
+ * once whose groups are its column runs, each R's items repeated over
+ * the run's columns, runs that carry each other on merged (flat_cols),
+ * as a matrix's columns are.                                           */
+static void nest_flat(nest *n, const pl_dim *D, int64_t a, int64_t bo)
+{
+    int64_t e0 = n->b->elems, pos = e0, li = nest_open(n);
+    if (li < 0) return;
+    flat_cols c = { n->b, n->f, n->nf, n->x };
+    dim_colruns(D, a, bo, n->packed, n->per, n->ldm, n->ldt, &pos,
+                &n->b->nomem, flat_run, &c);
+    nest_close(n, li, 1, 0, 0, e0);
+}
+
 /* Dimension j at offsets (a, bo): a loop of its whole periods, then its
  * progressions cut at rem (the last piece apart when cut short).       */
 static void nest_dim(nest *n, int j, int64_t a, int64_t bo)
 {
     const pl_dim *D = n->dim[j];
     int64_t sa = n->sa[j], sb = n->sb[j];
+    if (n->nf > 0 && j + 1 == n->nd) {
+        nest_flat(n, D, a, bo);
+        return;
+    }
     if (D->full >= 1) {
         int64_t e0 = n->b->elems, li = nest_open(n);
         if (li < 0) return;
@@ -656,10 +677,12 @@ static void nest_dim(nest *n, int j, int64_t a, int64_t bo)
 
 /* The columns of d-dimensional message m as nested loops of R.         */
 static void nest_emit(cpb *b, const cpb *R, const pl_msg *m, bool packed,
-                      int64_t ldm, int64_t ldt, deso__cp_item *x)
+                      int64_t ldm, int64_t ldt, deso__cp_item *x,
+                      const deso__cp_item *f, int64_t nf)
 {
     nest n = { .b = b, .R = R, .x = x, .packed = packed,
-               .nd = m->nouter + 1, .parent = -1 };
+               .nd = m->nouter + 1, .parent = -1, .f = f, .nf = nf,
+               .per = m->rows.count, .ldm = ldm, .ldt = ldt };
     for (int k = 0; k < m->nouter; k++) {
         int j = m->nouter - 1 - k;
         n.dim[j] = &m->outer[k];
@@ -689,10 +712,10 @@ static void msg_emit(cpb *b, const pl_msg *m, bool packed, int64_t ldm,
         ? xs : deso__malloc((size_t)R.ni * sizeof *x);
     b->nomem |= R.nomem || x == NULL;
     int64_t per = m->rows.count;
+    if (flat && !b->nomem) flatten(&R, f);
     if (m->nouter > 0 && !b->nomem) {
-        nest_emit(b, &R, m, packed, ldm, ldt, x);
+        nest_emit(b, &R, m, packed, ldm, ldt, x, f, flat ? nf : 0);
     } else if (flat && !b->nomem) {
-        flatten(&R, f);
         flat_cols c = { b, f, nf, x };
         each_colrun(m, packed, per, ldm, ldt, &b->nomem, flat_run, &c);
     } else if (!b->nomem) {

@@ -614,12 +614,15 @@ int64_t deso__cp_run_window(const deso__copy *c, deso__cp_pos *at,
     int64_t done = 0;
     if (at->l < loops_of(c) && deso__cp_loop_at(c, at->l).end != at->l + 1)
         enter(c, at, at->l);         /* the start of a nested program     */
+    bool moved = true;               /* the shift is to be found again    */
     while (done < span && at->l < loops_of(c)) {
         if (at->g == deso__cp_loop_at(c, at->l).g1) {
             next_rep(c, at);         /* this repetition of the loop ends  */
+            moved = true;
             continue;
         }
-        shift_of(c, at, &w);
+        if (moved) shift_of(c, at, &w);
+        moved = false;
         done += window_group(c, at, span - done, &w);
     }
     return done;
