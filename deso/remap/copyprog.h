@@ -185,13 +185,15 @@ deso_err deso__cp_split(deso__copy *c, int64_t span);
 /* A position in a program, for running it a window at a time: unit u
  * (repetition, or item of a literal group) of group g in loop l (one
  * with no loops inside), x elements into that unit; t[k]: the
- * repetition of the loop at depth k that holds l (t[0] at the top).
+ * repetition of the loop at depth k that holds l (t[0] at the top),
+ * depth: l's.
  * DESO__CP_START is the program's start.                                */
 typedef struct deso__cp_pos {
     int64_t l, g, u, x;
     int64_t t[DESO__CP_DEPTH];
+    int depth;             /* l's depth                                   */
 } deso__cp_pos;
-#define DESO__CP_START ((deso__cp_pos){ 0, 0, 0, 0, { 0 } })
+#define DESO__CP_START ((deso__cp_pos){ 0, 0, 0, 0, { 0 }, 0 })
 
 /* Runs the next `span` elements of program c in program order (fewer at
  * its end) from *at, which it advances, from array A to array B as

@@ -602,10 +602,16 @@ static void nest_piece(nest *n, int j, int64_t a, int64_t bo, int64_t len)
 {
     int64_t e0 = n->b->elems, li = nest_open(n);
     if (li < 0) return;
-    if (j + 1 < n->nd)
+    if (j + 1 < n->nd) {
         nest_dim(n, j + 1, a, bo);
-    else
-        append_shifted(n->b, n->R, a, n->packed ? n->b->elems : bo, n->x);
+    } else if (n->nf > 0) {          /* R's items over the piece's columns */
+        at_column(n->f, n->nf, a, n->packed ? e0 : bo, n->x);
+        cpb_group(n->b, n->x, n->nf, len, n->ldm,
+                  n->packed ? n->per : n->ldt);
+        len = 1;
+    } else {
+        append_shifted(n->b, n->R, a, n->packed ? e0 : bo, n->x);
+    }
     nest_close(n, li, len, n->sa[j], n->sb[j], e0);
 }
 
@@ -638,13 +644,26 @@ static void nest_flat(nest *n, const pl_dim *D, int64_t a, int64_t bo)
     nest_close(n, li, 1, 0, 0, e0);
 }
 
+/* Most column runs of the fastest dimension listed by nest_flat; more
+ * are looped over per period.                                         */
+#define FLAT_COLRUNS 8
+
+/* Column runs of D (dim_colruns's calls), or more than FLAT_COLRUNS.  */
+static int64_t colruns_of(const pl_dim *D)
+{
+    int64_t k = 0;
+    for (int64_t i = 0; i < D->nseq && k <= FLAT_COLRUNS; i++)
+        k += D->seq[i].len == 1 ? 1 : D->seq[i].cnt;
+    return D->full < FLAT_COLRUNS ? k * (D->full + 1) : FLAT_COLRUNS + 1;
+}
+
 /* Dimension j at offsets (a, bo): a loop of its whole periods, then its
  * progressions cut at rem (the last piece apart when cut short).       */
 static void nest_dim(nest *n, int j, int64_t a, int64_t bo)
 {
     const pl_dim *D = n->dim[j];
     int64_t sa = n->sa[j], sb = n->sb[j];
-    if (n->nf > 0 && j + 1 == n->nd) {
+    if (n->nf > 0 && j + 1 == n->nd && colruns_of(D) <= FLAT_COLRUNS) {
         nest_flat(n, D, a, bo);
         return;
     }

@@ -542,26 +542,18 @@ static int64_t window_group(const deso__copy *c, deso__cp_pos *at,
     return e;
 }
 
-/* Depth of loop li (0 at the top).                                      */
-static int depth_of(const deso__copy *c, int64_t li)
+/* Enters loop li, at depth d, at its first repetition's start: down to
+ * its first loop with groups, every repetition counter on the way
+ * reset.                                                               */
+static void enter(const deso__copy *c, deso__cp_pos *at, int64_t li, int d)
 {
-    int d = 0;
-    for (int64_t u = deso__cp_loop_at(c, li).up; u >= 0; u = c->lp[u].up)
-        d++;
-    return d;
-}
-
-/* Enters loop li at its first repetition's start: down to its first
- * loop with groups, every repetition counter on the way reset.        */
-static void enter(const deso__copy *c, deso__cp_pos *at, int64_t li)
-{
-    int d = depth_of(c, li);
     at->t[d] = 0;
     while (deso__cp_loop_at(c, li).end != li + 1) {
         li++;
         at->t[++d] = 0;
     }
     at->l = li;
+    at->depth = d;
     at->g = deso__cp_loop_at(c, li).g0;
     at->u = at->x = 0;
 }
@@ -571,17 +563,17 @@ static void enter(const deso__copy *c, deso__cp_pos *at, int64_t li)
 static void next_rep(const deso__copy *c, deso__cp_pos *at)
 {
     int64_t li = at->l;
-    for (int d = depth_of(c, li);; d--) {
+    for (int d = at->depth;; d--) {
         deso__cp_loop lp = deso__cp_loop_at(c, li);
         if (++at->t[d] < lp.reps) {
             int64_t t = at->t[d];
-            enter(c, at, li);
+            enter(c, at, li, d);
             at->t[d] = t;
             return;
         }
         int64_t end = lp.up < 0 ? loops_of(c) : c->lp[lp.up].end;
         if (lp.end < end) {
-            enter(c, at, lp.end);
+            enter(c, at, lp.end, d);
             return;
         }
         if (lp.up < 0) {
@@ -597,7 +589,7 @@ static void shift_of(const deso__copy *c, const deso__cp_pos *at,
                      arrays *w)
 {
     w->oa = w->ob = 0;
-    int d = depth_of(c, at->l);
+    int d = at->depth;
     for (int64_t li = at->l; li >= 0; li = deso__cp_loop_at(c, li).up) {
         deso__cp_loop lp = deso__cp_loop_at(c, li);
         w->oa += at->t[d] * lp.da;
@@ -613,11 +605,17 @@ int64_t deso__cp_run_window(const deso__copy *c, deso__cp_pos *at,
     arrays w = arrays_of(A, arows, alld, B, brows, blld, stream);
     int64_t done = 0;
     if (at->l < loops_of(c) && deso__cp_loop_at(c, at->l).end != at->l + 1)
-        enter(c, at, at->l);         /* the start of a nested program     */
+        enter(c, at, at->l, 0);      /* the start of a nested program     */
     bool moved = true;               /* the shift is to be found again    */
     while (done < span && at->l < loops_of(c)) {
-        if (at->g == deso__cp_loop_at(c, at->l).g1) {
-            next_rep(c, at);         /* this repetition of the loop ends  */
+        deso__cp_loop lp = deso__cp_loop_at(c, at->l);
+        if (at->g == lp.g1 && at->t[at->depth] + 1 < lp.reps) {
+            at->t[at->depth]++;      /* its next repetition, one shift on */
+            at->g = lp.g0;
+            w.oa += lp.da;
+            w.ob += lp.db;
+        } else if (at->g == lp.g1) {
+            next_rep(c, at);         /* this loop's last repetition ends  */
             moved = true;
             continue;
         }
