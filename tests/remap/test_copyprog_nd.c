@@ -6,7 +6,8 @@
  * global linear index plus one.  Every send is packed by its program and
  * unpacked by the matching receive's, the self copies run, then every
  * target element must hold its own global index plus one, padding and
- * sources untouched.  Each case runs twice: whole programs as compiled
+ * sources untouched; the runs pl_remap_rank_runs spells out must pack
+ * what the programs pack.  Each case runs twice: whole programs as compiled
  * (small ones compiled again from their runs), and programs as built
  * (the dimensions' nested loops kept) a window at a time, as the
  * shared-memory rings run them, between padded arrays.  A remap of 2^33
@@ -152,6 +153,18 @@ static int64_t ld_of(int64_t rows)
     return rows > 1 ? rows : 1;
 }
 
+/* The runs pl_remap_rank_runs spelt out for message m (their columns
+ * walked by pl_cols_next) pack what its program packed into buf.      */
+static void runs_agree(const pl_msg *m, const double *src, const double *buf)
+{
+    int64_t k = 0;
+    for (int64_t u = 0; u < m->nruns; u++)
+        for (int64_t x = 0; x < m->runs[u].len; x++, k++)
+            assert_true(k < m->count &&
+                        src[m->runs[u].off + x] == buf[k]);
+    assert_int_equal(k, m->count);
+}
+
 /* Moves message sm from rank r to its peer: packed whole, or by windows. */
 static void one_message(const pl_remap_rank *p, int r, const pl_msg *sm,
                         double **src, double **dst, how *h)
@@ -178,6 +191,7 @@ static void one_message(const pl_remap_rank *p, int r, const pl_msg *sm,
         buf[sm->count] = -7.0;
         deso__cp_run(&a, src[r], lds, lds, buf, INT64_MAX, INT64_MAX);
         assert_true(buf[sm->count] == -7.0);
+        runs_agree(sm, src[r], buf);
         deso__cp_run(&b, buf, INT64_MAX, INT64_MAX, dst[q], qld, qld);
         free(buf);
     }
@@ -248,6 +262,8 @@ static void simulate(const pl_nd_layout *S, const pl_nd_layout *T, int C,
     int64_t pad = h->built ? h->pad : 0;
     bool was = deso__cp_set_recompile(!h->built);
     plan_all(S, T, C, p);
+    for (int r = 0; r < C && !h->built; r++)
+        assert_int_equal(pl_remap_rank_runs(&p[r]), DESO_OK);
     for (int r = 0; r < C; r++) {
         src[r] = local_array(S, r, ld_of(p[r].src_lrows) + pad, true, 0);
         dst[r] = local_array(T, r, ld_of(p[r].dst_lrows) + pad, false, -1);
