@@ -163,10 +163,15 @@ bool pl_dim_next(pl_dim_it *it, int64_t *g, int64_t *mine, int64_t *theirs,
  * `count` elements packed in increasing global column-major order.  rows
  * and cols describe it per dimension (mine: this rank's local rows and
  * columns; theirs: the peer's); the element in local row i, column j of
- * the message's pieces is at i + j ld.  A d-dimensional message's cols
- * are its dimensions 1 .. d-1 nested (pl__dim_nest), spelt out piece by
- * piece.  peer_rows: the peer's local rows.  runs is empty unless
+ * the message's pieces is at i + j ld.  A d-dimensional message's
+ * columns are the product of its dimensions 1 .. d-1, each described by
+ * one period: cols is dimension 1, outer[k] dimension k + 2, and element
+ * (g, mine, theirs) of outer[k] moves a column by (g gstep[k], mine
+ * mstep[k], theirs tstep[k]) (the products of the faster dimensions'
+ * global and local extents); pl_cols_next walks the product.
+ * peer_rows: the peer's local rows.  runs is empty unless
  * pl_remap_rank_runs spelt it out.                                        */
+#define PL_OUTER_MAX (PL_ND_MAX - 2)
 typedef struct pl_msg {
     int peer;
     int step;
@@ -175,7 +180,45 @@ typedef struct pl_msg {
     int64_t nruns;
     pl_run *runs;
     pl_dim rows, cols;
+    int nouter;
+    pl_dim outer[PL_OUTER_MAX];
+    int64_t gstep[PL_OUTER_MAX], mstep[PL_OUTER_MAX], tstep[PL_OUTER_MAX];
 } pl_msg;
+
+/* Columns of m: cols' times the outer dimensions'.                       */
+int64_t pl_msg_ncols(const pl_msg *m);
+
+/* Walks the column shifts of m's outer dimensions (one, (0, 0, 0), when
+ * it has none) in increasing global order: every combination of their
+ * elements, slowest dimension outermost, as (global column, mine column,
+ * theirs column) to add to cols' pieces.  Start with PL_OUTER_IT(m),
+ * then pl_outer_next until it returns false.  O(1) memory.             */
+typedef struct pl_outer_it {
+    const pl_msg *m;
+    bool started, done;
+    pl_dim_it it[PL_OUTER_MAX];
+    int64_t g[PL_OUTER_MAX], mi[PL_OUTER_MAX], ti[PL_OUTER_MAX];
+    int64_t len[PL_OUTER_MAX], u[PL_OUTER_MAX];
+} pl_outer_it;
+#define PL_OUTER_IT(mp) ((pl_outer_it){ .m = (mp) })
+bool pl_outer_next(pl_outer_it *it, int64_t *g, int64_t *mine,
+                   int64_t *theirs);
+
+/* Walks every column piece of m (cols' pieces at every outer shift) in
+ * increasing global order, as pl_dim_next does for one dimension.      */
+typedef struct pl_cols_it {
+    pl_outer_it o;
+    pl_dim_it c;
+    int64_t sg, sm, st;
+    bool have;
+} pl_cols_it;
+#define PL_COLS_IT(mp) ((pl_cols_it){ .o = PL_OUTER_IT(mp) })
+bool pl_cols_next(pl_cols_it *it, int64_t *g, int64_t *mine,
+                  int64_t *theirs, int64_t *len);
+
+/* Pieces (progressions) of m's per-period description, summed over its
+ * dimensions: what planning it stored.                                 */
+int64_t pl_msg_pieces(const pl_msg *m);
 
 /* Everything one rank does in a remap: messages it sends (pieces of its
  * source local array), messages it receives (pieces of its target local

@@ -45,12 +45,4 @@ typedef struct pl__seqbuf {
 } pl__seqbuf;
 bool pl__seq_push(pl__seqbuf *B, pl_seq x);
 
-/* One dimension made of two (remap_nest.c): `in` (global extent n, local
- * extents lm on this side and lt on the peer's) nested inside `out` (the
- * slower index): global index gi + n go, local mi + lm mo and ti + lt to.
- * The result lists every piece (full = 0): O(pieces of in x elements of
- * out).  Errors: DESO_ENOMEM (*res left empty).                          */
-deso_err pl__dim_nest(const pl_dim *in, int64_t n, int64_t lm, int64_t lt,
-                      const pl_dim *out, pl_dim *res);
-
 #endif

@@ -1,57 +1,87 @@
-/* Two dimensions of a d-dimensional remap message made one (remap.h,
- * pl_nd_layout): a local array stores its first index fastest, so the
- * columns of a d-dimensional array seen as a matrix (dimensions 1 .. d-1)
- * are the pieces of the faster dimension repeated once per element of
- * the slower one, shifted by its global and local extents.  The slower
- * dimension's elements are walked one by one and the faster one's pieces
- * appended after each, merging into progressions where they continue
- * each other (pl__seq_push), so a faster dimension moved whole makes one
- * piece per piece of the slower one.                                     */
-#include <stdlib.h>
-#include <string.h>
-
-#include "placement/errors.h"
+/* The columns of a d-dimensional remap message (remap.h, pl_msg): a local
+ * array stores its first index fastest, so the columns of the array seen
+ * as a matrix (dimensions 1 .. d-1) are dimension 1's pieces repeated once
+ * per combination of elements of the slower dimensions, shifted by their
+ * global and local extents.  Planning keeps each dimension's one-period
+ * description and never lists that product; these iterators walk it for
+ * consumers that go column by column, in O(1) memory.                    */
 #include "placement/remap.h"
-#include "placement/remap_impl.h"
 
-/* The global extent a pl_dim describes pieces of.                        */
-static int64_t extent_of(const pl_dim *d)
+int64_t pl_msg_ncols(const pl_msg *m)
 {
-    return d->full * d->dg + d->rem;
+    int64_t n = m->cols.count;
+    for (int k = 0; k < m->nouter; k++) n *= m->outer[k].count;
+    return n;
 }
 
-/* Appends in's pieces shifted by (g, m, t); false when out of memory.   */
-static bool append_shifted(pl__seqbuf *B, const pl_dim *in, int64_t g,
-                           int64_t m, int64_t t)
+int64_t pl_msg_pieces(const pl_msg *m)
 {
-    int64_t ig, im, it, il;
-    pl_dim_it i = PL_DIM_IT(in);
-    while (pl_dim_next(&i, &ig, &im, &it, &il))
-        if (!pl__seq_push(B, (pl_seq){ .g = g + ig, .len = il,
-                                       .mine = m + im, .theirs = t + it,
-                                       .cnt = 1 }))
-            return false;
+    int64_t n = m->rows.nseq + m->cols.nseq;
+    for (int k = 0; k < m->nouter; k++) n += m->outer[k].nseq;
+    return n;
+}
+
+/* Level k's next piece, from its first element; false at its end.       */
+static bool level_piece(pl_outer_it *it, int k)
+{
+    it->u[k] = 0;
+    return pl_dim_next(&it->it[k], &it->g[k], &it->mi[k], &it->ti[k],
+                       &it->len[k]);
+}
+
+static bool level_restart(pl_outer_it *it, int k)
+{
+    it->it[k] = PL_DIM_IT(&it->m->outer[k]);
+    return level_piece(it, k);
+}
+
+/* Moves to the next combination, level 0 (dimension 2) fastest; false
+ * after the last.                                                        */
+static bool advance(pl_outer_it *it)
+{
+    const pl_msg *m = it->m;
+    if (!it->started) {
+        it->started = true;
+        for (int k = 0; k < m->nouter; k++)
+            if (!level_restart(it, k)) return false;
+        return true;
+    }
+    for (int k = 0; k < m->nouter; k++) {
+        if (++it->u[k] < it->len[k] || level_piece(it, k)) return true;
+        level_restart(it, k);        /* carry into the slower level      */
+    }
+    return false;
+}
+
+bool pl_outer_next(pl_outer_it *it, int64_t *g, int64_t *mine,
+                   int64_t *theirs)
+{
+    if (it->done || !advance(it)) {
+        it->done = true;
+        return false;
+    }
+    const pl_msg *m = it->m;
+    *g = *mine = *theirs = 0;
+    for (int k = 0; k < m->nouter; k++) {
+        *g += (it->g[k] + it->u[k]) * m->gstep[k];
+        *mine += (it->mi[k] + it->u[k]) * m->mstep[k];
+        *theirs += (it->ti[k] + it->u[k]) * m->tstep[k];
+    }
     return true;
 }
 
-deso_err pl__dim_nest(const pl_dim *in, int64_t n, int64_t lm, int64_t lt,
-                      const pl_dim *out, pl_dim *res)
+bool pl_cols_next(pl_cols_it *it, int64_t *g, int64_t *mine,
+                  int64_t *theirs, int64_t *len)
 {
-    memset(res, 0, sizeof *res);
-    pl__seqbuf B = { 0 };
-    int64_t og, om, ot, ol;
-    pl_dim_it o = PL_DIM_IT(out);
-    while (pl_dim_next(&o, &og, &om, &ot, &ol))
-        for (int64_t u = 0; u < ol; u++)
-            if (!append_shifted(&B, in, (og + u) * n, (om + u) * lm,
-                                (ot + u) * lt)) {
-                free(B.v);
-                return deso__fail(DESO_ENOMEM, "pl_remap_plan_rank: no "
-                                  "memory");
-            }
-    res->seq = B.v;
-    res->nseq = B.n;
-    res->span = res->rem = n * extent_of(out);
-    res->per = res->count = in->count * out->count;
-    return DESO_OK;
+    for (;;) {
+        if (it->have && pl_dim_next(&it->c, g, mine, theirs, len)) {
+            *g += it->sg;
+            *mine += it->sm;
+            *theirs += it->st;
+            return true;
+        }
+        if (!pl_outer_next(&it->o, &it->sg, &it->sm, &it->st)) return false;
+        it->c = PL_DIM_IT(&it->o.m->cols);
+        it->have = true;
+    }
 }

@@ -204,28 +204,25 @@ static deso_err one_dim(const side *A, int e, const side *B, int f, int k,
                        B->np[k], B->blk[k], side_pos(B, f, k), d);
 }
 
-/* The message's columns: one when d = 1, dimension 1 when d = 2, else
- * dimensions 1 .. d-1 nested, each slower one outside the faster ones
- * (pl__dim_nest), with the local extents of both endpoints.             */
+/* The message's columns: one when d = 1, else dimension 1, with
+ * dimensions 2 .. d-1 kept apart as its outer dimensions (pl_msg), each
+ * described by one period; the steps are the faster dimensions' global
+ * and local extents multiplied.                                         */
 static deso_err cols_of(const side *A, int e, const side *B, int f,
-                        pl_dim *cols)
+                        pl_msg *m)
 {
-    if (A->d == 1) return whole_dim(1, cols);
-    DESO_TRY(one_dim(A, e, B, f, 1, cols));
-    if (A->d == 2) return DESO_OK;
+    if (A->d == 1) return whole_dim(1, &m->cols);
+    DESO_TRY(one_dim(A, e, B, f, 1, &m->cols));
     int64_t la[PL_ND_MAX], lb[PL_ND_MAX];
     side_size(A, e, la);
     side_size(B, f, lb);
     int64_t n = A->ext[1], lm = la[1], lt = lb[1];
     for (int k = 2; k < A->d; k++) {
-        pl_dim outer, nested;
-        deso_err err = one_dim(A, e, B, f, k, &outer);
-        if (err == DESO_OK)
-            err = pl__dim_nest(cols, n, lm, lt, &outer, &nested);
-        pl_dim_free(&outer);
-        if (err != DESO_OK) return err;
-        pl_dim_free(cols);
-        *cols = nested;
+        DESO_TRY(one_dim(A, e, B, f, k, &m->outer[k - 2]));
+        m->nouter = k - 1;
+        m->gstep[k - 2] = n;
+        m->mstep[k - 2] = lm;
+        m->tstep[k - 2] = lt;
         n *= A->ext[k];
         lm *= la[k];
         lt *= lb[k];
@@ -239,8 +236,8 @@ static deso_err msg_dims(const side *A, int e, const side *B, int f,
                          pl_msg *m)
 {
     DESO_TRY(one_dim(A, e, B, f, 0, &m->rows));
-    DESO_TRY(cols_of(A, e, B, f, &m->cols));
-    m->count = m->rows.count * m->cols.count;
+    DESO_TRY(cols_of(A, e, B, f, m));
+    m->count = m->rows.count * pl_msg_ncols(m);
     int64_t lb[PL_ND_MAX];
     side_size(B, f, lb);
     m->peer_rows = lb[0];
@@ -252,6 +249,7 @@ static void msg_free(pl_msg *m)
     free(m->runs);
     pl_dim_free(&m->rows);
     pl_dim_free(&m->cols);
+    for (int k = 0; k < m->nouter; k++) pl_dim_free(&m->outer[k]);
 }
 
 void pl_remap_rank_free(pl_remap_rank *r)

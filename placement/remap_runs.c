@@ -56,9 +56,9 @@ static bool runs_push(runs *R, int64_t off, int64_t off2, int64_t len,
 static deso_err expand(const pl_msg *m, int64_t ld, int64_t ld2, bool pair,
                        runs *R)
 {
-    pl_dim_it ci = PL_DIM_IT(&m->cols);
+    pl_cols_it ci = PL_COLS_IT(m);
     int64_t cg, cm, ct, cl, rg, rm, rt, rl;
-    while (pl_dim_next(&ci, &cg, &cm, &ct, &cl))
+    while (pl_cols_next(&ci, &cg, &cm, &ct, &cl))
         for (int64_t t = 0; t < cl; t++) {
             pl_dim_it ri = PL_DIM_IT(&m->rows);
             while (pl_dim_next(&ri, &rg, &rm, &rt, &rl))

@@ -252,26 +252,56 @@ static void spell_groups(const deso__copy *c, int64_t g0, int64_t g1,
     }
 }
 
+/* Spells loop li out, shifted by (oa, ob), into x from *k.              */
+static void spell_loop(const deso__copy *c, int64_t li, int64_t oa,
+                       int64_t ob, deso__cp_item *x, int64_t *k)
+{
+    deso__cp_loop lp = deso__cp_loop_at(c, li);
+    for (int64_t t = 0; t < lp.reps; t++) {
+        if (lp.end == li + 1)
+            spell_groups(c, lp.g0, lp.g1, oa + t * lp.da, ob + t * lp.db,
+                         x, k);
+        else
+            for (int64_t j = li + 1; j < lp.end; j = c->lp[j].end)
+                spell_loop(c, j, oa + t * lp.da, ob + t * lp.db, x, k);
+    }
+}
+
 void deso__cp_spell(const deso__copy *c, deso__cp_item *x)
 {
     int64_t k = 0;
-    for (int64_t li = 0; li < (c->nloops ? c->nloops : 1); li++) {
-        deso__cp_loop lp = deso__cp_loop_at(c, li);
-        for (int64_t t = 0; t < lp.reps; t++)
-            spell_groups(c, lp.g0, lp.g1, t * lp.da, t * lp.db, x, &k);
+    for (int64_t li = 0; li < deso__cp_nloops(c);
+         li = deso__cp_loop_at(c, li).end)
+        spell_loop(c, li, 0, 0, x, &k);
+}
+
+/* Items of loop li spelt out, or -1 when more than max.                 */
+static int64_t spelt_loop(const deso__copy *c, int64_t li, int64_t max)
+{
+    deso__cp_loop lp = deso__cp_loop_at(c, li);
+    int64_t k = 0;
+    if (lp.end == li + 1) {
+        for (int64_t gi = lp.g0; gi < lp.g1 && k <= max; gi++)
+            k += c->g[gi].k * c->g[gi].reps;
+    } else {
+        for (int64_t j = li + 1; j < lp.end && k <= max; j = c->lp[j].end) {
+            int64_t n = spelt_loop(c, j, max - k);
+            if (n < 0) return -1;
+            k += n;
+        }
     }
+    if (k > max || (k > 0 && lp.reps > max / k)) return -1;
+    return k * lp.reps;
 }
 
 int64_t deso__cp_spelt(const deso__copy *c, int64_t max)
 {
     int64_t n = 0;
-    for (int64_t li = 0; li < (c->nloops ? c->nloops : 1); li++) {
-        deso__cp_loop lp = deso__cp_loop_at(c, li);
-        int64_t k = 0;
-        for (int64_t gi = lp.g0; gi < lp.g1 && k <= max; gi++)
-            k += c->g[gi].k * c->g[gi].reps;
-        if (k > max || (k > 0 && lp.reps > (max - n) / k)) return -1;
-        n += k * lp.reps;
+    for (int64_t li = 0; li < deso__cp_nloops(c);
+         li = deso__cp_loop_at(c, li).end) {
+        int64_t k = spelt_loop(c, li, max - n);
+        if (k < 0) return -1;
+        n += k;
     }
     return n;
 }

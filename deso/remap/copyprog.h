@@ -43,12 +43,22 @@ typedef struct deso__cp_group {
 
 /* A third level, the periods of a matrix message's columns: groups [g0,
  * g1) (a column's row program) repeated reps times, shifted by (da, db)
- * each time.  Loops partition the groups in order; a program without
- * any (nloops = 0) is one loop of all its groups, run once.            */
+ * each time.  Loops nest, for the dimensions of a d-dimensional message
+ * (each dimension's pieces, progressions and periods a loop of the
+ * faster ones): lp[li + 1 .. end) are the loops inside loop li, stored
+ * after it in order, and they partition its groups; a loop with none
+ * inside (end = li + 1) runs its groups.  up: the loop it is inside, -1
+ * at the top.  The loops at the top partition the groups in order; a
+ * program without any (nloops = 0) is one loop of all its groups, run
+ * once.                                                                */
 typedef struct deso__cp_loop {
     int64_t g0, g1, reps;
     int64_t da, db;
+    int64_t end, up;
 } deso__cp_loop;
+
+/* Deepest nesting of loops a program may have.                          */
+#define DESO__CP_DEPTH 16
 
 typedef struct deso__copy {
     int64_t ngroups, nitems, elems;
@@ -138,6 +148,9 @@ bool deso__cp_looped(const deso__copy *c);
 /* Loop li of c (the implicit one when c has none); li < max(1, nloops).  */
 deso__cp_loop deso__cp_loop_at(const deso__copy *c, int64_t li);
 
+/* Loops of c, the implicit one counted: max(1, nloops).                 */
+int64_t deso__cp_nloops(const deso__copy *c);
+
 /* Runs units [lo, hi) of group gi between flat arrays A -> B (a program
  * without repeated loops).                                                */
 void deso__cp_run_range(const deso__copy *c, int64_t gi, int64_t lo,
@@ -170,13 +183,17 @@ void deso__cp_fence(void);
 deso_err deso__cp_split(deso__copy *c, int64_t span);
 
 /* A position in a program, for running it a window at a time: unit u
- * (repetition, or item of a literal group) of group g in repetition t of
- * loop l, x elements into that unit.  DESO__CP_START is the program's
- * start.                                                                */
+ * (repetition, or item of a literal group) of group g in loop l (one
+ * with no loops inside), x elements into that unit; t[k]: the
+ * repetition of the loop at depth k that holds l (t[0] at the top),
+ * depth: l's.
+ * DESO__CP_START is the program's start.                                */
 typedef struct deso__cp_pos {
-    int64_t l, t, g, u, x;
+    int64_t l, g, u, x;
+    int64_t t[DESO__CP_DEPTH];
+    int depth;             /* l's depth                                   */
 } deso__cp_pos;
-#define DESO__CP_START ((deso__cp_pos){ 0, 0, 0, 0, 0 })
+#define DESO__CP_START ((deso__cp_pos){ 0, 0, 0, 0, { 0 }, 0 })
 
 /* Runs the next `span` elements of program c in program order (fewer at
  * its end) from *at, which it advances, from array A to array B as

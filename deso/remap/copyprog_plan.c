@@ -366,14 +366,15 @@ typedef struct colrun {
 
 typedef void (*colrun_fn)(void *ctx, colrun y);
 
-/* Calls fn for every column run of c, in order, until *stop: one per
- * progression of single columns, one per piece of several; per: the
- * rows of one column (the packed side moves that much per column).     */
-static void each_colrun(const pl_dim *c, bool packed, int64_t per,
-                        int64_t ldm, int64_t ldt, const bool *stop,
-                        colrun_fn fn, void *ctx)
+/* Calls fn for every column run of c shifted by (oa, ob) elements, in
+ * order, until *stop: one per progression of single columns, one per
+ * piece of several; per: the rows of one column (the packed side moves
+ * that much per column, from *pos).                                     */
+static void dim_colruns(const pl_dim *c, int64_t oa, int64_t ob,
+                        bool packed, int64_t per, int64_t ldm, int64_t ldt,
+                        int64_t *pos, const bool *stop, colrun_fn fn,
+                        void *ctx)
 {
-    int64_t pos = 0;
     for (int64_t p = 0; p <= c->full && !*stop; p++)
         for (int64_t i = 0; i < c->nseq; i++) {
             const pl_seq *q = &c->seq[i];
@@ -383,15 +384,29 @@ static void each_colrun(const pl_dim *c, bool packed, int64_t per,
             int64_t ct = q->theirs + p * c->dtheirs;
             bool single = q->len == 1;
             for (int64_t j = 0; j < (single ? (n > 0) : n); j++) {
-                colrun y = { (cm + j * q->dmine) * ldm,
-                             packed ? pos : (ct + j * q->dtheirs) * ldt,
+                colrun y = { (cm + j * q->dmine) * ldm + oa,
+                             packed ? *pos
+                                    : (ct + j * q->dtheirs) * ldt + ob,
                              single ? n : j == n - 1 ? last : q->len,
                              single ? q->dmine * ldm : ldm,
                              packed ? per : single ? q->dtheirs * ldt : ldt };
                 fn(ctx, y);
-                pos += y.reps * per;
+                *pos += y.reps * per;
             }
         }
+}
+
+/* Calls fn for every column run of message m in order (dimension 1's
+ * runs at every shift of its outer dimensions), until *stop.           */
+static void each_colrun(const pl_msg *m, bool packed, int64_t per,
+                        int64_t ldm, int64_t ldt, const bool *stop,
+                        colrun_fn fn, void *ctx)
+{
+    int64_t pos = 0, sg, sm, st;
+    pl_outer_it o = PL_OUTER_IT(m);
+    while (!*stop && pl_outer_next(&o, &sg, &sm, &st))
+        dim_colruns(&m->cols, sm * ldm, st * ldt, packed, per, ldm, ldt,
+                    &pos, stop, fn, ctx);
 }
 
 /* A message whose row program is flat (f, nf items): each column run is
@@ -426,6 +441,18 @@ static bool colrun_join(colrun *l, colrun x)
     return true;
 }
 
+/* Room for one more loop in b; false (and b->nomem) when out of memory. */
+static bool loop_room(cpb *b)
+{
+    if (b->nl < b->capl) return true;
+    int64_t c = b->capl ? 2 * b->capl : 8;
+    deso__cp_loop *v = deso__realloc(b->lp, (size_t)c * sizeof *v);
+    if (!v) return !(b->nomem = true);
+    b->lp = v;
+    b->capl = c;
+    return true;
+}
+
 /* Appends the loop of run l: the row program R at its first column, kept
  * apart from the groups before and after (nothing merges across a loop's
  * bounds), repeated l->reps times.  x: scratch for R's items.          */
@@ -438,18 +465,10 @@ static void loop_emit(cpb *b, const cpb *R, const colrun *l,
     append_shifted(b, R, l->a, l->b, x);
     b->open = false;
     b->floor = b->ng;
-    if (l->reps < 2 || b->nomem || b->ng == g0) return;
-    if (b->nl == b->capl) {
-        int64_t c = b->capl ? 2 * b->capl : 8;
-        deso__cp_loop *v = deso__realloc(b->lp, (size_t)c * sizeof *v);
-        if (!v) {
-            b->nomem = true;
-            return;
-        }
-        b->lp = v;
-        b->capl = c;
-    }
-    b->lp[b->nl++] = (deso__cp_loop){ g0, b->ng, l->reps, l->da, l->db };
+    if (l->reps < 2 || b->nomem || b->ng == g0 || !loop_room(b)) return;
+    b->lp[b->nl] = (deso__cp_loop){ g0, b->ng, l->reps, l->da, l->db,
+                                    b->nl + 1, -1 };
+    b->nl++;
     b->elems += (l->reps - 1) * (b->elems - e0);
 }
 
@@ -481,6 +500,220 @@ static void loop_run(void *ctx, colrun y)
     colrun_add(c->b, c->R, &c->l, &c->have, y, c->x);
 }
 
+/* ---- d-dimensional messages: one loop per level of each dimension ------ */
+
+/* A d-dimensional message's columns (d >= 3) compiled as nested loops:
+ * each column dimension, slowest first, is its whole periods (a loop of
+ * one period), then the cut one; a period is its progressions (a loop
+ * of pieces each), a piece its elements (a loop of the faster
+ * dimensions, or of the row program R for dimension 1).  The program
+ * then holds O(product of the dimensions' progressions per period)
+ * loops and R's groups once per innermost loop, whatever the extents.  */
+typedef struct nest {
+    cpb *b;
+    const cpb *R;
+    deso__cp_item *x;          /* scratch for R's items                   */
+    bool packed;
+    int nd;                    /* column dimensions                       */
+    const pl_dim *dim[PL_ND_MAX];        /* slowest first                 */
+    int64_t sa[PL_ND_MAX], sb[PL_ND_MAX];  /* offsets per element         */
+    int64_t parent;            /* the loop being built, -1 at the top     */
+    const deso__cp_item *f;    /* R spelt out when flat (nf items), or    */
+    int64_t nf, per, ldm, ldt; /* nf = 0; per: R's elements               */
+} nest;
+
+/* Opens a loop inside n->parent at the end of the program: its index,
+ * or -1 when out of memory.                                           */
+static int64_t nest_open(nest *n)
+{
+    cpb *b = n->b;
+    if (!loop_room(b)) return -1;
+    b->open = false;             /* nothing merges across a loop's bounds */
+    b->floor = b->ng;
+    int64_t li = b->nl++;
+    b->lp[li] = (deso__cp_loop){ .g0 = b->ng, .reps = 1, .up = n->parent };
+    n->parent = li;
+    return li;
+}
+
+/* Removes loop li, the loops inside it taking its place.               */
+static void drop_loop(cpb *b, int64_t li)
+{
+    int64_t up = b->lp[li].up;
+    for (int64_t j = li + 1; j < b->nl; j++) {
+        deso__cp_loop v = b->lp[j];
+        v.end--;
+        v.up = v.up == li ? up : v.up > li ? v.up - 1 : v.up;
+        b->lp[j - 1] = v;
+    }
+    b->nl--;
+}
+
+/* Simplifies closed loop li: an empty one goes; one run once around
+ * loops goes; one around a single loop that it only continues (run once,
+ * or repeated at the shift that carries it on) hands it its repetitions. */
+static void nest_fold(cpb *b, int64_t li)
+{
+    deso__cp_loop *L = &b->lp[li];
+    if (L->g0 == L->g1) {
+        b->nl = li;
+        return;
+    }
+    if (L->end == li + 1) return;
+    if (L->reps == 1) {
+        drop_loop(b, li);
+        return;
+    }
+    deso__cp_loop *c = &b->lp[li + 1];
+    if (c->end != L->end) return;
+    if (c->reps == 1) {
+        c->da = L->da;
+        c->db = L->db;
+    } else if (c->reps * c->da != L->da || c->reps * c->db != L->db) {
+        return;
+    }
+    c->reps *= L->reps;
+    drop_loop(b, li);
+}
+
+/* Closes loop li, opened when the program had e0 elements: its body
+ * repeats reps times, shifted by (da, db) (on a packed side by the
+ * body's elements).                                                   */
+static void nest_close(nest *n, int64_t li, int64_t reps, int64_t da,
+                       int64_t db, int64_t e0)
+{
+    cpb *b = n->b;
+    deso__cp_loop *L = &b->lp[li];
+    n->parent = L->up;
+    b->open = false;
+    b->floor = b->ng;
+    int64_t body = b->elems - e0;
+    *L = (deso__cp_loop){ L->g0, b->ng, reps, da, n->packed ? body : db,
+                          b->nl, L->up };
+    b->elems += (reps - 1) * body;
+    nest_fold(b, li);
+}
+
+static void nest_dim(nest *n, int j, int64_t a, int64_t bo);
+
+/* One piece of dimension j, `len` elements from offsets (a, bo): a loop
+ * of the faster dimensions, or of R for the fastest.                   */
+static void nest_piece(nest *n, int j, int64_t a, int64_t bo, int64_t len)
+{
+    int64_t e0 = n->b->elems, li = nest_open(n);
+    if (li < 0) return;
+    if (j + 1 < n->nd) {
+        nest_dim(n, j + 1, a, bo);
+    } else if (n->nf > 0) {          /* R's items over the piece's columns */
+        at_column(n->f, n->nf, a, n->packed ? e0 : bo, n->x);
+        cpb_group(n->b, n->x, n->nf, len, n->ldm,
+                  n->packed ? n->per : n->ldt);
+        len = 1;
+    } else {
+        append_shifted(n->b, n->R, a, n->packed ? e0 : bo, n->x);
+    }
+    nest_close(n, li, len, n->sa[j], n->sb[j], e0);
+}
+
+/* `cnt` pieces of progression q of dimension j, each `len` long, the
+ * first at offsets (a, bo).                                            */
+static void nest_seq(nest *n, int j, const pl_seq *q, int64_t cnt,
+                     int64_t len, int64_t a, int64_t bo)
+{
+    if (cnt == 1 || n->b->nomem) {
+        if (cnt == 1) nest_piece(n, j, a, bo, len);
+        return;
+    }
+    int64_t e0 = n->b->elems, li = nest_open(n);
+    if (li < 0) return;
+    nest_piece(n, j, a, bo, len);
+    nest_close(n, li, cnt, q->dmine * n->sa[j], q->dtheirs * n->sb[j], e0);
+}
+
+/* The fastest dimension over a flat R at offsets (a, bo): one loop run
+ * once whose groups are its column runs, each R's items repeated over
+ * the run's columns, runs that carry each other on merged (flat_cols),
+ * as a matrix's columns are.                                           */
+static void nest_flat(nest *n, const pl_dim *D, int64_t a, int64_t bo)
+{
+    int64_t e0 = n->b->elems, pos = e0, li = nest_open(n);
+    if (li < 0) return;
+    flat_cols c = { n->b, n->f, n->nf, n->x };
+    dim_colruns(D, a, bo, n->packed, n->per, n->ldm, n->ldt, &pos,
+                &n->b->nomem, flat_run, &c);
+    nest_close(n, li, 1, 0, 0, e0);
+}
+
+/* Most column runs of the fastest dimension listed by nest_flat; more
+ * are looped over per period.                                         */
+#define FLAT_COLRUNS 8
+
+/* Column runs of D (dim_colruns's calls), or more than FLAT_COLRUNS.  */
+static int64_t colruns_of(const pl_dim *D)
+{
+    int64_t k = 0;
+    for (int64_t i = 0; i < D->nseq && k <= FLAT_COLRUNS; i++)
+        k += D->seq[i].len == 1 ? 1 : D->seq[i].cnt;
+    return D->full < FLAT_COLRUNS ? k * (D->full + 1) : FLAT_COLRUNS + 1;
+}
+
+/* Dimension j at offsets (a, bo): a loop of its whole periods, then its
+ * progressions cut at rem (the last piece apart when cut short).       */
+static void nest_dim(nest *n, int j, int64_t a, int64_t bo)
+{
+    const pl_dim *D = n->dim[j];
+    int64_t sa = n->sa[j], sb = n->sb[j];
+    if (n->nf > 0 && j + 1 == n->nd && colruns_of(D) <= FLAT_COLRUNS) {
+        nest_flat(n, D, a, bo);
+        return;
+    }
+    if (D->full >= 1) {
+        int64_t e0 = n->b->elems, li = nest_open(n);
+        if (li < 0) return;
+        for (int64_t i = 0; i < D->nseq; i++) {
+            const pl_seq *q = &D->seq[i];
+            nest_seq(n, j, q, q->cnt, q->len, a + q->mine * sa,
+                     bo + q->theirs * sb);
+        }
+        nest_close(n, li, D->full, D->dmine * sa, D->dtheirs * sb, e0);
+    }
+    a += D->full * D->dmine * sa;
+    bo += D->full * D->dtheirs * sb;
+    for (int64_t i = 0; i < D->nseq; i++) {
+        const pl_seq *q = &D->seq[i];
+        int64_t cnt, last;
+        pl_seq_clip(q, D->rem, &cnt, &last);
+        if (cnt == 0) break;
+        int64_t whole = last == q->len ? cnt : cnt - 1;
+        if (whole > 0)
+            nest_seq(n, j, q, whole, q->len, a + q->mine * sa,
+                     bo + q->theirs * sb);
+        if (whole < cnt)
+            nest_piece(n, j, a + (q->mine + whole * q->dmine) * sa,
+                       bo + (q->theirs + whole * q->dtheirs) * sb, last);
+    }
+}
+
+/* The columns of d-dimensional message m as nested loops of R.         */
+static void nest_emit(cpb *b, const cpb *R, const pl_msg *m, bool packed,
+                      int64_t ldm, int64_t ldt, deso__cp_item *x,
+                      const deso__cp_item *f, int64_t nf)
+{
+    nest n = { .b = b, .R = R, .x = x, .packed = packed,
+               .nd = m->nouter + 1, .parent = -1, .f = f, .nf = nf,
+               .per = m->rows.count, .ldm = ldm, .ldt = ldt };
+    for (int k = 0; k < m->nouter; k++) {
+        int j = m->nouter - 1 - k;
+        n.dim[j] = &m->outer[k];
+        n.sa[j] = m->mstep[k] * ldm;
+        n.sb[j] = m->tstep[k] * ldt;
+    }
+    n.dim[m->nouter] = &m->cols;
+    n.sa[m->nouter] = ldm;
+    n.sb[m->nouter] = ldt;
+    nest_dim(&n, 0, 0, 0);
+}
+
 /* The whole message: the row program once, then either the columns by
  * progressions (a row program of at most ROWS_FLAT items, spelt out) or
  * loops of the row program (loop_cols).                                 */
@@ -498,13 +731,15 @@ static void msg_emit(cpb *b, const pl_msg *m, bool packed, int64_t ldm,
         ? xs : deso__malloc((size_t)R.ni * sizeof *x);
     b->nomem |= R.nomem || x == NULL;
     int64_t per = m->rows.count;
-    if (flat && !b->nomem) {
-        flatten(&R, f);
+    if (flat && !b->nomem) flatten(&R, f);
+    if (m->nouter > 0 && !b->nomem) {
+        nest_emit(b, &R, m, packed, ldm, ldt, x, f, flat ? nf : 0);
+    } else if (flat && !b->nomem) {
         flat_cols c = { b, f, nf, x };
-        each_colrun(&m->cols, packed, per, ldm, ldt, &b->nomem, flat_run, &c);
+        each_colrun(m, packed, per, ldm, ldt, &b->nomem, flat_run, &c);
     } else if (!b->nomem) {
         loop_cols c = { b, &R, { 0 }, false, x };
-        each_colrun(&m->cols, packed, per, ldm, ldt, &b->nomem, loop_run, &c);
+        each_colrun(m, packed, per, ldm, ldt, &b->nomem, loop_run, &c);
         if (c.have) loop_emit(b, &R, &c.l, x);
     }
     if (x != xs) free(x);
@@ -548,9 +783,16 @@ static void swap_sides(cpb *b)
     }
 }
 
-/* Hands b's arrays to out, its repeating loops completed into a
- * partition of the groups by loops run once (none when nothing
- * repeats).  False when out of memory (b then still holds them).       */
+/* A loop at the top run once: groups [g0, g1) at index n.               */
+static deso__cp_loop once(int64_t g0, int64_t g1, int64_t n)
+{
+    return (deso__cp_loop){ g0, g1, 1, 0, 0, n + 1, -1 };
+}
+
+/* Hands b's arrays to out, its loops at the top completed into a
+ * partition of the groups by loops run once (none when b has no loops),
+ * the loops inside them renumbered.  False when out of memory (b then
+ * still holds them).                                                  */
 static bool hand_over(cpb *b, deso__copy *out)
 {
     deso__cp_loop *lp = NULL;
@@ -558,13 +800,17 @@ static bool hand_over(cpb *b, deso__copy *out)
     if (b->nl > 0) {
         lp = deso__malloc((size_t)(2 * b->nl + 1) * sizeof *lp);
         if (!lp) return false;
-        for (int64_t i = 0; i < b->nl; i++) {
-            if (b->lp[i].g0 > at)
-                lp[n++] = (deso__cp_loop){ at, b->lp[i].g0, 1, 0, 0 };
-            lp[n++] = b->lp[i];
+        for (int64_t i = 0; i < b->nl; i = b->lp[i].end) {
+            if (b->lp[i].g0 > at) lp[n] = once(at, b->lp[i].g0, n), n++;
+            int64_t shift = n - i;
+            for (int64_t j = i; j < b->lp[i].end; j++, n++) {
+                lp[n] = b->lp[j];
+                lp[n].end += shift;
+                if (lp[n].up >= 0) lp[n].up += shift;
+            }
             at = b->lp[i].g1;
         }
-        if (b->ng > at) lp[n++] = (deso__cp_loop){ at, b->ng, 1, 0, 0 };
+        if (b->ng > at) lp[n] = once(at, b->ng, n), n++;
     }
     *out = (deso__copy){ .ngroups = b->ng, .nitems = b->ni,
                          .elems = b->elems, .g = b->g, .it = b->it,

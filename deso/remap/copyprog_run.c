@@ -385,13 +385,19 @@ bool deso__cp_looped(const deso__copy *c)
 
 deso__cp_loop deso__cp_loop_at(const deso__copy *c, int64_t li)
 {
-    if (c->nloops == 0) return (deso__cp_loop){ 0, c->ngroups, 1, 0, 0 };
+    if (c->nloops == 0)
+        return (deso__cp_loop){ 0, c->ngroups, 1, 0, 0, 1, -1 };
     return c->lp[li];
+}
+
+int64_t deso__cp_nloops(const deso__copy *c)
+{
+    return c->nloops > 0 ? c->nloops : 1;
 }
 
 static int64_t loops_of(const deso__copy *c)
 {
-    return c->nloops > 0 ? c->nloops : 1;
+    return deso__cp_nloops(c);
 }
 
 /* Where a program runs: arrays A -> B (rows, leading dimensions), and
@@ -428,22 +434,36 @@ static void run_units(const deso__copy *c, int64_t gi, int64_t lo,
                      w->B, w->brows, w->blld, false);
 }
 
-/* Runs the program from array A (rows, ld) to array B: every loop's
- * groups, once per repetition.                                          */
+/* Runs loop li (its groups, or the loops inside it) once per
+ * repetition, shifted by (oa, ob) and its own shift per repetition.     */
+static void run_loop(const deso__copy *c, int64_t li, int64_t oa,
+                     int64_t ob, arrays *w)
+{
+    deso__cp_loop lp = deso__cp_loop_at(c, li);
+    for (int64_t t = 0; t < lp.reps; t++) {
+        int64_t ta = oa + t * lp.da, tb = ob + t * lp.db;
+        if (lp.end == li + 1) {
+            w->oa = ta;
+            w->ob = tb;
+            for (int64_t gi = lp.g0; gi < lp.g1; gi++)
+                run_units(c, gi, 0, deso__cp_units(c, gi), w);
+            continue;
+        }
+        for (int64_t k = li + 1; k < lp.end; k = c->lp[k].end)
+            run_loop(c, k, ta, tb, w);
+    }
+}
+
+/* Runs the program from array A (rows, ld) to array B: every loop at
+ * the top, in order.                                                    */
 static void run(const deso__copy *c, const double *A, int64_t arows,
                 int64_t alld, double *B, int64_t brows, int64_t blld,
                 bool stream)
 {
     arrays w = arrays_of(A, arows, alld, B, brows, blld, stream);
-    for (int64_t li = 0; li < loops_of(c); li++) {
-        deso__cp_loop lp = deso__cp_loop_at(c, li);
-        for (int64_t t = 0; t < lp.reps; t++) {
-            w.oa = t * lp.da;
-            w.ob = t * lp.db;
-            for (int64_t gi = lp.g0; gi < lp.g1; gi++)
-                run_units(c, gi, 0, deso__cp_units(c, gi), &w);
-        }
-    }
+    for (int64_t li = 0; li < loops_of(c);
+         li = deso__cp_loop_at(c, li).end)
+        run_loop(c, li, 0, 0, &w);
 }
 
 /* ---- windows ------------------------------------------------------------- */
@@ -522,6 +542,61 @@ static int64_t window_group(const deso__copy *c, deso__cp_pos *at,
     return e;
 }
 
+/* Enters loop li, at depth d, at its first repetition's start: down to
+ * its first loop with groups, every repetition counter on the way
+ * reset.                                                               */
+static void enter(const deso__copy *c, deso__cp_pos *at, int64_t li, int d)
+{
+    at->t[d] = 0;
+    while (deso__cp_loop_at(c, li).end != li + 1) {
+        li++;
+        at->t[++d] = 0;
+    }
+    at->l = li;
+    at->depth = d;
+    at->g = deso__cp_loop_at(c, li).g0;
+    at->u = at->x = 0;
+}
+
+/* At the end of a repetition of loop at->l: the next repetition of it or
+ * of a loop around it, or the next loop; at->l = loops when none.     */
+static void next_rep(const deso__copy *c, deso__cp_pos *at)
+{
+    int64_t li = at->l;
+    for (int d = at->depth;; d--) {
+        deso__cp_loop lp = deso__cp_loop_at(c, li);
+        if (++at->t[d] < lp.reps) {
+            int64_t t = at->t[d];
+            enter(c, at, li, d);
+            at->t[d] = t;
+            return;
+        }
+        int64_t end = lp.up < 0 ? loops_of(c) : c->lp[lp.up].end;
+        if (lp.end < end) {
+            enter(c, at, lp.end, d);
+            return;
+        }
+        if (lp.up < 0) {
+            at->l = loops_of(c);
+            return;
+        }
+        li = lp.up;
+    }
+}
+
+/* The shift of the repetitions at->t of at->l and the loops around it. */
+static void shift_of(const deso__copy *c, const deso__cp_pos *at,
+                     arrays *w)
+{
+    w->oa = w->ob = 0;
+    int d = at->depth;
+    for (int64_t li = at->l; li >= 0; li = deso__cp_loop_at(c, li).up) {
+        deso__cp_loop lp = deso__cp_loop_at(c, li);
+        w->oa += at->t[d] * lp.da;
+        w->ob += at->t[d--] * lp.db;
+    }
+}
+
 int64_t deso__cp_run_window(const deso__copy *c, deso__cp_pos *at,
                             int64_t span, const double *A, int64_t arows,
                             int64_t alld, double *B, int64_t brows,
@@ -529,19 +604,23 @@ int64_t deso__cp_run_window(const deso__copy *c, deso__cp_pos *at,
 {
     arrays w = arrays_of(A, arows, alld, B, brows, blld, stream);
     int64_t done = 0;
+    if (at->l < loops_of(c) && deso__cp_loop_at(c, at->l).end != at->l + 1)
+        enter(c, at, at->l, 0);      /* the start of a nested program     */
+    bool moved = true;               /* the shift is to be found again    */
     while (done < span && at->l < loops_of(c)) {
         deso__cp_loop lp = deso__cp_loop_at(c, at->l);
-        if (at->g == lp.g1) {        /* this repetition of the loop ends  */
-            if (++at->t < lp.reps) {
-                at->g = lp.g0;
-            } else {
-                at->l++;
-                at->t = 0;
-            }
+        if (at->g == lp.g1 && at->t[at->depth] + 1 < lp.reps) {
+            at->t[at->depth]++;      /* its next repetition, one shift on */
+            at->g = lp.g0;
+            w.oa += lp.da;
+            w.ob += lp.db;
+        } else if (at->g == lp.g1) {
+            next_rep(c, at);         /* this loop's last repetition ends  */
+            moved = true;
             continue;
         }
-        w.oa = at->t * lp.da;
-        w.ob = at->t * lp.db;
+        if (moved) shift_of(c, at, &w);
+        moved = false;
         done += window_group(c, at, span - done, &w);
     }
     return done;

@@ -476,9 +476,8 @@ static deso_err remap_init(MPI_Comm comm, const layouts *l,
     return DESO_OK;
 }
 
-deso_err deso__remap_plan_as(int me, int size, const pl_bc_layout *src,
-                             const pl_bc_layout *dst, pl_sched_kind kind,
-                             deso__remap *out)
+static deso_err plan_as(int me, int size, const layouts *l,
+                        pl_sched_kind kind, deso__remap *out)
 {
     DESO_CHECK(out != NULL, DESO_ENULL, "deso__remap_plan_as: out is NULL");
     memset(out, 0, sizeof *out);
@@ -487,10 +486,25 @@ deso_err deso__remap_plan_as(int me, int size, const pl_bc_layout *src,
                "deso__remap_plan_as: rank %d of %d", me, size);
     out->me = me;
     out->size = size;
-    layouts l = { src, dst, NULL, NULL };
-    deso_err e = plan_local(&l, kind, false, out);
+    deso_err e = plan_local(l, kind, false, out);
     if (e != DESO_OK) deso__remap_free(out);
     return e;
+}
+
+deso_err deso__remap_plan_as(int me, int size, const pl_bc_layout *src,
+                             const pl_bc_layout *dst, pl_sched_kind kind,
+                             deso__remap *out)
+{
+    layouts l = { src, dst, NULL, NULL };
+    return plan_as(me, size, &l, kind, out);
+}
+
+deso_err deso__remap_plan_as_nd(int me, int size, const pl_nd_layout *src,
+                                const pl_nd_layout *dst, pl_sched_kind kind,
+                                deso__remap *out)
+{
+    layouts l = { NULL, NULL, src, dst };
+    return plan_as(me, size, &l, kind, out);
 }
 
 void deso__remap_drop_plan(deso__remap *r)

@@ -120,6 +120,11 @@ deso_err deso__remap_plan_as(int me, int size, const pl_bc_layout *src,
                              const pl_bc_layout *dst, pl_sched_kind kind,
                              deso__remap *out);
 
+/* As deso__remap_plan_as for d-dimensional layouts (pl_nd_layout).     */
+deso_err deso__remap_plan_as_nd(int me, int size, const pl_nd_layout *src,
+                                const pl_nd_layout *dst, pl_sched_kind kind,
+                                deso__remap *out);
+
 /* Moves src_local (this rank's part of the source layout, leading
  * dimension src_lld) into dst_local (its part of the target, dst_lld).
  * Collective over comm; ranks in neither set return at once.  src_local may

@@ -44,10 +44,10 @@ typedef struct asm_msg {
 static bool one_column(const pl_msg *m, int64_t ld_mine, int64_t ld_theirs,
                        int64_t *mine, int64_t *theirs)
 {
-    if (m->cols.count != 1) return false;
-    pl_dim_it it = PL_DIM_IT(&m->cols);
+    if (pl_msg_ncols(m) != 1) return false;
+    pl_cols_it it = PL_COLS_IT(m);
     int64_t g, cm, ct, len;
-    if (!pl_dim_next(&it, &g, &cm, &ct, &len)) return false;
+    if (!pl_cols_next(&it, &g, &cm, &ct, &len)) return false;
     *mine = cm * ld_mine;
     *theirs = ct * ld_theirs;
     return true;

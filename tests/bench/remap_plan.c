@@ -5,11 +5,15 @@
  * without the arrays, the communicator or an execution.
  *
  *   remap_plan --m M [--n N] --P P --Q Q --r R --s S [--pc C] [--qc C]
- *              [--nb B] [--nb2 B] [--size N] [--me K] [--reps K] [--json]
+ *              [--nb B] [--nb2 B] [--dims D] [--size N] [--me K] [--reps K]
+ *              [--json]
  *
  * Source: an M x N matrix (N = 1: a vector) on a P x pc grid of ranks 0,
  * 1, ..., blocks R x nb; target: Q x qc, blocks S x nb2 (nb, nb2 default
  * N: whole columns); --size ranks in all (default the larger grid).
+ * --dims D (2 to 4): a D-dimensional array of extent M in every
+ * dimension instead, blocks R on P positions per dimension -> blocks S
+ * on Q (pl_nd_layout; N, pc, qc, nb and nb2 unused).
  * Prints the largest over the ranks of each rank's least plan time over
  * --reps plans (time_plan, seconds), and the compiled programs' groups,
  * items and loops summed over the ranks; run once under valgrind
@@ -35,15 +39,25 @@ static void add_sizes(const deso__remap *r, long long *sz)
     }
 }
 
+/* The remap planned: a matrix pair, or a d-dimensional one when nd.     */
+typedef struct pair {
+    pl_bc_layout S, T;
+    pl_nd_layout SN, TN;
+    bool nd;
+} pair;
+
 /* Plans rank me `reps` times; its least time, or -1 on error.          */
-static double plan_rank(int me, int size, const pl_bc_layout *S,
-                        const pl_bc_layout *T, long reps, long long *sz)
+static double plan_rank(int me, int size, const pair *L, long reps,
+                        long long *sz)
 {
     double best = -1;
     for (long k = 0; k < reps; k++) {
         deso__remap r;
-        if (deso__remap_plan_as(me, size, S, T, PL_SCHED_STEPWISE, &r) !=
-            DESO_OK) {
+        deso_err e = L->nd ? deso__remap_plan_as_nd(me, size, &L->SN, &L->TN,
+                                                    PL_SCHED_STEPWISE, &r)
+                           : deso__remap_plan_as(me, size, &L->S, &L->T,
+                                                 PL_SCHED_STEPWISE, &r);
+        if (e != DESO_OK) {
             fprintf(stderr, "remap_plan: rank %d: %s\n", me,
                     deso_last_error());
             return -1;
@@ -55,11 +69,28 @@ static double plan_rank(int me, int size, const pl_bc_layout *S,
     return best;
 }
 
+/* The d-dimensional pair: extent m, blocks r on P -> blocks s on Q in
+ * every one of d dimensions.                                           */
+static void nd_pair(long d, long m, long P, long r, long Q, long s,
+                    pair *L)
+{
+    L->nd = true;
+    L->SN = (pl_nd_layout){ .d = (int)d };
+    L->TN = (pl_nd_layout){ .d = (int)d };
+    for (int k = 0; k < d; k++) {
+        L->SN.n[k] = L->TN.n[k] = m;
+        L->SN.b[k] = r;
+        L->TN.b[k] = s;
+        L->SN.p[k] = (int)P;
+        L->TN.p[k] = (int)Q;
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     long m = 0, n = 1, P = 0, Q = 0, r = 0, s = 0, pc = 1, qc = 1;
-    long nb = 0, nb2 = 0, size = 0, me = -1, reps = 1;
+    long nb = 0, nb2 = 0, size = 0, me = -1, reps = 1, dims = 0;
     const long big = 1L << 40;
     const bench_opt opts[] = {
         { "--m", &m, 1, big }, { "--n", &n, 1, big }, { "--P", &P, 1, 4096 },
@@ -67,12 +98,12 @@ int main(int argc, char **argv)
         { "--pc", &pc, 1, 4096 }, { "--qc", &qc, 1, 4096 },
         { "--nb", &nb, 1, big }, { "--nb2", &nb2, 1, big },
         { "--size", &size, 1, 1 << 20 }, { "--me", &me, 0, 1 << 20 },
-        { "--reps", &reps, 1, 1000000 },
+        { "--reps", &reps, 1, 1000000 }, { "--dims", &dims, 2, PL_ND_MAX },
     };
     int json = 0;
     int rc = bench_start(argc, argv, "remap_plan",
                          "--m M [--n N] --P P --Q Q --r R --s S [--pc C] "
-                         "[--qc C] [--nb B] [--nb2 B] [--size N] [--me K] "
+                         "[--qc C] [--nb B] [--nb2 B] [--dims D] [--size N] [--me K] "
                          "[--reps K] [--json]",
                          opts, (int)(sizeof opts / sizeof opts[0]), 1, &json);
     if (rc >= 0) return rc;
@@ -80,6 +111,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "remap_plan: --m, --P, --Q, --r and --s are needed\n");
         MPI_Finalize();
         return 2;
+    }
+    if (dims > 0) {
+        pc = P;
+        qc = Q;
+        for (long k = 2; k < dims; k++) {
+            pc *= P;
+            qc *= Q;
+        }
     }
     long need = P * pc > Q * qc ? P * pc : Q * qc;
     if (size == 0) size = need;
@@ -89,12 +128,13 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    pl_bc_layout S = { m, n, r, nb ? nb : n, (int)P, (int)pc, NULL, false };
-    pl_bc_layout T = { m, n, s, nb2 ? nb2 : n, (int)Q, (int)qc, NULL, false };
+    pair L = { .S = { m, n, r, nb ? nb : n, (int)P, (int)pc, NULL, false },
+               .T = { m, n, s, nb2 ? nb2 : n, (int)Q, (int)qc, NULL, false } };
+    if (dims > 0) nd_pair(dims, m, P, r, Q, s, &L);
     long long sz[3] = { 0, 0, 0 };
     double worst = 0;
     for (long k = me < 0 ? 0 : me; k < (me < 0 ? size : me + 1); k++) {
-        double t = plan_rank((int)k, (int)size, &S, &T, reps, sz);
+        double t = plan_rank((int)k, (int)size, &L, reps, sz);
         if (t < 0) {
             MPI_Finalize();
             return 1;
