@@ -518,7 +518,9 @@ deso_err deso__spmat_publish(deso_ctx *ctx, const char *fn, deso_err local,
 /* Places a copy of square sp's rows by the renumbered partition part
  * (sp->placed, with its halo plan and facts; sp->route, how sp's entries
  * reach it): three counted moves (row lengths, columns, values), each
- * after an agreement, then the halo plan.  Collective; errors agreed.   */
+ * after an agreement, then the halo plan and one all-reduce of the
+ * copy's entry counts; on success sp's rows and halo plan are freed (on
+ * failure the copy is).  Collective; errors agreed.                     */
 deso_err deso__spmat_place(deso_ctx *ctx, deso__spmat_data *sp,
                            const blas_part *part);
 /* Placed sp's block rows on this rank (deso_spmat_local_rows), brought
