@@ -466,7 +466,11 @@ deso_err deso_mat_diag(const deso_mat *a, deso_vec *d);
 /* ---- sparse matrices ----------------------------------------------------- *
  * An m x n sparse matrix is held as compressed sparse rows: each rank holds
  * a contiguous block of rows (its own entries only; no rank ever holds the
- * whole matrix, and nothing is densified).  Within a row the entries are
+ * whole matrix, and nothing is densified).  Once a force has placed its
+ * products by the trace graph (deso_options.partition), each rank holds
+ * the rows that placement gives it instead, and no longer its block: the
+ * matrix is held once.  Its blocks' ranges stay what deso_spmat_local,
+ * _local_rows and deso_op_create_spmat describe.  Within a row the entries are
  * sorted by column and entries given twice are summed; explicit zeros are
  * kept (they are part of the pattern).  The *pattern order* of a matrix is
  * its entries row by row, columns ascending within a row: the order of
@@ -531,10 +535,12 @@ deso_err deso_spmat_from_gen(deso_ctx *ctx, const char *spec,
  * stays.  Collective; a force point when a product recorded on a (a
  * deso_dusmv) is pending, which runs with the old values.  Once a force
  * has placed a's products by the trace graph (deso_options.partition),
- * the values also move to that placement, and errors are agreed on every
- * rank even with DESO_ALL_RANKS.  Errors (with a root, on every rank, but for a NULL
- * or destroyed a, which fails where it is): DESO_ENULL, DESO_ESTALE,
- * DESO_EINVAL (root out of range or not the same on every rank),
+ * the values go to that placement (with a root, each rank first sends
+ * the root where its rows' entries start), and errors are agreed on
+ * every rank even with DESO_ALL_RANKS.  Errors (with a root, on every
+ * rank, but for a NULL or destroyed a, which fails where it is):
+ * DESO_ENULL, DESO_ESTALE, DESO_EINVAL (root out of range or not the
+ * same on every rank), DESO_ENOMEM (a placed matrix with a root),
  * DESO_EMPI.                                                               */
 deso_err deso_spmat_set_values(deso_spmat *a, const double *val, int root);
 
@@ -543,8 +549,9 @@ deso_err deso_spmat_set_values(deso_spmat *a, const double *val, int root);
 deso_err deso_spmat_shape(const deso_spmat *a, int64_t *m, int64_t *n,
                           int64_t *nnz);
 
-/* This rank's share: its first row, its row count and its entries.
- * Local.  Errors: DESO_ENULL, DESO_ESTALE.                                 */
+/* This rank's share: its block's first row, its row count and its
+ * entries (also once a's products are placed by the trace graph, when
+ * the rank holds other rows).  Local.  Errors: DESO_ENULL, DESO_ESTALE.  */
 deso_err deso_spmat_local(const deso_spmat *a, int64_t *row0,
                           int64_t *nrows, int64_t *nnz);
 
@@ -553,8 +560,13 @@ deso_err deso_spmat_local(const deso_spmat *a, int64_t *row0,
  * [0 .. nnz); e.g. for a preconditioner working on the rank's own rows
  * (deso_op_create_spmat).  The arrays are the caller's, of nrows + 1 and
  * nnz elements (col and val may be NULL when nnz = 0).  The values are
- * the matrix's current ones.  Local.  Errors: DESO_ENULL (a, or an array
- * that has something to hold), DESO_ESTALE.                                */
+ * the matrix's current ones.  Collective: every rank calls it.  While a
+ * is on its blocks it is a local copy; once a force has placed a's
+ * products by the trace graph the rank no longer holds its block, and
+ * the rows come back from the placement in counted messages (the same
+ * route, reversed), each step agreed.  Errors: DESO_ENULL (a, or an
+ * array that has something to hold: on every rank once placed),
+ * DESO_ESTALE, once placed DESO_ENOMEM and DESO_EMPI.                   */
 deso_err deso_spmat_local_rows(const deso_spmat *a, int64_t *rowptr,
                                int64_t *col, double *val);
 

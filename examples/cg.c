@@ -353,7 +353,8 @@ int main(int argc, char **argv)
     if (oo.matrix != NULL || sparse) {
         int64_t m = 0;
         if (sparse) {
-            e = cg_sparse_load(ctx, oo.gen, oo.matrix, &sp);
+            e = cg_sparse_load(ctx, oo.gen, oo.matrix,
+                               oo.precond != PC_NONE, &sp);
             S = sp.A;
             n = sp.n;
         } else {

@@ -38,22 +38,25 @@ struct cg_sparse {
 };
 
 /* The matrix of generator spec `gen` or, when gen is NULL, of the
- * coordinate file `path`, and the rank's copy of its rows.  Errors as
+ * coordinate file `path`, and, when `rows` (a preconditioner reads
+ * them), the rank's copy of its rows: without one, the rank holds the
+ * matrix once, in deso.  Errors as
  * deso_spmat_from_gen and _from_mtx; DESO_ESIZE for a matrix that is not
  * square and non-empty, DESO_ENOMEM (not agreed: the caller's error
  * handler ends the run) when the copy does not fit.                      */
 static inline deso_err cg_sparse_load(deso_ctx *ctx, const char *gen,
-                                      const char *path, struct cg_sparse *s)
+                                      const char *path, int rows,
+                                      struct cg_sparse *s)
 {
-    int64_t m, row0, nrows, nz;
+    int64_t m = 0, row0 = 0, nrows = 0, nz = 0;
     deso_err e = gen != NULL ? deso_spmat_from_gen(ctx, gen, &s->A)
                              : deso_spmat_from_mtx(ctx, path, &s->A);
     if (e == DESO_OK) e = deso_spmat_shape(s->A, &m, &s->n, &s->nnz);
     if (e == DESO_OK && (m != s->n || m < 1)) e = DESO_ESIZE;
     if (e == DESO_OK) e = deso_spmat_local(s->A, &row0, &nrows, &nz);
-    if (e != DESO_OK) return e;
     struct sp_rows *r = &s->rows;
     *r = (struct sp_rows){.n = s->n, .first = row0, .nrows = nrows};
+    if (e != DESO_OK || !rows) return e;
     r->rowptr = malloc((size_t)(nrows + 1) * sizeof *r->rowptr);
     r->col = malloc((size_t)(nz + 1) * sizeof *r->col);
     r->val = malloc((size_t)(nz + 1) * sizeof *r->val);

@@ -109,7 +109,9 @@ typedef struct deso__halo_plan {
  * every rank's block starts.  Not an SSA value: new values on its pattern
  * are written in place, after a force when a pending product reads it
  * (its halo plan, which depends on the pattern only, stays).  Its handle
- * and each pending product hold a reference.                            */
+ * and each pending product hold a reference.  Once placed (placed set),
+ * its rows and halo plan are freed: the placed copy holds the entries,
+ * and start, count and the route still describe the blocks.             */
 typedef struct deso__spmat_route deso__spmat_route;
 
 typedef struct deso__spmat_data {
@@ -122,6 +124,8 @@ typedef struct deso__spmat_data {
                               /*   partition (the context's): rows and x by */
                               /*   it, rows.grow their indices; else NULL   */
     pl_csr rows;              /* columns global, sorted, unique per row     */
+    int64_t *poff;            /* a placed copy's: each row's first entry in */
+                              /*   pattern order (rows.nrows), else NULL    */
     deso__halo_plan *halo;    /* made with the matrix (deso__spmat_publish) */
     const blas_sparse *facts; /* its product's, for the optimiser (interned)*/
     uint64_t id;              /* its handle's id (the SPMD hash)            */
@@ -515,11 +519,36 @@ deso_err deso__spmat_publish(deso_ctx *ctx, const char *fn, deso_err local,
 /* Places a copy of square sp's rows by the renumbered partition part
  * (sp->placed, with its halo plan and facts; sp->route, how sp's entries
  * reach it): three counted moves (row lengths, columns, values), each
- * after an agreement, then the halo plan.  Collective; errors agreed.   */
+ * after an agreement, then the halo plan and one all-reduce of the
+ * copy's entry counts; on success sp's rows and halo plan are freed (on
+ * failure the copy is).  Collective; errors agreed.                     */
 deso_err deso__spmat_place(deso_ctx *ctx, deso__spmat_data *sp,
                            const blas_part *part);
-/* sp's values to its placed copy (nothing without one).  Collective.    */
-deso_err deso__spmat_place_values(deso_ctx *ctx, deso__spmat_data *sp);
+/* Placed sp's block rows on this rank (deso_spmat_local_rows), brought
+ * back from the placed copy along the route reversed into the caller's
+ * arrays (rowptr: the block's rows + 1; col, val: its count).  local is
+ * this rank's argument check, agreed first; three counted moves, each
+ * agreed.  Collective.                                                   */
+deso_err deso__spmat_rows_back(deso_ctx *ctx, const deso__spmat_data *sp,
+                               int64_t *rowptr, int64_t *col, double *val,
+                               deso_err local);
+/* The packed length of rank q's placed rows in a gather (each row's first
+ * entry in pattern order and length, its columns and values).  Local.   */
+int64_t deso__spmat_placed_len(const deso__spmat_data *pd, int q);
+/* Placed copy pd's rows to rank r0, which writes them into the global
+ * arrays in pattern order; buf holds deso__spmat_placed_len of this
+ * rank's rows, on r0 of any rank's.  One message per rank.  Collective,
+ * after the caller's agreement.                                          */
+deso_err deso__spmat_placed_gather(deso_ctx *ctx, const deso__spmat_data *pd,
+                                   int64_t *rowptr, int64_t *col, double *val,
+                                   int r0, double *buf);
+/* New values in pattern order into placed copy pd: val on every rank
+ * (DESO_ALL_RANKS: each takes its rows' entries, nothing sent), or on
+ * root, which learns every rank's rows (first entries and lengths) and
+ * sends each its entries; buf holds, on root, deso__spmat_placed_len of
+ * any rank.  Collective, after the caller's agreement.                   */
+deso_err deso__spmat_placed_values(deso_ctx *ctx, deso__spmat_data *pd,
+                                   const double *val, int root, double *buf);
 void deso__spmat_route_free(deso__spmat_route *rt);  /* NULL-safe       */
 /* Chooses, for every matrix of the pending DAG's products not chosen yet,
  * where its products run (ctx->partition: row blocks, the trace-graph

@@ -22,6 +22,7 @@ void deso__spmat_data_free(deso__spmat_data *sp)
     deso__spmat_route_free(sp->route);
     free(sp->start);
     free(sp->count);
+    free(sp->poff);
     pl_csr_free(&sp->rows);
     deso__halo_plan_free(sp->halo);
     free(sp);

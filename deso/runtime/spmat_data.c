@@ -3,7 +3,11 @@
  *
  * In pattern order rank r's entries are one contiguous run (its rows are
  * one block, in rank order), starting after the entries of the ranks
- * before it: values move as slices, with no index lists.               */
+ * before it: values move as slices, with no index lists.  A matrix
+ * placed by a graph partition no longer holds its blocks: the gather and
+ * new values work on the placed copy (spmat_placed.c), and a rank's
+ * block rows come back from it along the placement's route
+ * (deso__spmat_rows_back); the blocks' ranges and counts stay.          */
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,10 +51,23 @@ deso_err deso__spmat_local(const deso_spmat *a, int64_t *row0,
     DESO_TRY(spmat_check(a, fn, &ctx));
     DESO_CHECK(row0 != NULL && nrows != NULL && nnz != NULL, DESO_ENULL,
                "%s: NULL out-parameter", fn);
-    const pl_csr *rows = &a->h.sp->rows;
-    *row0 = rows->row0;
-    *nrows = rows->nrows;
-    *nnz = rows->rowptr[rows->nrows];
+    /* the blocks' ranges and counts, which a placed matrix keeps         */
+    const deso__spmat_data *sp = a->h.sp;
+    *row0 = sp->start[ctx->rank];
+    *nrows = sp->start[ctx->rank + 1] - sp->start[ctx->rank];
+    *nnz = sp->count[ctx->rank];
+    return DESO_OK;
+}
+
+/* deso_spmat_local_rows's arguments, for nz entries.                    */
+static deso_err rows_args(const char *fn, int64_t nz, const int64_t *rowptr,
+                          const int64_t *col, const double *val)
+{
+    DESO_CHECK(rowptr != NULL, DESO_ENULL, "%s: rowptr is NULL (arg 2)", fn);
+    DESO_CHECK(nz == 0 || col != NULL, DESO_ENULL, "%s: col is NULL (arg 3) "
+               "with %lld entries to hold", fn, (long long)nz);
+    DESO_CHECK(nz == 0 || val != NULL, DESO_ENULL, "%s: val is NULL (arg 4) "
+               "with %lld entries to hold", fn, (long long)nz);
     return DESO_OK;
 }
 
@@ -60,13 +77,14 @@ deso_err deso__spmat_local_rows(const deso_spmat *a, int64_t *rowptr,
     static const char *fn = "deso_spmat_local_rows";
     deso_ctx *ctx;
     DESO_TRY(spmat_check(a, fn, &ctx));
-    const pl_csr *rows = &a->h.sp->rows;
+    const deso__spmat_data *sp = a->h.sp;
+    deso_err err = rows_args(fn, sp->count[ctx->rank], rowptr, col, val);
+    /* the blocks were freed: every rank brings its rows back             */
+    if (sp->placed != NULL)
+        return deso__spmat_rows_back(ctx, sp, rowptr, col, val, err);
+    DESO_TRY(err);
+    const pl_csr *rows = &sp->rows;
     int64_t nz = rows->rowptr[rows->nrows];
-    DESO_CHECK(rowptr != NULL, DESO_ENULL, "%s: rowptr is NULL (arg 2)", fn);
-    DESO_CHECK(nz == 0 || col != NULL, DESO_ENULL, "%s: col is NULL (arg 3) "
-               "with %lld entries to hold", fn, (long long)nz);
-    DESO_CHECK(nz == 0 || val != NULL, DESO_ENULL, "%s: val is NULL (arg 4) "
-               "with %lld entries to hold", fn, (long long)nz);
     memcpy(rowptr, rows->rowptr, (size_t)(rows->nrows + 1) * sizeof *rowptr);
     if (nz > 0) {
         memcpy(col, rows->col, (size_t)nz * sizeof *col);
@@ -76,6 +94,32 @@ deso_err deso__spmat_local_rows(const deso_spmat *a, int64_t *rowptr,
 }
 
 /* ---- new values ---------------------------------------------------------- */
+
+/* New values for a placed matrix: the root's buffer made, the root
+ * agreed, then spmat_placed.c's.                                         */
+static deso_err placed_set(deso_ctx *ctx, deso__spmat_data *pd,
+                           const double *val, int root, deso_err err)
+{
+    static const char *fn = "deso_spmat_set_values";
+    double *buf = NULL;
+    if (err == DESO_OK && root != DESO_ALL_RANKS) {
+        int64_t len = 0;
+        for (int q = 0; q < ctx->size; q++)
+            if (ctx->rank == root || q == ctx->rank) {
+                int64_t lq = deso__spmat_placed_len(pd, q);
+                len = lq > len ? lq : len;
+            }
+        buf = deso__malloc((size_t)(len > 0 ? len : 1) * sizeof *buf);
+        if (buf == NULL) err = deso__fail(DESO_ENOMEM, "%s: no memory", fn);
+    }
+    int64_t flags[2] = {root, ~(int64_t)root};
+    err = deso__agree_counted(ctx, fn, err, flags, 2);
+    if (err == DESO_OK && flags[0] != ~flags[1])
+        err = deso__fail(DESO_EINVAL, "%s: root differs between ranks", fn);
+    if (err == DESO_OK) err = deso__spmat_placed_values(ctx, pd, val, root, buf);
+    free(buf);
+    return err;
+}
 
 deso_err deso__spmat_set_values(deso_spmat *a, const double *val, int root)
 {
@@ -93,15 +137,15 @@ deso_err deso__spmat_set_values(deso_spmat *a, const double *val, int root)
     bool mine = root == DESO_ALL_RANKS || root == ctx->rank;
     if (err == DESO_OK && mine && val == NULL && sp->nnz > 0)
         err = deso__fail(DESO_ENULL, "%s: val is NULL", fn);
+    /* the blocks were freed: the values go to the placed copy, agreed    */
+    if (sp->placed != NULL) return placed_set(ctx, sp->placed, val, root, err);
     if (root == DESO_ALL_RANKS) {
-        /* a placed copy takes the values by messages: agreed first       */
-        if (sp->placed != NULL) err = deso__agree_counted(ctx, fn, err, NULL, 0);
         DESO_TRY(err);
         int64_t own = sp->count[ctx->rank];
         if (own > 0)
             memcpy(sp->rows.val, val + entry_offset(sp, ctx->rank),
                    (size_t)own * sizeof(double));
-        return deso__spmat_place_values(ctx, sp);
+        return DESO_OK;
     }
     int64_t flags[2] = {root, ~(int64_t)root};
     DESO_TRY(deso__agree_counted(ctx, fn, err, flags, 2));
@@ -113,7 +157,7 @@ deso_err deso__spmat_set_values(deso_spmat *a, const double *val, int root)
             DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 0, NULL, NULL,
                                     NULL, 1, &root, &sp->rows.val, &len,
                                     &(MPI_Request){0}));
-        return deso__spmat_place_values(ctx, sp);
+        return DESO_OK;
     }
     int64_t off = 0;
     for (int q = 0; q < ctx->size; q++) {
@@ -129,7 +173,7 @@ deso_err deso__spmat_set_values(deso_spmat *a, const double *val, int root)
         DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 1, &q, &src, &len,
                                 0, NULL, NULL, NULL, &(MPI_Request){0}));
     }
-    return deso__spmat_place_values(ctx, sp);
+    return DESO_OK;
 }
 
 /* ---- gather ---------------------------------------------------------------- */
@@ -163,13 +207,11 @@ static int64_t packed_len(const deso__spmat_data *sp, int q)
     return sp->start[q + 1] - sp->start[q] + 2 * sp->count[q];
 }
 
-/* Rank r0 collects every rank's packed rows (one message each); with
- * every rank as the destination it then broadcasts the three arrays.    */
-static deso_err gather_run(deso_ctx *ctx, const deso__spmat_data *sp,
-                           int64_t *rowptr, int64_t *col, double *val,
-                           int root, double *buf)
+/* Rank r0 collects every rank's packed rows (one message each).        */
+static deso_err gather_blocks(deso_ctx *ctx, const deso__spmat_data *sp,
+                              int64_t *rowptr, int64_t *col, double *val,
+                              int r0, double *buf)
 {
-    int r0 = root == DESO_ALL_RANKS ? 0 : root;
     if (ctx->rank == r0) {
         rowptr[0] = 0;
         for (int q = 0; q < ctx->size; q++) {
@@ -188,6 +230,21 @@ static deso_err gather_run(deso_ctx *ctx, const deso__spmat_data *sp,
         DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 1, &r0, &buf, &len,
                                 0, NULL, NULL, NULL, &(MPI_Request){0}));
     }
+    return DESO_OK;
+}
+
+/* Rank r0 collects the rows, from the blocks or the placed copy; with
+ * every rank as the destination it then broadcasts the three arrays.    */
+static deso_err gather_run(deso_ctx *ctx, const deso__spmat_data *sp,
+                           int64_t *rowptr, int64_t *col, double *val,
+                           int root, double *buf)
+{
+    int r0 = root == DESO_ALL_RANKS ? 0 : root;
+    if (sp->placed != NULL)
+        DESO_TRY(deso__spmat_placed_gather(ctx, sp->placed, rowptr, col, val,
+                                           r0, buf));
+    else
+        DESO_TRY(gather_blocks(ctx, sp, rowptr, col, val, r0, buf));
     if (root != DESO_ALL_RANKS) return DESO_OK;
     /* the indices as doubles through buf (room for m + 1 and nnz)        */
     int64_t *ia[2] = {rowptr, col};
@@ -221,8 +278,12 @@ deso_err deso__spmat_gather(const deso_spmat *a, int64_t *rowptr,
     int r0 = root == DESO_ALL_RANKS ? 0 : root;
     int64_t len = 0;
     for (int q = 0; q < ctx->size; q++)
-        if (ctx->rank == r0 || q == ctx->rank)
-            len = packed_len(sp, q) > len ? packed_len(sp, q) : len;
+        if (ctx->rank == r0 || q == ctx->rank) {
+            int64_t lq = sp->placed != NULL
+                             ? deso__spmat_placed_len(sp->placed, q)
+                             : packed_len(sp, q);
+            len = lq > len ? lq : len;
+        }
     if (root == DESO_ALL_RANKS) {
         len = sp->m + 1 > len ? sp->m + 1 : len;
         len = sp->nnz > len ? sp->nnz : len;

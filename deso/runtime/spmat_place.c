@@ -1,16 +1,21 @@
 /* A square sparse matrix placed by a renumbered partition (a graph
  * partition's): its rows moved from their contiguous blocks to the ranks
  * the partition names, each rank's in its local order, with the halo plan
- * the product needs there.  The matrix the user made stays as it was
- * (deso_spmat_local, _gather and _set_values see its blocks); the placed
- * copy is what its products run on, and new values reach it along the
- * same route.
+ * the product needs there.  Once the copy is made the blocks' rows and
+ * halo plan are freed, so that a rank holds its share of the matrix once:
+ * deso_spmat_gather and _set_values then work on the copy through each
+ * placed row's first entry in pattern order (poff), and
+ * deso_spmat_local_rows brings a rank's block rows back along the route
+ * reversed.  The choice is made once per matrix, so nothing freed is
+ * needed by a later force.
  *
  * The route: each rank sends every row to its new owner, in increasing
  * row order, and every receiver knows which rows come from whom (the
  * blocks say where each of its rows was), so one message per pair of
- * ranks carries the row lengths, then one the columns, then one the
- * values, each through the runtime's counted exchange.                   */
+ * ranks carries the row lengths (with each row's first entry in pattern
+ * order), then one the columns, then one the values, each through the
+ * runtime's counted exchange.  Reversed (the receivers sending), the same
+ * messages bring rows back to their blocks.                              */
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,31 +82,55 @@ static deso_err route_make(const deso_ctx *ctx, const deso__spmat_data *sp,
     return DESO_OK;
 }
 
-/* What moves: one number per row (its length), or its entries' columns,
- * or their values.                                                       */
+/* What moves: two numbers per row (its length and its first entry in
+ * pattern order), or its entries' columns, or their values.             */
 typedef enum { MOVE_LENS, MOVE_COLS, MOVE_VALS } move_what;
+
+/* The two ends of a move: the rows sent (base: the first of their
+ * entries in pattern order) and the rows received (poff: where each
+ * row's first entry in pattern order is kept, or NULL).                  */
+typedef struct move_ends {
+    const pl_csr *src;
+    int64_t base;
+    pl_csr *dst;
+    int64_t *poff;
+} move_ends;
 
 static int64_t row_items(const pl_csr *a, int64_t r, move_what w)
 {
-    return w == MOVE_LENS ? 1 : a->rowptr[r + 1] - a->rowptr[r];
+    return w == MOVE_LENS ? 2 : a->rowptr[r + 1] - a->rowptr[r];
 }
 
-static void pack_row(const pl_csr *a, int64_t r, move_what w, double *buf)
+static void pack_row(const move_ends *me, int64_t r, move_what w,
+                     double *buf)
 {
+    const pl_csr *a = me->src;
     int64_t e0 = a->rowptr[r], len = a->rowptr[r + 1] - e0;
-    if (w == MOVE_LENS) buf[0] = (double)len;
-    else if (w == MOVE_COLS)
+    if (w == MOVE_LENS) {
+        buf[0] = (double)len;
+        buf[1] = (double)(me->base + e0);
+    } else if (w == MOVE_COLS) {
         for (int64_t e = 0; e < len; e++) buf[e] = (double)a->col[e0 + e];
-    else if (len > 0) memcpy(buf, a->val + e0, (size_t)len * sizeof *buf);
+    } else if (len > 0) {
+        memcpy(buf, a->val + e0, (size_t)len * sizeof *buf);
+    }
 }
 
-static void unpack_row(pl_csr *a, int64_t r, move_what w, const double *buf)
+static void unpack_row(const move_ends *me, int64_t r, move_what w,
+                       const double *buf)
 {
+    pl_csr *a = me->dst;
+    if (w == MOVE_LENS) {
+        a->rowptr[r + 1] = (int64_t)buf[0];          /* a length, for now */
+        if (me->poff != NULL) me->poff[r] = (int64_t)buf[1];
+        return;
+    }
     int64_t e0 = a->rowptr[r], len = a->rowptr[r + 1] - e0;
-    if (w == MOVE_LENS) a->rowptr[r + 1] = (int64_t)buf[0];  /* a length */
-    else if (w == MOVE_COLS)
+    if (w == MOVE_COLS) {
         for (int64_t e = 0; e < len; e++) a->col[e0 + e] = (int64_t)buf[e];
-    else if (len > 0) memcpy(a->val + e0, buf, (size_t)len * sizeof *buf);
+    } else if (len > 0) {
+        memcpy(a->val + e0, buf, (size_t)len * sizeof *buf);
+    }
 }
 
 /* Buffers and peers of one move, made before its agreement.             */
@@ -130,14 +159,20 @@ static int64_t items(const pl_csr *a, const int64_t *list, int64_t lo,
     return n;
 }
 
+/* What rank `me` receives of rows list[lo .. hi) of dst: before the
+ * lengths have come, only the lengths.                                  */
+static int64_t incoming(const pl_csr *dst, const int64_t *list, int64_t lo,
+                        int64_t hi, move_what w)
+{
+    return w == MOVE_LENS ? 2 * (hi - lo) : items(dst, list, lo, hi, w);
+}
+
 static deso_err bufs_make(int P, const deso__spmat_route *rt,
-                          const pl_csr *src, const pl_csr *dst, move_what w,
-                          move_bufs *b)
+                          const move_ends *me, move_what w, move_bufs *b)
 {
     memset(b, 0, sizeof *b);
-    int64_t ns = items(src, rt->srow, 0, rt->sptr[P], w);
-    int64_t nr = w == MOVE_LENS ? rt->rptr[P]
-                                : items(dst, rt->rrow, 0, rt->rptr[P], w);
+    int64_t ns = items(me->src, rt->srow, 0, rt->sptr[P], w);
+    int64_t nr = incoming(me->dst, rt->rrow, 0, rt->rptr[P], w);
     b->sbuf = deso__malloc((size_t)(ns > 0 ? ns : 1) * sizeof(double));
     b->rbuf = deso__malloc((size_t)(nr > 0 ? nr : 1) * sizeof(double));
     b->sp = deso__malloc((size_t)P * sizeof *b->sp);
@@ -159,16 +194,15 @@ static deso_err bufs_make(int P, const deso__spmat_route *rt,
 /* One move along the route (the buffers made and agreed).  The rank's
  * rows for itself go through its own send buffer, without a message.  */
 static deso_err move_run(deso_ctx *ctx, const deso__spmat_route *rt,
-                         const pl_csr *src, pl_csr *dst, move_what w,
-                         move_bufs *b)
+                         const move_ends *ends, move_what w, move_bufs *b)
 {
     int P = ctx->size, me = ctx->rank, nsend = 0, nrecv = 0;
     double *self = NULL, *at = b->sbuf;
     for (int q = 0; q < P; q++) {
         double *from = at;
         for (int64_t k = rt->sptr[q]; k < rt->sptr[q + 1]; k++) {
-            pack_row(src, rt->srow[k], w, at);
-            at += row_items(src, rt->srow[k], w);
+            pack_row(ends, rt->srow[k], w, at);
+            at += row_items(ends->src, rt->srow[k], w);
         }
         if (q == me) self = from;
         else if (at > from) {
@@ -179,9 +213,8 @@ static deso_err move_run(deso_ctx *ctx, const deso__spmat_route *rt,
     }
     at = b->rbuf;
     for (int s = 0; s < P; s++) {
-        int64_t n = w == MOVE_LENS ? rt->rptr[s + 1] - rt->rptr[s]
-                                   : items(dst, rt->rrow, rt->rptr[s],
-                                           rt->rptr[s + 1], w);
+        int64_t n = incoming(ends->dst, rt->rrow, rt->rptr[s],
+                             rt->rptr[s + 1], w);
         if (s != me && n > 0) {
             b->rpeer[nrecv] = s;
             b->rp[nrecv] = at;
@@ -195,8 +228,8 @@ static deso_err move_run(deso_ctx *ctx, const deso__spmat_route *rt,
     for (int s = 0; s < P; s++) {
         const double *in = s == me ? self : next;
         for (int64_t k = rt->rptr[s]; k < rt->rptr[s + 1]; k++) {
-            unpack_row(dst, rt->rrow[k], w, in);
-            in += w == MOVE_LENS ? 1 : row_items(dst, rt->rrow[k], w);
+            unpack_row(ends, rt->rrow[k], w, in);
+            in += row_items(ends->dst, rt->rrow[k], w);
         }
         if (s != me) next = in;
     }
@@ -205,47 +238,101 @@ static deso_err move_run(deso_ctx *ctx, const deso__spmat_route *rt,
 
 /* One agreed move: buffers made, every rank's outcome agreed, then run. */
 static deso_err move(deso_ctx *ctx, const deso__spmat_route *rt,
-                     const pl_csr *src, pl_csr *dst, move_what w,
-                     deso_err local)
+                     const move_ends *ends, move_what w, deso_err local,
+                     const char *fn)
 {
     move_bufs b;
     memset(&b, 0, sizeof b);
-    if (local == DESO_OK) local = bufs_make(ctx->size, rt, src, dst, w, &b);
-    deso_err err = deso__agree_counted(ctx, "placing a sparse matrix", local,
-                                       NULL, 0);
-    if (err == DESO_OK) err = move_run(ctx, rt, src, dst, w, &b);
+    if (local == DESO_OK) local = bufs_make(ctx->size, rt, ends, w, &b);
+    deso_err err = deso__agree_counted(ctx, fn, local, NULL, 0);
+    if (err == DESO_OK) err = move_run(ctx, rt, ends, w, &b);
     bufs_free(&b);
     return err;
 }
 
-/* The placed copy's rows: indices, lengths (after the first move: the
- * lengths sit in rowptr[r + 1] until summed), then room for the entries. */
+static const char *const place_fn = "placing a sparse matrix";
+
+/* The placed copy's rows: indices, each row's first entry in pattern
+ * order, lengths (after the first move: the lengths sit in rowptr[r + 1]
+ * until summed), then room for the entries.                             */
 static deso_err rows_alloc(const deso_ctx *ctx, const blas_part *part,
                            deso__spmat_data *pd)
 {
     int64_t p0 = part->start[ctx->rank];
     int64_t nr = part->start[ctx->rank + 1] - p0;
+    size_t room = (size_t)(nr > 0 ? nr : 1) * sizeof(int64_t);
     pd->rows.nrows = nr;
-    pd->rows.grow = deso__malloc((size_t)(nr > 0 ? nr : 1) * sizeof(int64_t));
+    pd->rows.grow = deso__malloc(room);
+    pd->poff = deso__malloc(room);
     pd->rows.rowptr = deso__calloc((size_t)nr + 1, sizeof(int64_t));
-    DESO_CHECK(pd->rows.grow != NULL && pd->rows.rowptr != NULL, DESO_ENOMEM,
-               "placing a sparse matrix: no memory for %lld rows",
-               (long long)nr);
+    DESO_CHECK(pd->rows.grow != NULL && pd->poff != NULL &&
+                   pd->rows.rowptr != NULL, DESO_ENOMEM,
+               "%s: no memory for %lld rows", place_fn, (long long)nr);
     if (nr > 0) memcpy(pd->rows.grow, part->iperm + p0, (size_t)nr * sizeof(int64_t));
     return DESO_OK;
+}
+
+/* rowptr[1 .. nrows] from the lengths the first move left there.        */
+static void lengths_sum(pl_csr *a)
+{
+    a->rowptr[0] = 0;
+    for (int64_t r = 0; r < a->nrows; r++) a->rowptr[r + 1] += a->rowptr[r];
 }
 
 static deso_err entries_alloc(deso__spmat_data *pd)
 {
     pl_csr *a = &pd->rows;
-    for (int64_t r = 0; r < a->nrows; r++) a->rowptr[r + 1] += a->rowptr[r];
+    lengths_sum(a);
     int64_t nnz = a->rowptr[a->nrows];
     a->col = deso__malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *a->col);
     a->val = deso__malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *a->val);
     DESO_CHECK(a->col != NULL && a->val != NULL, DESO_ENOMEM,
-               "placing a sparse matrix: no memory for %lld entries",
-               (long long)nnz);
+               "%s: no memory for %lld entries", place_fn, (long long)nnz);
     return DESO_OK;
+}
+
+/* Where rank r's block entries start in pattern order.                  */
+static int64_t block_base(const deso__spmat_data *sp, int r)
+{
+    int64_t off = 0;
+    for (int q = 0; q < r; q++) off += sp->count[q];
+    return off;
+}
+
+/* The copy's rows: three moves along the route, each agreed.           */
+static deso_err copy_rows(deso_ctx *ctx, const deso__spmat_route *rt,
+                          const deso__spmat_data *sp, deso__spmat_data *pd,
+                          deso_err local)
+{
+    move_ends ends = {&sp->rows, block_base(sp, ctx->rank),
+                      pd ? &pd->rows : NULL, pd ? pd->poff : NULL};
+    deso_err err = move(ctx, rt, &ends, MOVE_LENS, local, place_fn);
+    if (err == DESO_OK) {
+        local = entries_alloc(pd);
+        err = move(ctx, rt, &ends, MOVE_COLS, local, place_fn);
+    }
+    if (err == DESO_OK) err = move(ctx, rt, &ends, MOVE_VALS, DESO_OK, place_fn);
+    return err;
+}
+
+/* The copy's entries on every rank (the gather's and new values'
+ * buffers are sized by them): one all-reduce, after the halo plan's
+ * agreements.                                                            */
+static deso_err copy_counts(deso_ctx *ctx, deso__spmat_data *pd)
+{
+    double *cnt = deso__calloc((size_t)ctx->size, sizeof *cnt);
+    deso_err err = cnt != NULL ? DESO_OK
+                               : deso__fail(DESO_ENOMEM, "%s: no memory",
+                                            place_fn);
+    err = deso__agree_counted(ctx, place_fn, err, NULL, 0);
+    if (err == DESO_OK) {
+        cnt[ctx->rank] = (double)pd->rows.rowptr[pd->rows.nrows];
+        err = deso__allreduce(ctx, ctx->comm, cnt, ctx->size, DESO__SUM);
+    }
+    for (int q = 0; err == DESO_OK && q < ctx->size; q++)
+        pd->count[q] = (int64_t)cnt[q];
+    free(cnt);
+    return err;
 }
 
 deso_err deso__spmat_place(deso_ctx *ctx, deso__spmat_data *sp,
@@ -255,8 +342,8 @@ deso_err deso__spmat_place(deso_ctx *ctx, deso__spmat_data *sp,
     deso__spmat_route *rt = NULL;
     deso_err local = sp->m == sp->n && part->n == sp->m && part->perm != NULL
                          ? DESO_OK
-                         : deso__fail(DESO_EINTERNAL, "placing a sparse "
-                                      "matrix: not square or no renumbering");
+                         : deso__fail(DESO_EINTERNAL, "%s: not square or no "
+                                      "renumbering", place_fn);
     if (local == DESO_OK) local = deso__spmat_alloc(ctx, sp->m, sp->n, &pd);
     if (local == DESO_OK) {
         pd->part = part;
@@ -264,33 +351,47 @@ deso_err deso__spmat_place(deso_ctx *ctx, deso__spmat_data *sp,
         local = rows_alloc(ctx, part, pd);
     }
     if (local == DESO_OK) local = route_make(ctx, sp, part, &rt);
-    deso_err err = move(ctx, rt, &sp->rows, pd ? &pd->rows : NULL, MOVE_LENS,
-                        local);
+    deso_err err = copy_rows(ctx, rt, sp, pd, local);
     if (err == DESO_OK) {
-        local = entries_alloc(pd);
-        err = move(ctx, rt, &sp->rows, &pd->rows, MOVE_COLS, local);
-    }
-    if (err == DESO_OK) err = move(ctx, rt, &sp->rows, &pd->rows, MOVE_VALS, DESO_OK);
-    if (err == DESO_OK) {
-        /* the counts stay the blocks': only the user's matrix is gathered */
         pd->nnz = sp->nnz;
         pd->id = sp->id;
         deso__halo_plan *hp;
         err = deso__spmat_halo(ctx, pd, &hp);
     }
+    if (err == DESO_OK) err = copy_counts(ctx, pd);
     if (err != DESO_OK) {
+        /* the blocks stay whole: the products run there                  */
         deso__spmat_data_free(pd);
         deso__spmat_route_free(rt);
         return err;
     }
     sp->placed = pd;
     sp->route = rt;
+    /* the copy holds the entries from now on; the blocks keep their
+     * ranges and counts (start, count), which the route was made from   */
+    pl_csr_free(&sp->rows);
+    deso__halo_plan_free(sp->halo);
+    sp->halo = NULL;
     return DESO_OK;
 }
 
-deso_err deso__spmat_place_values(deso_ctx *ctx, deso__spmat_data *sp)
+deso_err deso__spmat_rows_back(deso_ctx *ctx, const deso__spmat_data *sp,
+                               int64_t *rowptr, int64_t *col, double *val,
+                               deso_err local)
 {
-    if (sp->placed == NULL) return DESO_OK;
-    return move(ctx, sp->route, &sp->rows, &sp->placed->rows, MOVE_VALS,
-                DESO_OK);
+    static const char *fn = "deso_spmat_local_rows";
+    const deso__spmat_route *rt = sp->route;
+    /* the route reversed: the copy's rows go back to their blocks        */
+    deso__spmat_route back = {rt->rptr, rt->rrow, rt->sptr, rt->srow};
+    int me = ctx->rank;
+    pl_csr block = {.nrows = sp->start[me + 1] - sp->start[me],
+                    .rowptr = rowptr, .col = col, .val = val};
+    move_ends ends = {&sp->placed->rows, 0, &block, NULL};
+    deso_err err = move(ctx, &back, &ends, MOVE_LENS, local, fn);
+    if (err == DESO_OK) {
+        lengths_sum(&block);
+        err = move(ctx, &back, &ends, MOVE_COLS, DESO_OK, fn);
+    }
+    if (err == DESO_OK) err = move(ctx, &back, &ends, MOVE_VALS, DESO_OK, fn);
+    return err;
 }

@@ -14,6 +14,12 @@
  *     rows, fewer rows than ranks and a single entry;
  *   - a dgemv and a dusmv in one force;
  *   - a force whose only product is transposed: placed by the graph too;
+ *   - once placed, the blocks' rows and halo plan freed, and the matrix
+ *     read back exactly as the sequential reference holds it
+ *     (deso_spmat_local, _local_rows with an agreed error, _gather on one
+ *     rank and on every rank), after new values on every rank and from
+ *     one rank (a pending product sees the old ones), and a later
+ *     force's product on them;
  *   - halo bytes of a product, counted: on lap2d-perm the graph partition
  *     moves fewer than the row blocks, on lap2d (natural order) no more;
  *     auto keeps one of the two;
@@ -30,6 +36,7 @@
 #include "test_util.h"
 
 static int me, np;
+static int placed_cases;     /* chain cases read back from a placed copy */
 
 static const deso_partition parts[3] = {
     DESO_PARTITION_AUTO, DESO_PARTITION_BLOCK, DESO_PARTITION_NTG};
@@ -173,6 +180,107 @@ static void test_quality(void **state)
     TU_SYNC();
 }
 
+/* ---- reading a placed matrix back -------------------------------------- */
+
+/* Rank me's block of g's rows (balanced: the first m % np one longer).  */
+static void my_block(const glob *g, int64_t *lo, int64_t *hi)
+{
+    int64_t q = g->m / np, r = g->m % np;
+    *lo = me * q + (me < r ? me : r);
+    *hi = *lo + q + (me < r ? 1 : 0);
+}
+
+/* Once placed, the blocks' rows and halo plan are freed.                */
+static void check_released(const deso_spmat *a)
+{
+    const deso__spmat_data *sp = a->h.sp;
+    if (sp->placed == NULL) return;
+    TU_CHECK(sp->rows.rowptr == NULL && sp->rows.col == NULL &&
+             sp->rows.val == NULL && sp->halo == NULL);
+}
+
+/* deso_spmat_local and _local_rows: rank me's block of g, exactly; with
+ * col NULL on rank 0 (which has entries) an error, on every rank once
+ * the rows come back from a placed copy.                                 */
+static void check_local(const glob *g, const deso_spmat *a)
+{
+    int64_t lo, hi, row0, nrows, nnz;
+    my_block(g, &lo, &hi);
+    TU_CALL(deso_spmat_local(a, &row0, &nrows, &nnz));
+    int64_t e0 = g->rowptr[lo], nz = g->rowptr[hi] - e0;
+    TU_CHECK(row0 == lo && nrows == hi - lo && nnz == nz);
+    int64_t *rp = malloc((size_t)(hi - lo + 1) * sizeof *rp);
+    int64_t *cl = malloc((size_t)(nz + 1) * sizeof *cl);
+    double *vl = malloc((size_t)(nz + 1) * sizeof *vl);
+    for (int64_t i = 0; i <= hi - lo; i++) rp[i] = -7;
+    for (int64_t e = 0; e <= nz; e++) cl[e] = -7, vl[e] = -7.0;
+    TU_CALL(deso_spmat_local_rows(a, rp, cl, vl));
+    for (int64_t i = 0; i <= hi - lo; i++)
+        TU_CHECK(rp[i] == g->rowptr[lo + i] - e0);
+    for (int64_t e = 0; e < nz; e++)
+        TU_CHECK(cl[e] == g->col[e0 + e] && vl[e] == g->val[e0 + e]);
+    int bad = me == 0 && nz > 0, any = bad;
+    MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    deso_err e = deso_spmat_local_rows(a, rp, bad ? NULL : cl, vl);
+    int agreed = a->h.sp->placed != NULL ? any : bad;
+    TU_CHECK(e == (agreed ? DESO_ENULL : DESO_OK));
+    free(rp);
+    free(cl);
+    free(vl);
+}
+
+/* deso_spmat_gather on `root` (or every rank): g, exactly.              */
+static void check_gather(const glob *g, const deso_spmat *a, int root)
+{
+    int64_t nnz = g->rowptr[g->m];
+    int64_t *rp = malloc((size_t)(g->m + 1) * sizeof *rp);
+    int64_t *cl = malloc((size_t)(nnz + 1) * sizeof *cl);
+    double *vl = malloc((size_t)(nnz + 1) * sizeof *vl);
+    for (int64_t i = 0; i <= g->m; i++) rp[i] = -7;
+    for (int64_t e = 0; e <= nnz; e++) cl[e] = -7, vl[e] = -7.0;
+    TU_CALL(deso_spmat_gather(a, rp, cl, vl, root));
+    if (root == DESO_ALL_RANKS || root == me) {
+        for (int64_t i = 0; i <= g->m; i++) TU_CHECK(rp[i] == g->rowptr[i]);
+        for (int64_t e = 0; e < nnz; e++)
+            TU_CHECK(cl[e] == g->col[e] && vl[e] == g->val[e]);
+    }
+    free(rp);
+    free(cl);
+    free(vl);
+}
+
+/* After the chain (X holds x): the matrix read back, new values on every
+ * rank and from the last rank (a product pending across the first sees
+ * the old values), read back again and multiplied at a later force.     */
+static void readers_case(deso_ctx *ctx, glob *g, deso_spmat *a, deso_vec *X,
+                         deso_vec *Y, const double *x, double *y, int tag)
+{
+    int64_t nnz = g->rowptr[g->m];
+    tu_label("chain %d, read back", tag);
+    placed_cases += a->h.sp->placed != NULL;
+    check_released(a);
+    check_local(g, a);
+    check_gather(g, a, DESO_ALL_RANKS);
+    check_gather(g, a, np - 1);
+    TU_CALL(deso_dusmv(ctx, DESO_NO_TRANS, 1.0, a, X, 0.0, Y));
+    ref_mv(g, false, 1.0, x, 0.0, y);
+    for (int64_t e = 0; e < nnz; e++)
+        g->val[e] = -1.5 * g->val[e] + (double)(e % 7);
+    TU_CALL(deso_spmat_set_values(a, g->val, DESO_ALL_RANKS));
+    tu_expect_vec(Y, y, g->n, 1e-12);       /* the old values            */
+    check_gather(g, a, 0);
+    check_local(g, a);
+    for (int64_t e = 0; e < nnz; e++)
+        g->val[e] = 0.25 * (double)((e * 13) % 11) - 1.0;
+    TU_CALL(deso_spmat_set_values(a, me == np - 1 ? g->val : NULL, np - 1));
+    check_gather(g, a, DESO_ALL_RANKS);
+    check_local(g, a);
+    TU_CALL(deso_dusmv(ctx, DESO_NO_TRANS, 1.0, a, X, 0.0, Y));
+    ref_mv(g, false, 1.0, x, 0.0, y);
+    tu_expect_vec(Y, y, g->n, 1e-12);
+    check_released(a);
+}
+
 /* ---- products and chains ------------------------------------------------ */
 
 /* Two forces of: y = A x; d = y.z; z += d y; y *= 0.5; x = y; nr = ||z||;
@@ -221,6 +329,7 @@ static void chain_case(deso_ctx *ctx, glob *g, deso_spmat *a, int tag)
     ref_mv(g, false, 1.0, x, 0.0, y);
     tu_label("chain %d, new values", tag);
     tu_expect_vec(Y, y, n, 1e-12);
+    readers_case(ctx, g, a, X, Y, x, y, tag);
     TU_CALL(deso_scalar_destroy(&d));
     TU_CALL(deso_scalar_destroy(&nr));
     TU_CALL(deso_vec_destroy(&X));
@@ -253,6 +362,8 @@ static void test_chains(void **state)
             }
             TU_OK(deso_finalize(&ctx));
         }
+    /* lap2d-perm is placed by the graph on more than one rank            */
+    TU_CHECK(np == 1 || placed_cases >= TU_NMODES);
     TU_SYNC();
 }
 
