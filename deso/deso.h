@@ -139,13 +139,12 @@ typedef struct deso_options {
                              /*   >= 0 and at most 1e6; default 0 (a       */
                              /*   matrix's nonzeros already say which       */
                              /*   entries are neighbours)                  */
-    int measure_collectives; /* DESO_MEASURE_COLLECTIVES: unset, or > 0:    */
-                             /*   deso_init times each kind of collective   */
-                             /*   and the cost model prices collectives by  */
-                             /*   what it measured; < 0 (or "0"): by its    */
-                             /*   alpha-beta formula alone, so that plans   */
-                             /*   depend on alpha and beta only (tests,     */
-                             /*   counted runs)                             */
+    int measure_collectives; /* DESO_MEASURE_COLLECTIVES=1 (> 0): deso_init */
+                             /*   times each kind of collective and the     */
+                             /*   cost model prices collectives by what it  */
+                             /*   measured; unset, < 0 or "0" (default):    */
+                             /*   by its alpha-beta formula (measuring      */
+                             /*   takes seconds when ranks outnumber cores) */
 } deso_options;
 
 /* Zeroes *opt (every field unset).  Local.                                 */
@@ -200,7 +199,8 @@ typedef struct deso_info {
     double io_beta;
     /* The probe's collectives over every rank, seconds per call of one
      * double: an all-reduce, a reduce and a broadcast, the slowest rank's
-     * (0 on one rank, or when a wisdom file gave no figures).  The cost
+     * (0 on one rank, when measure_collectives did not ask for them, or
+     * when a wisdom file gave none).  The cost
      * model prices each kind on each communicator it runs on (grid
      * columns, grid rows, every rank) by such figures, measured with
      * every communicator of a kind at once; the wisdom file keeps them.  */

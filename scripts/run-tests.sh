@@ -15,11 +15,6 @@
 # Every run has a timeout ($DESO_TEST_TIMEOUT seconds, default 300), so a
 # deadlock fails the test instead of hanging CI.
 set -u
-# Plans that depend on the measured alpha and beta only: a test that
-# asserts a plan's shape (what moves, what fuses) must not depend on how a
-# loaded machine's collectives happened to time; the tests of measured
-# collectives ask for them themselves.
-export DESO_MEASURE_COLLECTIVES="${DESO_MEASURE_COLLECTIVES:-0}"
 kind=$1
 bins=$2
 timeout_s=${DESO_TEST_TIMEOUT:-300}

@@ -157,12 +157,12 @@ static int env_verbose(void)
     return e != NULL && *e != '\0' && strcmp(e, "0") != 0 ? 1 : -1;
 }
 
-/* DESO_MEASURE_COLLECTIVES: 0 prices collectives by the formula; unset,
- * empty or anything else measures them.                                 */
+/* DESO_MEASURE_COLLECTIVES: unset, empty or 0 prices collectives by the
+ * formula; anything else measures them.                                  */
 static int env_measure_collectives(void)
 {
     const char *e = getenv("DESO_MEASURE_COLLECTIVES");
-    return e != NULL && strcmp(e, "0") == 0 ? -1 : 1;
+    return e != NULL && *e != '\0' && strcmp(e, "0") != 0 ? 1 : -1;
 }
 
 deso_err deso__options_resolve(const deso_options *in, int P,

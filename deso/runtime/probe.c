@@ -3,9 +3,9 @@
  * is the best of PROBE_REPS rounds: on a loaded machine (more ranks than
  * free cores) single rounds are often descheduled, and a probe that took
  * one of those for the message latency made every later plan avoid
- * messages it could well afford.  Then each kind of collective on each
- * kind of communicator a plan runs it on (coll_probe), which the cost
- * model prices by what was measured.  The figures are MAX-allreduced, so
+ * messages it could well afford.  Then, when the options ask for it, each
+ * kind of collective on each kind of communicator a plan runs it on
+ * (coll_probe), which the cost model then prices by what was measured.  The figures are MAX-allreduced, so
  * every rank feeds the same numbers to the (deterministic) optimiser.  Not counted in the statistics: it is the
  * library measuring the machine, not the user's work.
  * When some rank has a memory budget (so that matrices may go out of

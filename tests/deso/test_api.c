@@ -346,10 +346,10 @@ static void test_wisdom(void **state)
     cg_counts cnt;
 
     /* a context optimises its plans, and exports them; with measured
-     * collectives (run-tests.sh prices them by the formula)              */
+     * collectives (the default prices them by the formula)               */
     setenv("DESO_MEASURE_COLLECTIVES", "1", 1);
     deso_ctx *ctx = ctx_mode(DESO_MODE_FULL, 0, 0);
-    setenv("DESO_MEASURE_COLLECTIVES", "0", 1);
+    unsetenv("DESO_MEASURE_COLLECTIVES");
     deso_info info;
     TU_OK(deso_get_info(ctx, &info));
     deso_stats_reset();
