@@ -21,12 +21,14 @@
  * messages" (deso/runtime/comm.c): p2p bytes and messages summed over
  * ranks; collectives one per communicator, bytes m (p - 1), doubled for
  * all-reduce.  The time is alpha + beta * bytes per message:
- * an exchange costs its busiest rank, a collective over p ranks
- * ceil(log2 p) (alpha + beta m), an all-reduce twice that, plus a
- * quarter alpha for the call (CALL_SHARE below); communicators of one
- * collective run side by side.  Volume variant (paper 003's eq. 9
- * and its errata, doc/DESIGN.md): m is the largest per-communicator
- * payload (OPT_VOL_RANK) or the whole array (OPT_VOL_ARRAY).
+ * an exchange costs its busiest rank, a collective what the probe
+ * measured for its kind on its communicators (opt_params.coll) when it
+ * measured them, else over p ranks ceil(log2 p) (alpha + beta m), an
+ * all-reduce twice that, plus a quarter alpha for the call (CALL_SHARE
+ * below); communicators of one collective run side by side.  Volume
+ * variant (paper 003's eq. 9 and its errata, doc/DESIGN.md): m is the
+ * largest per-communicator payload (OPT_VOL_RANK) or the whole array
+ * (OPT_VOL_ARRAY).
  * An out-of-core matrix (opt_value.ooc) adds time, never bytes or
  * messages: io_beta per byte of its busiest rank's piece for each node
  * that streams it (read, or written as a dger's result), and for a remap

@@ -11,9 +11,10 @@
  *
  * Open addressing on the caller's key of the plan (any 64-bit function
  * of it: the search keeps one as it changes plans node by node); a hit
- * compares the whole plan, so two plans never share a time.  Plans are kept in one array,
- * nnodes placements each; it and the slots (twice as many) grow fourfold
- * when full: a search keeps tens to hundreds of plans.                  */
+ * compares the whole plan, so two plans never share a time.  Plans are
+ * kept in one array, nnodes placements each; it and the slots (twice as
+ * many) grow fourfold when full: a search keeps tens to hundreds of
+ * plans.                                                                 */
 #include "optimizer/opt_impl.h"
 
 #include <stdlib.h>

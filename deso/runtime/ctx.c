@@ -229,9 +229,10 @@ static deso_err get_info(const deso_ctx *ctx, deso_info *out)
     out->alpha = ctx->params.alpha;
     out->beta = ctx->params.beta;
     out->io_beta = ctx->params.io_beta;
-    out->allreduce_call = ctx->params.coll[OPT_COLL_ALLREDUCE][OPT_COMM_ALL].call;
-    out->reduce_call = ctx->params.coll[OPT_COLL_REDUCE][OPT_COMM_ALL].call;
-    out->bcast_call = ctx->params.coll[OPT_COLL_BCAST][OPT_COMM_ALL].call;
+    const opt_coll_cost(*coll)[OPT_COMMS] = ctx->params.coll;
+    out->allreduce_call = coll[OPT_COLL_ALLREDUCE][OPT_COMM_ALL].call;
+    out->reduce_call = coll[OPT_COLL_REDUCE][OPT_COMM_ALL].call;
+    out->bcast_call = coll[OPT_COLL_BCAST][OPT_COMM_ALL].call;
     out->measure_collectives = ctx->measure_collectives ? 1 : 0;
     out->time_calibrate = ctx->time_calibrate;
     out->mem_limit = ctx->mem_limit;

@@ -5,9 +5,10 @@
  * one of those for the message latency made every later plan avoid
  * messages it could well afford.  Then, when the options ask for it, each
  * kind of collective on each kind of communicator a plan runs it on
- * (coll_probe), which the cost model then prices by what was measured.  The figures are MAX-allreduced, so
- * every rank feeds the same numbers to the (deterministic) optimiser.  Not counted in the statistics: it is the
- * library measuring the machine, not the user's work.
+ * (coll_probe), which the cost model then prices by what was measured.
+ * The figures are MAX-allreduced, so every rank feeds the same numbers to
+ * the (deterministic) optimiser.  Not counted in the statistics: it is
+ * the library measuring the machine, not the user's work.
  * When some rank has a memory budget (so that matrices may go out of
  * core), each rank also measures the read rate of its out-of-core
  * directory (deso__ooc_read_rate: 1 MiB written, synced, dropped from the

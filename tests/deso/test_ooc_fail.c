@@ -280,8 +280,8 @@ static void test_unusable_dir(void **state)
  * still succeeds, every rank's cost model counts that rank's disk as
  * 100 MB/s (io_beta is the slowest rank's figure, so at least 1e-8 s per
  * byte: on a loaded machine another rank's measured disk may be slower
- * still), and every rank's deso_last_error names deso_init, the rank and its reason.  A
- * probe that succeeds leaves the message as it was.                     */
+ * still), and every rank's deso_last_error names deso_init, the rank
+ * and its reason.  A probe that succeeds leaves the message as it was.  */
 static void test_probe_fails(void **state)
 {
     (void)state;
