@@ -9,29 +9,9 @@
  * (loops over columns kept) a window at a time, as the shared-memory
  * rings run them, between arrays whose leading dimension exceeds their
  * rows (the padding must stay untouched).                                */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
-
-#include <stdbool.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "deso/remap/copyprog.h"
-#include "placement/remap.h"
+#include "copyprog_test.h"
 
 #define MAXC 6
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static int64_t rnd(int64_t n)   /* uniform-ish in [0, n)                   */
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (int64_t)(rng % (uint64_t)n);
-}
 
 /* Global index of local index l at position p of np, blocks of b.        */
 static int64_t l2g(int64_t l, int64_t b, int p, int np)
@@ -64,104 +44,6 @@ static double *local_array(const pl_bc_layout *L, int rank, int64_t rows,
             a[i + j * ld] = (double)(gi + gj * L->m + 1);
         }
     return a;
-}
-
-static const pl_msg *find_recv(const pl_remap_rank *r, int peer, int step)
-{
-    for (int i = 0; i < r->nrecv; i++)
-        if (r->recv[i].peer == peer && r->recv[i].step == step)
-            return &r->recv[i];
-    return NULL;
-}
-
-/* How the programs run: whole, between arrays stored with ld = local
- * rows, as compiled (recompiled when small); or, `built`, as built
- * (loops kept), between arrays whose leading dimension exceeds their
- * rows by `pad`, every message a window of `span` elements at a time
- * through a buffer that holds one window, as the shared-memory rings
- * run them.  looped counts the programs that loop over columns.        */
-typedef struct how {
-    bool built;
-    int64_t pad, span;
-    int looped;
-} how;
-
-/* Packs message sm of rank r into windows and unpacks each into q's
- * target with rm's program, as the rings do.                           */
-static void windows(const deso__copy *a, const deso__copy *b, int64_t count,
-                    const double *src, int64_t rows, int64_t ld, double *dst,
-                    int64_t qrows, int64_t qld, int64_t span)
-{
-    double *win = malloc((size_t)(span + 1) * sizeof *win);
-    assert_non_null(win);
-    deso__cp_pos at = DESO__CP_START, bt = DESO__CP_START;
-    for (int64_t k = 0; k * span < count; k++) {
-        win[span] = -7.0;
-        double *base = deso__cp_packed_base(win, k * span);
-        int64_t want = count - k * span < span ? count - k * span : span;
-        assert_int_equal(deso__cp_run_window(a, &at, span, src, rows, ld,
-                                             base, INT64_MAX, INT64_MAX,
-                                             k % 2 == 1), want);
-        deso__cp_fence();
-        assert_true(win[span] == -7.0);
-        assert_int_equal(deso__cp_run_window(b, &bt, span, base, INT64_MAX,
-                                             INT64_MAX, dst, qrows, qld,
-                                             false), want);
-    }
-    free(win);
-}
-
-/* Moves message sm from rank r to rank q: packed whole, or by windows. */
-static void one_message(const pl_remap_rank *p, int r, const pl_msg *sm,
-                        double **src, double **dst, how *h)
-{
-    int q = sm->peer;
-    const pl_msg *rm = find_recv(&p[q], r, sm->step);
-    assert_non_null(rm);
-    assert_int_equal(rm->count, sm->count);
-    int64_t lds = p[r].src_lrows > 1 ? p[r].src_lrows : 1;
-    int64_t qld = p[q].dst_lrows > 1 ? p[q].dst_lrows : 1;
-    deso__copy a, b;
-    assert_int_equal(deso__cp_from_msg(sm, DESO__CP_SEND, lds, 0, &a),
-                     DESO_OK);
-    assert_int_equal(deso__cp_from_msg(rm, DESO__CP_RECV, qld, 0, &b),
-                     DESO_OK);
-    assert_int_equal(a.elems, sm->count);
-    assert_int_equal(b.elems, sm->count);
-    h->looped += deso__cp_looped(&a) + deso__cp_looped(&b);
-    if (h->built) {
-        windows(&a, &b, sm->count, src[r], p[r].src_lrows, lds + h->pad,
-                dst[q], p[q].dst_lrows, qld + h->pad, h->span);
-    } else {
-        double *buf = malloc((size_t)(sm->count + 1) * sizeof *buf);
-        assert_non_null(buf);
-        buf[sm->count] = -7.0;               /* nothing writes past   */
-        deso__cp_run(&a, src[r], lds, lds, buf, INT64_MAX, INT64_MAX);
-        assert_true(buf[sm->count] == -7.0);
-        deso__cp_run(&b, buf, INT64_MAX, INT64_MAX, dst[q], qld, qld);
-        free(buf);
-    }
-    deso__cp_free(&a);
-    deso__cp_free(&b);
-}
-
-/* Rank r's self copy.                                                  */
-static void self_copy(const pl_remap_rank *p, const double *src, double *dst,
-                      how *h)
-{
-    int64_t lds = p->src_lrows > 1 ? p->src_lrows : 1;
-    int64_t ldd = p->dst_lrows > 1 ? p->dst_lrows : 1;
-    deso__copy c;
-    assert_int_equal(deso__cp_from_msg(&p->self, DESO__CP_SELF, lds, ldd,
-                                       &c), DESO_OK);
-    assert_int_equal(c.elems, p->self.count);
-    h->looped += deso__cp_looped(&c);
-    if (h->built)
-        deso__cp_run(&c, src, p->src_lrows, lds + h->pad, dst, p->dst_lrows,
-                     ldd + h->pad);
-    else
-        deso__cp_run(&c, src, lds, lds, dst, ldd, ldd);
-    deso__cp_free(&c);
 }
 
 /* Every target element of rank r holds its global index plus one, the
@@ -251,8 +133,9 @@ static void test_random_layouts(void **state)
         pl_bc_layout S, T;
         random_layout(&S, rs, C, m, n);
         random_layout(&T, rt, C, m, n);
-        how whole = { 0 }, built = { true, rnd(3), 1 + rnd(t % 3 ? 40 : 900),
-                                     0 };
+        how whole = { 0 };
+        how built = {.built = true, .pad = rnd(3),
+                     .span = 1 + rnd(t % 3 ? 40 : 900)};
         simulate(&S, &T, C, &whole);
         simulate(&S, &T, C, &built);
     }
@@ -280,7 +163,7 @@ static void test_shapes(void **state)
                            (int)cs[i][4], (int)cs[i][5], NULL, false };
         pl_bc_layout T = { cs[i][0], cs[i][1], cs[i][6], cs[i][7],
                            (int)cs[i][8], (int)cs[i][9], NULL, false };
-        how whole = { 0 }, built = { true, 2, 777, 0 };
+        how whole = { 0 }, built = {.built = true, .pad = 2, .span = 777};
         simulate(&S, &T, 6, &whole);
         simulate(&S, &T, 6, &built);
         looped += built.looped;
