@@ -152,4 +152,15 @@ static inline void self_copy(const pl_remap_rank *p, const double *src,
     deso__cp_free(&c);
 }
 
+/* Every rank's self copy and sends, src and dst indexed by rank.       */
+static inline void run_ranks(const pl_remap_rank *p, int C, double **src,
+                             double **dst, how *h)
+{
+    for (int r = 0; r < C; r++) {
+        if (p[r].has_self) self_copy(&p[r], src[r], dst[r], h);
+        for (int i = 0; i < p[r].nsend; i++)
+            one_message(p, r, &p[r].send[i], src, dst, h);
+    }
+}
+
 #endif

@@ -141,11 +141,7 @@ static void simulate(const pl_nd_layout *S, const pl_nd_layout *T, int C,
         src[r] = local_array(S, r, ld_of(p[r].src_lrows) + pad, true, 0);
         dst[r] = local_array(T, r, ld_of(p[r].dst_lrows) + pad, false, -1);
     }
-    for (int r = 0; r < C; r++) {
-        if (p[r].has_self) self_copy(&p[r], src[r], dst[r], h);
-        for (int i = 0; i < p[r].nsend; i++)
-            one_message(p, r, &p[r].send[i], src, dst, h);
-    }
+    run_ranks(p, C, src, dst, h);
     deso__cp_set_recompile(was);
     for (int r = 0; r < C; r++) {
         check_rank(S, T, r, &p[r], src[r], dst[r], pad);

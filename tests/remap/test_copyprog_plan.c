@@ -52,8 +52,8 @@ static void check_rank(const pl_bc_layout *S, const pl_bc_layout *T, int C,
                        int r, const pl_remap_rank *p, const double *src,
                        const double *dst, int64_t pad)
 {
-    int64_t lds = (p->src_lrows > 1 ? p->src_lrows : 1) + pad;
-    int64_t ldd = (p->dst_lrows > 1 ? p->dst_lrows : 1) + pad;
+    int64_t lds = ld_of(p->src_lrows) + pad;
+    int64_t ldd = ld_of(p->dst_lrows) + pad;
     double *want = local_array(T, r, p->dst_lrows, p->dst_lcols, ldd, true,
                                -1);
     double *had = local_array(S, r, p->src_lrows, p->src_lcols, lds, true,
@@ -83,18 +83,14 @@ static void simulate(const pl_bc_layout *S, const pl_bc_layout *T, int C,
     for (int r = 0; r < C; r++) {
         assert_int_equal(pl_remap_plan_rank(S, T, C, PL_SCHED_STEPWISE, r,
                                             &p[r]), DESO_OK);
-        int64_t lds = (p[r].src_lrows > 1 ? p[r].src_lrows : 1) + pad;
-        int64_t ldd = (p[r].dst_lrows > 1 ? p[r].dst_lrows : 1) + pad;
+        int64_t lds = ld_of(p[r].src_lrows) + pad;
+        int64_t ldd = ld_of(p[r].dst_lrows) + pad;
         src[r] = local_array(S, r, p[r].src_lrows, p[r].src_lcols, lds,
                              true, 0);
         dst[r] = local_array(T, r, p[r].dst_lrows, p[r].dst_lcols, ldd,
                              false, -1);
     }
-    for (int r = 0; r < C; r++) {
-        if (p[r].has_self) self_copy(&p[r], src[r], dst[r], h);
-        for (int i = 0; i < p[r].nsend; i++)
-            one_message(p, r, &p[r].send[i], src, dst, h);
-    }
+    run_ranks(p, C, src, dst, h);
     deso__cp_set_recompile(was);
     for (int r = 0; r < C; r++) {
         check_rank(S, T, C, r, &p[r], src[r], dst[r], pad);
