@@ -145,6 +145,11 @@ typedef struct deso_options {
                              /*   measured; unset, < 0 or "0" (default):    */
                              /*   by its alpha-beta formula (measuring      */
                              /*   takes seconds when ranks outnumber cores) */
+    int replay;              /* DESO_REPLAY: unset or > 0 (default): a loop  */
+                             /*   whose forces repeat the same calls on the */
+                             /*   same handles replays them (doc/DESIGN.md, */
+                             /*   "Replaying an iteration"); < 0 or "0":    */
+                             /*   every call is recorded                    */
 } deso_options;
 
 /* Zeroes *opt (every field unset).  Local.                                 */
@@ -206,6 +211,7 @@ typedef struct deso_info {
      * every communicator of a kind at once; the wisdom file keeps them.  */
     double allreduce_call, reduce_call, bcast_call;
     int measure_collectives;    /* 1: measured, 0: the formula (options)  */
+    int replay;                 /* 1: iterations are replayed (options)    */
     /* This rank's own (never agreed): its memory budget in bytes (-1: no
      * limit) and the directory of its local array files.                  */
     int64_t mem_limit;

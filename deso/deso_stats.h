@@ -47,6 +47,10 @@ typedef struct deso_stats {
      * flight (its latency hidden behind their work; doc/DESIGN.md, "The
      * executor"): counted from the schedule, the same on every rank       */
     int64_t nodes_overlapped;
+    /* forces whose calls were replayed, not recorded (of plans_replayed;
+     * doc/DESIGN.md, "Replaying an iteration"), and the replays broken by
+     * a call, a handle or a force the replay did not expect               */
+    int64_t forces_replayed, replays_broken;
 } deso_stats;
 
 /* This rank's counters since start-up or the last reset.  Local.           */

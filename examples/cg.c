@@ -562,7 +562,7 @@ int main(int argc, char **argv)
                    "\"bytes_p2p\":%lld,\"msgs_p2p\":%lld,"
                    "\"bytes_collective\":%lld,\"msgs_collective\":%lld,"
                    "\"plans_optimised\":%lld,\"plans_replayed\":%lld,"
-                   "\"nodes_overlapped\":%lld,\"io_beta\":%.6e,\"mem_limit\":%lld,\"vector_bytes\":%lld,"
+                   "\"nodes_overlapped\":%lld,\"forces_replayed\":%lld,\"io_beta\":%.6e,\"mem_limit\":%lld,\"vector_bytes\":%lld,"
                    "\"allreduce_call\":%.6e,\"reduce_call\":%.6e,\"bcast_call\":%.6e,"
                    "\"rss_bound\":%lld,\"sparse\":%s,\"nnz\":%lld,"
                    "\"partition\":\"%s\",\"read_rate\":%.6e,\"peak_rss\":[",
@@ -573,7 +573,8 @@ int main(int argc, char **argv)
                    st.time_io, sum[4], sum[5], sum[0],
                    sum[1], sum[2], sum[3], (long long)st.plans_optimised,
                    (long long)st.plans_replayed,
-                   (long long)st.nodes_overlapped, info.io_beta,
+                   (long long)st.nodes_overlapped,
+                   (long long)st.forces_replayed, info.io_beta,
                    (long long)info.mem_limit, vec_bytes, info.allreduce_call,
                    info.reduce_call, info.bcast_call, bound,
                    S != NULL ? "true" : "false",

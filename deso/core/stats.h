@@ -2,6 +2,7 @@
 #ifndef DESO_STATS_IMPL_H
 #define DESO_STATS_IMPL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "deso/deso_stats.h"
@@ -47,6 +48,8 @@ void deso__stats_plan(int optimised);
 
 /* One node run while a reduction posted before it was in flight.         */
 void deso__stats_overlap(void);
+/* A force replayed (broken false), or a replay broken.                   */
+void deso__stats_replay(bool broken);
 
 /* Bytes read from and written to out-of-core matrices' local files.      */
 void deso__stats_io(int64_t read, int64_t written);

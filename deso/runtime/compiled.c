@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "deso/runtime/runtime.h"
+#include "deso/runtime/replay.h"
 
 static void compiled_free(deso__compiled *c)
 {
@@ -24,6 +25,8 @@ static void compiled_free(deso__compiled *c)
 
 void deso__compiled_clear(deso_ctx *ctx)
 {
+    deso__replay_disarm(ctx);         /* a replay runs a compiled force   */
+    ctx->replay_prev = NULL;
     for (int k = 0; k < ctx->ncompiled; k++) compiled_free(&ctx->compiled[k]);
     memset(ctx->compiled, 0, sizeof ctx->compiled);
     ctx->ncompiled = 0;
@@ -134,6 +137,8 @@ deso_err deso__compiled_add(deso_ctx *ctx, const opt_graph *g,
                             uint64_t check)
 {
     int at = ctx->ncompiled;
+    deso__replay_disarm(ctx);         /* a replay runs a compiled force   */
+    ctx->replay_prev = NULL;
     if (at == DESO__COMPILED) {             /* the least recently used     */
         at = 0;
         for (int k = 1; k < DESO__COMPILED; k++)

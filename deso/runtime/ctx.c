@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "deso/runtime/runtime.h"
+#include "deso/runtime/replay.h"
 #include "deso/runtime/ooc.h"
 #include "placement/alloc.h"
 
@@ -28,6 +29,7 @@ static void maxloc_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
 
 static void ctx_free(deso_ctx *ctx)
 {
+    deso__replay_disarm(ctx);
     deso__dag_drop(ctx, DESO_ESTATE);
     deso__handle *h = ctx->handles;
     while (h != NULL) {
@@ -109,6 +111,7 @@ static deso_err ctx_configure(deso_ctx *ctx, const deso_options *o)
     ctx->partition = res.partition;
     ctx->l_scaling = res.l_scaling;
     ctx->measure_collectives = res.measure_collectives > 0;
+    ctx->replay = res.replay > 0;
     return DESO_OK;
 }
 
@@ -225,7 +228,7 @@ static deso_err get_info(const deso_ctx *ctx, deso_info *out)
     out->partition = ctx->partition;
     out->l_scaling = ctx->l_scaling;
     out->flushes = ctx->flushes;
-    out->pending = ctx->nnodes;
+    out->pending = ctx->nnodes + deso__replay_pending(ctx);
     out->alpha = ctx->params.alpha;
     out->beta = ctx->params.beta;
     out->io_beta = ctx->params.io_beta;
@@ -234,6 +237,7 @@ static deso_err get_info(const deso_ctx *ctx, deso_info *out)
     out->reduce_call = coll[OPT_COLL_REDUCE][OPT_COMM_ALL].call;
     out->bcast_call = coll[OPT_COLL_BCAST][OPT_COMM_ALL].call;
     out->measure_collectives = ctx->measure_collectives ? 1 : 0;
+    out->replay = ctx->replay ? 1 : 0;
     out->time_calibrate = ctx->time_calibrate;
     out->mem_limit = ctx->mem_limit;
     out->ooc_dir = ctx->ooc_dir;

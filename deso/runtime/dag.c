@@ -8,6 +8,7 @@
 
 #include "placement/alloc.h"
 #include "deso/runtime/record.h"
+#include "deso/runtime/replay.h"
 
 /* One word into the running hash: a multiply and a shift per word (a
  * byte-wise hash cost more than the rest of recording a call).  The hash
@@ -108,10 +109,60 @@ deso_err deso__record_sparse(deso_ctx *ctx, const blas_desc *d,
                              deso__handle *out, const int64_t *shape,
                              deso__spmat_data *sp)
 {
+    if (ctx->rp != NULL && deso__replay_call(ctx, d, ops, ids, out, shape, sp))
+        return DESO_OK;
+    return deso__record_node(ctx, d, ops, ids, out, shape, sp, NULL);
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 29);
+}
+
+uint64_t deso__call_hash(const blas_desc *d, const int64_t *shape,
+                         const uint64_t *ids, int nops, uint64_t sp,
+                         uint64_t out)
+{
+    uint64_t h = mix(0xcbf29ce484222325ull, ((uint64_t)d->op << 32) | d->flags);
+    h = mix(h, (uint64_t)shape[0]);
+    h = mix(h, (uint64_t)shape[1]);
+    if (blas_desc_params(d->op)) {
+        h = mix(h, (uint64_t)d->off);
+        h = mix(h, (uint64_t)d->inc);
+        h = mix(h, (uint64_t)d->len);
+        h = mix(h, (uint64_t)d->rows);
+        h = mix(h, (uint64_t)d->ld);
+    }
+    for (int k = 0; k < nops; k++) h = mix(h, ids[k]);
+    if (sp != 0) h = mix(h, sp);
+    return mix(h, out);
+}
+
+void deso__hash_call(deso_ctx *ctx, const blas_desc *d, const int64_t *shape,
+                     const uint64_t *ids, int nops, const deso__spmat_data *sp,
+                     uint64_t out)
+{
+    deso__hash_mix(ctx, deso__call_hash(d, shape, ids, nops,
+                                        sp != NULL ? sp->id : 0, out));
+}
+
+void deso__hash_alias(deso_ctx *ctx, uint64_t id, uint64_t out)
+{
+    deso__hash_mix(ctx, 0x736574u);
+    deso__hash_mix(ctx, id);
+    deso__hash_mix(ctx, out);
+}
+
+deso_err deso__record_node(deso_ctx *ctx, const blas_desc *d,
+                           deso__value **ops, const uint64_t *ids,
+                           deso__handle *out, const int64_t *shape,
+                           deso__spmat_data *sp, deso__value *given)
+{
     blas_op op = d->op;
     unsigned flags = d->flags;
     blas_desc dd = *d;
-    bool timed = deso__sample(&ctx->recorded);
+    bool timed = given == NULL && deso__sample(&ctx->recorded);
     double t0 = timed ? deso__now() : 0.0;
     const blas_op_info *info = blas_op_get(op);
     DESO_CHECK(info != NULL, DESO_EINTERNAL, "record: unknown op %d", op);
@@ -133,8 +184,10 @@ deso_err deso__record_sparse(deso_ctx *ctx, const blas_desc *d,
     deso__value *res = NULL;
     if (err == DESO_OK) {
         nd = deso__node_take();
-        res = nd ? deso__value_new(blas_desc_result(&dd), shape[0], shape[1])
-                 : NULL;
+        res = nd == NULL    ? NULL
+              : given != NULL ? given
+                              : deso__value_new(blas_desc_result(&dd),
+                                                shape[0], shape[1]);
         if (res == NULL)
             err = deso__fail(DESO_ENOMEM, "%s: out of memory", info->name);
     }
@@ -175,20 +228,12 @@ deso_err deso__record_sparse(deso_ctx *ctx, const blas_desc *d,
     ctx->tail = nd;
     ctx->nnodes++;
 
-    deso__hash_mix(ctx, ((uint64_t)op << 32) | flags);
-    deso__hash_mix(ctx, (uint64_t)shape[0]);
-    deso__hash_mix(ctx, (uint64_t)shape[1]);
-    if (blas_desc_params(op)) {
-        deso__hash_mix(ctx, (uint64_t)dd.off);
-        deso__hash_mix(ctx, (uint64_t)dd.inc);
-        deso__hash_mix(ctx, (uint64_t)dd.len);
-        deso__hash_mix(ctx, (uint64_t)dd.rows);
-        deso__hash_mix(ctx, (uint64_t)dd.ld);
-    }
-    for (int k = 0; k < nops; k++) deso__hash_mix(ctx, ids[k]);
-    if (sp != NULL) deso__hash_mix(ctx, sp->id);
-    deso__hash_mix(ctx, out->id);
     bool loop = deso__period_step(ctx, nd, ids, out->id);
+    /* a replayed call made into a node: hashed and logged when replayed,
+     * and never a force (too few calls for a loop, below the size bound) */
+    if (given != NULL) return DESO_OK;
+    deso__hash_call(ctx, &dd, shape, ids, nops, sp, out->id);
+    deso__replay_log(ctx, d, ops, ids, out, shape, sp != NULL);
     if (timed)
         deso__stats_time(DESO_T_OVERHEAD,
                          DESO__TIME_SAMPLE * (deso__now() - t0));
@@ -196,7 +241,12 @@ deso_err deso__record_sparse(deso_ctx *ctx, const blas_desc *d,
     /* the size bound, or whole periods of a loop (period.c): the DAG
      * flushes itself (at the same call on every rank, so this force is
      * collective like any other)                                          */
-    if (ctx->nnodes >= ctx->max_nodes || loop) return deso__force(ctx);
+    if (ctx->nnodes >= ctx->max_nodes || loop) {
+        ctx->record_force = true;
+        deso_err ferr = deso__force(ctx);
+        ctx->record_force = false;
+        return ferr;
+    }
     return DESO_OK;
 }
 
@@ -211,6 +261,7 @@ void deso__value_sink(deso__value *v)
 bool deso__record_undo(deso_ctx *ctx, deso__handle *out, deso__value *old,
                        uint64_t hash)
 {
+    if (ctx->rp != NULL) deso__replay_break(ctx);  /* its node, made        */
     deso__node *nd = ctx->tail;
     if (nd == NULL || nd->res != out->val) return false;
     deso__node **pp = &ctx->head;

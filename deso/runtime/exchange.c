@@ -408,6 +408,20 @@ deso_err deso__exchange_ready(deso_ctx *ctx, blas_kind kind,
     return err;
 }
 
+deso_err deso__view_fill(deso_ctx *ctx, blas_kind kind, const deso__view *src,
+                        deso__view *w)
+{
+    if (kind == BLAS_MAT) return deso__log_remap(ctx, src, w);
+    if (replication_only(&src->lay, &w->lay)) return replicate(ctx, src, w);
+    deso__exchange_plan *p;
+    double t0 = deso__now();
+    blas_emap e = identity(&w->lay);
+    deso_err err = exchange_plan_get(ctx, &src->lay, &w->lay, &e, &p);
+    deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
+    DESO_TRY(err);
+    return exchange_plan_exec(ctx, p, src->data, w->data);
+}
+
 /* A view of layout lay from v's spares (made by the force's preparation),
  * else a new one.                                                        */
 static deso_err take_view(deso_ctx *ctx, deso__value *v,
@@ -464,19 +478,7 @@ deso_err deso__value_view(deso_ctx *ctx, deso__value *v,
     }
     deso__view *src = byk[pick_source(v->kind, h, n, lay)];
     DESO_TRY(take_view(ctx, v, lay, &w));
-    deso_err err;
-    if (v->kind == BLAS_MAT) {
-        err = deso__log_remap(ctx, src, w);
-    } else if (replication_only(&src->lay, lay)) {
-        err = replicate(ctx, src, w);
-    } else {
-        deso__exchange_plan *p;
-        double t0 = deso__now();
-        blas_emap e = identity(lay);
-        err = exchange_plan_get(ctx, &src->lay, lay, &e, &p);
-        deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
-        if (err == DESO_OK) err = exchange_plan_exec(ctx, p, src->data, w->data);
-    }
+    deso_err err = deso__view_fill(ctx, v->kind, src, w);
     if (err != DESO_OK) {
         deso__view_free(w);
         return err;

@@ -159,6 +159,14 @@ static deso_err result_view(deso_ctx *ctx, const deso__node *nd,
     return DESO_OK;
 }
 
+/* A node's result view when the node's own preparation made it (it is
+ * freed on failure); a compiled program's views are its slots, kept
+ * whatever happens (nd->res NULL: deso__exec_views).                   */
+static void drop_view(const deso__node *nd, deso__view *rv)
+{
+    if (nd->res != NULL) deso__view_free(rv);
+}
+
 /* A fused group's member (ctx->defer): its kernel only, into the group's
  * slot; deso__exec_fused runs the group's one collective and finishes.  */
 static deso_err defer_member(deso_ctx *ctx, deso__node *nd,
@@ -169,7 +177,7 @@ static deso_err defer_member(deso_ctx *ctx, deso__node *nd,
     deso__fz *fz = ctx->defer;
     int64_t w = blas_red_len(&nd->d, L);
     if (info->distributed || w < 1 || w > BLAS_RED_WIDTH_MAX) {
-        deso__view_free(rv);
+        drop_view(nd, rv);
         return deso__fail(DESO_EINTERNAL, "%s: cannot fuse its reduction",
                           info->name);
     }
@@ -259,6 +267,14 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
         DESO_TRY(deso__value_view(ctx, nd->ops[k], &pl->req[k], &v[k]));
     }
     DESO_TRY(result_view(ctx, nd, info, v, &pl->res, &rv));
+    return deso__exec_views(ctx, nd, pl, v, rv);
+}
+
+deso_err deso__exec_views(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
+                          deso__view *const *v, deso__view *rv)
+{
+    const blas_op_info *info = blas_op_get(nd->d.op);
+    int nops = nd->d.nops;
     blas_local L[BLAS_MAXOPS];
     for (int k = 0; k < nops; k++) L[k] = local_of(ctx, v[k]);
     blas_local R = local_of(ctx, rv);
@@ -289,11 +305,11 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
         err = run_local(ctx, nd, info, pl, L, v, rv, &R);
     }
     if (err != DESO_OK) {
-        deso__view_free(rv);
+        drop_view(nd, rv);
         return err;
     }
     if (pd != NULL) pd->rv = rv;        /* ready once waited for          */
-    else deso__value_computed(nd->res, rv);
+    else if (nd->res != NULL) deso__value_computed(nd->res, rv);
     return DESO_OK;
 }
 
@@ -354,7 +370,7 @@ static deso_err fused_finish(deso_ctx *ctx, deso__fz *const *m, int k,
     }
     for (int j = 0; j < k; j++) {
         deso__fz *f = m[j];
-        deso__value_computed(f->nd->res, f->rv);
+        if (f->nd->res != NULL) deso__value_computed(f->nd->res, f->rv);
         f->rv = NULL;
     }
     return DESO_OK;
@@ -408,7 +424,7 @@ deso_err deso__exec_wait(deso_ctx *ctx, deso__pend *pd, deso__fz *const *m,
         blas_op_get(nd->d.op)->finish(&nd->d, pd->L, &pd->R, pd->red);
         deso__kernel_time(ctx, nd->d.op, t0);
     }
-    deso__value_computed(nd->res, pd->rv);
+    if (nd->res != NULL) deso__value_computed(nd->res, pd->rv);
     pd->rv = NULL;
     return DESO_OK;
 }

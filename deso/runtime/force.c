@@ -32,6 +32,7 @@
 
 #include "deso/runtime/runtime.h"
 #include "deso/runtime/log.h"
+#include "deso/runtime/replay.h"
 #include "placement/alloc.h"
 
 /* Loop-carried values (opt_graph_carry): each live-out value made for a
@@ -344,7 +345,13 @@ deso_err deso__force_with(deso_ctx *ctx, deso_err before)
 {
     if (ctx->forcing) return before;    /* a force inside a force: no-op   */
     double t0 = deso__now(), timed0 = deso__stats_timed();
-    deso_err err = force_timed(ctx, before);
+    bool replayed = false;
+    deso_err err = before;
+    if (ctx->rp != NULL) {              /* replay.h: the replayed force     */
+        err = deso__replay_force(ctx, before, &replayed);
+        if (before != DESO_OK) err = before;
+    }
+    if (!replayed) err = force_timed(ctx, err);
     double rest = (deso__now() - t0) - (deso__stats_timed() - timed0);
     if (rest > 0.0) deso__stats_time(DESO_T_OVERHEAD, rest);
     return err;
@@ -356,6 +363,7 @@ deso_err deso__force_with(deso_ctx *ctx, deso_err before)
 static deso_err disagreed(deso_ctx *ctx, force_run *fr, deso_err err)
 {
     err = force_end(ctx, fr, err);    /* (its plan may be compiled)     */
+    deso__replay_after_force(ctx, NULL, err);
     opt_cache_clear(ctx->cache);
     deso__compiled_clear(ctx);
     deso__consts_clear(ctx);
@@ -409,7 +417,12 @@ static deso_err force_timed(deso_ctx *ctx, deso_err before)
             return disagreed(ctx, &fr, fr.run.verdict);
         plan_ran(ctx, &fr);
     }
-    return force_end(ctx, &fr, err);
+    bool nodes = fr.plan != NULL && fr.plan->nnodes > 0;
+    err = force_end(ctx, &fr, err);
+    /* a force with nothing pending (a second read) leaves the logs alone */
+    if (nodes || ctx->rlog[ctx->rlog_cur].n > 0)
+        deso__replay_after_force(ctx, nodes ? fr.compiled : NULL, err);
+    return err;
 }
 
 deso_err deso__plan_explain(const deso_ctx *ctx, FILE *f)

@@ -10,6 +10,7 @@
 
 #include "placement/alloc.h"
 #include "deso/runtime/ooc.h"
+#include "deso/runtime/replay.h"
 
 deso__value *deso__value_new(blas_kind kind, int64_t m, int64_t n)
 {
@@ -221,6 +222,7 @@ deso_err deso__handle_destroy(deso__handle *h, const char *fn)
                "%s: handle already destroyed", fn);
     DESO_CHECK(h->magic == DESO__MAGIC_LIVE, DESO_ESTALE,
                "%s: not a deso handle", fn);
+    deso__replay_handle_gone(h->ctx, h);   /* before its value goes     */
     h->magic = DESO__MAGIC_DEAD;
     deso__value_unref(h->val);
     deso__value_unref(h->src);

@@ -53,14 +53,14 @@ void deso__log_exchange(int nsend, const int64_t *count, double t0)
     deso__log_comm(DESO__LOG_EXCHANGE, bytes, nsend, seconds);
 }
 
-deso_err deso__log_exec_node(deso_ctx *ctx, deso__node *nd,
-                             const opt_place *pl, deso__view *rv)
+deso_err deso__log_run(deso_ctx *ctx, const deso__node *nd,
+                       deso_err (*run)(deso_ctx *, void *), void *arg)
 {
     int64_t b0, m0, b1, m1;
     deso__stats_traffic(&b0, &m0);
     int w = ctx->weight = deso__time_weight(ctx, nd);
     double t0 = w > 0 ? deso__now() : 0.0;
-    deso_err err = deso__exec_node(ctx, nd, pl, rv);
+    deso_err err = run(ctx, arg);
     double dt = w > 0 ? (deso__now() - t0) * w : 0.0;
     deso__stats_traffic(&b1, &m1);
     int op = (int)nd->d.op;
@@ -71,6 +71,25 @@ deso_err deso__log_exec_node(deso_ctx *ctx, deso__node *nd,
         ops[op].msgs += m1 - m0;
     }
     return err;
+}
+
+typedef struct {
+    deso__node *nd;
+    const opt_place *pl;
+    deso__view *rv;
+} node_run;
+
+static deso_err exec_node(deso_ctx *ctx, void *arg)
+{
+    node_run *r = arg;
+    return deso__exec_node(ctx, r->nd, r->pl, r->rv);
+}
+
+deso_err deso__log_exec_node(deso_ctx *ctx, deso__node *nd,
+                             const opt_place *pl, deso__view *rv)
+{
+    node_run r = {nd, pl, rv};
+    return deso__log_run(ctx, nd, exec_node, &r);
 }
 
 deso_err deso__log_remap(deso_ctx *ctx, const deso__view *src,

@@ -57,6 +57,10 @@ void deso__log_exchange(int nsend, const int64_t *count, double t0);
  * ctx->weight (deso__time_weight) for the node's timings.                */
 deso_err deso__log_exec_node(deso_ctx *ctx, deso__node *nd,
                              const opt_place *pl, deso__view *rv);
+/* run(ctx, arg), counted for node nd's operation the same way (a compiled
+ * program's node, whose operands' exchanges run inside it).              */
+deso_err deso__log_run(deso_ctx *ctx, const deso__node *nd,
+                       deso_err (*run)(deso_ctx *, void *), void *arg);
 
 /* deso__mat_remap(ctx, src, dst), counted as a remap.                     */
 deso_err deso__log_remap(deso_ctx *ctx, const deso__view *src,

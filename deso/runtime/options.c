@@ -165,6 +165,13 @@ static int env_measure_collectives(void)
     return e != NULL && *e != '\0' && strcmp(e, "0") != 0 ? 1 : -1;
 }
 
+/* DESO_REPLAY: unset, empty or anything but 0 replays iterations.       */
+static int env_replay(void)
+{
+    const char *e = getenv("DESO_REPLAY");
+    return e != NULL && strcmp(e, "0") == 0 ? -1 : 1;
+}
+
 deso_err deso__options_resolve(const deso_options *in, int P,
                                deso_options *out, pl_grid *grid)
 {
@@ -204,6 +211,8 @@ deso_err deso__options_resolve(const deso_options *in, int P,
     if (o.measure_collectives == 0)
         o.measure_collectives = env_measure_collectives();
     o.measure_collectives = o.measure_collectives > 0 ? 1 : -1;
+    if (o.replay == 0) o.replay = env_replay();
+    o.replay = o.replay > 0 ? 1 : -1;
     if (o.max_nodes == 0 && (e = getenv("DESO_MAX_NODES")) && *e)
         DESO_TRY(parse_i64("DESO_MAX_NODES", e, 1, &o.max_nodes));
     if (o.max_nodes == 0) o.max_nodes = 4096;

@@ -1,6 +1,7 @@
 /* Scalar arithmetic on lazy scalars: recorded like any operation, so CG's
  * alpha = rho / (p . q) and beta never force.                             */
 #include "deso/runtime/record.h"
+#include "deso/runtime/replay.h"
 #include "deso/runtime/api_more.h"
 
 static deso_err binop(blas_op op, const char *fn, deso_scalar *out,
@@ -75,11 +76,12 @@ deso_err deso__sset_arg(deso_scalar *out, deso_sarg a)
     deso__value *v;
     uint64_t id;
     DESO_TRY(deso__sarg_value(&ctx, a, &v, &id, fn, "a"));
+    if (ctx->rp != NULL && deso__replay_alias(ctx, v, id, &out->h))
+        return DESO_OK;
     deso__value_ref(v);
     deso__value_unref(out->h.val);
     out->h.val = v;
-    deso__hash_mix(ctx, 0x736574u);
-    deso__hash_mix(ctx, id);
-    deso__hash_mix(ctx, out->h.id);
+    deso__hash_alias(ctx, id, out->h.id);
+    deso__replay_log_alias(ctx, v, id, &out->h);
     return DESO_OK;
 }

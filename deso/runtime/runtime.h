@@ -334,6 +334,27 @@ typedef struct deso__period {
         last[DESO__PERIOD_SLOTS];
 } deso__period;
 
+/* replay.h: a recorded call as a replay compares it (operation, shape, the
+ * handles' ids, the constants' values, the result's handle; an alias is
+ * deso_sset, which records no node), and the calls since the last force.
+ * Fixed in the context, so that logging never allocates.  Fewer calls
+ * than DESO__PERIOD_LAZY, so that no loop is looked for in them.        */
+#define DESO__REPLAY_CALLS 31
+typedef struct deso__rcall {
+    blas_desc d;
+    int64_t shape[2];
+    bool alias, sparse;
+    int nops;
+    uint64_t ids[BLAS_MAXOPS];      /* 0: a constant, cv[k]                  */
+    struct deso__value *cv[BLAS_MAXOPS];
+    uint64_t out;
+} deso__rcall;
+typedef struct deso__rlog {
+    int n;
+    bool over;                /* more calls than DESO__REPLAY_CALLS          */
+    deso__rcall c[DESO__REPLAY_CALLS];
+} deso__rlog;
+
 struct deso_ctx {
     uint32_t magic;
     MPI_Comm comm;            /* dup of the user's                          */
@@ -381,6 +402,15 @@ struct deso_ctx {
     deso__compiled compiled[DESO__COMPILED];
     int ncompiled;
     uint64_t compile_clock;
+    /* replay.h: the calls of this force and of the last one, the compiled
+     * force the last one ran, whether a force was made by a recorded call
+     * (the size bound, a loop), and the armed replay (NULL: none)          */
+    deso__rlog rlog[2];
+    int rlog_cur;
+    deso__compiled *replay_prev;
+    bool record_force;
+    bool replay;              /* options: replays may be armed               */
+    struct deso__replay *rp;
     opt_graph last_g;         /* the last optimised flush, for explain and  */
     opt_plan last_p;          /*   DESO_TRACE (last_g.nodes NULL: none)     */
     bool verbose;             /* DESO_VERBOSE: explain every new plan       */
@@ -693,6 +723,23 @@ deso_err deso__record_sparse(deso_ctx *ctx, const blas_desc *d,
                              deso__value **ops, const uint64_t *ids,
                              deso__handle *out, const int64_t *shape,
                              deso__spmat_data *sp);
+/* What deso__record_sparse does when no replay takes the call (replay.h);
+ * given != NULL: the calls a broken replay took, made into nodes with
+ * the results their callers already hold (not hashed or logged again).  */
+deso_err deso__record_node(deso_ctx *ctx, const blas_desc *d,
+                           deso__value **ops, const uint64_t *ids,
+                           deso__handle *out, const int64_t *shape,
+                           deso__spmat_data *sp, deso__value *given);
+/* A recorded call's words (operation, shape, handle ids, the sparse
+ * matrix's id or 0, the result's handle id) hashed into one, which the
+ * call mixes into the running hash (the SPMD check); deso_sset's.       */
+uint64_t deso__call_hash(const blas_desc *d, const int64_t *shape,
+                         const uint64_t *ids, int nops, uint64_t sp,
+                         uint64_t out);
+void deso__hash_call(deso_ctx *ctx, const blas_desc *d, const int64_t *shape,
+                     const uint64_t *ids, int nops, const deso__spmat_data *sp,
+                     uint64_t out);
+void deso__hash_alias(deso_ctx *ctx, uint64_t id, uint64_t out);
 /* Resolves a deso_sarg into a value (a constant, or the scalar's value).
  * A constant is one of the context's kept constants (never written: no
  * handle holds it, and a result never takes over a buffer that more than
@@ -823,6 +870,12 @@ void deso__kernel_time(const deso_ctx *ctx, blas_op op, double t0);
  * preparation made (NULL: take over the updated operand's buffer).       */
 deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
                          deso__view *rv);
+/* The same once the operands' views v and the result view rv are there
+ * (rv holds the updated operand's data when the operation has one).
+ * With nd->res NULL (a compiled program's template node, replay_run.c)
+ * the result is left in rv and rv is never freed.                      */
+deso_err deso__exec_views(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
+                          deso__view *const *v, deso__view *rv);
 /* A fused group's members (deferred by exec_node, in recording order): one
  * collective on their concatenated partial results, then every finish;
  * the results become ready (m[j]->rv = NULL once attached).  Collective. */
@@ -865,6 +918,11 @@ deso_err deso__exec_view(deso_ctx *ctx, const deso__node *nd,
 deso_err deso__value_view(deso_ctx *ctx, deso__value *v,
                           const blas_layout *lay, deso__view **out);
 void deso__exchange_plans_free(deso_ctx *ctx);
+/* Fills view w (its layout) from view src of a value of `kind`: a matrix
+ * remap, broadcasts, or a point-to-point exchange, as deso__value_view
+ * makes a new view.  Collective over the ranks the layouts name.         */
+deso_err deso__view_fill(deso_ctx *ctx, blas_kind kind, const deso__view *src,
+                         deso__view *w);
 /* The view a new view in layout `to` of a value of `kind` is made from,
  * when its views have layouts *have[0..n) (in list order): the source
  * deso__value_view picks.                                                */

@@ -1,0 +1,339 @@
+/* Traces (replay.h): the call logs, arming, replaying a call, and breaking
+ * a replay back into ordinary recording.                                 */
+#include <stdlib.h>
+#include <string.h>
+
+#include "deso/runtime/replay_prog.h"
+#include "placement/alloc.h"
+
+static bool desc_equal(const blas_desc *a, const blas_desc *b)
+{
+    return a->op == b->op && a->flags == b->flags && a->off == b->off &&
+           a->inc == b->inc && a->len == b->len && a->rows == b->rows &&
+           a->ld == b->ld && a->sp == b->sp;
+}
+
+static bool call_equal(const deso__rcall *a, const deso__rcall *b)
+{
+    if (a->alias != b->alias || a->sparse != b->sparse ||
+        a->nops != b->nops || a->out != b->out ||
+        a->shape[0] != b->shape[0] || a->shape[1] != b->shape[1] ||
+        (!a->alias && !desc_equal(&a->d, &b->d)))
+        return false;
+    for (int k = 0; k < a->nops; k++)
+        if (a->ids[k] != b->ids[k] || a->cv[k] != b->cv[k]) return false;
+    return true;
+}
+
+static deso__rcall *log_next(deso_ctx *ctx)
+{
+    deso__rlog *L = &ctx->rlog[ctx->rlog_cur];
+    if (L->n == DESO__REPLAY_CALLS) {
+        L->over = true;
+        return NULL;
+    }
+    return &L->c[L->n++];
+}
+
+void deso__replay_log(deso_ctx *ctx, const blas_desc *d, deso__value **ops,
+                     const uint64_t *ids, const deso__handle *out,
+                     const int64_t *shape, bool sparse)
+{
+    deso__rcall *c = log_next(ctx);
+    if (c == NULL) return;
+    c->d = *d;
+    c->shape[0] = shape[0];
+    c->shape[1] = shape[1];
+    c->alias = false;
+    c->sparse = sparse;
+    c->nops = blas_desc_nops(d->op, d->flags);
+    for (int k = 0; k < c->nops; k++) {
+        c->ids[k] = ids[k];
+        c->cv[k] = ids[k] == 0 ? ops[k] : NULL;
+    }
+    c->out = out->id;
+}
+
+void deso__replay_log_alias(deso_ctx *ctx, deso__value *v, uint64_t id,
+                           const deso__handle *out)
+{
+    deso__rcall *c = log_next(ctx);
+    if (c == NULL) return;
+    memset(c, 0, sizeof *c);
+    c->alias = true;
+    c->nops = 1;
+    c->ids[0] = id;
+    c->cv[0] = id == 0 ? v : NULL;
+    c->out = out->id;
+}
+
+/* ---- arming -------------------------------------------------------------- */
+
+/* The live handle with id `id` (not a view), or NULL.                    */
+static deso__handle *handle_by_id(deso_ctx *ctx, uint64_t id)
+{
+    for (deso__handle *h = ctx->handles; h != NULL; h = h->next)
+        if (h->id == id)
+            return h->magic == DESO__MAGIC_LIVE && h->parent == NULL &&
+                           h->val != NULL && h->sp == NULL
+                       ? h
+                       : NULL;
+    return NULL;
+}
+
+/* T's index of the handle with id `id`, added when new; -1: none.        */
+static int handle_index(deso_ctx *ctx, deso__replay *T, uint64_t id)
+{
+    for (int h = 0; h < T->nh; h++)
+        if (T->hd[h]->id == id) return h;
+    deso__handle *p = handle_by_id(ctx, id);
+    if (p == NULL || T->nh == REPLAY_HANDLES) return -1;
+    T->hd[T->nh] = p;
+    T->start[T->nh] = T->cur[T->nh] = p->val;
+    deso__value_ref(p->val);
+    return T->nh++;
+}
+
+/* A constant a call names: one of the context's kept ones, referenced.   */
+static bool take_const(const deso_ctx *ctx, deso__replay *T, deso__value *v)
+{
+    bool kept = false;
+    for (int k = 0; k < ctx->nconsts && !kept; k++) kept = ctx->consts[k].v == v;
+    if (!kept) return false;
+    for (int k = 0; k < T->ncons; k++)
+        if (T->cons[k] == v) return true;
+    deso__value_ref(v);
+    T->cons[T->ncons++] = v;
+    return true;
+}
+
+/* Every call's handles by index, and which start values die (every
+ * handle holding one is written in the iteration).                      */
+static bool resolve(deso_ctx *ctx, deso__replay *T)
+{
+    bool written[REPLAY_HANDLES] = {false};
+    for (int i = 0; i < T->ncalls; i++) {
+        const deso__rcall *c = &T->call[i];
+        if (c->sparse) return false;
+        for (int k = 0; k < c->nops; k++) {
+            T->ch[i][k] = c->ids[k] ? handle_index(ctx, T, c->ids[k]) : -1;
+            if (c->ids[k] ? T->ch[i][k] < 0 : !take_const(ctx, T, c->cv[k]))
+                return false;
+        }
+        int o = handle_index(ctx, T, c->out);
+        if (o < 0) return false;
+        T->ch[i][c->nops] = o;
+        written[o] = true;
+    }
+    for (int h = 0; h < T->nh; h++) {
+        T->dies[h] = true;            /* (a kept constant never dies)    */
+        for (int k = 0; k < ctx->nconsts; k++)
+            if (ctx->consts[k].v == T->start[h]) T->dies[h] = false;
+        int first = h, share = 0;
+        for (int j = 0; j < T->nh; j++) {
+            if (T->start[j] != T->start[h]) continue;
+            if (!written[j]) T->dies[h] = false;
+            if (j < first) first = j;
+            share++;
+        }
+        if (T->dies[h] && first == h) {
+            T->dying[T->ndying] = h;
+            T->share[T->ndying++] = share;
+        }
+    }
+    for (int i = 0; i < T->ncalls; i++) {
+        const deso__rcall *c = &T->call[i];
+        if (!c->alias)
+            T->chash[i] = deso__call_hash(&c->d, c->shape, c->ids, c->nops, 0,
+                                          c->out);
+    }
+    return true;
+}
+
+static void release(deso__replay *T)
+{
+    for (int i = 0; i < T->ncalls; i++) deso__value_unref(T->ph[i]);
+    for (int h = 0; h < T->nh; h++) deso__value_unref(T->start[h]);
+    for (int k = 0; k < T->ncons; k++) deso__value_unref(T->cons[k]);
+    deso__replay_free_prog(T);
+    free(T);
+}
+
+static void arm(deso_ctx *ctx, deso__compiled *c, const deso__rlog *L)
+{
+    deso__replay *T = deso__calloc(1, sizeof *T);
+    if (T == NULL) return;
+    T->c = c;
+    T->ncalls = L->n;
+    memcpy(T->call, L->c, (size_t)L->n * sizeof *L->c);
+    if (!resolve(ctx, T) || !deso__replay_compile(ctx, T)) {
+        release(T);
+        return;
+    }
+    ctx->rp = T;
+}
+
+static bool logs_equal(const deso__rlog *a, const deso__rlog *b)
+{
+    if (a->over || b->over || a->n != b->n || a->n == 0) return false;
+    for (int i = 0; i < a->n; i++)
+        if (!call_equal(&a->c[i], &b->c[i])) return false;
+    return true;
+}
+
+void deso__replay_after_force(deso_ctx *ctx, deso__compiled *c, deso_err err)
+{
+    deso__rlog *L = &ctx->rlog[ctx->rlog_cur];
+    bool ran = err == DESO_OK && c != NULL && !ctx->record_force;
+    if (ran && c == ctx->replay_prev && ctx->replay && ctx->rp == NULL &&
+        logs_equal(L, &ctx->rlog[1 - ctx->rlog_cur]))
+        arm(ctx, c, L);
+    ctx->replay_prev = ran ? c : NULL;
+    ctx->rlog_cur = 1 - ctx->rlog_cur;
+    ctx->rlog[ctx->rlog_cur].n = 0;
+    ctx->rlog[ctx->rlog_cur].over = false;
+}
+
+/* ---- replaying ----------------------------------------------------------- */
+
+static bool operands_match(const deso__replay *T, int i, deso__value **ops,
+                           const uint64_t *ids)
+{
+    const deso__rcall *c = &T->call[i];
+    for (int k = 0; k < c->nops; k++) {
+        int h = T->ch[i][k];
+        if (ids[k] != c->ids[k] || ops[k]->poison != DESO_OK ||
+            ops[k] != (h >= 0 ? T->cur[h] : c->cv[k]))
+            return false;
+    }
+    return true;
+}
+
+bool deso__replay_call(deso_ctx *ctx, const blas_desc *d, deso__value **ops,
+                      const uint64_t *ids, deso__handle *out,
+                      const int64_t *shape, const deso__spmat_data *sp)
+{
+    deso__replay *T = ctx->rp;
+    int i = T->pos;
+    const deso__rcall *c = &T->call[i < T->ncalls ? i : 0];
+    deso__value *P = NULL;
+    if (i < T->ncalls && sp == NULL && !c->alias && desc_equal(&c->d, d) &&
+        c->shape[0] == shape[0] && c->shape[1] == shape[1] &&
+        out->id == c->out && out == T->hd[T->ch[i][c->nops]] &&
+        operands_match(T, i, ops, ids))
+        P = deso__value_new(blas_desc_result(d), shape[0], shape[1]);
+    if (P == NULL) {
+        deso__replay_break(ctx);
+        return false;
+    }
+    deso__value_ref(P);                 /* the replay's                    */
+    T->ph[i] = P;
+    deso__value_ref(P);                 /* the handle's                   */
+    deso__value_unref(out->val);
+    out->val = P;
+    P->hid = out->id;
+    T->cur[T->ch[i][c->nops]] = P;
+    deso__hash_mix(ctx, T->chash[i]);
+    T->pos++;
+    return true;
+}
+
+bool deso__replay_alias(deso_ctx *ctx, deso__value *v, uint64_t id,
+                       deso__handle *out)
+{
+    deso__replay *T = ctx->rp;
+    int i = T->pos;
+    const deso__rcall *c = &T->call[i < T->ncalls ? i : 0];
+    if (!(i < T->ncalls && c->alias && c->ids[0] == id &&
+          v == (id ? T->cur[T->ch[i][0]] : c->cv[0]) && out->id == c->out &&
+          out == T->hd[T->ch[i][1]])) {
+        deso__replay_break(ctx);
+        return false;
+    }
+    deso__value_ref(v);
+    deso__value_unref(out->val);
+    out->val = v;
+    T->cur[T->ch[i][1]] = v;
+    deso__hash_alias(ctx, id, out->id);
+    T->pos++;
+    return true;
+}
+
+void deso__replay_logged(deso_ctx *ctx, const deso__replay *T)
+{
+    deso__rlog *L = &ctx->rlog[ctx->rlog_cur];
+    L->n = T->pos;
+    L->over = false;
+    memcpy(L->c, T->call, (size_t)T->pos * sizeof *L->c);
+}
+
+/* ---- breaking ------------------------------------------------------------ */
+
+/* The replayed calls again, as ordinary nodes into their placeholders
+ * (already hashed and logged).                                          */
+static deso_err make_nodes(deso_ctx *ctx, deso__replay *T)
+{
+    uint64_t hash = ctx->hash;
+    deso_err err = DESO_OK;
+    for (int h = 0; h < T->nh; h++) T->cur[h] = T->start[h];
+    for (int i = 0; i < T->pos; i++) {
+        const deso__rcall *c = &T->call[i];
+        deso__value *ops[BLAS_MAXOPS];
+        for (int k = 0; k < c->nops; k++)
+            ops[k] = T->ch[i][k] >= 0 ? T->cur[T->ch[i][k]] : c->cv[k];
+        int o = T->ch[i][c->nops];
+        deso__handle *out = T->hd[o];
+        if (c->alias) {
+            deso__value_ref(ops[0]);
+            deso__value_unref(out->val);
+            out->val = ops[0];
+            T->cur[o] = ops[0];
+            continue;
+        }
+        if (err == DESO_OK)
+            err = deso__record_node(ctx, &c->d, ops, c->ids, out, c->shape,
+                                    NULL, T->ph[i]);
+        if (err != DESO_OK) T->ph[i]->poison = err;
+        T->cur[o] = T->ph[i];
+    }
+    ctx->hash = hash;
+    return err;
+}
+
+deso_err deso__replay_break(deso_ctx *ctx)
+{
+    deso__replay *T = ctx->rp;
+    if (T == NULL) return DESO_OK;
+    ctx->rp = NULL;                     /* the nodes are recorded plainly */
+    deso_err err = T->pos > 0 ? make_nodes(ctx, T) : DESO_OK;
+    deso__replay_logged(ctx, T);
+    deso__stats_replay(true);
+    release(T);
+    return err;
+}
+
+int64_t deso__replay_pending(const deso_ctx *ctx)
+{
+    const deso__replay *T = ctx->rp;
+    int64_t n = 0;
+    for (int i = 0; T != NULL && i < T->pos; i++) n += !T->call[i].alias;
+    return n;
+}
+
+void deso__replay_disarm(deso_ctx *ctx)
+{
+    deso__replay *T = ctx->rp;
+    if (T == NULL) return;
+    ctx->rp = NULL;
+    release(T);
+}
+
+void deso__replay_handle_gone(deso_ctx *ctx, const deso__handle *h)
+{
+    deso__replay *T = ctx->rp;
+    for (int k = 0; T != NULL && k < T->nh; k++)
+        if (T->hd[k] == h) {
+            deso__replay_break(ctx);
+            return;
+        }
+}

@@ -1,0 +1,93 @@
+/* An armed replay (replay.h): the calls it expects, the handles they name,
+ * and the flat program its force runs.  Private to replay*.c.            */
+#ifndef DESO_RUNTIME_REPLAY_PROG_H
+#define DESO_RUNTIME_REPLAY_PROG_H
+
+#include "deso/runtime/replay.h"
+
+#define REPLAY_HANDLES (DESO__REPLAY_CALLS * (BLAS_MAXOPS + 1))
+#define REPLAY_LIST 8          /* views a value may have in the program    */
+
+/* A view the program reads or writes.  A live-in slot is a view of a
+ * value a handle (or a constant) holds when the force begins, found by
+ * its layout then; a temporary slot is the replay's own view.            */
+typedef struct tslot {
+    blas_layout lay;
+    deso__view *w;
+    int h;                    /* live-in: the handle index, else -1        */
+    deso__value *cv;          /* live-in constant, else NULL                */
+    bool temp;
+} tslot;
+
+/* One step of the schedule: a node (its operands' fills first, inside
+ * its counted run), or a wait.                                          */
+typedef struct tstep {
+    deso__step_kind kind;
+    int node;
+    int nfill;
+    blas_kind fkind[BLAS_MAXOPS];
+    int fsrc[BLAS_MAXOPS], fdst[BLAS_MAXOPS];
+    int op[BLAS_MAXOPS];
+    int res;
+    int copy;                 /* slot copied into res first, or -1         */
+    bool zero;                /* res zeroed first (a fresh result)         */
+} tstep;
+
+/* A live-out value: the placeholder of call `call` gets the views of
+ * slots slot[0..n) (in their list order) when the force ends.          */
+typedef struct tfinal {
+    int call;
+    int n;
+    int slot[REPLAY_LIST];
+} tfinal;
+
+typedef struct deso__replay {
+    deso__compiled *c;
+    int ncalls, pos;
+    deso__rcall call[DESO__REPLAY_CALLS];
+    int ch[DESO__REPLAY_CALLS][BLAS_MAXOPS + 1];  /* handle indices of each
+                                                  * call's operands (-1: a
+                                                  * constant), then result */
+    int node_call[DESO__REPLAY_CALLS];            /* a node's call          */
+    uint64_t chash[DESO__REPLAY_CALLS];  /* each call's hash (deso__call_hash) */
+    int nh;
+    deso__handle *hd[REPLAY_HANDLES];
+    deso__value *start[REPLAY_HANDLES];  /* each handle's value when the
+                                         * iteration began (referenced)   */
+    deso__value *cur[REPLAY_HANDLES];    /* ... and now                    */
+    deso__value *ph[DESO__REPLAY_CALLS]; /* placeholders made (referenced) */
+    bool dies[REPLAY_HANDLES];   /* its start value's views may be reused:
+                                 * every handle holding it is written     */
+    int ndying;                 /* those values, once each: a handle      */
+    int dying[REPLAY_HANDLES];  /*   holding it and how many of T's       */
+    int share[REPLAY_HANDLES];  /*   handles do (the references T holds)  */
+    int ncons;
+    deso__value *cons[DESO__REPLAY_CALLS * BLAS_MAXOPS];  /* referenced   */
+    /* the program */
+    int nslots, nsteps, nnodes, quiet;
+    bool fused;               /* some reductions are fused                  */
+    tslot *slot;
+    tstep *step;
+    deso__node *tnd;          /* the nodes' descriptions (res NULL)        */
+    deso__fz *fz;
+    deso__fz **grp;
+    int *glast;
+    int nfinal;
+    tfinal *final;
+    int nrepl;
+    int (*repl)[2];           /* temporary slot [0] takes the view of the
+                               * dead live-in slot [1] once [0]'s view went
+                               * to a live-out value                      */
+} deso__replay;
+
+/* replay_compile.c: the program of compiled force c for the calls of T
+ * (their handles resolved, their start values taken); false when this
+ * force cannot be replayed.                                             */
+bool deso__replay_compile(deso_ctx *ctx, deso__replay *T);
+/* replay.c: the calls T took so far as the context's call log (a replayed
+ * call is not logged when it is made).                                  */
+void deso__replay_logged(deso_ctx *ctx, const deso__replay *T);
+/* replay_compile.c: frees what the program holds.                        */
+void deso__replay_free_prog(deso__replay *T);
+
+#endif

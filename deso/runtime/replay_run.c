@@ -1,0 +1,272 @@
+/* A replay's force (replay.h): its program run on its slots in the
+ * schedule's order, with the force's one agreement in flight under the
+ * steps that talk to no other rank, as the executor runs it (run.c); then
+ * the live-out values' views given to the placeholders the handles hold,
+ * and the next iteration's start.                                       */
+#include <stdlib.h>
+#include <string.h>
+
+#include "deso/runtime/replay_prog.h"
+#include "deso/runtime/log.h"
+
+typedef struct trun {
+    deso__replay *T;
+    const opt_plan *plan;
+    bool checking;
+    deso__check check;
+    deso_err verdict;         /* the agreement's, when it ran under steps */
+    deso__pend pend[DESO__INFLIGHT];
+    int pfirst, npend;
+} trun;
+
+/* The local steps: every live-in slot bound to its value's view of its
+ * layout now, and every value the program may write over referenced by
+ * the replay alone and holding no user's array.  False: the calls are
+ * recorded instead.                                                     */
+static bool bind(deso__replay *T)
+{
+    for (int s = 0; s < T->nslots; s++) {
+        tslot *t = &T->slot[s];
+        if (t->temp) continue;
+        t->w = deso__value_find(t->h >= 0 ? T->start[t->h] : t->cv, &t->lay);
+        if (t->w == NULL || (t->h >= 0 && T->dies[t->h] && t->w->borrowed))
+            return false;
+    }
+    for (int k = 0; k < T->ndying; k++)
+        if (T->start[T->dying[k]]->refs != T->share[k]) return false;
+    return true;
+}
+
+static void zero(deso__view *w)
+{
+    if (w->rows * w->cols > 0)
+        memset(w->data, 0, (size_t)(w->rows * w->cols) * sizeof(double));
+}
+
+typedef struct nrun {
+    deso__replay *T;
+    const tstep *st;
+    const opt_place *pl;
+} nrun;
+
+/* A node's run, counted as the executor's: its operands' fills (into
+ * fresh, zeroed slots, as a new view is), its result's slot zeroed or
+ * holding the updated operand's data, the node.                        */
+static deso_err node_body(deso_ctx *ctx, void *arg)
+{
+    const nrun *r = arg;
+    const tstep *st = r->st;
+    tslot *S = r->T->slot;
+    for (int f = 0; f < st->nfill; f++) {
+        deso__view *w = S[st->fdst[f]].w;
+        zero(w);
+        DESO_TRY(deso__view_fill(ctx, st->fkind[f], S[st->fsrc[f]].w, w));
+    }
+    deso__node *nd = &r->T->tnd[st->node];
+    deso__view *v[BLAS_MAXOPS];
+    for (int k = 0; k < nd->d.nops; k++) v[k] = S[st->op[k]].w;
+    deso__view *rv = S[st->res].w;
+    if (st->zero) zero(rv);
+    if (st->copy >= 0 && rv->rows * rv->cols > 0)
+        memcpy(rv->data, S[st->copy].w->data,
+               (size_t)(rv->rows * rv->cols) * sizeof(double));
+    return deso__exec_views(ctx, nd, r->pl, v, rv);
+}
+
+/* Fused group f, whose last member is i, in T->grp; its size.          */
+static int group(deso__replay *T, const int *fuse, int f, int i)
+{
+    int k = 0;
+    for (int j = f; j <= i; j++)
+        if (fuse[j] == f) T->grp[k++] = &T->fz[j];
+    return k;
+}
+
+/* A run or post step (run.c's run_step, on the slots).                 */
+static deso_err run_node(deso_ctx *ctx, trun *R, const tstep *st)
+{
+    deso__replay *T = R->T;
+    int i = st->node, f = R->plan->fuse[i];
+    if (R->npend > 0) deso__stats_overlap();
+    deso__pend *pd = NULL;
+    if (st->kind == DESO__POST) {
+        int slot = (R->pfirst + R->npend) % DESO__INFLIGHT;
+        pd = &R->pend[slot];
+        memset(pd, 0, sizeof *pd);
+        pd->node = i;
+        pd->red = ctx->scratch + (1 + slot) * ctx->scratch_len;
+    }
+    ctx->defer = f >= 0 ? &T->fz[i] : NULL;
+    ctx->post = f < 0 ? pd : NULL;
+    nrun r = {T, st, &R->plan->node[i]};
+    deso_err err = deso__log_run(ctx, &T->tnd[i], node_body, &r);
+    ctx->defer = NULL;
+    ctx->post = NULL;
+    if (err != DESO_OK) return err;
+    if (f < 0) {
+        if (pd != NULL) R->npend++;
+        return DESO_OK;
+    }
+    if (T->glast[f] != i) return DESO_OK;
+    int k = group(T, R->plan->fuse, f, i);
+    if (pd == NULL) return deso__exec_fused(ctx, T->grp, k);
+    R->npend++;
+    return deso__exec_fused_post(ctx, T->grp, k, pd);
+}
+
+static deso_err wait_node(deso_ctx *ctx, trun *R, int i)
+{
+    deso__pend *pd = &R->pend[R->pfirst];
+    DESO_CHECK(R->npend > 0 && pd->node == i, DESO_EINTERNAL,
+               "replay: node %d's reduction waited for out of order", i);
+    R->pfirst = (R->pfirst + 1) % DESO__INFLIGHT;
+    R->npend--;
+    int f = R->plan->fuse[i];
+    int k = f >= 0 ? group(R->T, R->plan->fuse, f, i) : 0;
+    return deso__exec_wait(ctx, pd, R->T->grp, k);
+}
+
+static deso_err run_prog(deso_ctx *ctx, trun *R)
+{
+    deso__replay *T = R->T;
+    deso_err err = DESO_OK;
+    for (int s = 0; err == DESO_OK && s < T->nsteps; s++) {
+        if (R->checking && s == T->quiet) {
+            R->checking = false;
+            err = R->verdict = deso__check_finish(ctx, &R->check);
+            if (err != DESO_OK) break;
+        }
+        const tstep *st = &T->step[s];
+        err = st->kind == DESO__WAIT ? wait_node(ctx, R, st->node)
+                                     : run_node(ctx, R, st);
+    }
+    if (R->checking) {                  /* every step was quiet, or failed */
+        R->checking = false;
+        R->verdict = deso__check_finish(ctx, &R->check);
+        if (err == DESO_OK) err = R->verdict;
+    }
+    for (; R->npend > 0; R->npend--) {  /* after a failure               */
+        (void)deso__coll_wait(&R->pend[R->pfirst].coll);
+        R->pfirst = (R->pfirst + 1) % DESO__INFLIGHT;
+    }
+    return err;
+}
+
+static void unlink_view(deso__value *v, deso__view *w)
+{
+    for (deso__view **pp = &v->views; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == w) {
+            *pp = w->next;
+            w->next = NULL;
+            return;
+        }
+}
+
+/* The live-out values' views to their placeholders (taken from the dead
+ * start values where the program wrote over them), and the temporary
+ * slots that left replaced by dead live-in views.                       */
+static void commit(deso__replay *T)
+{
+    for (int r = 0; r < T->nrepl; r++) {
+        const tslot *d = &T->slot[T->repl[r][1]];
+        unlink_view(T->start[d->h], d->w);
+    }
+    for (int f = 0; f < T->nfinal; f++) {
+        const tfinal *x = &T->final[f];
+        deso__value *P = T->ph[x->call];
+        deso__view **tail = &P->views;
+        for (int l = 0; l < x->n; l++) {
+            const tslot *s = &T->slot[x->slot[l]];
+            if (!s->temp) unlink_view(T->start[s->h], s->w);
+            *tail = s->w;
+            tail = &s->w->next;
+        }
+        *tail = NULL;
+        P->ready = true;
+    }
+    for (int r = 0; r < T->nrepl; r++)
+        T->slot[T->repl[r][0]].w = T->slot[T->repl[r][1]].w;
+}
+
+/* The next iteration starts from the values the handles hold now.      */
+static void restart(deso__replay *T)
+{
+    deso__value *old[REPLAY_HANDLES];
+    for (int h = 0; h < T->nh; h++) {
+        old[h] = T->start[h];
+        T->start[h] = T->cur[h] = T->hd[h]->val;
+        deso__value_ref(T->start[h]);
+    }
+    for (int h = 0; h < T->nh; h++) deso__value_unref(old[h]);
+    for (int i = 0; i < T->ncalls; i++) {
+        deso__value_unref(T->ph[i]);
+        T->ph[i] = NULL;
+    }
+    T->pos = 0;
+}
+
+/* A failed force: what the iteration made is poisoned, the replay goes,
+ * and after a failed agreement every rank restarts from the same state
+ * (as force.c's disagreed).                                             */
+static deso_err failed(deso_ctx *ctx, deso__replay *T, deso_err err,
+                       bool agreed)
+{
+    for (int h = 0; h < T->nh; h++)
+        if (T->hd[h]->val != T->start[h]) T->hd[h]->val->poison = err;
+    deso__replay_disarm(ctx);
+    deso__replay_after_force(ctx, NULL, err);
+    if (!agreed) {
+        opt_cache_clear(ctx->cache);
+        deso__compiled_clear(ctx);
+        deso__consts_clear(ctx);
+        ctx->hash = 0;
+    }
+    return err;
+}
+
+static void ran(deso_ctx *ctx, deso__compiled *c)
+{
+    ctx->flushes++;
+    ctx->ran_model = c->plan.model;
+    deso__stats_plan(0);
+    deso__stats_replay(false);
+    c->used = ++ctx->compile_clock;
+    opt_cache_entry *e = opt_cache_find(ctx->cache, c->key, c->check);
+    if (e != NULL) e->hits++;
+    deso__replay_logged(ctx, ctx->rp);
+    deso__replay_after_force(ctx, c, DESO_OK);
+}
+
+deso_err deso__replay_force(deso_ctx *ctx, deso_err before, bool *done)
+{
+    deso__replay *T = ctx->rp;
+    *done = false;
+    if (T->pos == 0 && ctx->head == NULL) return DESO_OK; /* nothing new */
+    if (before != DESO_OK || T->pos != T->ncalls || !bind(T))
+        return deso__replay_break(ctx);
+    *done = true;
+    ctx->forcing = true;
+    trun R;                             /* (pend is set when used)     */
+    R.T = T;
+    R.plan = &T->c->plan;
+    R.checking = false;
+    R.verdict = DESO_OK;
+    R.pfirst = R.npend = 0;
+    if (T->fused) memset(T->fz, 0, (size_t)T->nnodes * sizeof *T->fz);
+    deso_err err;
+    if (T->quiet > 0 && ctx->size > 1) {
+        err = deso__check_start(ctx, ctx->hash, DESO_OK, &R.check);
+        R.checking = err == DESO_OK;
+    } else {
+        err = deso__force_agree(ctx, ctx->hash, DESO_OK);
+    }
+    bool agreed = err == DESO_OK;
+    if (agreed) err = run_prog(ctx, &R);
+    ctx->forcing = false;
+    if (err != DESO_OK)
+        return failed(ctx, T, err, agreed && R.verdict == DESO_OK);
+    commit(T);
+    ran(ctx, T->c);
+    restart(T);
+    return DESO_OK;
+}

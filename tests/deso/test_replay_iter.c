@@ -1,0 +1,270 @@
+/* Iterations replayed without being recorded (doc/DESIGN.md, "Replaying an
+ * iteration").  A CG loop that reads r.r every iteration runs twice, with
+ * replay (the default) and without (deso_options.replay < 0): the same
+ * vectors and scalars to the last bit, the same bytes, messages and plan
+ * counts, and most forces replayed with it, none without; both within
+ * 1e-12 of sequential OpenBLAS.  Variants break the replay in the middle
+ * of an iteration: an extra call, a scalar read, a vector read, a
+ * handle destroyed and made again; each is still right, counts a broken
+ * replay, and replays again afterwards.  At P > 1, ranks that make
+ * different calls while one of them replays fail with DESO_EMISMATCH on
+ * every rank, and the context computes on.  Every mode, 1-D and 2-D
+ * grids, n not a multiple of the block size, n < P.
+ * deso-np: 1 2 3
+ * deso-np-long: 4 6                                                       */
+#include <cblas.h>
+#include <string.h>
+
+#include "test_util.h"
+
+#define ITERS 16
+#define BREAK_AT 8
+#define VARIANTS 5
+
+typedef struct seq {
+    int n;
+    double *A, *x, *r, *p, *q, rr, alpha;
+} seq;
+
+typedef struct loop {
+    deso_mat *A;
+    deso_vec *x, *r, *p, *q;
+    deso_scalar *rr, *rrnew, *pq, *alpha, *beta;
+} loop;
+
+/* The sequential CG iteration, up to the update of x (half) or whole.   */
+static void seq_half(seq *s)
+{
+    int n = s->n;
+    cblas_dgemv(CblasColMajor, CblasNoTrans, n, n, 1.0, s->A, n, s->p, 1,
+                0.0, s->q, 1);
+    s->alpha = s->rr / cblas_ddot(n, s->p, 1, s->q, 1);
+    cblas_daxpy(n, s->alpha, s->p, 1, s->x, 1);
+}
+
+static void seq_rest(seq *s)
+{
+    int n = s->n;
+    cblas_daxpy(n, -s->alpha, s->q, 1, s->r, 1);
+    double rrnew = cblas_ddot(n, s->r, 1, s->r, 1);
+    cblas_dscal(n, rrnew / s->rr, s->p, 1);
+    cblas_daxpy(n, 1.0, s->r, 1, s->p, 1);
+    s->rr = rrnew;
+}
+
+/* The same through deso, with variant k's break at iteration `it`.     */
+static void deso_half(loop *l, int64_t n, int k, int it, const seq *s)
+{
+    TU_CALL(deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, 1.0, l->A, n,
+                       l->p, 1, 0.0, l->q, 1));
+    TU_CALL(deso_ddot(n, l->p, 1, l->q, 1, l->pq));
+    if (k == 1 && it == BREAK_AT)        /* an extra call: x * 1 is x      */
+        TU_CALL(deso_dscal(n, 1.0, l->x, 1));
+    TU_CALL(deso_sdiv(l->alpha, l->rr, l->pq));
+    TU_CALL(deso_daxpy(n, l->alpha, l->p, 1, l->x, 1));
+    if (k == 2 && it == BREAK_AT)        /* a scalar read in the middle    */
+        TU_CHECK(tu_srel(tu_value(l->alpha), s->alpha) < 1e-12);
+    if (k == 3 && it == BREAK_AT)        /* a vector read in the middle    */
+        tu_expect_vec(l->x, s->x, n, 1e-12);
+}
+
+static void deso_rest(loop *l, int64_t n)
+{
+    TU_CALL(deso_sneg(l->alpha, l->alpha));
+    TU_CALL(deso_daxpy(n, l->alpha, l->q, 1, l->r, 1));
+    TU_CALL(deso_ddot(n, l->r, 1, l->r, 1, l->rrnew));
+    TU_CALL(deso_sdiv(l->beta, l->rrnew, l->rr));
+    TU_CALL(deso_dscal(n, l->beta, l->p, 1));
+    TU_CALL(deso_daxpy(n, 1.0, l->r, 1, l->p, 1));
+    TU_CALL(deso_sset(l->rr, l->rrnew));
+}
+
+static deso_ctx *ctx_of(const tu_case *c, int replay)
+{
+    deso_options o;
+    deso_options_default(&o);
+    o.mode = c->mode;
+    o.grid_rows = c->pr;
+    o.grid_cols = c->pc;
+    o.nb = c->nb;
+    o.replay = replay ? 1 : -1;
+    deso_ctx *ctx = NULL;
+    TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
+    deso_info info;
+    TU_OK(deso_get_info(ctx, &info));
+    TU_CHECK(info.replay == (replay ? 1 : 0));
+    return ctx;
+}
+
+static void seq_make(seq *s, int64_t n, uint64_t seed)
+{
+    tu_rng rng = {seed};
+    s->n = (int)n;
+    s->A = malloc((size_t)(n * n) * sizeof *s->A);
+    double **vs[] = {&s->x, &s->r, &s->p, &s->q};
+    for (int k = 0; k < 4; k++) *vs[k] = calloc((size_t)n, sizeof(double));
+    /* not symmetric, so that CG never converges exactly (r = 0 would make
+     * the next alpha 0 / 0), its symmetric part positive definite, so
+     * that p.Ap > 0                                                       */
+    tu_fill(&rng, s->A, n * n);
+    for (int64_t i = 0; i < n; i++) s->A[i * n + i] += (double)n;
+    tu_fill(&rng, s->r, n);
+    memcpy(s->p, s->r, (size_t)n * sizeof(double));
+    s->rr = cblas_ddot((int)n, s->r, 1, s->r, 1);
+}
+
+static void seq_free(seq *s)
+{
+    double *a[] = {s->A, s->x, s->r, s->p, s->q};
+    for (int k = 0; k < 5; k++) free(a[k]);
+}
+
+static void loop_make(deso_ctx *ctx, int64_t n, const seq *s, loop *l)
+{
+    TU_CALL(deso_mat_from_array(ctx, n, n, s->A, n, DESO_ALL_RANKS, &l->A));
+    TU_CALL(deso_vec_create(ctx, n, &l->x));
+    TU_CALL(deso_vec_from_array(ctx, n, s->r, DESO_ALL_RANKS, &l->r));
+    TU_CALL(deso_vec_from_array(ctx, n, s->p, DESO_ALL_RANKS, &l->p));
+    TU_CALL(deso_vec_create(ctx, n, &l->q));
+    deso_scalar **sc[] = {&l->rr, &l->rrnew, &l->pq, &l->alpha, &l->beta};
+    for (int k = 0; k < 5; k++) TU_CALL(deso_scalar_create(ctx, 0.0, sc[k]));
+    TU_CALL(deso_ddot(n, l->r, 1, l->r, 1, l->rr));
+}
+
+/* The loop of variant k on context ctx: its results (x, r, p, then rr)
+ * into out (3 n + 1 doubles), and its statistics.                        */
+static void run_loop(deso_ctx *ctx, int64_t n, int k, uint64_t seed,
+                     double *out, deso_stats *st, int64_t *replayed_at)
+{
+    seq s;
+    seq_make(&s, n, seed);
+    loop l;
+    loop_make(ctx, n, &s, &l);
+    deso_stats st0, mid;
+    TU_CALL(deso_stats_get(&st0));
+    for (int it = 0; it < ITERS; it++) {
+        if (k == 4 && it == BREAK_AT) {  /* q goes, and comes back anew    */
+            TU_CALL(deso_vec_destroy(&l.q));
+            TU_CALL(deso_vec_create(ctx, n, &l.q));
+        }
+        if (it == BREAK_AT) TU_CALL(deso_stats_get(&mid));
+        seq_half(&s);
+        deso_half(&l, n, k, it, &s);
+        seq_rest(&s);
+        deso_rest(&l, n);
+        TU_CHECK(tu_srel(tu_value(l.rr), s.rr) < 1e-12);
+    }
+    tu_fetch(l.x, out);
+    tu_fetch(l.r, out + n);
+    tu_fetch(l.p, out + 2 * n);
+    out[3 * n] = tu_value(l.rr);
+    TU_CHECK(tu_relerr(out, s.x, n) < 1e-12);
+    TU_CHECK(tu_relerr(out + n, s.r, n) < 1e-12);
+    TU_CHECK(tu_relerr(out + 2 * n, s.p, n) < 1e-12);
+    TU_CALL(deso_stats_get(st));
+    *replayed_at = mid.forces_replayed - st0.forces_replayed;
+    int64_t *now[] = {&st->bytes_p2p, &st->msgs_p2p, &st->bytes_collective,
+                      &st->msgs_collective, &st->plans_optimised,
+                      &st->plans_replayed, &st->nodes_overlapped,
+                      &st->forces_replayed, &st->replays_broken};
+    const int64_t then[] = {st0.bytes_p2p, st0.msgs_p2p,
+                            st0.bytes_collective, st0.msgs_collective,
+                            st0.plans_optimised, st0.plans_replayed,
+                            st0.nodes_overlapped, st0.forces_replayed,
+                            st0.replays_broken};
+    for (int j = 0; j < 9; j++) *now[j] -= then[j];
+    seq_free(&s);
+}
+
+/* Variant k both ways: bitwise the same, counted the same.              */
+static void compare(const tu_case *c, int64_t n, int k, uint64_t seed)
+{
+    size_t len = (size_t)(3 * n + 1);
+    double *on = calloc(len, sizeof *on), *off = calloc(len, sizeof *off);
+    deso_stats a, b;
+    int64_t a_mid, b_mid;
+    deso_ctx *ctx = ctx_of(c, 1);
+    run_loop(ctx, n, k, seed, on, &a, &a_mid);
+    TU_CALL(deso_finalize(&ctx));
+    ctx = ctx_of(c, 0);
+    run_loop(ctx, n, k, seed, off, &b, &b_mid);
+    TU_CALL(deso_finalize(&ctx));
+    TU_CHECK(memcmp(on, off, len * sizeof *on) == 0);
+    TU_CHECK(a.bytes_p2p == b.bytes_p2p && a.msgs_p2p == b.msgs_p2p);
+    TU_CHECK(a.bytes_collective == b.bytes_collective &&
+             a.msgs_collective == b.msgs_collective);
+    TU_CHECK(a.plans_optimised == b.plans_optimised &&
+             a.plans_replayed == b.plans_replayed);
+    TU_CHECK(a.nodes_overlapped == b.nodes_overlapped);
+    TU_CHECK(b.forces_replayed == 0 && b.replays_broken == 0);
+    /* armed after two forces of the same settled plan (while the plan
+     * still improves, a 1-D grid's first iterations, nothing is armed),
+     * again after a break; a break in the middle counts                   */
+    TU_CHECK(a_mid >= 1);
+    TU_CHECK(a.forces_replayed - a_mid >= 2);
+    TU_CHECK(k != 0 || a.forces_replayed >= ITERS / 2);
+    TU_CHECK(k == 0 ? a.replays_broken == 0 : a.replays_broken >= 1);
+    free(on);
+    free(off);
+}
+
+static void test_replay_matches_recording(void **state)
+{
+    (void)state;
+    const int64_t nbs[] = {3, 2};
+    tu_case cases[TU_MAX_CASES];
+    int nc = tu_cases(nbs, 2, cases);
+    for (int ci = 0; ci < nc; ci++) {
+        int64_t n = cases[ci].nb == 3 ? 37 : (ci % 2 ? 5 : 2);
+        for (int k = 0; k < VARIANTS; k++) {
+            if (!tu_long() && k % 2 != ci % 2 && k != 0) continue;
+            tu_label("%s, n %lld, variant %d", tu_case_name(&cases[ci]),
+                     (long long)n, k);
+            compare(&cases[ci], n, k, 5u + (uint64_t)(ci * VARIANTS + k));
+        }
+        tu_case_end();
+    }
+    TU_SYNC();
+}
+
+/* Rank 0 replays an iteration the others make with one more call: every
+ * rank fails with DESO_EMISMATCH, and a new computation is right.       */
+static void test_mismatch_while_replaying(void **state)
+{
+    (void)state;
+    if (tu_size() == 1) skip();
+    int me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    const int64_t n = 11;
+    const tu_case c = {DESO_MODE_FULL, 0, 0, 2};
+    deso_ctx *ctx = ctx_of(&c, 1);
+    seq s;
+    seq_make(&s, n, 3u);
+    loop l;
+    loop_make(ctx, n, &s, &l);
+    for (int it = 0; it < 5; it++) {
+        deso_half(&l, n, 0, it, &s);
+        deso_rest(&l, n);
+        (void)tu_value(l.rr);
+    }
+    deso_stats st;
+    TU_CALL(deso_stats_get(&st));
+    TU_CHECK(st.forces_replayed >= 2);
+    deso_half(&l, n, 0, 0, &s);
+    if (me != 0) TU_CALL(deso_dscal(n, 1.0, l.x, 1));
+    deso_rest(&l, n);
+    double v = 0.0;
+    TU_CHECK(deso_scalar_get(l.rr, &v) == DESO_EMISMATCH);
+    deso_vec *y = tu_vec_of(ctx, n, s.r);
+    deso_scalar *d;
+    TU_CALL(deso_scalar_create(ctx, 0.0, &d));
+    TU_CALL(deso_ddot(n, y, 1, y, 1, d));
+    TU_CHECK(tu_srel(tu_value(d), cblas_ddot((int)n, s.r, 1, s.r, 1)) <
+             1e-12);
+    seq_free(&s);
+    TU_CALL(deso_finalize(&ctx));
+    TU_SYNC();
+}
+
+TU_MAIN(cmocka_unit_test(test_replay_matches_recording),
+        cmocka_unit_test(test_mismatch_while_replaying))
