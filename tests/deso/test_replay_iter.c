@@ -21,15 +21,18 @@
 #define BREAK_AT 8
 #define VARIANTS 5
 
+/* w keeps r's old version and save alpha's (a handle holding the same
+ * value as another one), so that a result never takes over a buffer
+ * something still reads.                                                */
 typedef struct seq {
     int n;
-    double *A, *x, *r, *p, *q, rr, alpha;
+    double *A, *x, *r, *p, *q, *w, rr, alpha;
 } seq;
 
 typedef struct loop {
     deso_mat *A;
-    deso_vec *x, *r, *p, *q;
-    deso_scalar *rr, *rrnew, *pq, *alpha, *beta;
+    deso_vec *x, *r, *p, *q, *w;
+    deso_scalar *rr, *rrnew, *pq, *alpha, *beta, *save;
 } loop;
 
 /* The sequential CG iteration, up to the update of x (half) or whole.   */
@@ -45,6 +48,7 @@ static void seq_half(seq *s)
 static void seq_rest(seq *s)
 {
     int n = s->n;
+    cblas_dcopy(n, s->r, 1, s->w, 1);
     cblas_daxpy(n, -s->alpha, s->q, 1, s->r, 1);
     double rrnew = cblas_ddot(n, s->r, 1, s->r, 1);
     cblas_dscal(n, rrnew / s->rr, s->p, 1);
@@ -70,6 +74,8 @@ static void deso_half(loop *l, int64_t n, int k, int it, const seq *s)
 
 static void deso_rest(loop *l, int64_t n)
 {
+    TU_CALL(deso_dcopy(n, l->r, 1, l->w, 1));
+    TU_CALL(deso_sset(l->save, l->alpha));
     TU_CALL(deso_sneg(l->alpha, l->alpha));
     TU_CALL(deso_daxpy(n, l->alpha, l->q, 1, l->r, 1));
     TU_CALL(deso_ddot(n, l->r, 1, l->r, 1, l->rrnew));
@@ -101,8 +107,8 @@ static void seq_make(seq *s, int64_t n, uint64_t seed)
     tu_rng rng = {seed};
     s->n = (int)n;
     s->A = malloc((size_t)(n * n) * sizeof *s->A);
-    double **vs[] = {&s->x, &s->r, &s->p, &s->q};
-    for (int k = 0; k < 4; k++) *vs[k] = calloc((size_t)n, sizeof(double));
+    double **vs[] = {&s->x, &s->r, &s->p, &s->q, &s->w};
+    for (int k = 0; k < 5; k++) *vs[k] = calloc((size_t)n, sizeof(double));
     /* not symmetric, so that CG never converges exactly (r = 0 would make
      * the next alpha 0 / 0), its symmetric part positive definite, so
      * that p.Ap > 0                                                       */
@@ -115,8 +121,8 @@ static void seq_make(seq *s, int64_t n, uint64_t seed)
 
 static void seq_free(seq *s)
 {
-    double *a[] = {s->A, s->x, s->r, s->p, s->q};
-    for (int k = 0; k < 5; k++) free(a[k]);
+    double *a[] = {s->A, s->x, s->r, s->p, s->q, s->w};
+    for (int k = 0; k < 6; k++) free(a[k]);
 }
 
 static void loop_make(deso_ctx *ctx, int64_t n, const seq *s, loop *l)
@@ -126,13 +132,15 @@ static void loop_make(deso_ctx *ctx, int64_t n, const seq *s, loop *l)
     TU_CALL(deso_vec_from_array(ctx, n, s->r, DESO_ALL_RANKS, &l->r));
     TU_CALL(deso_vec_from_array(ctx, n, s->p, DESO_ALL_RANKS, &l->p));
     TU_CALL(deso_vec_create(ctx, n, &l->q));
-    deso_scalar **sc[] = {&l->rr, &l->rrnew, &l->pq, &l->alpha, &l->beta};
-    for (int k = 0; k < 5; k++) TU_CALL(deso_scalar_create(ctx, 0.0, sc[k]));
+    TU_CALL(deso_vec_create(ctx, n, &l->w));
+    deso_scalar **sc[] = {&l->rr, &l->rrnew, &l->pq, &l->alpha, &l->beta,
+                          &l->save};
+    for (int k = 0; k < 6; k++) TU_CALL(deso_scalar_create(ctx, 0.0, sc[k]));
     TU_CALL(deso_ddot(n, l->r, 1, l->r, 1, l->rr));
 }
 
-/* The loop of variant k on context ctx: its results (x, r, p, then rr)
- * into out (3 n + 1 doubles), and its statistics.                        */
+/* The loop of variant k on context ctx: its results (x, r, p, w, then rr
+ * and save) into out (4 n + 2 doubles), and its statistics.              */
 static void run_loop(deso_ctx *ctx, int64_t n, int k, uint64_t seed,
                      double *out, deso_stats *st, int64_t *replayed_at)
 {
@@ -157,10 +165,14 @@ static void run_loop(deso_ctx *ctx, int64_t n, int k, uint64_t seed,
     tu_fetch(l.x, out);
     tu_fetch(l.r, out + n);
     tu_fetch(l.p, out + 2 * n);
-    out[3 * n] = tu_value(l.rr);
+    tu_fetch(l.w, out + 3 * n);
+    out[4 * n] = tu_value(l.rr);
+    out[4 * n + 1] = tu_value(l.save);
     TU_CHECK(tu_relerr(out, s.x, n) < 1e-12);
     TU_CHECK(tu_relerr(out + n, s.r, n) < 1e-12);
     TU_CHECK(tu_relerr(out + 2 * n, s.p, n) < 1e-12);
+    TU_CHECK(tu_relerr(out + 3 * n, s.w, n) < 1e-12);
+    TU_CHECK(tu_srel(out[4 * n + 1], s.alpha) < 1e-12);
     TU_CALL(deso_stats_get(st));
     *replayed_at = mid.forces_replayed - st0.forces_replayed;
     int64_t *now[] = {&st->bytes_p2p, &st->msgs_p2p, &st->bytes_collective,
@@ -179,7 +191,7 @@ static void run_loop(deso_ctx *ctx, int64_t n, int k, uint64_t seed,
 /* Variant k both ways: bitwise the same, counted the same.              */
 static void compare(const tu_case *c, int64_t n, int k, uint64_t seed)
 {
-    size_t len = (size_t)(3 * n + 1);
+    size_t len = (size_t)(4 * n + 2);
     double *on = calloc(len, sizeof *on), *off = calloc(len, sizeof *off);
     deso_stats a, b;
     int64_t a_mid, b_mid;
