@@ -76,6 +76,12 @@ void *deso__calloc(size_t count, size_t size)
     return advise_huge(calloc(count, size), count * size);
 }
 
+void *deso__shrink(void *p, size_t size)
+{
+    void *q = realloc(p, size > 0 ? size : 1);
+    return q != NULL ? q : p;
+}
+
 void *deso__realloc(void *p, size_t size)
 {
     if (inject() || size > DESO__ALLOC_MAX) return NULL;

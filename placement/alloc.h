@@ -21,6 +21,9 @@
 void *deso__malloc(size_t size);
 void *deso__calloc(size_t count, size_t size);
 void *deso__realloc(void *p, size_t size);
+/* p (from the wrappers above) shrunk to size bytes, or p itself when the
+ * allocator cannot: never a failure, so never injected or counted.      */
+void *deso__shrink(void *p, size_t size);
 
 /* Test hook: make the n-th allocation from now fail (n >= 0); n = -1
  * disables injection.  Local.                                              */

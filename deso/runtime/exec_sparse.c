@@ -25,11 +25,18 @@ deso_err deso__exec_usmv(deso_ctx *ctx, const deso__node *nd,
                (long long)own, (long long)yown);
     double *ext = hp->ext;
     if (!t) {
-        if (hp->nown > 0)
-            memcpy(ext, v[1]->data, (size_t)hp->nown * sizeof(double));
-        DESO_TRY(deso__halo_exchange(ctx, hp, ext));
+        /* the kernel reads x through local columns [own | halo]; a rank
+         * with no halo (one rank, or rows that only need their own
+         * entries) reads x where it lies, without the copy             */
+        const double *xin = v[1]->data;
+        if (hp->nhalo > 0) {
+            if (hp->nown > 0)
+                memcpy(ext, xin, (size_t)hp->nown * sizeof(double));
+            xin = ext;
+        }
+        DESO_TRY(deso__halo_exchange(ctx, hp, v[1]->data, ext + hp->nown));
         double t0 = deso__kernel_start(ctx);
-        blas_csr_mv(A->nrows, A->rowptr, hp->lcol, A->val, alpha, ext, beta,
+        blas_csr_mv(A->nrows, A->rowptr, hp->lcol, A->val, alpha, xin, beta,
                     rv->data);
         deso__kernel_time(ctx, BLAS_OP_USMV, t0);
         return DESO_OK;

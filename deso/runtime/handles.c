@@ -5,6 +5,7 @@
  * DESO_ESTALE.  Shells are never reused: a recycled shell would make a
  * stale pointer look live again (ABA).  Cost: one small struct per handle
  * ever created in the context.                                            */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,12 +58,12 @@ void deso__value_keep(deso__value *v, deso__view *w)
     v->views->next = w;
 }
 
-deso_err deso__view_alloc(deso_ctx *ctx, const blas_layout *lay,
-                          deso__view **out)
+static deso_err view_alloc(deso_ctx *ctx, const blas_layout *lay,
+                           bool zero, deso__view **out)
 {
     int64_t rows, cols;
     blas_layout_local(lay, ctx->coord[0], ctx->coord[1], &rows, &cols);
-    deso__view *w = deso__view_take(lay, rows, cols);
+    deso__view *w = deso__view_take(lay, rows, cols, zero);
     if (w != NULL) {
         *out = w;
         return DESO_OK;
@@ -82,7 +83,10 @@ deso_err deso__view_alloc(deso_ctx *ctx, const blas_layout *lay,
     int64_t len = w->rows * w->cols;
     /* allocated even when empty: the calls made (and so an injected
      * failure) must not depend on this rank's share                        */
-    w->data = deso__calloc((size_t)len, sizeof(double));
+    w->data = zero ? deso__calloc((size_t)len, sizeof(double))
+                   : deso__malloc((size_t)len <= DESO__ALLOC_MAX / sizeof(double)
+                                      ? (size_t)len * sizeof(double)
+                                      : SIZE_MAX);
     if (w->data == NULL) {
         free(w);
         return deso__fail(DESO_ENOMEM, "out of memory (%lld local elements)",
@@ -90,6 +94,18 @@ deso_err deso__view_alloc(deso_ctx *ctx, const blas_layout *lay,
     }
     *out = w;
     return DESO_OK;
+}
+
+deso_err deso__view_alloc(deso_ctx *ctx, const blas_layout *lay,
+                          deso__view **out)
+{
+    return view_alloc(ctx, lay, true, out);
+}
+
+deso_err deso__view_alloc_unzeroed(deso_ctx *ctx, const blas_layout *lay,
+                                   deso__view **out)
+{
+    return view_alloc(ctx, lay, false, out);
 }
 
 deso__view *deso__value_find(deso__value *v, const blas_layout *lay)

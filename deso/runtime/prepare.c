@@ -143,12 +143,28 @@ static deso_err need_view(deso_ctx *ctx, sim_value *s, const blas_layout *l,
     return sim_add(s, 1, l);
 }
 
+/* True when the executor writes node nd's whole result before anything
+ * reads it: a sparse product (its kernel sets every local entry of y; a
+ * beta != 0 makes y the updated operand, copied in) and any node whose
+ * result starts as a copy of its updated operand in the same layout
+ * (exec.c).  Such a result needs no zeroed memory.                       */
+static bool writes_whole(const deso__node *nd, const blas_layout *req,
+                         const blas_layout *rl)
+{
+    if (nd->d.op == BLAS_OP_USMV) return true;
+    int io = blas_op_get(nd->d.op)->inout;
+    return io >= 0 && io < nd->d.nops && blas_layout_equal(&req[io], rl);
+}
+
 /* Node nd's result view in layout rl: a new local array file when the
  * result is an out-of-core matrix.                                       */
 static deso_err result_view(deso_ctx *ctx, const deso__node *nd,
-                            const blas_layout *rl, deso__view **rv)
+                            const blas_layout *req, const blas_layout *rl,
+                            deso__view **rv)
 {
     if (nd->res->ooc) return deso__ooc_view_new(ctx, rl, rv);
+    if (writes_whole(nd, req, rl))
+        return deso__view_alloc_unzeroed(ctx, rl, rv);
     return deso__view_alloc(ctx, rl, rv);
 }
 
@@ -217,7 +233,7 @@ static deso_err prepare_node(deso_ctx *ctx, sim_value *sv, deso__node *nd,
                     blas_layout_equal(&req[io], rl);
     *rv = NULL;
     if (!takeover) {
-        DESO_TRY(result_view(ctx, nd, rl, rv));
+        DESO_TRY(result_view(ctx, nd, req, rl, rv));
         rec_step(rec, i, -1, NULL);
     }
     DESO_TRY(sim_add(&sv[nd->res->gid], 0, rl));
@@ -304,8 +320,8 @@ static deso_err run_script(deso_ctx *ctx, const deso__compiled *c,
         for (; s < c->nsteps && c->steps[s].node == i; s++) {
             const deso__prep_step *st = &c->steps[s];
             if (st->op < 0) {
-                DESO_TRY(result_view(ctx, nd, &plan->node[i].res,
-                                     &run->rv[i]));
+                DESO_TRY(result_view(ctx, nd, plan->node[i].req,
+                                     &plan->node[i].res, &run->rv[i]));
                 continue;
             }
             deso__value *v = nd->ops[st->op];

@@ -35,7 +35,7 @@ static bool poolable(const blas_layout *lay)
 }
 
 deso__view *deso__view_take(const blas_layout *lay, int64_t rows,
-                                 int64_t cols)
+                            int64_t cols, bool zero)
 {
     if (POOL_VIEWS == 0 || !poolable(lay)) return NULL;
     for (int k = npool - 1; k >= 0; k--) {
@@ -44,7 +44,7 @@ deso__view *deso__view_take(const blas_layout *lay, int64_t rows,
             !blas_layout_equal(&w->lay, lay))
             continue;
         pool[k] = pool[--npool];
-        if (rows * cols > 0)
+        if (zero && rows * cols > 0)
             memset(w->data, 0, (size_t)(rows * cols) * sizeof(double));
         w->next = NULL;
         return w;

@@ -486,13 +486,18 @@ static inline void deso__value_unref(deso__value *v)
 /* A ready view of layout `lay` (data allocated zeroed), appended to v.    */
 deso_err deso__view_alloc(deso_ctx *ctx, const blas_layout *lay,
                           deso__view **out);
+/* The same with its data left as the allocator gives it, for a result
+ * its node writes whole before anything reads it: zeroing a vector that
+ * is overwritten at once would cost a pass over memory per iteration.   */
+deso_err deso__view_alloc_unzeroed(deso_ctx *ctx, const blas_layout *lay,
+                                   deso__view **out);
 void deso__view_free(deso__view *w);
 /* Recycling (recycle.c): a recycled view of layout lay and local shape
- * rows x cols, zeroed, or NULL; keeping a freed view (false: not kept,
+ * rows x cols, zeroed when zero is set, or NULL; keeping a freed view (false: not kept,
  * the caller frees it); a zeroed value or node (recycled or allocated;
  * NULL when out of memory) and their release; freeing everything kept.  */
 deso__view *deso__view_take(const blas_layout *lay, int64_t rows,
-                                 int64_t cols);
+                            int64_t cols, bool zero);
 bool deso__view_put(deso__view *w);
 struct deso__value *deso__value_take(void);
 void deso__value_put(struct deso__value *v);
@@ -633,10 +638,11 @@ deso_err deso__sparse_intern(deso_ctx *ctx, const deso__spmat_data *sp,
                              const double *recv, const blas_sparse **out);
 /* Frees the partitions and the sparse products' facts.                  */
 void deso__parts_free(deso_ctx *ctx);
-/* xext[0 .. nown) holds this rank's x entries; fills xext[nown ..
- * nown + nhalo) with the halo.  Collective; allocates nothing.          */
+/* Sends the entries of x's own part (nown of them) that other ranks
+ * need, and fills halo[0 .. nhalo) with this rank's halo (halo may be
+ * NULL when nhalo is 0).  Collective; allocates nothing.                */
 deso_err deso__halo_exchange(deso_ctx *ctx, deso__halo_plan *hp,
-                             double *xext);
+                             const double *own, double *halo);
 /* The reverse: zext[nown ..) (this rank's contributions to other ranks'
  * entries) is sent back to the owners, which add it into their own
  * zext[0 .. nown).  Collective; allocates nothing.                      */

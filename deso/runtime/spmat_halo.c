@@ -232,15 +232,16 @@ deso_err deso__spmat_halo(deso_ctx *ctx, deso__spmat_data *sp,
     return DESO_OK;
 }
 
-deso_err deso__halo_exchange(deso_ctx *ctx, deso__halo_plan *hp, double *xext)
+deso_err deso__halo_exchange(deso_ctx *ctx, deso__halo_plan *hp,
+                             const double *own, double *halo)
 {
     for (int64_t k = 0; k < hp->h.send_ptr[ctx->size]; k++)
-        hp->sbuf[k] = xext[hp->h.send_idx[k]];
+        hp->sbuf[k] = own[hp->h.send_idx[k]];
     DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_EXCHANGE, hp->nsend,
                             hp->speer, hp->sptr, hp->scount, hp->nrecv,
                             hp->rpeer, hp->rptr, hp->rcount, hp->req));
     if (hp->nhalo > 0)
-        memcpy(xext + hp->nown, hp->rbuf, (size_t)hp->nhalo * sizeof(double));
+        memcpy(halo, hp->rbuf, (size_t)hp->nhalo * sizeof(double));
     return DESO_OK;
 }
 

@@ -115,7 +115,7 @@ static int products_right(deso_ctx *ctx, const glob *g, deso__spmat_data *sp,
     double *xext = calloc((size_t)(nown + hp->nhalo + 1), sizeof *xext);
     for (int64_t k = 0; k < nown; k++) xext[k] = xval(x0 + k);
     deso_stats_reset();
-    TU_OK(deso__halo_exchange(ctx, hp, xext));
+    TU_OK(deso__halo_exchange(ctx, hp, xext, xext + nown));
     deso_stats st;
     deso_stats_get(&st);
     int64_t moved[2] = {st.bytes_p2p, 8 * hp->nhalo};
