@@ -98,23 +98,25 @@ deso_err deso__pair_rings_create(MPI_Comm comm, deso__pair_rings **out)
         .win = MPI_WIN_NULL, .size = size,
         .bytes = deso__remap_shm_ring_bytes(),
         .part = deso__calloc((size_t)size, sizeof *tmp.part) };
+    deso__pair_rings *pr = deso__malloc(sizeof *pr);
     int64_t need = (int64_t)(size - 1) * tmp.bytes;
     deso_err e = DESO_OK;
-    if (tmp.part == NULL) e = deso__fail(DESO_ENOMEM, WHERE ": out of memory");
+    if (tmp.part == NULL || pr == NULL)
+        e = deso__fail(DESO_ENOMEM, WHERE ": out of memory");
     /* A rank short of memory still takes part in every collective.       */
     char *mine = NULL;
-    deso_err a = allocate(comm, e == DESO_OK ? need : 0, &tmp, &mine);
-    if (e == DESO_OK) e = a;
-    if (e == DESO_OK) e = map_parts(&tmp, need);
-    if (e == DESO_OK) clear_mine(&tmp, me, mine);
-    deso__pair_rings *pr = NULL;
-    if (e == DESO_OK && (pr = deso__malloc(sizeof *pr)) == NULL)
-        e = deso__fail(DESO_ENOMEM, WHERE ": out of memory");
-    if (deso__agree(comm, WHERE, e, NULL, 0) != DESO_OK) {
+    deso_err w = allocate(comm, e == DESO_OK ? need : 0, &tmp, &mine);
+    if (w == DESO_OK && e == DESO_OK) w = map_parts(&tmp, need);
+    if (w == DESO_OK && e == DESO_OK) clear_mine(&tmp, me, mine);
+    /* Out of memory fails deso_init, as anywhere else in it; a window MPI
+     * cannot give (a small /dev/shm) only keeps the remaps on MPI.       */
+    int64_t no_window = w != DESO_OK;
+    e = deso__agree(comm, WHERE, e, &no_window, 1);
+    if (e != DESO_OK || no_window) {
         if (tmp.win != MPI_WIN_NULL) MPI_Win_free(&tmp.win);
         free(tmp.part);
         free(pr);
-        return DESO_OK;              /* every rank stays on MPI messages */
+        return e;
     }
     *pr = tmp;
     *out = pr;

@@ -23,9 +23,10 @@ typedef struct deso__pair_rings deso__pair_rings;
  * node, rank 0's DESO_REMAP_SHM allows it (deso/core/node.h) and comm has
  * more than one rank; else *out is NULL.  Collective over comm: the node
  * facts, one MPI_Win_allocate_shared of size - 1 rings per rank and one
- * agreement (not counted in the statistics: set-up).  A failure on any
- * rank leaves *out NULL on every rank (its remaps stay on MPI messages);
- * returns DESO_OK then too, with deso_last_error saying why.            */
+ * agreement (not counted in the statistics: set-up).  Errors, the same on
+ * every rank: DESO_ENOMEM (some rank's own allocation failed).  When MPI
+ * cannot make or map the window on some rank, *out is NULL on every rank
+ * (the remaps stay on MPI messages) and DESO_OK is returned.            */
 deso_err deso__pair_rings_create(MPI_Comm comm, deso__pair_rings **out);
 
 /* Frees the window.  Collective over the communicator it was made on;
