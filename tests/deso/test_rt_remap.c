@@ -9,8 +9,8 @@
  * of a sequential solve; both transports count the same point-to-point
  * bytes and messages (a message on the rings counts as one, as on MPI);
  * msgs_shm is 0 on MPI, and positive on the rings when some rank sends
- * (n = 200: blocks of more than 64 rows at P >= 2).  Sizes: n = 1, n < P,
- * n = 67 (not a multiple of the grid or the block), 200; default and 1-D
+ * (n = 300: blocks of more than 64 rows at P >= 2).  Sizes: n = 1, n < P,
+ * n = 67 (not a multiple of the grid or the block), 300; default and 1-D
  * grids (tu_grids).
  * deso-np: 1 2 3
  * deso-np-long: 4 6                                                       */
@@ -148,7 +148,7 @@ static void check_case(int64_t n, int pr, int pc, int one_node)
     ok &= o[0].shm[0] == 0 && o[0].shm[1] == 0;
     ok &= o[1].shm[0] <= o[1].p2p[0] && o[1].shm[1] <= o[1].p2p[1];
     ok &= rings || o[1].shm[0] == 0;
-    if (n == 200) ok &= (o[1].shm[0] > 0) == rings;
+    if (n == 300) ok &= (o[1].shm[0] > 0) == rings;
     ok &= (o[1].shm[0] > 0) == (o[1].shm[1] > 0);
     if (!ok)
         print_error("n %lld grid %dx%d: remap_shm %d/%d, p2p %lld/%lld "
@@ -165,7 +165,7 @@ static void test_transports(void **state)
     (void)state;
     int grids[4][2];
     int ng = tu_grids(grids), one = tu_one_node();
-    const int64_t sizes[] = {1, tu_size() - 1, 67, 200};
+    const int64_t sizes[] = {1, tu_size() - 1, 67, 300};
     for (int g = 0; g < ng; g++)
         for (int k = 0; k < 4; k++)
             if (sizes[k] > 0) check_case(sizes[k], grids[g][0], grids[g][1],
