@@ -218,6 +218,10 @@ typedef struct deso_info {
     const char *ooc_dir;
     deso_partition partition;   /* auto, block or ntg (never default)     */
     double l_scaling;
+    /* 1: the runtime's matrix remaps use shared-memory rings (every rank
+     * on one node, rank 0's DESO_REMAP_SHM not 0, set up by deso_init);
+     * 0: MPI messages.  The same on every rank.                          */
+    int remap_shm;
 } deso_info;
 
 /* Local.  Errors: DESO_ENULL.                                              */

@@ -40,6 +40,7 @@
 #include "deso/remap/remap.h"
 #include "deso/remap/remap_pull.h"
 #include "deso/remap/comm_cache.h"
+#include "deso/remap/pair_rings.h"
 
 #include <sched.h>
 #include <stdint.h>
@@ -178,6 +179,18 @@ static bool prepare(deso__remap *r, struct deso__shm *s)
     return true;
 }
 
+int64_t deso__remap_shm_ring_bytes(void) { return (int64_t)RING_BYTES; }
+
+void deso__remap_shm_ring_clear(char *ring)
+{
+    ring_ctl *ctl = (ring_ctl *)(void *)ring;
+    atomic_init(&ctl->head, 0);
+    atomic_init(&ctl->tail, 0);
+    atomic_init(&ctl->desc, 0);
+    atomic_init(&ctl->seen, 0);
+    atomic_init(&ctl->done, 0);
+}
+
 /* Where an MPI failure of this transport happened, for its message.     */
 #define SHM "deso remap (shared memory): "
 
@@ -202,11 +215,7 @@ static deso_err map_rings(deso__remap *r, struct deso__shm *s)
         char *ring = s->rings[i].at;
         c->ctl = (ring_ctl *)(void *)ring;
         c->slots = (double *)(void *)(ring + sizeof(ring_ctl));
-        atomic_init(&c->ctl->head, 0);
-        atomic_init(&c->ctl->tail, 0);
-        atomic_init(&c->ctl->desc, 0);
-        atomic_init(&c->ctl->seen, 0);
-        atomic_init(&c->ctl->done, 0);
+        deso__remap_shm_ring_clear(ring);
         int q = r->send[i].peer;
         out[3 * q] = s->rings[i].win;
         out[3 * q + 1] = s->rings[i].slot;
@@ -291,6 +300,15 @@ deso_err deso__remap_shm_prepare(MPI_Comm comm, deso__comm_cache *cache,
     return DESO_OK;
 }
 
+/* MPI's whole-step buffers, not needed on this transport.               */
+static void drop_mpi_buffers(deso__remap *r)
+{
+    free(r->sendbuf);
+    free(r->recvbuf);
+    r->sendbuf = r->recvbuf = NULL;
+    r->sendbuf_len = r->recvbuf_len = 0;
+}
+
 deso_err deso__remap_shm_finish(deso__remap *r, bool use, bool grow)
 {
     if (r == NULL || r->shm == NULL) return DESO_OK;
@@ -317,11 +335,45 @@ deso_err deso__remap_shm_finish(deso__remap *r, bool use, bool grow)
         deso__remap_drop_plan(r);
         return DESO_OK;                  /* the plan stays on MPI         */
     }
-    /* MPI's whole-step buffers are not needed any more.                  */
-    free(r->sendbuf);
-    free(r->recvbuf);
-    r->sendbuf = r->recvbuf = NULL;
-    r->sendbuf_len = r->recvbuf_len = 0;
+    drop_mpi_buffers(r);
+    return DESO_OK;
+}
+
+/* The messages' channels on the pairs' rings: mine to each receiver, each
+ * sender's to me.                                                        */
+static void pair_channels(deso__remap *r, struct deso__shm *s,
+                          const deso__pair_rings *pr)
+{
+    for (int i = 0; i < r->nsend; i++) {
+        char *ring = deso__pair_ring(pr, r->me, r->send[i].peer);
+        s->send[i].ctl = (ring_ctl *)(void *)ring;
+        s->send[i].slots = (double *)(void *)(ring + sizeof(ring_ctl));
+    }
+    for (int j = 0; j < r->nrecv; j++) {
+        char *ring = deso__pair_ring(pr, r->recv[j].peer, r->me);
+        s->recv[j].ctl = (ring_ctl *)(void *)ring;
+        s->recv[j].slots = (double *)(void *)(ring + sizeof(ring_ctl));
+    }
+}
+
+deso_err deso__remap_shm_attach(deso__remap *r, const deso__pair_rings *pr)
+{
+    if (pr == NULL || !r->active || r->shm != NULL) return DESO_OK;
+    struct deso__shm *s = deso__calloc(1, sizeof *s);
+    if (s == NULL || !prepare(r, s)) {
+        bool memory = s == NULL || !s->send || !s->recv || !s->rings ||
+                      !s->xout || !s->xin;
+        if (s != NULL) shm_free_local(r, s);
+        free(s);
+        return memory
+            ? deso__fail(DESO_ENOMEM, "matrix remap (shared memory): out "
+                         "of memory")
+            : deso__fail(DESO_EINTERNAL, "matrix remap (shared memory): "
+                         "rank %d has two messages with one peer", r->me);
+    }
+    pair_channels(r, s, pr);
+    r->shm = s;
+    drop_mpi_buffers(r);
     return DESO_OK;
 }
 

@@ -8,6 +8,7 @@
 #include "deso/runtime/runtime.h"
 #include "deso/runtime/replay.h"
 #include "deso/runtime/ooc.h"
+#include "deso/remap/pair_rings.h"
 #include "placement/alloc.h"
 
 /* (|value|, index) pairs: the larger value wins, the smaller index on a tie
@@ -48,6 +49,7 @@ static void ctx_free(deso_ctx *ctx)
     free(ctx->uops);
     deso__exchange_plans_free(ctx);
     deso__matrix_remaps_free(ctx);
+    deso__pair_rings_free(ctx->rings);      /* after every remap on them */
     opt_cache_free(ctx->cache);
     opt_wisdom_free(&ctx->wis);
     opt_graph_free(&ctx->last_g);
@@ -147,7 +149,9 @@ static deso_err ctx_setup(deso_ctx *ctx, const deso_options *o)
     DESO_TRY(deso__mpi(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX,
                                      ctx->comm), "MPI_Allreduce"));
     ctx->ooc_any = any != 0;
-    return DESO_OK;
+    /* Every rank is here together: the matrix remaps' rings are made now,
+     * so that a force never needs an agreement of its own for them.      */
+    return deso__pair_rings_create(ctx->comm, &ctx->rings);
 }
 
 deso_err deso__ctx_create(MPI_Comm comm, const deso_options *opt,
@@ -227,6 +231,7 @@ static deso_err get_info(const deso_ctx *ctx, deso_info *out)
     out->verbose = ctx->verbose ? 1 : 0;
     out->partition = ctx->partition;
     out->l_scaling = ctx->l_scaling;
+    out->remap_shm = ctx->rings != NULL;
     out->flushes = ctx->flushes;
     out->pending = ctx->nnodes + deso__replay_pending(ctx);
     out->alpha = ctx->params.alpha;

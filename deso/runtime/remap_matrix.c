@@ -1,9 +1,14 @@
 /* Matrix refolding (e.g. block -> cyclic(b) for trsv): a block-cyclic
  * remap planned by placement/remap.h and run by deso__remap_* (remap.c),
- * cached per layout pair.                                                  */
+ * cached per layout pair.  When the context has shared-memory rings
+ * (deso/remap/pair_rings.h: every rank on one node) the plan takes them
+ * as it is made, in the force's preparation: nothing is agreed for it
+ * but the preparation's own outcome (the force's agreement), and its
+ * executions call no MPI function.                                       */
 #include <stdlib.h>
 
 #include "deso/runtime/runtime.h"
+#include "deso/remap/pair_rings.h"
 #include "placement/alloc.h"
 
 struct deso__matrix_remap {
@@ -46,6 +51,7 @@ deso_err deso__mat_remap_plan(deso_ctx *ctx, const blas_layout *src,
         pl_bc_layout a = bc_of(src), b = bc_of(dst);
         deso_err err = deso__remap_init(ctx->comm, &a, &b, PL_SCHED_STEPWISE,
                                         &p->r);
+        if (err == DESO_OK) err = deso__remap_shm_attach(&p->r, ctx->rings);
         deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
         if (err != DESO_OK) {
             deso__remap_free(&p->r);

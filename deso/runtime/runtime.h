@@ -387,6 +387,8 @@ struct deso_ctx {
     int64_t nuops, uops_cap;
     deso__exchange_plan *exchange_plans;
     deso__matrix_remap *matrix_remaps;
+    struct deso__pair_rings *rings;   /* the matrix remaps' shared-memory */
+                              /* rings, or NULL (MPI messages): deso_init */
     struct deso__part *parts; /* part.c: partitions layouts may name        */
     struct deso__sparse *sparse;  /* part.c: sparse products' facts         */
     int64_t flushes;

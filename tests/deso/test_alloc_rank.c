@@ -9,6 +9,9 @@
  *     force of a new DAG, and the force that replays its plan (which, in
  *     modes none and full, must allocate nothing at all, except under
  *     AddressSanitizer, where nothing is recycled);
+ *   - a triangular solve's force that remaps its matrix, on the
+ *     shared-memory rings and on MPI messages (the remap's plan, made in
+ *     the preparation, takes the rings there);
  *   - the reads that move data after their force: deso_vec_gather (to one
  *     root and to every rank) and deso_mat_gather (their forces are the
  *     force walks' business: here nothing is pending), and
@@ -33,6 +36,7 @@
 #include "test_util.h"
 
 #define N 11
+#define NT 195
 
 /* Under AddressSanitizer nothing is recycled (deso/runtime/recycle.c), so
  * there a replayed force allocates its views like any other.            */
@@ -139,57 +143,90 @@ static deso_err cg_iteration(deso_ctx *ctx, deso_mat *A, int victim, int n,
     return e;
 }
 
-/* A context in `mode` with block size 2 on the default grid.           */
-static deso_ctx *nb2_context(deso_mode mode)
+/* A triangular solve's force: x = T^-1 v with T made for it, of NT rows
+ * (block folding: blocks of more than 64 rows up to P = 3), so that each
+ * force remaps a new matrix for dtrsv and a failure may hit its remap's
+ * plan (on shared memory, its rings).                                   */
+static deso_err trsv_iteration(deso_ctx *ctx, deso_mat *A, int victim, int n,
+                               int *injected, double *x0, int *good)
+{
+    (void)A;
+    deso_mat *T = NULL;
+    deso_vec *x = NULL;
+    OK_LOCAL(deso_mat_from_fn(ctx, NT, NT, fa, NULL, &T));
+    OK_LOCAL(deso_vec_from_fn(ctx, NT, fx, NULL, &x));
+    OK_LOCAL(deso_dtrsv(DESO_COL_MAJOR, DESO_LOWER, DESO_NO_TRANS,
+                        DESO_NON_UNIT, NT, T, NT, x, 1));
+    long before = deso__alloc_injected();
+    if (n >= 0) arm(victim, n);
+    deso_err e = deso_vec_get(x, NT - 1, x0);
+    *injected = disarm(before);
+    OK_LOCAL(deso_vec_destroy(&x));
+    OK_LOCAL(deso_mat_destroy(&T));
+    return e;
+}
+
+typedef deso_err (*iteration_fn)(deso_ctx *ctx, deso_mat *A, int victim,
+                                 int n, int *injected, double *out,
+                                 int *good);
+
+/* A context in `mode` with block size nb on the default grid.           */
+static deso_ctx *nb_context(deso_mode mode, int64_t nb)
 {
     deso_options o;
     deso_options_default(&o);
     o.mode = mode;
-    o.nb = 2;
+    o.nb = nb;
     deso_ctx *ctx = NULL;
     TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
     return ctx;
 }
 
-/* A context in `mode` with the CG matrix A, nothing forced yet.          */
-static deso_ctx *cg_context(deso_mode mode, deso_mat **A)
+static deso_ctx *nb2_context(deso_mode mode) { return nb_context(mode, 2); }
+
+/* A context in `mode` with the CG matrix A, nothing forced yet; block
+ * folding for the triangular solve's walk (its matrix is remapped).     */
+static deso_ctx *cg_context(deso_mode mode, deso_mat **A, iteration_fn it)
 {
-    deso_ctx *ctx = nb2_context(mode);
+    deso_ctx *ctx = it == trsv_iteration ? nb_context(mode, DESO_NB_BLOCK)
+                                         : nb2_context(mode);
     TU_OK(deso_mat_from_fn(ctx, N, N, fa, NULL, A));
     return ctx;
 }
 
-/* Walks one-rank failures through a CG iteration's force; `replay`: a
+/* Walks one-rank failures through an iteration's force (a CG one, or a
+ * triangular solve's); `replay`: a
  * first iteration (not injected) makes the plan the injected one replays;
  * else the result to check comes from another context, and the walked one
  * has never forced this DAG, so its first injected force plans anew.
  * Returns the failures injected.                                          */
-static int walk_force(deso_mode mode, int victim, int replay)
+static int walk_force(deso_mode mode, int victim, int replay,
+                      iteration_fn it)
 {
     deso_mat *A;
     double want = 0.0, got = 0.0;
     int injected, good = 1, any;
-    deso_ctx *ctx = cg_context(mode, &A);
-    deso_err e = cg_iteration(ctx, A, victim, -1, &injected, &want, &good);
+    deso_ctx *ctx = cg_context(mode, &A, it);
+    deso_err e = it(ctx, A, victim, -1, &injected, &want, &good);
     assert_true(agreed(e, 0, victim, 0, good, &any));
     if (!replay) {
         TU_OK(deso_finalize(&ctx));
-        ctx = cg_context(mode, &A);
+        ctx = cg_context(mode, &A, it);
     }
     int failures = 0, done = 0;
     for (int n = 0; n < 100000 && !done; n++) {
         if (replay) {
-            e = cg_iteration(ctx, A, victim, -1, &injected, &got, &good);
+            e = it(ctx, A, victim, -1, &injected, &got, &good);
             good &= e == DESO_OK;
         }
         got = -1.0;
-        e = cg_iteration(ctx, A, victim, n, &injected, &got, &good);
+        e = it(ctx, A, victim, n, &injected, &got, &good);
         assert_true(agreed(e, injected, victim, 0, good, &any));
         done = !any;
         failures += !done;
         good = !done || tu_srel(got, want) < 1e-12;
     }
-    e = cg_iteration(ctx, A, victim, -1, &injected, &got, &good);  /* usable */
+    e = it(ctx, A, victim, -1, &injected, &got, &good);  /* usable */
     good &= tu_srel(got, want) < 1e-12;
     assert_true(agreed(e, 0, victim, 0, good, &any) && done);
     TU_OK(deso_finalize(&ctx));
@@ -210,7 +247,7 @@ static void test_force(void **state)
         for (int replay = 0; replay < 2; replay++)
             for (int k = 0; k < nvictims(); k++) {
                 int victim = k == 0 ? np - 1 : 0;
-                int f = walk_force(modes[m], victim, replay);
+                int f = walk_force(modes[m], victim, replay, cg_iteration);
                 if (me == 0)
                     print_message("force (%s, %s), failing on rank %d: %d "
                                   "failures injected\n",
@@ -224,6 +261,30 @@ static void test_force(void **state)
                     assert_true(tu_all(f > 0));
                 else
                     assert_true(tu_all(f == 0));
+            }
+}
+
+/* The triangular solve's force, whose matrix is remapped: on the
+ * shared-memory rings (taken by the remap's plan in the preparation, so
+ * that a failure there is agreed by the force) and on MPI messages.     */
+static void test_force_trsv(void **state)
+{
+    (void)state;
+    for (int shm = 1; shm >= 0; shm--)
+        for (int replay = 0; replay < 2; replay++)
+            for (int k = 0; k < nvictims(); k++) {
+                setenv("DESO_REMAP_SHM", shm ? "1" : "0", 1);
+                int victim = k == 0 ? np - 1 : 0;
+                int f = walk_force(DESO_MODE_NONE, victim, replay,
+                                   trsv_iteration);
+                unsetenv("DESO_REMAP_SHM");
+                if (me == 0)
+                    print_message("dtrsv force (%s, %s), failing on rank "
+                                  "%d: %d failures injected\n",
+                                  shm ? "shared memory" : "MPI",
+                                  replay ? "replayed plan" : "new plan",
+                                  victim, f);
+                if (!replay) assert_true(tu_all(f > 0));
             }
 }
 
@@ -638,6 +699,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_force),
+        cmocka_unit_test(test_force_trsv),
         cmocka_unit_test(test_reads),
         cmocka_unit_test(test_remap),
         cmocka_unit_test(test_remap_pull),

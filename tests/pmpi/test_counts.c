@@ -5,7 +5,8 @@
  * message per communicator, counted by its rank 0, of m x (ranks - 1)
  * bytes, twice that for all-reduce and all-gather.  Sums over the ranks
  * must equal deso_stats' sums exactly, over a window of CG iterations
- * (new plans and replays), in every optimiser mode and on every grid.
+ * (new plans and replays), in every optimiser mode and on every grid, over
+ * executions of a remap, and over forces that remap a matrix for dtrsv.
  * Remap messages on the shared-memory transport make no MPI call; deso
  * reports them apart (msgs_shm, bytes_shm) and they are subtracted here.
  * Run with the interposer preloaded (make check-counts).
@@ -241,6 +242,58 @@ static void test_remap_counts(void **state)
     run_remap(1);
 }
 
+/* Forces whose dtrsv remaps its matrix (block folding: blocks of more
+ * than 64 rows at every P here) and whose dger makes the next force
+ * remap it again: the runtime's remaps, on the rings that deso_init set
+ * up (no MPI call) or on MPI messages.                                   */
+static void run_trsv(int shm)
+{
+    setenv("DESO_REMAP_SHM", shm ? "1" : "0", 1);
+    deso_ctx *ctx = tu_ctx(0, 0, DESO_NB_BLOCK);
+    unsetenv("DESO_REMAP_SHM");
+    const int64_t n = 300;
+    deso_mat *A;
+    deso_vec *x;
+    TU_OK(deso_mat_from_fn(ctx, n, n, a_fn, NULL, &A));
+    TU_OK(deso_vec_from_fn(ctx, n, b_fn, NULL, &x));
+    TU_OK(deso_flush(ctx));
+    deso_stats_reset();
+    api.reset();
+    window_failed = 0;
+    for (int k = 0; k < 3; k++) {
+        WOK(deso_dtrsv(DESO_COL_MAJOR, DESO_LOWER, DESO_NO_TRANS,
+                       DESO_NON_UNIT, n, A, n, x, 1));
+        WOK(deso_dger(DESO_COL_MAJOR, n, n, 1e-3, x, 1, x, 1, A, n));
+        WOK(deso_flush(ctx));
+    }
+    int foreign = 0;
+    counts seen = observed(&foreign);
+    counts said = reported();
+    deso_stats st;
+    TU_OK(deso_stats_get(&st));
+    assert_true(tu_all(!window_failed && !foreign));
+    int on_shm = st.msgs_shm > 0;
+    MPI_Allreduce(MPI_IN_PLACE, &on_shm, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    sum(&seen);
+    sum(&said);
+    if (memcmp(&seen, &said, sizeof seen) != 0)
+        print_error("trsv shm %d: MPI saw p2p %lld msgs %lld B, coll %lld "
+                    "msgs %lld B; deso says p2p %lld msgs %lld B, coll %lld "
+                    "msgs %lld B\n", shm, seen.msgs_p2p, seen.bytes_p2p,
+                    seen.msgs_coll, seen.bytes_coll, said.msgs_p2p,
+                    said.bytes_p2p, said.msgs_coll, said.bytes_coll);
+    assert_true(memcmp(&seen, &said, sizeof seen) == 0);
+    assert_true(on_shm == (shm && tu_one_node()));
+    TU_OK(deso_finalize(&ctx));
+}
+
+static void test_runtime_remap_counts(void **state)
+{
+    (void)state;
+    run_trsv(0);
+    run_trsv(1);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -250,8 +303,9 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 1;
     }
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_cg_counts),
-                                       cmocka_unit_test(test_remap_counts)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cg_counts), cmocka_unit_test(test_remap_counts),
+        cmocka_unit_test(test_runtime_remap_counts)};
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     MPI_Finalize();
     return rc;
