@@ -28,6 +28,7 @@ static bool call_equal(const deso__rcall *a, const deso__rcall *b)
 static deso__rcall *log_next(deso_ctx *ctx)
 {
     deso__rlog *L = &ctx->rlog[ctx->rlog_cur];
+    if (!ctx->replay) return NULL;      /* nothing will be armed          */
     if (L->n == DESO__REPLAY_CALLS) {
         L->over = true;
         return NULL;
