@@ -317,11 +317,9 @@ deso_err deso__remap_shm_finish(deso__remap *r, bool use, bool grow)
         deso__remap_drop_plan(r);
         return DESO_OK;                  /* the plan stays on MPI         */
     }
-    /* MPI's whole-step buffers are not needed any more.                  */
-    free(r->sendbuf);
-    free(r->recvbuf);
-    r->sendbuf = r->recvbuf = NULL;
-    r->sendbuf_len = r->recvbuf_len = 0;
+    /* MPI's whole-step buffers are not needed any more: kept for the
+     * next remap on the communicator that goes over MPI.                 */
+    deso__remap_keep_buffers(r, s->cache);
     return DESO_OK;
 }
 
