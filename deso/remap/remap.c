@@ -328,10 +328,29 @@ deso_err deso__remap_init_nd_keep(MPI_Comm comm, deso__comm_cache *cache,
 
 void deso__remap_keep_buffers(deso__remap *r, deso__comm_cache *cache)
 {
-    deso__buf_keep(cache, DESO__BUF_SEND, r->sendbuf, r->sendbuf_len);
-    deso__buf_keep(cache, DESO__BUF_RECV, r->recvbuf, r->recvbuf_len);
+    bool send_cold = r->cold & (1u << DESO__BUF_SEND);
+    bool recv_cold = r->cold & (1u << DESO__BUF_RECV);
+    deso__buf_keep(send_cold ? NULL : cache, DESO__BUF_SEND, r->sendbuf,
+                   r->sendbuf_len);
+    deso__buf_keep(recv_cold ? NULL : cache, DESO__BUF_RECV, r->recvbuf,
+                   r->recvbuf_len);
     r->sendbuf = r->recvbuf = NULL;
     r->sendbuf_len = r->recvbuf_len = 0;
+    r->cold = 0;
+}
+
+/* One write a page (4 KiB, the smallest) maps every page of buf.        */
+static void touch(double *buf, int64_t len)
+{
+    const int64_t page = 4096 / (int64_t)sizeof(double);
+    for (int64_t i = 0; i < len; i += page) buf[i] = 0.0;
+}
+
+void deso__remap_warm_buffers(deso__remap *r)
+{
+    if (r->cold & (1u << DESO__BUF_SEND)) touch(r->sendbuf, r->sendbuf_len);
+    if (r->cold & (1u << DESO__BUF_RECV)) touch(r->recvbuf, r->recvbuf_len);
+    r->cold = 0;
 }
 
 /* Whether two d-dimensional layouts are the same (extents included).   */
@@ -444,7 +463,7 @@ static deso_err compile_plan(deso__remap *out, pl_remap_rank *plan, bool keep)
  * a large buffer was half of planning a large remap; untouched, its
  * pages cost nothing when the shared-memory transport gives it up.     */
 static double *buffer(deso__comm_cache *cache, deso__buf_kind kind,
-                      int64_t *len)
+                      int64_t *len, unsigned char *cold)
 {
     int64_t kept = 0;
     double *b = deso__buf_take(cache, kind, *len, &kept);
@@ -452,6 +471,7 @@ static double *buffer(deso__comm_cache *cache, deso__buf_kind kind,
         *len = kept;
         return b;
     }
+    *cold |= (unsigned char)(1u << kind);
     return deso__malloc((size_t)*len * sizeof(double));
 }
 
@@ -467,8 +487,10 @@ static deso_err plan_local(const layouts *l, pl_sched_kind kind, bool keep,
     deso_err e = compile_plan(out, &plan, keep);
     if (e != DESO_OK) return e;
     if (!lay_out_steps(out)) goto nomem;
-    out->sendbuf = buffer(cache, DESO__BUF_SEND, &out->sendbuf_len);
-    out->recvbuf = buffer(cache, DESO__BUF_RECV, &out->recvbuf_len);
+    out->sendbuf = buffer(cache, DESO__BUF_SEND, &out->sendbuf_len,
+                          &out->cold);
+    out->recvbuf = buffer(cache, DESO__BUF_RECV, &out->recvbuf_len,
+                          &out->cold);
     /* One block: the requests, then their messages (freed with reqs). */
     out->reqs = deso__calloc(1, (size_t)out->max_reqs *
                                 (sizeof *out->reqs + sizeof *out->req_msg));

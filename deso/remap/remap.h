@@ -62,6 +62,7 @@ typedef struct deso__remap {
     deso__remap_step *steps;
     double *sendbuf, *recvbuf;  /* hold the largest step's messages        */
     int64_t sendbuf_len, recvbuf_len;   /* their lengths (maybe more)      */
+    unsigned char cold;    /* untouched new buffers: bit 0 send, 1 receive  */
     int max_reqs;          /* largest nsend + nrecv of one step            */
     /* Fusion (flat arrays only): the self copy interleaved, in chunks of
      * 4096 elements of the array it shares, with the packs of the first
@@ -118,10 +119,17 @@ deso_err deso__remap_init_nd_keep(MPI_Comm comm,
                                   pl_sched_kind kind, deso__remap *out);
 
 /* Hands r's send and receive buffers to `cache` for the next remap on its
- * communicator (deso__buf_keep: cache NULL frees them); r has none after.
- * Local.  For a remap about to be freed, or one that no longer needs
- * them (the shared-memory transport).                                    */
+ * communicator (deso__buf_keep: cache NULL frees them), those whose pages
+ * were never touched excepted (freed: untouched, they cost nothing to
+ * make again); r has none after.  Local.  For a remap about to be freed,
+ * or one that no longer needs them (the shared-memory transport).       */
 void deso__remap_keep_buffers(deso__remap *r, struct deso__comm_cache *cache);
+
+/* Maps the pages of r's new buffers (one write a page; local), so that
+ * the remap's first execution costs what a replay does and the buffers
+ * it leaves to its communicator's next remap are mapped too.  For a
+ * remap that stays on MPI, once its creation is agreed.                  */
+void deso__remap_warm_buffers(deso__remap *r);
 
 /* Plans rank me's part of the remap src -> dst as deso__remap_init does
  * on a communicator of `size` ranks, without one (and times it, t_plan):

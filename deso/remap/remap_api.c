@@ -371,6 +371,8 @@ static deso_err create(MPI_Comm comm, const create_args *a,
         free_handle(h);
         return verdict;
     }
+    /* Set-up the communicator's next remaps take over (comm_cache.h).   */
+    if (h->r.shm == NULL) deso__remap_warm_buffers(&h->r);
     h->t_plan = h->r.t_plan;
     h->t_setup = MPI_Wtime() - t0 - h->t_plan;
     *out = h;
