@@ -10,7 +10,13 @@
  * (collectively) only when some rank has too few free slots.  A slot is
  * reused only by a remap created after the one that gave it back, and
  * creating a remap agrees over the communicator before it touches its
- * rings, so no rank still reads a slot's old contents.                  */
+ * rings, so no rank still reads a slot's old contents.
+ *
+ * The MPI transport's message buffers are kept the same way, but locally:
+ * a destroyed remap leaves its send and receive buffers here and the next
+ * remap takes them, so that only the first remap on a communicator maps
+ * their pages.  A taken buffer leaves the cache, so two live remaps never
+ * share one.                                                             */
 #include "deso/remap/comm_cache.h"
 
 #include <stdlib.h>
@@ -42,6 +48,8 @@ struct deso__comm_cache {
     int64_t bytes;           /* one slot (0 until the first window)       */
     int nwin;
     pool_win win[MAX_WIN];
+    double *buf[2];          /* kept buffers, per deso__buf_kind          */
+    int64_t buf_len[2];      /* their lengths (doubles)                   */
 };
 
 static int live;             /* caches in this process                    */
@@ -54,6 +62,8 @@ MPI_Comm deso__comm_cache_comm(const deso__comm_cache *c) { return c->dup; }
 void deso__comm_cache_release(deso__comm_cache *c)
 {
     if (c == NULL || --c->refs > 0) return;
+    free(c->buf[DESO__BUF_SEND]);
+    free(c->buf[DESO__BUF_RECV]);
     for (int w = 0; w < c->nwin; w++) {
         MPI_Win_free(&c->win[w].win);
         free(c->win[w].used);
@@ -213,4 +223,31 @@ char *deso__ring_peer(const deso__comm_cache *c, int win, int rank,
         return NULL;
     }
     return qb + slot * c->bytes;
+}
+
+double *deso__buf_take(deso__comm_cache *c, deso__buf_kind kind,
+                       int64_t need, int64_t *len)
+{
+    if (c == NULL || need <= 0 || c->buf[kind] == NULL) return NULL;
+    double *b = c->buf[kind];
+    *len = c->buf_len[kind];
+    c->buf[kind] = NULL;
+    c->buf_len[kind] = 0;
+    if (*len >= need) return b;
+    /* Too small: freed now rather than held beside the new one.          */
+    free(b);
+    return NULL;
+}
+
+void deso__buf_keep(deso__comm_cache *c, deso__buf_kind kind, double *buf,
+                    int64_t len)
+{
+    if (buf == NULL) return;
+    if (c == NULL || len <= 0 || len < c->buf_len[kind]) {
+        free(buf);
+        return;
+    }
+    free(c->buf[kind]);
+    c->buf[kind] = buf;
+    c->buf_len[kind] = len;
 }

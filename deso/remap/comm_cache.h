@@ -1,9 +1,10 @@
 /* deso/remap/comm_cache.h: what the public remaps keep per user
- * communicator (internal): the duplicate their messages use and a pool of
- * shared-memory rings, so that only the first remap on a communicator pays
- * for MPI_Comm_dup and MPI_Win_allocate_shared.  Kept in an attribute of
- * the user's communicator and freed with it (or with the last remap that
- * still uses it, if that comes later).                                   */
+ * communicator (internal): the duplicate their messages use, a pool of
+ * shared-memory rings and the MPI transport's last message buffers, so
+ * that only the first remap on a communicator pays for MPI_Comm_dup,
+ * MPI_Win_allocate_shared and mapping the buffers' pages.  Kept in an
+ * attribute of the user's communicator and freed with it (or with the
+ * last remap that still uses it, if that comes later).                   */
 #ifndef DESO_REMAP_COMM_CACHE_H
 #define DESO_REMAP_COMM_CACHE_H
 
@@ -22,6 +23,9 @@ typedef struct deso__ring {
     int64_t slot;
     char *at;                /* its address here                          */
 } deso__ring;
+
+/* The MPI transport's two message buffers.                             */
+typedef enum deso__buf_kind { DESO__BUF_SEND, DESO__BUF_RECV } deso__buf_kind;
 
 /* comm's cache, with a reference for the caller.  Collective the first
  * time on comm (MPI_Comm_dup, errors returned on the duplicate); then
@@ -59,6 +63,20 @@ void deso__ring_give(deso__comm_cache *c, const deso__ring *r, int64_t n);
  * (MPI failed; *e says why).                                             */
 char *deso__ring_peer(const deso__comm_cache *c, int win, int rank,
                       int64_t slot, deso_err *e);
+
+/* The kept buffer of `kind` (local; it leaves the cache) when it holds
+ * at least `need` > 0 doubles (*len: how many), else NULL (a kept buffer
+ * too small is freed).  NULL-safe (NULL).                                */
+double *deso__buf_take(deso__comm_cache *c, deso__buf_kind kind,
+                       int64_t need, int64_t *len);
+
+/* Keeps buf (len doubles, from deso__malloc) for the next remap that
+ * takes one of `kind`, or frees it: of it and the one kept, the larger
+ * stays, so a communicator holds at most one buffer of each kind, no
+ * larger than its largest remap's.  Local; c NULL frees it; buf NULL
+ * does nothing.  The cache frees what it holds when it goes.             */
+void deso__buf_keep(deso__comm_cache *c, deso__buf_kind kind, double *buf,
+                    int64_t len);
 
 /* How many caches exist in this process, for tests: one per communicator
  * that ran a remap, gone once it and its remaps are freed.               */

@@ -10,7 +10,9 @@
  * with the first step's packing or unpacking: one pass over the array the
  * two share, in cache-sized chunks (see deso__remap.fuse).  Identical
  * layouts out of place are one memcpy per rank.  Buffers hold one step's
- * messages and are made at plan time, so execution allocates nothing.
+ * messages and are made at plan time (or, for the public remaps, taken
+ * from the ones a destroyed remap left on the communicator, comm_cache.h),
+ * so execution allocates nothing.
  *
  * When every rank is on one node the public API switches a plan to the
  * shared-memory transport instead (remap_shm.c: chunked rings, no MPI
@@ -30,6 +32,7 @@
 #include "placement/alloc.h"
 #include "placement/errors.h"
 #include "deso/core/mpi.h"
+#include "deso/remap/comm_cache.h"
 #include "deso/core/stats.h"
 
 /* A message with one run that stays contiguous under the caller's ld can
@@ -295,30 +298,60 @@ typedef struct layouts {
 } layouts;
 
 static deso_err remap_init(MPI_Comm comm, const layouts *l,
-                           pl_sched_kind kind, bool keep, deso__remap *out);
+                           pl_sched_kind kind, deso__comm_cache *cache,
+                           bool keep, deso__remap *out);
 
 deso_err deso__remap_init(MPI_Comm comm, const pl_bc_layout *src,
                           const pl_bc_layout *dst, pl_sched_kind kind,
                           deso__remap *out)
 {
     layouts l = { src, dst, NULL, NULL };
-    return remap_init(comm, &l, kind, false, out);
+    return remap_init(comm, &l, kind, NULL, false, out);
 }
 
-deso_err deso__remap_init_keep(MPI_Comm comm, const pl_bc_layout *src,
+deso_err deso__remap_init_keep(MPI_Comm comm, deso__comm_cache *cache,
+                               const pl_bc_layout *src,
                                const pl_bc_layout *dst, pl_sched_kind kind,
                                deso__remap *out)
 {
     layouts l = { src, dst, NULL, NULL };
-    return remap_init(comm, &l, kind, true, out);
+    return remap_init(comm, &l, kind, cache, true, out);
 }
 
-deso_err deso__remap_init_nd_keep(MPI_Comm comm, const pl_nd_layout *src,
+deso_err deso__remap_init_nd_keep(MPI_Comm comm, deso__comm_cache *cache,
+                                  const pl_nd_layout *src,
                                   const pl_nd_layout *dst,
                                   pl_sched_kind kind, deso__remap *out)
 {
     layouts l = { NULL, NULL, src, dst };
-    return remap_init(comm, &l, kind, true, out);
+    return remap_init(comm, &l, kind, cache, true, out);
+}
+
+void deso__remap_keep_buffers(deso__remap *r, deso__comm_cache *cache)
+{
+    bool send_cold = r->cold & (1u << DESO__BUF_SEND);
+    bool recv_cold = r->cold & (1u << DESO__BUF_RECV);
+    deso__buf_keep(send_cold ? NULL : cache, DESO__BUF_SEND, r->sendbuf,
+                   r->sendbuf_len);
+    deso__buf_keep(recv_cold ? NULL : cache, DESO__BUF_RECV, r->recvbuf,
+                   r->recvbuf_len);
+    r->sendbuf = r->recvbuf = NULL;
+    r->sendbuf_len = r->recvbuf_len = 0;
+    r->cold = 0;
+}
+
+/* One write a page (4 KiB, the smallest) maps every page of buf.        */
+static void touch(double *buf, int64_t len)
+{
+    const int64_t page = 4096 / (int64_t)sizeof(double);
+    for (int64_t i = 0; i < len; i += page) buf[i] = 0.0;
+}
+
+void deso__remap_warm_buffers(deso__remap *r)
+{
+    if (r->cold & (1u << DESO__BUF_SEND)) touch(r->sendbuf, r->sendbuf_len);
+    if (r->cold & (1u << DESO__BUF_RECV)) touch(r->recvbuf, r->recvbuf_len);
+    r->cold = 0;
 }
 
 /* Whether two d-dimensional layouts are the same (extents included).   */
@@ -425,10 +458,28 @@ static deso_err compile_plan(deso__remap *out, pl_remap_rank *plan, bool keep)
     return e;
 }
 
+/* A buffer of at least *len doubles: the one cache keeps of `kind` when
+ * large enough, else a new one (*len: the length it has).  Not zeroed:
+ * every element is packed (or received) before it is read, and zeroing
+ * a large buffer was half of planning a large remap; untouched, its
+ * pages cost nothing when the shared-memory transport gives it up.     */
+static double *buffer(deso__comm_cache *cache, deso__buf_kind kind,
+                      int64_t *len, unsigned char *cold)
+{
+    int64_t kept = 0;
+    double *b = deso__buf_take(cache, kind, *len, &kept);
+    if (b != NULL) {
+        *len = kept;
+        return b;
+    }
+    *cold |= (unsigned char)(1u << kind);
+    return deso__malloc((size_t)*len * sizeof(double));
+}
+
 /* Everything deso__remap_init does after asking the communicator for
  * out->me and out->size: local, no MPI call but the clock.             */
 static deso_err plan_local(const layouts *l, pl_sched_kind kind, bool keep,
-                           deso__remap *out)
+                           deso__comm_cache *cache, deso__remap *out)
 {
     double t0 = MPI_Wtime();
     pl_remap_rank plan;
@@ -437,12 +488,10 @@ static deso_err plan_local(const layouts *l, pl_sched_kind kind, bool keep,
     deso_err e = compile_plan(out, &plan, keep);
     if (e != DESO_OK) return e;
     if (!lay_out_steps(out)) goto nomem;
-    /* Not zeroed: every element is packed (or received) before it is
-     * read, and zeroing a large buffer was half of planning a large
-     * remap; untouched, its pages cost nothing when the shared-memory
-     * transport frees it unused.                                         */
-    out->sendbuf = deso__malloc((size_t)out->sendbuf_len * sizeof(double));
-    out->recvbuf = deso__malloc((size_t)out->recvbuf_len * sizeof(double));
+    out->sendbuf = buffer(cache, DESO__BUF_SEND, &out->sendbuf_len,
+                          &out->cold);
+    out->recvbuf = buffer(cache, DESO__BUF_RECV, &out->recvbuf_len,
+                          &out->cold);
     /* One block: the requests, then their messages (freed with reqs). */
     out->reqs = deso__calloc(1, (size_t)out->max_reqs *
                                 (sizeof *out->reqs + sizeof *out->req_msg));
@@ -457,7 +506,8 @@ nomem:
 }
 
 static deso_err remap_init(MPI_Comm comm, const layouts *l,
-                           pl_sched_kind kind, bool keep, deso__remap *out)
+                           pl_sched_kind kind, deso__comm_cache *cache,
+                           bool keep, deso__remap *out)
 {
     DESO_CHECK(out != NULL, DESO_ENULL, "deso__remap_init: out is NULL");
     memset(out, 0, sizeof *out);
@@ -468,7 +518,7 @@ static deso_err remap_init(MPI_Comm comm, const layouts *l,
                  "deso remap: MPI_Comm_rank");
     DESO_MPI_TRY(MPI_Comm_size(comm, &out->size),
                  "deso remap: MPI_Comm_size");
-    deso_err e = plan_local(l, kind, keep, out);
+    deso_err e = plan_local(l, kind, keep, cache, out);
     if (e != DESO_OK) {
         deso__remap_free(out);
         return e;
@@ -487,7 +537,7 @@ static deso_err plan_as(int me, int size, const layouts *l,
                "deso__remap_plan_as: rank %d of %d", me, size);
     out->me = me;
     out->size = size;
-    deso_err e = plan_local(l, kind, false, out);
+    deso_err e = plan_local(l, kind, false, NULL, out);
     if (e != DESO_OK) deso__remap_free(out);
     return e;
 }

@@ -61,7 +61,8 @@ typedef struct deso__remap {
     int nsteps;            /* steps in which this rank takes part           */
     deso__remap_step *steps;
     double *sendbuf, *recvbuf;  /* hold the largest step's messages        */
-    int64_t sendbuf_len, recvbuf_len;
+    int64_t sendbuf_len, recvbuf_len;   /* their lengths (maybe more)      */
+    unsigned char cold;    /* untouched new buffers: bit 0 send, 1 receive  */
     int max_reqs;          /* largest nsend + nrecv of one step            */
     /* Fusion (flat arrays only): the self copy interleaved, in chunks of
      * 4096 elements of the array it shares, with the packs of the first
@@ -98,8 +99,12 @@ deso_err deso__remap_init(MPI_Comm comm, const pl_bc_layout *src,
 
 /* As deso__remap_init, but this rank's planned runs stay in r->plan for
  * deso__remap_shm_prepare (which frees them, as deso__remap_drop_plan
- * does; deso__remap_free too).                                            */
-deso_err deso__remap_init_keep(MPI_Comm comm, const pl_bc_layout *src,
+ * does; deso__remap_free too), and the buffers are the ones `cache` keeps
+ * (comm_cache.h, deso__buf_take) when those are large enough (cache NULL:
+ * new ones).                                                             */
+struct deso__comm_cache;
+deso_err deso__remap_init_keep(MPI_Comm comm, struct deso__comm_cache *cache,
+                               const pl_bc_layout *src,
                                const pl_bc_layout *dst, pl_sched_kind kind,
                                deso__remap *out);
 void deso__remap_drop_plan(deso__remap *r);
@@ -107,9 +112,24 @@ void deso__remap_drop_plan(deso__remap *r);
 /* As deso__remap_init_keep for d-dimensional layouts (placement/remap.h,
  * pl_nd_layout): local arrays are local extent 0 x (the product of the
  * others) matrices.                                                      */
-deso_err deso__remap_init_nd_keep(MPI_Comm comm, const pl_nd_layout *src,
+deso_err deso__remap_init_nd_keep(MPI_Comm comm,
+                                  struct deso__comm_cache *cache,
+                                  const pl_nd_layout *src,
                                   const pl_nd_layout *dst,
                                   pl_sched_kind kind, deso__remap *out);
+
+/* Hands r's send and receive buffers to `cache` for the next remap on its
+ * communicator (deso__buf_keep: cache NULL frees them), those whose pages
+ * were never touched excepted (freed: untouched, they cost nothing to
+ * make again); r has none after.  Local.  For a remap about to be freed,
+ * or one that no longer needs them (the shared-memory transport).       */
+void deso__remap_keep_buffers(deso__remap *r, struct deso__comm_cache *cache);
+
+/* Maps the pages of r's new buffers (one write a page; local), so that
+ * the remap's first execution costs what a replay does and the buffers
+ * it leaves to its communicator's next remap are mapped too.  For a
+ * remap that stays on MPI, once its creation is agreed.                  */
+void deso__remap_warm_buffers(deso__remap *r);
 
 /* Plans rank me's part of the remap src -> dst as deso__remap_init does
  * on a communicator of `size` ranks, without one (and times it, t_plan):
@@ -162,7 +182,6 @@ void deso__remap_free(deso__remap *r);
  * plan stays on MPI; deso_last_error says why.  Both return DESO_OK.  The
  * transport is freed by deso__remap_free (local: the rings go back to the
  * pool, which lives as long as the cache).                              */
-struct deso__comm_cache;
 deso_err deso__remap_shm_prepare(MPI_Comm comm, struct deso__comm_cache *cache,
                                  deso__remap *r, int *ok, int *grow);
 deso_err deso__remap_shm_finish(deso__remap *r, bool use, bool grow);

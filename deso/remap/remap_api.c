@@ -253,6 +253,8 @@ static uint64_t hash_args(const create_args *a, bool ranks)
 static void free_handle(deso_redist *h)
 {
     if (h == NULL) return;
+    /* Warm buffers for the next remap on the communicator.               */
+    deso__remap_keep_buffers(&h->r, h->cache);
     deso__remap_free(&h->r);
     free(h->src_ranks);
     free(h->dst_ranks);
@@ -271,12 +273,13 @@ static deso_err plan_args(const create_args *a, MPI_Comm dup, deso_redist *h)
         DESO_TRY(to_pl_nd(a->dst_nd, &h->dst_ranks, &pd));
         pl_nd_local_extents(&ps, h->me, h->src_ext);
         pl_nd_local_extents(&pd, h->me, h->dst_ext);
-        return deso__remap_init_nd_keep(dup, &ps, &pd, kind, &h->r);
+        return deso__remap_init_nd_keep(dup, h->cache, &ps, &pd, kind,
+                                        &h->r);
     }
     pl_bc_layout ps, pd;
     DESO_TRY(to_pl(a->src, &h->src_ranks, &ps));
     DESO_TRY(to_pl(a->dst, &h->dst_ranks, &pd));
-    DESO_TRY(deso__remap_init_keep(dup, &ps, &pd, kind, &h->r));
+    DESO_TRY(deso__remap_init_keep(dup, h->cache, &ps, &pd, kind, &h->r));
     int64_t ext[2][DESO_ND_MAX] = {
         { h->r.src_rows, h->r.src_cols, 1, 1 },
         { h->r.dst_rows, h->r.dst_cols, 1, 1 } };
@@ -368,6 +371,8 @@ static deso_err create(MPI_Comm comm, const create_args *a,
         free_handle(h);
         return verdict;
     }
+    /* Set-up the communicator's next remaps take over (comm_cache.h).   */
+    if (h->r.shm == NULL) deso__remap_warm_buffers(&h->r);
     h->t_plan = h->r.t_plan;
     h->t_setup = MPI_Wtime() - t0 - h->t_plan;
     *out = h;

@@ -335,7 +335,9 @@ deso_err deso__remap_shm_finish(deso__remap *r, bool use, bool grow)
         deso__remap_drop_plan(r);
         return DESO_OK;                  /* the plan stays on MPI         */
     }
-    drop_mpi_buffers(r);
+    /* MPI's whole-step buffers are not needed any more: kept for the
+     * next remap on the communicator that goes over MPI.                 */
+    deso__remap_keep_buffers(r, s->cache);
     return DESO_OK;
 }
 

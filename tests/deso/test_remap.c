@@ -993,6 +993,59 @@ static void test_setup_cached(void **state)
     assert_all_true(bad == 0);
 }
 
+/* Whether comm's cache keeps a receive buffer, taken once only (a taken
+ * buffer leaves the cache); put back as it was.                        */
+static int recv_buffer_kept_once(MPI_Comm comm)
+{
+    deso__comm_cache *cc = NULL;
+    if (deso__comm_cache_get(comm, &cc) != DESO_OK) return 0;
+    int64_t len = 0, len2 = 0;
+    double *b = deso__buf_take(cc, DESO__BUF_RECV, 1, &len);
+    int once = b != NULL && deso__buf_take(cc, DESO__BUF_RECV, 1, &len2) ==
+                            NULL;
+    deso__buf_keep(cc, DESO__BUF_RECV, b, len);
+    deso__comm_cache_release(cc);
+    return once;
+}
+
+/* On MPI, a destroyed remap's buffers stay on the communicator's cache
+ * for the next remap, which takes them only when large enough (the
+ * destroyed one here is smaller) and alone: two remaps alive at once
+ * after it each compute right, again and again.                        */
+static void test_buffers_kept(void **state)
+{
+    (void)state;
+    use_shm(0);
+    deso_layout s = { .m = 999, .n = 1, .mb = 3, .nb = 1, .pr = np, .pc = 1 };
+    deso_layout t = s;
+    t.mb = 5;
+    deso_layout a = s, b = t;
+    a.m = b.m = 30011 * (int64_t)np;
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    deso_redist *r0 = NULL, *r1 = NULL, *r2 = NULL;
+    int64_t bad = 0;
+    assert_all_true(deso_redist_create(c, &s, &t, DESO_SCHED_GREEDY,
+                                       &r0) == DESO_OK);
+    bad += there_and_back(r0, NULL, &s, &t, 50);
+    deso_redist_destroy(&r0);
+    /* (at P = 1 no rank receives a message: nothing to keep)            */
+    assert_all_true(np == 1 || recv_buffer_kept_once(c));
+    for (int k = 0; k < 2; k++) {        /* the second time: r1's kept   */
+        assert_all_true(deso_redist_create(c, &a, &b, DESO_SCHED_GREEDY,
+                                           &r1) == DESO_OK);
+        assert_all_true(deso_redist_create(c, &b, &a, DESO_SCHED_STEPWISE,
+                                           &r2) == DESO_OK);
+        for (int rep = 0; rep < 2; rep++)
+            bad += there_and_back(r1, r2, &a, &b, 60 + 2 * k + rep);
+        deso_redist_destroy(&r1);
+        deso_redist_destroy(&r2);
+    }
+    MPI_Comm_free(&c);
+    unsetenv("DESO_REMAP_SHM");
+    assert_all_true(bad == 0);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -1011,6 +1064,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_shared_array_api),
         cmocka_unit_test(test_shared_map_fails),
         cmocka_unit_test(test_setup_cached),
+        cmocka_unit_test(test_buffers_kept),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     MPI_Finalize();
