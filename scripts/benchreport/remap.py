@@ -198,10 +198,12 @@ def remap_prose(cases):
         last.append(f"Made and used once (\"one-shot\": the set-up, `time_setup`, the plan,"
                     f" `time_plan`, and the first execution), they took {osr}x pdgemr2d's"
                     " time. The set-up counted there is the agreements alone: the"
-                    " communicator's duplicate and shared-memory rings are made by the first"
-                    " remap on a communicator and kept on it for the next ones (each run"
-                    " makes and destroys one remap of the same layouts first"
-                    + (f"; that first set-up took {first} s" if first else "") + ").")
+                    " communicator's duplicate, its shared-memory rings and the MPI"
+                    " transport's message buffers (mapped page by page when made) are"
+                    " made by the first remap on a communicator and kept on it for the"
+                    " next ones (each run makes and destroys one remap of the same layouts"
+                    " first" + (f"; that first set-up took {first} s" if first else "")
+                    + ").")
     elif osr:
         last.append(f"Made and used once (\"one-shot\": the plan, `time_plan`, plus the first"
                     f" execution), they took {osr}x pdgemr2d's time; setting up the"
