@@ -93,7 +93,8 @@ deso_err deso__pair_rings_create(MPI_Comm comm, deso__pair_rings **out)
     int size = 1, me = 0;
     MPI_Comm_size(comm, &size);
     MPI_Comm_rank(comm, &me);
-    if (size < 2 || !deso__shm_allowed(comm)) return DESO_OK;
+    if (size < 2 || !deso__rings_wanted(comm) || !deso__shm_allowed(comm))
+        return DESO_OK;
     deso__pair_rings tmp = {
         .win = MPI_WIN_NULL, .size = size,
         .bytes = deso__remap_shm_ring_bytes(),

@@ -50,8 +50,9 @@ typedef struct nrun {
 } nrun;
 
 /* A node's run, counted as the executor's: its operands' fills (into
- * fresh, zeroed slots, as a new view is), its result's slot zeroed or
- * holding the updated operand's data, the node.                        */
+ * slots zeroed as a new view is, but for a matrix, which its remap
+ * writes whole), its result's slot zeroed or holding the updated
+ * operand's data, the node.                                            */
 static deso_err node_body(deso_ctx *ctx, void *arg)
 {
     const nrun *r = arg;
@@ -59,7 +60,7 @@ static deso_err node_body(deso_ctx *ctx, void *arg)
     tslot *S = r->T->slot;
     for (int f = 0; f < st->nfill; f++) {
         deso__view *w = S[st->fdst[f]].w;
-        zero(w);
+        if (st->fkind[f] != BLAS_MAT) zero(w);   /* a remap writes it all */
         DESO_TRY(deso__view_fill(ctx, st->fkind[f], S[st->fsrc[f]].w, w));
     }
     deso__node *nd = &r->T->tnd[st->node];
