@@ -186,6 +186,35 @@ static void test_cg_counts(void **state)
         }
 }
 
+/* What MPI saw since api.reset() against deso's statistics, summed over
+ * the ranks (*seen; what names the case in the message); returns whether
+ * the shared-memory transport carried messages on some rank, which must
+ * be when shm asked for it (every rank of these tests is on one node).
+ * Collective.                                                           */
+static int counts_agree(const char *what, int shm, counts *seen)
+{
+    int foreign = 0;
+    *seen = observed(&foreign);
+    counts said = reported();
+    deso_stats st;
+    TU_OK(deso_stats_get(&st));
+    assert_true(tu_all(!window_failed && !foreign));
+    int on_shm = st.msgs_shm > 0;
+    MPI_Allreduce(MPI_IN_PLACE, &on_shm, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    sum(seen);
+    sum(&said);
+    if (memcmp(seen, &said, sizeof said) != 0)
+        print_error("%s shm %d: MPI saw p2p %lld msgs %lld B, coll %lld "
+                    "msgs %lld B; deso says p2p %lld msgs %lld B, coll %lld "
+                    "msgs %lld B\n", what, shm, seen->msgs_p2p,
+                    seen->bytes_p2p, seen->msgs_coll, seen->bytes_coll,
+                    said.msgs_p2p, said.bytes_p2p, said.msgs_coll,
+                    said.bytes_coll);
+    assert_true(memcmp(seen, &said, sizeof said) == 0);
+    assert_true(on_shm == (shm && tu_one_node()));
+    return on_shm;
+}
+
 /* A remap executed in the window, on either transport: on shared memory
  * its messages must be reported as such (no MPI call carries them), on
  * MPI each is one send.                                                   */
@@ -208,26 +237,10 @@ static void run_remap(int shm)
     window_failed = 0;
     for (int k = 0; k < 3; k++)
         WOK(deso_redist_execute(r, a, sm > 0 ? sm : 1, b, dm > 0 ? dm : 1));
-    int foreign = 0;
-    counts seen = observed(&foreign);
-    counts said = reported();
-    deso_stats st;
-    TU_OK(deso_stats_get(&st));
-    assert_true(tu_all(!window_failed && !foreign));
-    int on_shm = st.msgs_shm > 0;
-    MPI_Allreduce(MPI_IN_PLACE, &on_shm, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    sum(&seen);
-    sum(&said);
-    if (memcmp(&seen, &said, sizeof seen) != 0)
-        print_error("remap shm %d: MPI saw p2p %lld msgs %lld B, coll %lld "
-                    "msgs %lld B; deso says p2p %lld msgs %lld B, coll %lld "
-                    "msgs %lld B\n", shm, seen.msgs_p2p, seen.bytes_p2p,
-                    seen.msgs_coll, seen.bytes_coll, said.msgs_p2p,
-                    said.bytes_p2p, said.msgs_coll, said.bytes_coll);
-    assert_true(memcmp(&seen, &said, sizeof seen) == 0);
     /* both transports were exercised: the MPI one sends, the shared-memory
-     * one (every rank of this test is on one node) makes no send at all    */
-    assert_true(on_shm == (shm && tu_one_node()));
+     * one makes no send at all                                             */
+    counts seen;
+    int on_shm = counts_agree("remap", shm, &seen);
     assert_true(on_shm ? seen.msgs_p2p == 0 : seen.msgs_p2p > 0);
     free(a);
     free(b);
@@ -266,24 +279,8 @@ static void run_trsv(int shm)
         WOK(deso_dger(DESO_COL_MAJOR, n, n, 1e-3, x, 1, x, 1, A, n));
         WOK(deso_flush(ctx));
     }
-    int foreign = 0;
-    counts seen = observed(&foreign);
-    counts said = reported();
-    deso_stats st;
-    TU_OK(deso_stats_get(&st));
-    assert_true(tu_all(!window_failed && !foreign));
-    int on_shm = st.msgs_shm > 0;
-    MPI_Allreduce(MPI_IN_PLACE, &on_shm, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    sum(&seen);
-    sum(&said);
-    if (memcmp(&seen, &said, sizeof seen) != 0)
-        print_error("trsv shm %d: MPI saw p2p %lld msgs %lld B, coll %lld "
-                    "msgs %lld B; deso says p2p %lld msgs %lld B, coll %lld "
-                    "msgs %lld B\n", shm, seen.msgs_p2p, seen.bytes_p2p,
-                    seen.msgs_coll, seen.bytes_coll, said.msgs_p2p,
-                    said.bytes_p2p, said.msgs_coll, said.bytes_coll);
-    assert_true(memcmp(&seen, &said, sizeof seen) == 0);
-    assert_true(on_shm == (shm && tu_one_node()));
+    counts seen;
+    (void)counts_agree("trsv", shm, &seen);
     TU_OK(deso_finalize(&ctx));
 }
 
