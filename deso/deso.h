@@ -150,6 +150,13 @@ typedef struct deso_options {
                              /*   same handles replays them (doc/DESIGN.md, */
                              /*   "Replaying an iteration"); < 0 or "0":    */
                              /*   every call is recorded                    */
+    int remap_shm;           /* DESO_REMAP_SHM: unset or > 0 (default): the */
+                             /*   runtime's matrix remaps (dtrsv's          */
+                             /*   refolding, remaps inside a force) run on  */
+                             /*   shared-memory rings when every rank is on */
+                             /*   one node, made at the first force that    */
+                             /*   remaps a matrix; < 0 or "0": on MPI       */
+                             /*   messages (to compare the transports)      */
 } deso_options;
 
 /* Zeroes *opt (every field unset).  Local.                                 */
@@ -218,9 +225,10 @@ typedef struct deso_info {
     const char *ooc_dir;
     deso_partition partition;   /* auto, block or ntg (never default)     */
     double l_scaling;
-    /* 1: the runtime's matrix remaps use shared-memory rings (every rank
-     * on one node, rank 0's DESO_REMAP_SHM not 0, set up by deso_init);
-     * 0: MPI messages.  The same on every rank.                          */
+    /* 1: the runtime's matrix remaps run on shared-memory rings, made at
+     * the first force that remapped a matrix (every rank on one node,
+     * options.remap_shm not off); 0: none yet, or MPI messages.  The same
+     * on every rank.                                                      */
     int remap_shm;
 } deso_info;
 

@@ -40,16 +40,6 @@ static int env_allows(void)
     return v == NULL || strcmp(v, "0") != 0;
 }
 
-int deso__rings_wanted(MPI_Comm comm)
-{
-    const char *v = getenv("DESO_REMAP_SHM");
-    int me = 0, want = 0;
-    MPI_Comm_rank(comm, &me);
-    if (me == 0) want = v != NULL && strcmp(v, "1") == 0;
-    if (MPI_Bcast(&want, 1, MPI_INT, 0, comm) != MPI_SUCCESS) return 0;
-    return want;
-}
-
 int deso__shm_allowed(MPI_Comm comm)
 {
     if (!deso__one_node(comm)) return 0;

@@ -19,12 +19,5 @@ int deso__one_node(MPI_Comm comm);
  * deso__one_node, then (on one node) one all-reduce of three ints, not
  * counted in the statistics.                                             */
 int deso__shm_allowed(MPI_Comm comm);
-/* Whether rank 0's DESO_REMAP_SHM is exactly "1": a context then makes
- * the runtime's matrix remaps' rings at deso_init (deso/remap/
- * pair_rings.h); unset, they stay on MPI messages.  Making them costs
- * every context a node split and a shared window, more than the matrix
- * remaps of most programs save, until they are made at the first force
- * that needs them.  Collective (one broadcast).                         */
-int deso__rings_wanted(MPI_Comm comm);
 
 #endif

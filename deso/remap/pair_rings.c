@@ -25,7 +25,7 @@ struct deso__pair_rings {
     char **part;             /* per rank: its part, mapped here           */
 };
 
-#define WHERE "deso_init (shared-memory rings)"
+#define WHERE "force (the matrix remaps' shared-memory rings)"
 
 void deso__pair_rings_free(deso__pair_rings *pr)
 {
@@ -93,8 +93,7 @@ deso_err deso__pair_rings_create(MPI_Comm comm, deso__pair_rings **out)
     int size = 1, me = 0;
     MPI_Comm_size(comm, &size);
     MPI_Comm_rank(comm, &me);
-    if (size < 2 || !deso__rings_wanted(comm) || !deso__shm_allowed(comm))
-        return DESO_OK;
+    if (size < 2 || !deso__one_node(comm)) return DESO_OK;
     deso__pair_rings tmp = {
         .win = MPI_WIN_NULL, .size = size,
         .bytes = deso__remap_shm_ring_bytes(),
@@ -109,8 +108,9 @@ deso_err deso__pair_rings_create(MPI_Comm comm, deso__pair_rings **out)
     deso_err w = allocate(comm, e == DESO_OK ? need : 0, &tmp, &mine);
     if (w == DESO_OK && e == DESO_OK) w = map_parts(&tmp, need);
     if (w == DESO_OK && e == DESO_OK) clear_mine(&tmp, me, mine);
-    /* Out of memory fails deso_init, as anywhere else in it; a window MPI
-     * cannot give (a small /dev/shm) only keeps the remaps on MPI.       */
+    /* Out of memory (DESO_ENOMEM), or a window MPI cannot give (a small
+     * /dev/shm): no rings on any rank (the caller keeps its remaps on
+     * MPI).                                                               */
     int64_t no_window = w != DESO_OK;
     e = deso__agree(comm, WHERE, e, &no_window, 1);
     if (e != DESO_OK || no_window) {

@@ -20,10 +20,11 @@
 typedef struct deso__pair_rings deso__pair_rings;
 
 /* Rings for every ordered pair of comm's ranks, when every rank is on one
- * node, rank 0's DESO_REMAP_SHM allows it (deso/core/node.h) and comm has
- * more than one rank; else *out is NULL.  Collective over comm: the node
- * facts, one MPI_Win_allocate_shared of size - 1 rings per rank and one
- * agreement (not counted in the statistics: set-up).  Errors, the same on
+ * node (deso/core/node.h) and comm has more than one rank; else *out is
+ * NULL.  Whether they are wanted at all is the caller's (an agreed
+ * option).  Collective over comm: the node facts, one
+ * MPI_Win_allocate_shared of size - 1 rings per rank and one agreement
+ * (not counted in the statistics: set-up).  Errors, the same on
  * every rank: DESO_ENOMEM (some rank's own allocation failed).  When MPI
  * cannot make or map the window on some rank, *out is NULL on every rank
  * (the remaps stay on MPI messages) and DESO_OK is returned.            */

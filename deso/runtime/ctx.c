@@ -114,6 +114,7 @@ static deso_err ctx_configure(deso_ctx *ctx, const deso_options *o)
     ctx->l_scaling = res.l_scaling;
     ctx->measure_collectives = res.measure_collectives > 0;
     ctx->replay = res.replay > 0;
+    ctx->rings_wanted = res.remap_shm > 0;
     return DESO_OK;
 }
 
@@ -149,9 +150,7 @@ static deso_err ctx_setup(deso_ctx *ctx, const deso_options *o)
     DESO_TRY(deso__mpi(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX,
                                      ctx->comm), "MPI_Allreduce"));
     ctx->ooc_any = any != 0;
-    /* Every rank is here together: the matrix remaps' rings are made now,
-     * so that a force never needs an agreement of its own for them.      */
-    return deso__pair_rings_create(ctx->comm, &ctx->rings);
+    return DESO_OK;
 }
 
 deso_err deso__ctx_create(MPI_Comm comm, const deso_options *opt,

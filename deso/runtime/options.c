@@ -172,6 +172,14 @@ static int env_replay(void)
     return e != NULL && strcmp(e, "0") == 0 ? -1 : 1;
 }
 
+/* DESO_REMAP_SHM: unset, empty or anything but 0 puts the runtime's
+ * matrix remaps on shared memory where it can.                           */
+static int env_remap_shm(void)
+{
+    const char *e = getenv("DESO_REMAP_SHM");
+    return e != NULL && strcmp(e, "0") == 0 ? -1 : 1;
+}
+
 deso_err deso__options_resolve(const deso_options *in, int P,
                                deso_options *out, pl_grid *grid)
 {
@@ -213,6 +221,8 @@ deso_err deso__options_resolve(const deso_options *in, int P,
     o.measure_collectives = o.measure_collectives > 0 ? 1 : -1;
     if (o.replay == 0) o.replay = env_replay();
     o.replay = o.replay > 0 ? 1 : -1;
+    if (o.remap_shm == 0) o.remap_shm = env_remap_shm();
+    o.remap_shm = o.remap_shm > 0 ? 1 : -1;
     if (o.max_nodes == 0 && (e = getenv("DESO_MAX_NODES")) && *e)
         DESO_TRY(parse_i64("DESO_MAX_NODES", e, 1, &o.max_nodes));
     if (o.max_nodes == 0) o.max_nodes = 4096;

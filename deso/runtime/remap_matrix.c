@@ -1,12 +1,20 @@
 /* Matrix refolding (e.g. block -> cyclic(b) for trsv): a block-cyclic
  * remap planned by placement/remap.h and run by deso__remap_* (remap.c),
- * cached per layout pair.  When the context has shared-memory rings
- * (deso/remap/pair_rings.h: every rank on one node) the plan takes them
- * as it is made, in the force's preparation: nothing is agreed for it
- * but the preparation's own outcome (the force's agreement), and its
+ * cached per layout pair.
+ *
+ * Shared-memory rings (deso/remap/pair_rings.h: every rank on one node)
+ * are made at the first matrix remap a force executes, not at deso_init:
+ * a node split and a shared window cost more than most contexts' remaps
+ * would save, and most contexts never remap a matrix.  That point is
+ * safe for collectives: once the force's agreement has passed, every
+ * rank executes the same remaps in the same order.  The plans prepared
+ * before then take the rings there, under one agreement of their own;
+ * a plan made later takes them as it is made, in the force's
+ * preparation, where the force's agreement covers it.  Either way its
  * executions call no MPI function.                                       */
 #include <stdlib.h>
 
+#include "deso/core/agree.h"
 #include "deso/runtime/runtime.h"
 #include "deso/remap/pair_rings.h"
 #include "placement/alloc.h"
@@ -65,9 +73,46 @@ deso_err deso__mat_remap_plan(deso_ctx *ctx, const blas_layout *src,
     return DESO_OK;
 }
 
+/* Every cached plan put on the rings, with the outcome agreed: a rank
+ * that failed leaves the plans half on the rings, so every rank drops
+ * them all, with the rings, before any of their data moves.              */
+static deso_err plans_on_rings(deso_ctx *ctx)
+{
+    deso_err local = DESO_OK;
+    for (deso__matrix_remap *p = ctx->matrix_remaps; p != NULL; p = p->next) {
+        deso_err e = deso__remap_shm_attach(&p->r, ctx->rings);
+        if (local == DESO_OK) local = e;
+    }
+    deso_err err = deso__agree(ctx->comm, "force (matrix remaps on shared "
+                               "memory)", local, NULL, 0);
+    if (err != DESO_OK) {
+        deso__matrix_remaps_free(ctx);
+        deso__pair_rings_free(ctx->rings);
+        ctx->rings = NULL;
+    }
+    return err;
+}
+
+/* The rings, on every rank or on none, once per context.  A rank that
+ * cannot make its part leaves the remaps on MPI messages; only putting
+ * the plans on them can fail the force (DESO_ENOMEM, agreed).           */
+static deso_err rings_ready(deso_ctx *ctx)
+{
+    if (ctx->rings_tried || !ctx->rings_wanted) return DESO_OK;
+    ctx->rings_tried = true;
+    double t0 = deso__now();
+    deso_err err = DESO_OK;
+    if (deso__pair_rings_create(ctx->comm, &ctx->rings) == DESO_OK &&
+        ctx->rings != NULL)
+        err = plans_on_rings(ctx);
+    deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
+    return err;
+}
+
 deso_err deso__mat_remap(deso_ctx *ctx, const deso__view *src,
                          deso__view *dst)
 {
+    DESO_TRY(rings_ready(ctx));
     deso__remap *r;
     DESO_TRY(deso__mat_remap_plan(ctx, &src->lay, &dst->lay, &r));
     int64_t sld = src->rows > 1 ? src->rows : 1;

@@ -388,7 +388,9 @@ struct deso_ctx {
     deso__exchange_plan *exchange_plans;
     deso__matrix_remap *matrix_remaps;
     struct deso__pair_rings *rings;   /* the matrix remaps' shared-memory */
-                              /* rings, or NULL (MPI messages): deso_init */
+                              /* rings, or NULL (MPI messages)            */
+    bool rings_wanted;        /* options: rings at the first matrix remap   */
+    bool rings_tried;         /* ... which has come (remap_matrix.c)        */
     struct deso__part *parts; /* part.c: partitions layouts may name        */
     struct deso__sparse *sparse;  /* part.c: sparse products' facts         */
     int64_t flushes;
