@@ -154,8 +154,8 @@ typedef struct deso_options {
                              /*   runtime's matrix remaps (dtrsv's          */
                              /*   refolding, remaps inside a force) run on  */
                              /*   shared-memory rings when every rank is on */
-                             /*   one node, made at the first force that    */
-                             /*   remaps a matrix; < 0 or "0": on MPI       */
+                             /*   one node, made at the context's second    */
+                             /*   matrix remap; < 0 or "0": on MPI          */
                              /*   messages (to compare the transports)      */
 } deso_options;
 
@@ -226,8 +226,8 @@ typedef struct deso_info {
     deso_partition partition;   /* auto, block or ntg (never default)     */
     double l_scaling;
     /* 1: the runtime's matrix remaps run on shared-memory rings, made at
-     * the first force that remapped a matrix (every rank on one node,
-     * options.remap_shm not off); 0: none yet, or MPI messages.  The same
+     * the context's second matrix remap (every rank on one node,
+     * options.remap_shm not off); 0: not yet, or MPI messages.  The same
      * on every rank.                                                      */
     int remap_shm;
 } deso_info;

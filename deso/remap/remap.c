@@ -17,7 +17,7 @@
  * When every rank is on one node the public API switches a plan to the
  * shared-memory transport instead (remap_shm.c: chunked rings, no MPI
  * call during an execution), and so do the runtime's matrix remaps, on
- * the rings their context made at its first matrix remap (pair_rings.h).
+ * the rings their context made at its second matrix remap (pair_rings.h).
  *
  * Measured and rejected (MPICH 4.0 ch4:ucx, shared memory, P = 2): MPI
  * derived datatypes (MPI_Type_vector / indexed) instead of pack + unpack

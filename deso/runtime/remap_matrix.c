@@ -3,11 +3,14 @@
  * cached per layout pair.
  *
  * Shared-memory rings (deso/remap/pair_rings.h: every rank on one node)
- * are made at the first matrix remap a force executes, not at deso_init:
- * a node split and a shared window cost more than most contexts' remaps
- * would save, and most contexts never remap a matrix.  That point is
- * safe for collectives: once the force's agreement has passed, every
- * rank executes the same remaps in the same order.  The plans prepared
+ * are made at the second matrix remap a context executes, not at
+ * deso_init: the node split and the shared window cost about five times
+ * what the rings save on one refolding (deso-cg --precond ssor at P = 2:
+ * 4.3 M instructions against 0.8 M), most contexts never remap a matrix,
+ * and one that remaps twice is likely to go on (a dtrsv whose matrix a
+ * dger keeps updating remaps at every force).  That point is safe for
+ * collectives: once the force's agreement has passed, every rank
+ * executes the same remaps in the same order.  The plans prepared
  * before then take the rings there, under one agreement of their own;
  * a plan made later takes them as it is made, in the force's
  * preparation, where the force's agreement covers it.  Either way its
@@ -98,7 +101,9 @@ static deso_err plans_on_rings(deso_ctx *ctx)
  * the plans on them can fail the force (DESO_ENOMEM, agreed).           */
 static deso_err rings_ready(deso_ctx *ctx)
 {
-    if (ctx->rings_tried || !ctx->rings_wanted) return DESO_OK;
+    if (ctx->rings_tried || !ctx->rings_wanted ||
+        ctx->matrix_remaps_run++ == 0)
+        return DESO_OK;
     ctx->rings_tried = true;
     double t0 = deso__now();
     deso_err err = DESO_OK;

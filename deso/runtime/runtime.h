@@ -389,8 +389,9 @@ struct deso_ctx {
     deso__matrix_remap *matrix_remaps;
     struct deso__pair_rings *rings;   /* the matrix remaps' shared-memory */
                               /* rings, or NULL (MPI messages)            */
-    bool rings_wanted;        /* options: rings at the first matrix remap   */
+    bool rings_wanted;        /* options: rings at the second matrix remap  */
     bool rings_tried;         /* ... which has come (remap_matrix.c)        */
+    int64_t matrix_remaps_run;  /* executed, until then                     */
     struct deso__part *parts; /* part.c: partitions layouts may name        */
     struct deso__sparse *sparse;  /* part.c: sparse products' facts         */
     int64_t flushes;

@@ -1,5 +1,5 @@
 /* The runtime's matrix remaps on both transports: the shared-memory rings
- * a context makes by default at its first matrix remap when every rank is
+ * a context makes by default at its second matrix remap when every rank is
  * on one node (deso_info.remap_shm, 0 until then) and MPI messages
  * (DESO_REMAP_SHM=0).  Block folding makes every dtrsv
  * remap its matrix (to square cyclic(b) blocks, b <= 64); each force
