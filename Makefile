@@ -86,7 +86,7 @@ SONAME  := libdeso.so.$(ABI)
 INTERNAL := $(BUILD)/lib/internal/libdeso.a
 
 .PHONY: all lib programs tests check check-unit check-mpi check-counts check-long check-asan check-asan-walk \
-        check-fuzz check-install check-mpi-alias check-cli check-krylov check-abort check-layers demo setup clean bench bench-remap bench-ooc bench-ooc-iread bench-counts bench-overhead bench-sparse \
+        check-fuzz check-install check-mpi-alias check-cli check-krylov check-abort check-layers demo setup clean bench bench-remap bench-ooc bench-ooc-iread bench-counts bench-overhead bench-sparse bench-sparse-counts \
         bench-sweep benches install
 
 all: lib programs tests benches
@@ -278,10 +278,17 @@ bench-ooc-iread: setup
 	@bash scripts/bench-ooc-iread.sh $(BUILD)
 
 # the sparse CG against PETSc on MATMPIAIJ and its sequential twin at
-# P = 1, 2 (BENCH_QUICK=1: a smoke run); builds PETSc's anchor itself
+# P = 1, 2 (BENCH_QUICK=1: a smoke run); builds PETSc's anchor itself;
+# then its counted part (below)
 bench-sparse: setup
 	@$(MAKE) --no-print-directory all
 	@bash scripts/bench-sparse.sh $(BUILD)
+
+# the sparse CG's halo bytes and messages per iteration, counted at
+# P = 4, 9, 16 with row blocks, the trace graph's partition and auto
+bench-sparse-counts: setup
+	@$(MAKE) --no-print-directory all
+	@bash scripts/bench-sparse-counts.sh $(BUILD)
 
 # MPI calls per CG iteration, deso against the PBLAS CG, counted by the
 # PMPI interposer at P = 4, 9, 16

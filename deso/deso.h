@@ -573,6 +573,14 @@ deso_err deso_spmat_shape(const deso_spmat *a, int64_t *m, int64_t *n,
 deso_err deso_spmat_local(const deso_spmat *a, int64_t *row0,
                           int64_t *nrows, int64_t *nnz);
 
+/* Where a's products run: DESO_PARTITION_BLOCK (its contiguous row
+ * blocks) or DESO_PARTITION_NTG (the trace graph's partition), once a
+ * force holding a product of a has chosen (deso_options.partition; auto
+ * is resolved to one of the two), DESO_PARTITION_DEFAULT before.  The
+ * same on every rank.  Local.  Errors: DESO_ENULL, DESO_ESTALE,
+ * DESO_EINVAL (a is not a sparse matrix).                                */
+deso_err deso_spmat_placement(const deso_spmat *a, deso_partition *placed);
+
 /* A copy of this rank's rows (deso_spmat_local's row0 .. row0 + nrows - 1)
  * in pattern order: rowptr[0 .. nrows] from 0, global columns and values
  * [0 .. nnz); e.g. for a preconditioner working on the rank's own rows

@@ -61,7 +61,10 @@
  * plus 64 MiB for the program, MPI and the BLAS.  It says whether the
  * matrix was sparse, its entries (n^2 when dense) and, for a sparse one,
  * the partition setting its rows were placed under ("auto", "block" or
- * "ntg"; "none" when dense).  Bad options: one line on stderr, exit 2. */
+ * "ntg"; "none" when dense) and where its products ran ("block" or "ntg":
+ * what auto chose), and the cost model's calibration (alpha, beta: the
+ * plans depend on it, so that a count says which it was made under).
+ * Bad options: one line on stderr, exit 2.                              */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -525,6 +528,11 @@ int main(int argc, char **argv)
     double read_rate = 0.0;
     if (oo.read_rate) deso_mat_read_rate(A, &read_rate);
 
+    /* where the products ran: what deso chose at the first force          */
+    deso_partition placed_as = DESO_PARTITION_DEFAULT;
+    if (S != NULL) deso_spmat_placement(S, &placed_as);
+    const char *placed = S != NULL ? partition_names[placed_as] : "none";
+
     /* totals over ranks, outside the counted statistics                    */
     long long mine[6] = {(long long)st.bytes_p2p, (long long)st.msgs_p2p,
                          (long long)st.bytes_collective,
@@ -565,7 +573,8 @@ int main(int argc, char **argv)
                    "\"nodes_overlapped\":%lld,\"forces_replayed\":%lld,\"io_beta\":%.6e,\"mem_limit\":%lld,\"vector_bytes\":%lld,"
                    "\"allreduce_call\":%.6e,\"reduce_call\":%.6e,\"bcast_call\":%.6e,"
                    "\"rss_bound\":%lld,\"sparse\":%s,\"nnz\":%lld,"
-                   "\"partition\":\"%s\",\"read_rate\":%.6e,\"peak_rss\":[",
+                   "\"partition\":\"%s\",\"placed\":\"%s\",\"alpha\":%.17g,"
+                   "\"beta\":%.17g,\"read_rate\":%.6e,\"peak_rss\":[",
                    (long long)n, P, grid, deso_mode_name(info.mode),
                    pc_names[oo.precond], iters_run, o.repeat, converged ? "true" : "false",
                    residual, error, loop_max, st.time_total, st.time_compute, st.time_overhead,
@@ -579,7 +588,8 @@ int main(int argc, char **argv)
                    info.reduce_call, info.bcast_call, bound,
                    S != NULL ? "true" : "false",
                    S != NULL ? (long long)sp.nnz : (long long)n * (long long)n,
-                   S != NULL ? partition : "none", read_rate);
+                   S != NULL ? partition : "none", placed, info.alpha,
+                   info.beta, read_rate);
             for (int k = 0; k < P; k++)
                 printf("%s%lld", k > 0 ? "," : "", rss_all[k]);
             printf("]}\n");

@@ -10,7 +10,11 @@
 # (scripts/bench_lib.sh's records), then README's section from them
 # (scripts/bench_report.py: time per iteration, the ratios, and deso's
 # point-to-point bytes and messages per iteration, which are counts and
-# do not depend on the machine's load).
+# do not depend on the machine's load).  Then, unless COUNTED=0, its
+# counted part, scripts/bench-sparse-counts.sh (halo bytes and messages
+# per iteration at P = 4, 9, 16 with row blocks and the trace graph's
+# partition, into doc/bench-sparse-counts.jsonl and README's section after
+# this one), in quick mode too when this one is.
 #
 #   scripts/bench-sparse.sh [BUILD]      BUILD defaults to build
 # Environment: PROBLEMS (default "lap2d:500 lap2d-perm:500", n = 250,000),
@@ -19,6 +23,7 @@
 #   BENCH_QUICK=1: a smoke run (lap2d:60 and lap2d-perm:60, 20
 #   iterations, 2 rounds).
 set -euo pipefail
+budget=${BL_BUDGET:-1800}     # before bench_lib.sh sets its own default
 . "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 bl_enter "${1:-build}"
 quick=${BENCH_QUICK:-0}
@@ -36,7 +41,7 @@ precond=${PRECOND:-none}
 launch=${MPIEXEC:-mpiexec.mpich}
 ompi=mpiexec.openmpi
 ompi_env=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
-BL_BUDGET=${BL_BUDGET:-1800}
+BL_BUDGET=$budget
 BL_GRACE=60
 export OPENBLAS_NUM_THREADS=1
 
@@ -88,3 +93,7 @@ done
 bl_end
 bl_publish doc/bench-sparse.jsonl
 python3 scripts/bench_report.py --results doc/bench-sparse.jsonl --no-plots
+if [ "${COUNTED:-1}" != 0 ]; then
+    # its own default budget, unless the caller's environment gave one
+    bash scripts/bench-sparse-counts.sh "$build"
+fi

@@ -6,15 +6,16 @@
     python3 scripts/bench_report.py --results doc/bench-results.jsonl \\
         [--results doc/bench-remap.jsonl] [--results doc/bench-sweep.jsonl] \\
         [--results doc/bench-counts.jsonl] [--results doc/bench-overhead.jsonl] \\
-        [--results doc/bench-sparse.jsonl] \\
+        [--results doc/bench-sparse.jsonl] [--results doc/bench-sparse-counts.jsonl] \\
         [--readme README.md] [--doc doc] [--no-plots] [--print]
     python3 scripts/bench_report.py --ooc doc/bench-ooc.jsonl
 
 Reads only the JSON-lines files written by scripts/bench.sh (suite "cg"),
 scripts/bench-remap.sh (suite "remap"), scripts/bench-sweep.sh (suite
 "sweep"), scripts/bench-counts.sh (suite "counts"),
-scripts/bench-overhead.sh (suite "overhead") and scripts/bench-sparse.sh
-(suite "sparse") through
+scripts/bench-overhead.sh (suite "overhead"), scripts/bench-sparse.sh
+(suite "sparse") and scripts/bench-sparse-counts.sh (suite "sparse-counts")
+through
 scripts/bench_lib.sh: a meta record, one record per run {"bench", "asked",
 "label", "out" | "failed" | "skipped"}, an end record.
 Writes, per file, the README's section between its markers (cg:
@@ -22,7 +23,8 @@ Writes, per file, the README's section between its markers (cg:
 / <!-- bench-remap:end -->; sweep: <!-- sweep:begin --> / <!-- sweep:end -->;
 counts: <!-- counts:begin --> / <!-- counts:end -->; overhead:
 <!-- overhead:begin --> / <!-- overhead:end -->; sparse:
-<!-- bench-sparse:begin --> / <!-- bench-sparse:end -->)
+<!-- bench-sparse:begin --> / <!-- bench-sparse:end -->; sparse-counts:
+<!-- bench-sparse-counts:begin --> / <!-- bench-sparse-counts:end -->)
 and gnuplot PNGs in --doc (cg: two, sweep: one).  --ooc reads
 scripts/bench-ooc.sh's lines instead (one per run, no meta record) and
 writes <!-- bench-ooc:begin --> / <!-- bench-ooc:end -->.  Every figure in
@@ -51,6 +53,7 @@ from benchreport.readme import MARKERS, write_readme
 from benchreport.records import Results
 from benchreport.remap import remap_section
 from benchreport.sparse import sparse_section
+from benchreport.sparse_counts import sparse_counts_section
 from benchreport.sweep import sweep_section
 from benchreport.sweep_plot import sweep_plot
 
@@ -60,7 +63,8 @@ DEFAULT_RESULTS = {"cg": os.path.join(ROOT, "doc", "bench-results.jsonl"),
                    "sweep": os.path.join(ROOT, "doc", "bench-sweep.jsonl"),
                    "counts": os.path.join(ROOT, "doc", "bench-counts.jsonl"),
                    "overhead": os.path.join(ROOT, "doc", "bench-overhead.jsonl"),
-                   "sparse": os.path.join(ROOT, "doc", "bench-sparse.jsonl")}
+                   "sparse": os.path.join(ROOT, "doc", "bench-sparse.jsonl"),
+                   "sparse-counts": os.path.join(ROOT, "doc", "bench-sparse-counts.jsonl")}
 
 
 def main():
@@ -68,7 +72,8 @@ def main():
     ap.add_argument("--results", action="append",
                     help="a results file (repeatable); default: doc/bench-results.jsonl,"
                     " doc/bench-remap.jsonl, doc/bench-sweep.jsonl, doc/bench-counts.jsonl,"
-                    " doc/bench-overhead.jsonl and doc/bench-sparse.jsonl, those"
+                    " doc/bench-overhead.jsonl, doc/bench-sparse.jsonl and"
+                    " doc/bench-sparse-counts.jsonl, those"
                     " that exist")
     ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
     ap.add_argument("--doc", default=os.path.join(ROOT, "doc"), help="where the plots go")
@@ -120,6 +125,8 @@ def main():
             body = overhead_section(res, link)
         elif res.suite == "sparse":
             body = sparse_section(res, link)
+        elif res.suite == "sparse-counts":
+            body = sparse_counts_section(res, link)
         else:
             body = remap_section(res, link)
         write_readme(a.readme, res.suite, body)

@@ -420,7 +420,7 @@ CG_FIELDS = ("impl n p grid mode precond iters repeat converged residual error "
              "time_total time_compute time_overhead time_p2p time_collective "
              "time_optimise bytes_p2p msgs_p2p bytes_collective "
              "msgs_collective plans_optimised plans_replayed nodes_overlapped "
-             "io_beta mem_limit "
+             "io_beta mem_limit placed alpha beta "
              "vector_bytes rss_bound peak_rss").split()
 def lines(path):
     return [l.rstrip("\n") for l in open(path) if l.strip()]
@@ -928,6 +928,10 @@ for pair in sys.argv[1:]:
     if grid != "-":
         want["grid"] = grid
     cg_json(mine[:-4] + ".json", **want)
+    # where the products ran: the blocks when asked for or on one rank
+    placed = "none" if dense else "block" if part == "block" or np == "1" else None
+    assert d["placed"] == placed if placed else d["placed"] in ("block", "ntg"), (
+        mine, d["placed"])
     assert t["impl"] == "csr" and t["n"] == d["n"], t
     assert t["blocks"] == int(np) and t["precond"] in (pc, "bjacobi"), t
     assert d["iters"] == t["iters"] and d["converged"] == t["converged"], (

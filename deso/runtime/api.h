@@ -115,6 +115,7 @@ deso_err deso__spmat_shape(const deso_spmat *a, int64_t *m, int64_t *n,
                            int64_t *nnz);
 deso_err deso__spmat_local(const deso_spmat *a, int64_t *row0,
                            int64_t *nrows, int64_t *nnz);
+deso_err deso__spmat_placement(const deso_spmat *a, deso_partition *placed);
 deso_err deso__spmat_local_rows(const deso_spmat *a, int64_t *rowptr,
                                 int64_t *col, double *val);
 deso_err deso__spmat_gather(const deso_spmat *a, int64_t *rowptr,

@@ -60,6 +60,14 @@ deso_err deso_spmat_local(const deso_spmat *a, int64_t *row0,
     return e;
 }
 
+deso_err deso_spmat_placement(const deso_spmat *a, deso_partition *placed)
+{
+    deso_err e = deso__spmat_placement(a, placed);
+    if (e != DESO_OK)
+        e = deso__raise(DESO__CTX(a), "deso_spmat_placement", e);
+    return e;
+}
+
 deso_err deso_spmat_local_rows(const deso_spmat *a, int64_t *rowptr,
                                int64_t *col, double *val)
 {

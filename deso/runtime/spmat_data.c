@@ -1,5 +1,6 @@
 /* Reading and refilling sparse matrices: new values on the same pattern,
- * the gather of the whole matrix, the shape and this rank's share.
+ * the gather of the whole matrix, the shape, this rank's share and where
+ * the products run.
  *
  * In pattern order rank r's entries are one contiguous run (its rows are
  * one block, in rank order), starting after the entries of the ranks
@@ -56,6 +57,21 @@ deso_err deso__spmat_local(const deso_spmat *a, int64_t *row0,
     *row0 = sp->start[ctx->rank];
     *nrows = sp->start[ctx->rank + 1] - sp->start[ctx->rank];
     *nnz = sp->count[ctx->rank];
+    return DESO_OK;
+}
+
+/* The choice is made once per matrix, the same on every rank (rank 0's
+ * verdict, broadcast); a placed matrix is the one that holds a copy.   */
+deso_err deso__spmat_placement(const deso_spmat *a, deso_partition *placed)
+{
+    static const char *fn = "deso_spmat_placement";
+    deso_ctx *ctx;
+    DESO_TRY(spmat_check(a, fn, &ctx));
+    DESO_CHECK(placed != NULL, DESO_ENULL, "%s: placed is NULL (arg 2)", fn);
+    const deso__spmat_data *sp = a->h.sp;
+    *placed = !sp->placement_chosen ? DESO_PARTITION_DEFAULT
+              : sp->placed != NULL  ? DESO_PARTITION_NTG
+                                    : DESO_PARTITION_BLOCK;
     return DESO_OK;
 }
 

@@ -13,7 +13,10 @@ MARKERS = {"cg": ("<!-- bench:begin -->", "<!-- bench:end -->", "Benchmark resul
            "ooc": ("<!-- bench-ooc:begin -->", "<!-- bench-ooc:end -->",
                    "Out-of-core benchmark (`make bench-ooc`)"),
            "sparse": ("<!-- bench-sparse:begin -->", "<!-- bench-sparse:end -->",
-                      "Sparse CG (`make bench-sparse`)")}
+                      "Sparse CG (`make bench-sparse`)"),
+           "sparse-counts": ("<!-- bench-sparse-counts:begin -->",
+                             "<!-- bench-sparse-counts:end -->",
+                             "Sparse CG's halo, counted (`make bench-sparse-counts`)")}
 
 
 def write_readme(path, suite, body):

@@ -193,6 +193,8 @@ static void spmat_calls(deso_ctx *ctx)
            "deso_spmat_shape");
     EH_ERR(ctx, deso_spmat_local(a, &m, NULL, &nnz), DESO_ENULL,
            "deso_spmat_local");
+    EH_ERR(ctx, deso_spmat_placement(a, NULL), DESO_ENULL,
+           "deso_spmat_placement");
     EH_ERR(ctx, deso_spmat_local_rows(a, NULL, cl, v), DESO_ENULL,
            "deso_spmat_local_rows");
     EH_ERR(ctx, deso_spmat_set_values(a, v, np + 1), DESO_EINVAL,

@@ -1092,6 +1092,11 @@ static void test_spmat(void **state)
     MU_ERR(deso_spmat_shape(stale, &m, &n, &nnz), DESO_ESTALE);
     MU_ERR(deso_spmat_shape(xs, &m, &n, &nnz), DESO_EINVAL);
     MU_ERR(deso_spmat_local(stale, &m, &n, &nnz), DESO_ESTALE);
+    deso_partition placed = DESO_PARTITION_AUTO;
+    MU_ERR(deso_spmat_placement(NULL, &placed), DESO_ENULL);
+    MU_ERR(deso_spmat_placement(stale, &placed), DESO_ESTALE);
+    MU_ERR(deso_spmat_placement(xs, &placed), DESO_EINVAL);
+    assert_int_equal(placed, DESO_PARTITION_AUTO);   /* left alone        */
     MU_ERR(deso_spmat_local_rows(NULL, buf, buf, vb), DESO_ENULL);
     MU_ERR(deso_spmat_local_rows(stale, buf, buf, vb), DESO_ESTALE);
     MU_ERR(deso_spmat_local_rows(xs, buf, buf, vb), DESO_EINVAL);

@@ -20,9 +20,12 @@
  *     rank and on every rank), after new values on every rank and from
  *     one rank (a pending product sees the old ones), and a later
  *     force's product on them;
- *   - halo bytes of a product, counted: on lap2d-perm the graph partition
- *     moves fewer than the row blocks, on lap2d (natural order) no more;
- *     auto keeps one of the two;
+ *   - halo bytes of a product, counted, equal to the halo computed here
+ *     from the gathered pattern and the owners of the placement that
+ *     deso_spmat_placement names (the blocks computed here): on
+ *     lap2d-perm the graph partition moves at most a fifth of the row
+ *     blocks' bytes, on lap2d (natural order) no more from P = 3 on;
+ *     auto keeps one of the two, and never moves more than the blocks;
  *   - the options: DESO_PARTITION and DESO_NTG_L_SCALING validated.
  * deso-np: 1 2 3
  * deso-np-long: 4 6                                                       */
@@ -459,61 +462,135 @@ static void test_transpose_only(void **state)
 
 /* ---- halo bytes, counted ------------------------------------------------ */
 
-/* Bytes every rank sends in one product y2 = A y once y sits where the
- * products want it (a first product and its force came before).        */
-static int64_t product_bytes(deso_partition p, const char *spec)
+/* One product's halo on a matrix, with one partition option.            */
+typedef struct halo_count {
+    int64_t counted;        /* deso_stats' p2p bytes, summed over ranks    */
+    int64_t brute;          /* the same from the pattern and the owners    */
+    deso_partition placed;  /* deso_spmat_placement after the first force  */
+} halo_count;
+
+/* 8 bytes for each distinct pair (rank r, column j) where one of r's rows
+ * has an entry in column j and another rank owns x_j (rows and x share
+ * their owners: the matrix is square): what the product must move, from
+ * the gathered pattern and the owners alone.                            */
+static int64_t brute_halo(const glob *g, const int32_t *owner)
+{
+    int64_t pairs = 0;
+    char *seen = calloc((size_t)(g->n * np) + 1, 1);
+    for (int64_t i = 0; i < g->n; i++)
+        for (int64_t e = g->rowptr[i]; e < g->rowptr[i + 1]; e++) {
+            int64_t j = g->col[e];
+            int r = owner[i];
+            if (owner[j] == r || seen[j * np + r]) continue;
+            seen[j * np + r] = 1;
+            pairs++;
+        }
+    free(seen);
+    return 8 * pairs;
+}
+
+/* Every index's rank where a's products run: the placed copy's partition,
+ * or the balanced row blocks (the first n % np ranks one row longer),
+ * computed here.                                                         */
+static int32_t *owners(const deso_spmat *a, int64_t n, deso_partition placed)
+{
+    int32_t *owner = malloc((size_t)n * sizeof *owner + 1);
+    const deso__spmat_data *pd = a->h.sp->placed;
+    /* the placement said is the one the matrix holds                      */
+    TU_CHECK((placed == DESO_PARTITION_NTG) == (pd != NULL));
+    int64_t q = n / np, rest = n % np;
+    for (int64_t i = 0, r = 0; i < n; i++) {
+        while (r < np - 1 && i >= (r + 1) * q + (r + 1 < rest ? r + 1 : rest)) r++;
+        owner[i] = pd != NULL ? blas_part_owner(pd->part, i) : (int32_t)r;
+    }
+    return owner;
+}
+
+/* The bytes every rank sends in one product y2 = A y once y sits where
+ * the products want it (a first product and its force came before).    */
+static halo_count product_bytes(deso_partition p, const char *spec)
 {
     deso_ctx *ctx = ctx_with(DESO_MODE_NONE, p);
     deso_spmat *a = NULL;
     TU_CALL(deso_spmat_from_gen(ctx, spec, &a));
-    int64_t m, n, nnz;
-    TU_OK(deso_spmat_shape(a, &m, &n, &nnz));
+    glob g = gathered(a);
+    halo_count h;
+    TU_OK(deso_spmat_placement(a, &h.placed));
+    TU_CHECK(h.placed == DESO_PARTITION_DEFAULT);     /* not chosen yet   */
     deso_vec *X = NULL, *Y = NULL;
-    TU_CALL(deso_vec_create(ctx, n, &X));
-    TU_CALL(deso_vec_create(ctx, n, &Y));
+    TU_CALL(deso_vec_create(ctx, g.n, &X));
+    TU_CALL(deso_vec_create(ctx, g.n, &Y));
     TU_CALL(deso_dusmv(ctx, DESO_NO_TRANS, 1.0, a, X, 0.0, Y));
     TU_CALL(deso_flush(ctx));
+    TU_OK(deso_spmat_placement(a, &h.placed));
+    int32_t *owner = owners(a, g.n, h.placed);
+    h.brute = brute_halo(&g, owner);
     deso_stats_reset();
     TU_CALL(deso_dusmv(ctx, DESO_NO_TRANS, 1.0, a, Y, 0.0, X));
     TU_CALL(deso_flush(ctx));
     deso_stats st;
     deso_stats_get(&st);
-    int64_t b = st.bytes_p2p;
-    MPI_Allreduce(MPI_IN_PLACE, &b, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    h.counted = st.bytes_p2p;
+    MPI_Allreduce(MPI_IN_PLACE, &h.counted, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    free(owner);
+    glob_free(&g);
     TU_CALL(deso_vec_destroy(&X));
     TU_CALL(deso_vec_destroy(&Y));
     TU_CALL(deso_spmat_destroy(&a));
     TU_OK(deso_finalize(&ctx));
-    return b;
+    return h;
 }
 
+/* block, ntg and auto on one matrix: each placed where its option says
+ * (ntg: the graph's partition unless that is the row blocks themselves;
+ * auto: one of the two, moving what that one moves), each moving exactly
+ * its brute-force halo.                                                  */
+static void three(const char *spec, halo_count h[3])
+{
+    const deso_partition opt[3] = {DESO_PARTITION_BLOCK, DESO_PARTITION_NTG,
+                                   DESO_PARTITION_AUTO};
+    tu_label("halo bytes, %s", spec);
+    for (int k = 0; k < 3; k++) h[k] = product_bytes(opt[k], spec);
+    if (me == 0)
+        printf("halo bytes per product on %s at P = %d: block %lld ntg %lld "
+               "auto %lld (placed %d), ratio ntg / block %.3f\n", spec, np,
+               (long long)h[0].counted, (long long)h[1].counted,
+               (long long)h[2].counted, (int)h[2].placed,
+               h[0].counted > 0 ? (double)h[1].counted / (double)h[0].counted : 0.0);
+    for (int k = 0; k < 3; k++) TU_CHECK(h[k].counted == h[k].brute);
+    TU_CHECK(h[0].placed == DESO_PARTITION_BLOCK);
+    TU_CHECK(h[1].placed == (np > 1 ? DESO_PARTITION_NTG : DESO_PARTITION_BLOCK) ||
+             (h[1].placed == DESO_PARTITION_BLOCK && h[1].counted == h[0].counted));
+    TU_CHECK(h[2].counted == h[h[2].placed == DESO_PARTITION_NTG].counted);
+    tu_case_end();
+}
+
+/* The partition's quality, counted: on lap2d-perm the graph partition
+ * moves at most a fifth of the row blocks' bytes (the target at P = 16;
+ * the blocks' share of foreign columns only grows with P); on lap2d
+ * (natural order) no more from P = 3 on.  At P = 2 one straight cut is
+ * the optimum there, which METIS comes close to but need not reach (on
+ * lap2d:16, 34 entries against 32), and auto keeps the blocks.          */
 static void test_halo_bytes(void **state)
 {
     (void)state;
-    const char *perm = tu_long() ? "lap2d-perm:40" : "lap2d-perm:16";
-    const char *nat = tu_long() ? "lap2d:40" : "lap2d:16";
-    int64_t pb = product_bytes(DESO_PARTITION_BLOCK, perm);
-    int64_t pn = product_bytes(DESO_PARTITION_NTG, perm);
-    int64_t pa = product_bytes(DESO_PARTITION_AUTO, perm);
-    int64_t nb = product_bytes(DESO_PARTITION_BLOCK, nat);
-    int64_t nn = product_bytes(DESO_PARTITION_NTG, nat);
-    int64_t na = product_bytes(DESO_PARTITION_AUTO, nat);
-    if (me == 0)
-        printf("halo bytes per product: %s block %lld ntg %lld auto %lld; "
-               "%s block %lld ntg %lld auto %lld\n", perm, (long long)pb,
-               (long long)pn, (long long)pa, nat, (long long)nb,
-               (long long)nn, (long long)na);
-    tu_label("halo bytes");
+    halo_count perm[3], nat[3];
+    three(tu_long() ? "lap2d-perm:40" : "lap2d-perm:16", perm);
+    three(tu_long() ? "lap2d:40" : "lap2d:16", nat);
+    tu_label("halo bytes: quality");
     /* auto weighs bytes against messages and load with the measured alpha
      * and beta, so which of the two it keeps depends on the machine; in
      * natural order the graph's partition has more bytes than the blocks
      * only where it has no fewer messages and no better load (P = 2: one
      * message a rank either way), so auto never moves more               */
     if (np == 1)
-        TU_CHECK(pb == 0 && pn == 0 && pa == 0 && nb == 0 && nn == 0 && na == 0);
+        TU_CHECK(perm[0].counted == 0 && perm[1].counted == 0 &&
+                 perm[2].counted == 0 && nat[0].counted == 0 &&
+                 nat[1].counted == 0 && nat[2].counted == 0);
     else
-        TU_CHECK(pn < pb && pb > 0 && (pa == pb || pa == pn) && na <= nb &&
-                 (na == nb || na == nn));
+        TU_CHECK(perm[0].counted > 0 && 5 * perm[1].counted <= perm[0].counted &&
+                 (np < 3 || nat[1].counted <= nat[0].counted) &&
+                 nat[2].counted <= nat[0].counted);
     tu_case_end();
     TU_SYNC();
 }
