@@ -63,6 +63,9 @@ typedef struct deso__replay {
     int share[REPLAY_HANDLES];  /*   handles do (the references T holds)  */
     int ncons;
     deso__value *cons[DESO__REPLAY_CALLS * BLAS_MAXOPS];  /* referenced   */
+    int nmats;
+    deso__spmat_data *mats[DESO__REPLAY_CALLS];  /* the sparse products'
+                                                 * matrices (referenced)  */
     /* the program */
     int nslots, nsteps, nnodes, quiet;
     bool fused;               /* some reductions are fused                  */

@@ -343,11 +343,12 @@ typedef struct deso__period {
 typedef struct deso__rcall {
     blas_desc d;
     int64_t shape[2];
-    bool alias, sparse;
+    bool alias;
     int nops;
     uint64_t ids[BLAS_MAXOPS];      /* 0: a constant, cv[k]                  */
     struct deso__value *cv[BLAS_MAXOPS];
     uint64_t out;
+    deso__spmat_data *sp;           /* a sparse product's matrix, else NULL  */
 } deso__rcall;
 typedef struct deso__rlog {
     int n;
