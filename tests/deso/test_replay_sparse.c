@@ -20,6 +20,7 @@
  * of the block size, n < P.
  * deso-np: 1 2 3
  * deso-np-long: 4 6                                                       */
+#include <math.h>
 #include <string.h>
 
 #include "deso/runtime/runtime.h"   /* ctx->params                    */
@@ -70,25 +71,32 @@ static deso_op *op_of(deso_ctx *ctx, int64_t n, double *c)
     return S;
 }
 
-/* An n x n matrix with up to three entries off the diagonal a row, not
- * symmetric, its symmetric part positive definite (diagonal n + 4), so
- * that p.Ap > 0 and CG never ends exactly.                              */
+/* An n x n matrix with up to three entries off the diagonal a row, in
+ * [-1, 1), not symmetric, its diagonal 1/2 more than half its row's and
+ * column's off-diagonal magnitudes: the symmetric part is positive
+ * definite (p.Ap > 0) but barely, and the skew part strong, so that CG
+ * converges slowly and never ends exactly, even at n = 2.               */
 static glob make_matrix(int64_t n, uint64_t seed)
 {
     tu_rng rng = {seed};
     glob g = {n, n, calloc((size_t)n + 1, sizeof(int64_t)),
               calloc((size_t)(4 * n), sizeof(int64_t)),
               calloc((size_t)(4 * n), sizeof(double))};
+    double *mag = calloc((size_t)n, sizeof *mag);
     int64_t k = 0;
     for (int64_t i = 0; i < n; i++) {
-        g.col[k] = i;
-        g.val[k++] = (double)n + 4.0;
-        for (int64_t e = tu_below(&rng, 4); e > 0; e--) {
-            g.col[k] = tu_below(&rng, n);
-            g.val[k++] = tu_rand(&rng);
+        g.col[k++] = i;                  /* the diagonal, set below        */
+        for (int64_t e = n > 1 ? tu_below(&rng, 4) : 0; e > 0; e--) {
+            g.col[k] = (i + 1 + tu_below(&rng, n - 1)) % n;
+            g.val[k] = tu_rand(&rng);
+            mag[i] += 0.5 * fabs(g.val[k]);
+            mag[g.col[k]] += 0.5 * fabs(g.val[k]);
+            k++;
         }
         g.rowptr[i + 1] = k;
     }
+    for (int64_t i = 0; i < n; i++) g.val[g.rowptr[i]] = 0.5 + mag[i];
+    free(mag);
     return g;
 }
 
