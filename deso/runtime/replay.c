@@ -182,6 +182,11 @@ static void release(deso__replay *T)
 
 static void arm(deso_ctx *ctx, deso__compiled *c, const deso__rlog *L)
 {
+    /* a force with a node no replay runs is looked at once: trying again
+     * at every force would cost an iteration more than recording it     */
+    if (c->replayable == 0)
+        c->replayable = deso__replay_nodes_ok(&c->g) ? 1 : -1;
+    if (c->replayable < 0) return;
     deso__replay *T = deso__calloc(1, sizeof *T);
     if (T == NULL) return;
     T->c = c;

@@ -291,14 +291,20 @@ static void templates(comp *C)
     }
 }
 
+bool deso__replay_nodes_ok(const opt_graph *g)
+{
+    for (int i = 0; i < g->nnodes; i++)
+        if (!node_ok(g, i)) return false;
+    return true;
+}
+
 /* Which call made each node (calls without a node are deso_sset's).    */
 static bool node_calls(const opt_graph *g, deso__replay *T)
 {
     int i = 0;
     for (int ci = 0; ci < T->ncalls; ci++) {
         if (T->call[ci].alias) continue;
-        if (i == g->nnodes || g->nodes[i].d.op != T->call[ci].d.op ||
-            !node_ok(g, i))
+        if (i == g->nnodes || g->nodes[i].d.op != T->call[ci].d.op)
             return false;
         T->node_call[i++] = ci;
     }

@@ -307,6 +307,8 @@ typedef struct deso__compiled {
     deso__step *order;        /* its schedule (schedule.c)                  */
     int norder;
     int quiet;                /* its steps that run before the agreement    */
+    signed char replayable;   /* replay*.c: every node may be replayed (1),  */
+                              /*   some may not (-1), not looked at yet (0)  */
 } deso__compiled;
 
 #define DESO__COMPILED 4      /* compiled forces kept per context           */
