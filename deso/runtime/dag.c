@@ -233,7 +233,7 @@ deso_err deso__record_node(deso_ctx *ctx, const blas_desc *d,
      * and never a force (too few calls for a loop, below the size bound) */
     if (given != NULL) return DESO_OK;
     deso__hash_call(ctx, &dd, shape, ids, nops, sp, out->id);
-    deso__replay_log(ctx, d, ops, ids, out, shape, sp != NULL);
+    deso__replay_log(ctx, d, ops, ids, out, shape, sp);
     if (timed)
         deso__stats_time(DESO_T_OVERHEAD,
                          DESO__TIME_SAMPLE * (deso__now() - t0));

@@ -15,7 +15,7 @@ static bool desc_equal(const blas_desc *a, const blas_desc *b)
 
 static bool call_equal(const deso__rcall *a, const deso__rcall *b)
 {
-    if (a->alias != b->alias || a->sparse != b->sparse ||
+    if (a->alias != b->alias || a->sp != b->sp ||
         a->nops != b->nops || a->out != b->out ||
         a->shape[0] != b->shape[0] || a->shape[1] != b->shape[1] ||
         (!a->alias && !desc_equal(&a->d, &b->d)))
@@ -38,7 +38,7 @@ static deso__rcall *log_next(deso_ctx *ctx)
 
 void deso__replay_log(deso_ctx *ctx, const blas_desc *d, deso__value **ops,
                      const uint64_t *ids, const deso__handle *out,
-                     const int64_t *shape, bool sparse)
+                     const int64_t *shape, deso__spmat_data *sp)
 {
     deso__rcall *c = log_next(ctx);
     if (c == NULL) return;
@@ -46,7 +46,7 @@ void deso__replay_log(deso_ctx *ctx, const blas_desc *d, deso__value **ops,
     c->shape[0] = shape[0];
     c->shape[1] = shape[1];
     c->alias = false;
-    c->sparse = sparse;
+    c->sp = sp;
     c->nops = blas_desc_nops(d->op, d->flags);
     for (int k = 0; k < c->nops; k++) {
         c->ids[k] = ids[k];
@@ -95,6 +95,24 @@ static int handle_index(deso_ctx *ctx, deso__replay *T, uint64_t id)
     return T->nh++;
 }
 
+/* The matrix of a sparse product a call names, when a live handle still
+ * holds it (the log keeps no reference: a matrix destroyed since may
+ * have gone) and its products' placement is settled; referenced.        */
+static bool take_matrix(const deso_ctx *ctx, deso__replay *T,
+                        deso__spmat_data *sp)
+{
+    bool live = false;
+    for (const deso__handle *h = ctx->handles; h != NULL && !live; h = h->next)
+        live = h->magic == DESO__MAGIC_LIVE && h->sp != NULL &&
+               (h->sp == sp || h->sp->placed == sp);
+    if (!live || !sp->placement_chosen) return false;
+    for (int k = 0; k < T->nmats; k++)
+        if (T->mats[k] == sp) return true;
+    sp->refs++;
+    T->mats[T->nmats++] = sp;
+    return true;
+}
+
 /* A constant a call names: one of the context's kept ones, referenced.   */
 static bool take_const(const deso_ctx *ctx, deso__replay *T, deso__value *v)
 {
@@ -115,7 +133,7 @@ static bool resolve(deso_ctx *ctx, deso__replay *T)
     bool written[REPLAY_HANDLES] = {false};
     for (int i = 0; i < T->ncalls; i++) {
         const deso__rcall *c = &T->call[i];
-        if (c->sparse) return false;
+        if (c->sp != NULL && !take_matrix(ctx, T, c->sp)) return false;
         for (int k = 0; k < c->nops; k++) {
             T->ch[i][k] = c->ids[k] ? handle_index(ctx, T, c->ids[k]) : -1;
             if (c->ids[k] ? T->ch[i][k] < 0 : !take_const(ctx, T, c->cv[k]))
@@ -145,7 +163,8 @@ static bool resolve(deso_ctx *ctx, deso__replay *T)
     for (int i = 0; i < T->ncalls; i++) {
         const deso__rcall *c = &T->call[i];
         if (!c->alias)
-            T->chash[i] = deso__call_hash(&c->d, c->shape, c->ids, c->nops, 0,
+            T->chash[i] = deso__call_hash(&c->d, c->shape, c->ids, c->nops,
+                                          c->sp != NULL ? c->sp->id : 0,
                                           c->out);
     }
     return true;
@@ -156,12 +175,18 @@ static void release(deso__replay *T)
     for (int i = 0; i < T->ncalls; i++) deso__value_unref(T->ph[i]);
     for (int h = 0; h < T->nh; h++) deso__value_unref(T->start[h]);
     for (int k = 0; k < T->ncons; k++) deso__value_unref(T->cons[k]);
+    for (int k = 0; k < T->nmats; k++) deso__spmat_data_free(T->mats[k]);
     deso__replay_free_prog(T);
     free(T);
 }
 
 static void arm(deso_ctx *ctx, deso__compiled *c, const deso__rlog *L)
 {
+    /* a force with a node no replay runs is looked at once: trying again
+     * at every force would cost an iteration more than recording it     */
+    if (c->replayable == 0)
+        c->replayable = deso__replay_nodes_ok(&c->g) ? 1 : -1;
+    if (c->replayable < 0) return;
     deso__replay *T = deso__calloc(1, sizeof *T);
     if (T == NULL) return;
     T->c = c;
@@ -218,7 +243,7 @@ bool deso__replay_call(deso_ctx *ctx, const blas_desc *d, deso__value **ops,
     int i = T->pos;
     const deso__rcall *c = &T->call[i < T->ncalls ? i : 0];
     deso__value *P = NULL;
-    if (i < T->ncalls && sp == NULL && !c->alias && desc_equal(&c->d, d) &&
+    if (i < T->ncalls && sp == c->sp && !c->alias && desc_equal(&c->d, d) &&
         c->shape[0] == shape[0] && c->shape[1] == shape[1] &&
         out->id == c->out && out == T->hd[T->ch[i][c->nops]] &&
         operands_match(T, i, ops, ids))
@@ -293,7 +318,7 @@ static deso_err make_nodes(deso_ctx *ctx, deso__replay *T)
         }
         if (err == DESO_OK)
             err = deso__record_node(ctx, &c->d, ops, c->ids, out, c->shape,
-                                    NULL, T->ph[i]);
+                                    c->sp, T->ph[i]);
         if (err != DESO_OK) T->ph[i]->poison = err;
         T->cur[o] = T->ph[i];
     }

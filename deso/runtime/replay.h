@@ -42,7 +42,7 @@ bool deso__replay_alias(deso_ctx *ctx, deso__value *v, uint64_t id,
 /* The call logs that arming compares (every recorded call appends).    */
 void deso__replay_log(deso_ctx *ctx, const blas_desc *d, deso__value **ops,
                      const uint64_t *ids, const deso__handle *out,
-                     const int64_t *shape, bool sparse);
+                     const int64_t *shape, deso__spmat_data *sp);
 void deso__replay_log_alias(deso_ctx *ctx, deso__value *v, uint64_t id,
                            const deso__handle *out);
 

@@ -33,15 +33,20 @@ typedef struct comp {
     int *pool, npool;         /* free temporary slots                       */
 } comp;
 
-/* Whether node i can be replayed: a local kernel on in-core operands.   */
+/* Whether node i can be replayed: a local kernel, a sparse product (its
+ * halo exchange is the executor's, on the matrix's own plan) or a user
+ * operator (its callback and the agreement on its outcome are the
+ * executor's; operators live as long as the context), on in-core
+ * operands.                                                             */
 static bool node_ok(const opt_graph *g, int i)
 {
     const opt_node *x = &g->nodes[i];
     const blas_op_info *info = blas_op_get(x->d.op);
-    if (info == NULL || info->kernel == NULL || info->distributed ||
-        x->d.op == BLAS_OP_VGET || x->d.op == BLAS_OP_VPUT ||
-        x->d.op == BLAS_OP_USER || x->d.op == BLAS_OP_USMV ||
-        x->d.sp != 0 || g->vals[x->res].ooc)
+    bool kernel = info != NULL && info->kernel != NULL &&
+                  !info->distributed && x->d.op != BLAS_OP_VGET &&
+                  x->d.op != BLAS_OP_VPUT && x->d.sp == 0;
+    if (!(kernel || x->d.op == BLAS_OP_USMV || x->d.op == BLAS_OP_USER) ||
+        g->vals[x->res].ooc)
         return false;
     for (int k = 0; k < x->d.nops; k++)
         if (g->vals[x->ops[k]].ooc) return false;
@@ -190,7 +195,9 @@ static bool node_step(comp *C, tstep *st, int i)
     } else {
         if ((st->res = temp_slot(C, &pl->res)) < 0) return false;
         st->copy = io >= 0 ? st->op[io] : -1;
-        st->zero = io < 0;
+        /* a sparse product writes all of its result (as prepare.c's
+         * writes_whole says), which the executor does not zero          */
+        st->zero = io < 0 && x->d.op != BLAS_OP_USMV;
     }
     sim *r = &C->v[x->res];
     r->n = 1;
@@ -275,6 +282,7 @@ static void templates(comp *C)
         const opt_node *x = &C->g->nodes[i];
         deso__node *nd = &T->tnd[i];
         nd->d = x->d;
+        nd->sp = T->call[T->node_call[i]].sp;
         nd->work = C->g->vals[x->res].m * C->g->vals[x->res].n;
         for (int k = 0; k < x->d.nops; k++)
             nd->work += C->g->vals[x->ops[k]].m * C->g->vals[x->ops[k]].n;
@@ -283,14 +291,20 @@ static void templates(comp *C)
     }
 }
 
+bool deso__replay_nodes_ok(const opt_graph *g)
+{
+    for (int i = 0; i < g->nnodes; i++)
+        if (!node_ok(g, i)) return false;
+    return true;
+}
+
 /* Which call made each node (calls without a node are deso_sset's).    */
 static bool node_calls(const opt_graph *g, deso__replay *T)
 {
     int i = 0;
     for (int ci = 0; ci < T->ncalls; ci++) {
         if (T->call[ci].alias) continue;
-        if (i == g->nnodes || g->nodes[i].d.op != T->call[ci].d.op ||
-            !node_ok(g, i))
+        if (i == g->nnodes || g->nodes[i].d.op != T->call[ci].d.op)
             return false;
         T->node_call[i++] = ci;
     }

@@ -63,6 +63,9 @@ typedef struct deso__replay {
     int share[REPLAY_HANDLES];  /*   handles do (the references T holds)  */
     int ncons;
     deso__value *cons[DESO__REPLAY_CALLS * BLAS_MAXOPS];  /* referenced   */
+    int nmats;
+    deso__spmat_data *mats[DESO__REPLAY_CALLS];  /* the sparse products'
+                                                 * matrices (referenced)  */
     /* the program */
     int nslots, nsteps, nnodes, quiet;
     bool fused;               /* some reductions are fused                  */
@@ -80,6 +83,9 @@ typedef struct deso__replay {
                                * to a live-out value                      */
 } deso__replay;
 
+/* replay_compile.c: whether every node of graph g may be replayed (its
+ * kind; the calls and handles are checked when a replay is armed).      */
+bool deso__replay_nodes_ok(const opt_graph *g);
 /* replay_compile.c: the program of compiled force c for the calls of T
  * (their handles resolved, their start values taken); false when this
  * force cannot be replayed.                                             */

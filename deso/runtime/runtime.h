@@ -307,6 +307,8 @@ typedef struct deso__compiled {
     deso__step *order;        /* its schedule (schedule.c)                  */
     int norder;
     int quiet;                /* its steps that run before the agreement    */
+    signed char replayable;   /* replay*.c: every node may be replayed (1),  */
+                              /*   some may not (-1), not looked at yet (0)  */
 } deso__compiled;
 
 #define DESO__COMPILED 4      /* compiled forces kept per context           */
@@ -343,11 +345,12 @@ typedef struct deso__period {
 typedef struct deso__rcall {
     blas_desc d;
     int64_t shape[2];
-    bool alias, sparse;
+    bool alias;
     int nops;
     uint64_t ids[BLAS_MAXOPS];      /* 0: a constant, cv[k]                  */
     struct deso__value *cv[BLAS_MAXOPS];
     uint64_t out;
+    deso__spmat_data *sp;           /* a sparse product's matrix, else NULL  */
 } deso__rcall;
 typedef struct deso__rlog {
     int n;
