@@ -59,6 +59,7 @@ typedef struct red_ent {
     int mult;                 /* the cost below is for (mult, allred)      */
     bool allred;
     opt_counts cost;
+    double work;              /* opt__node_work, whatever the group        */
 } red_ent;
 
 struct opt__eval {
@@ -490,6 +491,7 @@ static deso_err red_find(opt__eval *e, int i, const opt__place *pl, int *id)
     r->rd = blas_red_dim(&nd->d, lay.req);
     r->rep_rd = (lay.res.rep & blas_red_bits(r->rd, lay.res.pr,
                                              lay.res.pc)) != 0;
+    r->work = opt__node_work(nd, &lay, &e->pp);
     e->rslot[red_slot(e, i, pl)] = e->nred;
     *id = e->nred++;
     return DESO_OK;
@@ -542,18 +544,19 @@ static void regroup(opt__eval *e)
     e->grouped = true;
 }
 
-/* Node i's own collective (a reduction); a fused group's is its first
- * member's.                                                               */
+/* Node i's own collective (a reduction; a fused group's is its first
+ * member's), then its work, added as opt_plan_cost adds them.            */
 static void node_term(opt__eval *e, int i, opt_counts *c)
 {
     int f = e->fuse[i];
+    red_ent *m = &e->red[e->rcur[i]];
     if (f >= 0 && f != i) {
         memset(c, 0, sizeof *c);
+        c->time += m->work;
         return;
     }
     int mult = f < 0 ? 0 : e->gsize[i];
     bool allred = f < 0 ? false : e->gall[i];
-    red_ent *m = &e->red[e->rcur[i]];
     if (!m->have_cost || m->mult != mult || m->allred != allred) {
         opt_place lay;
         opt__place_out(e, i, &m->pl, &lay);
@@ -564,6 +567,7 @@ static void node_term(opt__eval *e, int i, opt_counts *c)
         m->allred = allred;
     }
     *c = m->cost;
+    c->time += m->work;
 }
 
 /* ---- the evaluator -------------------------------------------------------- */
@@ -709,14 +713,16 @@ static deso_err eval_setup(opt__eval *e)
     for (int i = 0; i < g->nnodes; i++) {
         const blas_op_info *info = blas_op_get(g->nodes[i].d.op);
         /* reductions, the views and sparse products whose node moves
-         * elements itself and the nodes streaming an out-of-core matrix:
-         * the nodes with a cost of their own (opt__node_cost)            */
+         * elements itself, the nodes streaming an out-of-core matrix and
+         * those working on vectors: the nodes with a cost of their own
+         * (opt__node_cost, opt__node_work)                               */
         blas_op op = g->nodes[i].d.op;
         e->is_red[i] = (info != NULL && (info->red != BLAS_RED_NONE ||
                                          op == BLAS_OP_VGET ||
                                          op == BLAS_OP_VPUT ||
                                          op == BLAS_OP_USMV)) ||
-                       opt__node_streams(g, &g->nodes[i]);
+                       opt__node_streams(g, &g->nodes[i]) ||
+                       (e->pp.work_beta > 0.0 && opt__node_works(g, &g->nodes[i]));
         if (e->is_red[i]) e->reds[e->nreds++] = i;
     }
     index_terms(e);

@@ -54,6 +54,12 @@ void opt__view_cost(const opt_node *nd, const opt_place *pl,
 double opt__io_time(const blas_layout *L, const opt_params *pp);
 /* Whether node nd reads or produces an out-of-core matrix.               */
 bool opt__node_streams(const opt_graph *g, const opt_node *nd);
+/* Whether node nd reads or makes a vector (it has a work term), and the
+ * time of that work under pl: the busiest rank's share of each vector
+ * operand and of a vector result, at pp->work_beta per byte.            */
+bool opt__node_works(const opt_graph *g, const opt_node *nd);
+double opt__node_work(const opt_node *nd, const opt_place *pl,
+                      const opt_params *pp);
 /* Node nd's own cost under placement pl (*c is set): its collective, and
  * the streaming of its out-of-core operands and result.  mult doubles
  * of a fused group's partials (0: not fused), allred: the group is an
