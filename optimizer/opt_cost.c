@@ -776,7 +776,7 @@ deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
         const opt_value *val = &g->vals[v];
         if (val->carry < 0 || vs[v].nv == 0) continue;
         opt_edge e;
-        blas_layout back = opt__carry_to(g, v);
+        blas_layout back = opt__carry_back(g, p, v);
         err = need(&vs[v], &back, val->ooc, pp, memo, &e);
         if (err == DESO_OK) tot.time += e.cost.time;
     }

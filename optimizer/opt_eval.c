@@ -78,6 +78,9 @@ struct opt__eval {
     int (*view0)[OPT_MAXVIEWS];  /* live-in views (ids)                   */
     int *want;                /* the wanted layout's id, -1: none          */
     int *carry;               /* the layout a carried value returns to, -1 */
+    int *cfirst;              /* ... unless this edge's layout is it: -1   */
+    int *cwatch;              /* per edge: the carried value whose return
+                               * it sets (cfirst), -1                      */
     int *cpos;                /* its return's term, -1: none               */
     int *cstart, *cons;       /* readers: edges cons[cstart[v] .. cstart[v
                                * + 1]) = node * BLAS_MAXOPS + slot        */
@@ -385,6 +388,8 @@ static void node_diff(opt__eval *e, const opt__place *p, int i)
     for (int k = 0; k < nd->d.nops; k++)
         if (l->req[k] != p[i].req[k]) {
             mark_stale(e, nd->ops[k]);
+            int w = e->cwatch[i * BLAS_MAXOPS + k];
+            if (w >= 0) mark_stale(e, w);
             l->req[k] = p[i].req[k];
         }
 }
@@ -420,7 +425,9 @@ static deso_err value_walk(opt__eval *e, const opt__place *p, int v)
     }
     if (e->carry[v] >= 0) {             /* time only, as opt_plan_cost     */
         opt__edge back;
-        DESO_TRY(need(e, &vs, e->carry[v], val->ooc, &back));
+        int x = e->cfirst[v];
+        int to = x < 0 ? e->carry[v] : p[x / BLAS_MAXOPS].req[x % BLAS_MAXOPS];
+        DESO_TRY(need(e, &vs, to, val->ooc, &back));
         set_term(e, e->cpos[v], back.cost.time);
     }
     e->stale[v] = false;
@@ -591,6 +598,8 @@ static size_t eval_arrays(opt__eval *e, char *block)
     e->view0 = carve(block, &off, nv, sizeof *e->view0);
     e->want = carve(block, &off, nv, sizeof *e->want);
     e->carry = carve(block, &off, nv, sizeof *e->carry);
+    e->cfirst = carve(block, &off, nv, sizeof *e->cfirst);
+    e->cwatch = carve(block, &off, nn * BLAS_MAXOPS, sizeof *e->cwatch);
     e->cpos = carve(block, &off, nv, sizeof *e->cpos);
     e->cstart = carve(block, &off, nv + 1, sizeof *e->cstart);
     e->cons = carve(block, &off, nn * BLAS_MAXOPS, sizeof *e->cons);
@@ -691,7 +700,10 @@ static deso_err eval_setup(opt__eval *e)
         e->key[i] = -1;           /* never set for a node that reduces nothing */
         e->fuse[i] = -1;
         e->last[i].res = -1;
-        for (int k = 0; k < BLAS_MAXOPS; k++) e->last[i].req[k] = -1;
+        for (int k = 0; k < BLAS_MAXOPS; k++) {
+            e->last[i].req[k] = -1;
+            e->cwatch[i * BLAS_MAXOPS + k] = -1;
+        }
     }
     for (int v = 0; v < g->nvals; v++) {
         const opt_value *val = &g->vals[v];
@@ -704,10 +716,13 @@ static deso_err eval_setup(opt__eval *e)
         e->want[v] = -1;
         if (val->has_want && (val->producer >= 0 || val->nviews > 0))
             DESO_TRY(opt__intern(e, &val->want, &e->want[v]));
-        e->carry[v] = -1;
+        e->carry[v] = e->cfirst[v] = -1;
         if (val->carry >= 0 && (val->producer >= 0 || val->nviews > 0)) {
             blas_layout back = opt__carry_to(g, v);
             DESO_TRY(opt__intern(e, &back, &e->carry[v]));
+            int x = opt__carry_first(g, v);
+            e->cfirst[v] = x;
+            if (x >= 0) e->cwatch[x] = v;
         }
     }
     for (int i = 0; i < g->nnodes; i++) {
