@@ -29,6 +29,10 @@
  * variant (paper 003's eq. 9 and its errata, doc/DESIGN.md): m is the
  * largest per-communicator payload (OPT_VOL_RANK) or the whole array
  * (OPT_VOL_ARRAY).
+ * Every node reading or making a vector adds the time of its local work
+ * (opt__node_work): its busiest rank's share of those vectors at
+ * work_beta per byte, so that replicated vector work costs what every
+ * rank then spends on it.
  * An out-of-core matrix (opt_value.ooc) adds time, never bytes or
  * messages: io_beta per byte of its busiest rank's piece for each node
  * that streams it (read, or written as a dger's result), and for a remap
@@ -48,12 +52,19 @@
 #include "placement/alloc.h"
 
 #define MEMO_CAP 64
+/* Seconds per byte a Level 1 kernel streams: 10 GB/s, a core's share of
+ * a node's memory bandwidth (this machine's measured read rate is about
+ * that).  On the low side: the term exists to stop a plan from looking
+ * free when it makes every rank do the whole vector's work, not to price
+ * computation exactly, and a fixed figure keeps plans deterministic.    */
+#define WORK_BETA 1e-10
 #define EVAL_MAXVIEWS 16
 
 opt_params opt_params_default(void)
 {
     opt_params p = {.alpha = 2e-6, .beta = 1e-9, .volume = OPT_VOL_RANK,
-                    .reduce_holders_only = false, .io_beta = 0.0};
+                    .reduce_holders_only = false, .io_beta = 0.0,
+                    .work_beta = WORK_BETA};
     /* coll zeros: the formula prices every collective                     */
     return p;
 }
@@ -471,6 +482,41 @@ void opt__node_cost(const opt_graph *g, const opt_node *nd,
     c->time += node_io(g, nd, pl, pp);
 }
 
+/* ---- the node's local work ---------------------------------------------- */
+
+/* The most elements of vector layout L that one rank holds.             */
+static int64_t vec_busiest(const blas_layout *L)
+{
+    if (L->dist == BLAS_DIST_PART) {
+        int64_t mx = 0;
+        for (int q = 0; q < L->part->nparts; q++) {
+            int64_t len = L->part->start[q + 1] - L->part->start[q];
+            if (len > mx) mx = len;
+        }
+        return mx;
+    }
+    if (L->dist < 0) return L->n;
+    return blas_numroc(L->n, L->b, 0, L->dist == 0 ? L->pr : L->pc);
+}
+
+bool opt__node_works(const opt_graph *g, const opt_node *nd)
+{
+    if (g->vals[nd->res].kind == BLAS_VEC) return true;
+    for (int k = 0; k < nd->d.nops; k++)
+        if (g->vals[nd->ops[k]].kind == BLAS_VEC) return true;
+    return false;
+}
+
+double opt__node_work(const opt_node *nd, const opt_place *pl,
+                      const opt_params *pp)
+{
+    if (!(pp->work_beta > 0.0)) return 0.0;
+    int64_t elems = pl->res.kind == BLAS_VEC ? vec_busiest(&pl->res) : 0;
+    for (int k = 0; k < nd->d.nops; k++)
+        if (pl->req[k].kind == BLAS_VEC) elems += vec_busiest(&pl->req[k]);
+    return pp->work_beta * 8.0 * (double)elems;
+}
+
 /* ---- fusion of independent reductions ---------------------------------- */
 
 /* A fusable reduction's key: members of a group share the grid dimension
@@ -707,6 +753,7 @@ deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
         else if (fuse[i] == i)
             opt__node_cost(g, nd, pl, pp, gsize[i], gall[i], &nc);
         else memset(&nc, 0, sizeof nc);
+        nc.time += opt__node_work(nd, pl, pp);
         opt__add(&tot, &nc);
         if (ev != NULL) ev->node_cost[i] = nc;
         vstate *r = &vs[nd->res];
@@ -729,7 +776,7 @@ deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
         const opt_value *val = &g->vals[v];
         if (val->carry < 0 || vs[v].nv == 0) continue;
         opt_edge e;
-        blas_layout back = opt__carry_to(g, v);
+        blas_layout back = opt__carry_back(g, p, v);
         err = need(&vs[v], &back, val->ooc, pp, memo, &e);
         if (err == DESO_OK) tot.time += e.cost.time;
     }

@@ -59,6 +59,7 @@ typedef struct red_ent {
     int mult;                 /* the cost below is for (mult, allred)      */
     bool allred;
     opt_counts cost;
+    double work;              /* opt__node_work, whatever the group        */
 } red_ent;
 
 struct opt__eval {
@@ -77,6 +78,9 @@ struct opt__eval {
     int (*view0)[OPT_MAXVIEWS];  /* live-in views (ids)                   */
     int *want;                /* the wanted layout's id, -1: none          */
     int *carry;               /* the layout a carried value returns to, -1 */
+    int *cfirst;              /* ... unless this edge's layout is it: -1   */
+    int *cwatch;              /* per edge: the carried value whose return
+                               * it sets (cfirst), -1                      */
     int *cpos;                /* its return's term, -1: none               */
     int *cstart, *cons;       /* readers: edges cons[cstart[v] .. cstart[v
                                * + 1]) = node * BLAS_MAXOPS + slot        */
@@ -384,6 +388,8 @@ static void node_diff(opt__eval *e, const opt__place *p, int i)
     for (int k = 0; k < nd->d.nops; k++)
         if (l->req[k] != p[i].req[k]) {
             mark_stale(e, nd->ops[k]);
+            int w = e->cwatch[i * BLAS_MAXOPS + k];
+            if (w >= 0) mark_stale(e, w);
             l->req[k] = p[i].req[k];
         }
 }
@@ -419,7 +425,9 @@ static deso_err value_walk(opt__eval *e, const opt__place *p, int v)
     }
     if (e->carry[v] >= 0) {             /* time only, as opt_plan_cost     */
         opt__edge back;
-        DESO_TRY(need(e, &vs, e->carry[v], val->ooc, &back));
+        int x = e->cfirst[v];
+        int to = x < 0 ? e->carry[v] : p[x / BLAS_MAXOPS].req[x % BLAS_MAXOPS];
+        DESO_TRY(need(e, &vs, to, val->ooc, &back));
         set_term(e, e->cpos[v], back.cost.time);
     }
     e->stale[v] = false;
@@ -490,6 +498,7 @@ static deso_err red_find(opt__eval *e, int i, const opt__place *pl, int *id)
     r->rd = blas_red_dim(&nd->d, lay.req);
     r->rep_rd = (lay.res.rep & blas_red_bits(r->rd, lay.res.pr,
                                              lay.res.pc)) != 0;
+    r->work = opt__node_work(nd, &lay, &e->pp);
     e->rslot[red_slot(e, i, pl)] = e->nred;
     *id = e->nred++;
     return DESO_OK;
@@ -542,18 +551,19 @@ static void regroup(opt__eval *e)
     e->grouped = true;
 }
 
-/* Node i's own collective (a reduction); a fused group's is its first
- * member's.                                                               */
+/* Node i's own collective (a reduction; a fused group's is its first
+ * member's), then its work, added as opt_plan_cost adds them.            */
 static void node_term(opt__eval *e, int i, opt_counts *c)
 {
     int f = e->fuse[i];
+    red_ent *m = &e->red[e->rcur[i]];
     if (f >= 0 && f != i) {
         memset(c, 0, sizeof *c);
+        c->time += m->work;
         return;
     }
     int mult = f < 0 ? 0 : e->gsize[i];
     bool allred = f < 0 ? false : e->gall[i];
-    red_ent *m = &e->red[e->rcur[i]];
     if (!m->have_cost || m->mult != mult || m->allred != allred) {
         opt_place lay;
         opt__place_out(e, i, &m->pl, &lay);
@@ -564,6 +574,7 @@ static void node_term(opt__eval *e, int i, opt_counts *c)
         m->allred = allred;
     }
     *c = m->cost;
+    c->time += m->work;
 }
 
 /* ---- the evaluator -------------------------------------------------------- */
@@ -587,6 +598,8 @@ static size_t eval_arrays(opt__eval *e, char *block)
     e->view0 = carve(block, &off, nv, sizeof *e->view0);
     e->want = carve(block, &off, nv, sizeof *e->want);
     e->carry = carve(block, &off, nv, sizeof *e->carry);
+    e->cfirst = carve(block, &off, nv, sizeof *e->cfirst);
+    e->cwatch = carve(block, &off, nn * BLAS_MAXOPS, sizeof *e->cwatch);
     e->cpos = carve(block, &off, nv, sizeof *e->cpos);
     e->cstart = carve(block, &off, nv + 1, sizeof *e->cstart);
     e->cons = carve(block, &off, nn * BLAS_MAXOPS, sizeof *e->cons);
@@ -687,7 +700,10 @@ static deso_err eval_setup(opt__eval *e)
         e->key[i] = -1;           /* never set for a node that reduces nothing */
         e->fuse[i] = -1;
         e->last[i].res = -1;
-        for (int k = 0; k < BLAS_MAXOPS; k++) e->last[i].req[k] = -1;
+        for (int k = 0; k < BLAS_MAXOPS; k++) {
+            e->last[i].req[k] = -1;
+            e->cwatch[i * BLAS_MAXOPS + k] = -1;
+        }
     }
     for (int v = 0; v < g->nvals; v++) {
         const opt_value *val = &g->vals[v];
@@ -700,23 +716,28 @@ static deso_err eval_setup(opt__eval *e)
         e->want[v] = -1;
         if (val->has_want && (val->producer >= 0 || val->nviews > 0))
             DESO_TRY(opt__intern(e, &val->want, &e->want[v]));
-        e->carry[v] = -1;
+        e->carry[v] = e->cfirst[v] = -1;
         if (val->carry >= 0 && (val->producer >= 0 || val->nviews > 0)) {
             blas_layout back = opt__carry_to(g, v);
             DESO_TRY(opt__intern(e, &back, &e->carry[v]));
+            int x = opt__carry_first(g, v);
+            e->cfirst[v] = x;
+            if (x >= 0) e->cwatch[x] = v;
         }
     }
     for (int i = 0; i < g->nnodes; i++) {
         const blas_op_info *info = blas_op_get(g->nodes[i].d.op);
         /* reductions, the views and sparse products whose node moves
-         * elements itself and the nodes streaming an out-of-core matrix:
-         * the nodes with a cost of their own (opt__node_cost)            */
+         * elements itself, the nodes streaming an out-of-core matrix and
+         * those working on vectors: the nodes with a cost of their own
+         * (opt__node_cost, opt__node_work)                               */
         blas_op op = g->nodes[i].d.op;
         e->is_red[i] = (info != NULL && (info->red != BLAS_RED_NONE ||
                                          op == BLAS_OP_VGET ||
                                          op == BLAS_OP_VPUT ||
                                          op == BLAS_OP_USMV)) ||
-                       opt__node_streams(g, &g->nodes[i]);
+                       opt__node_streams(g, &g->nodes[i]) ||
+                       (e->pp.work_beta > 0.0 && opt__node_works(g, &g->nodes[i]));
         if (e->is_red[i]) e->reds[e->nreds++] = i;
     }
     index_terms(e);

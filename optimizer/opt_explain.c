@@ -60,6 +60,30 @@ static deso_err eval_all(const opt_graph *g, const opt_plan *p,
     return err;
 }
 
+/* Node i's line: its operation and result, its reduction and its work. */
+static void node_head(FILE *f, const opt_graph *g, const opt_plan *p,
+                      const opt_params *pp, const opt_eval *ev, int i)
+{
+    const opt_node *nd = &g->nodes[i];
+    const blas_op_info *info = blas_op_get(nd->d.op);
+    char c[160];
+    double work = opt__node_work(nd, &p->node[i], pp);
+    fprintf(f, "  n%d %s -> v%d", i, info ? info->name : "?", nd->res);
+    if (ev->node_cost[i].msgs_coll > 0) {
+        opt_counts red = ev->node_cost[i];   /* its work shown apart     */
+        red.time -= work;
+        cost_str(&red, c, sizeof c);
+        fprintf(f, "  reduction: %s (%s)", c,
+                (p->node[i].res.rep &
+                 blas_red_bits(blas_red_dim(&nd->d, p->node[i].req),
+                               g->df.pr, g->df.pc))
+                    ? "all-reduce"
+                    : "reduce to one place");
+    }
+    if (work > 0.0) fprintf(f, "  work: %.3g s", work);
+    fprintf(f, "\n");
+}
+
 deso_err opt_plan_explain(FILE *f, const opt_graph *g, const opt_plan *p,
                           const opt_params *pp)
 {
@@ -90,18 +114,7 @@ deso_err opt_plan_explain(FILE *f, const opt_graph *g, const opt_plan *p,
     fprintf(f, "nodes:\n");
     for (int i = 0; i < g->nnodes; i++) {
         const opt_node *nd = &g->nodes[i];
-        const blas_op_info *info = blas_op_get(nd->d.op);
-        fprintf(f, "  n%d %s -> v%d", i, info ? info->name : "?", nd->res);
-        if (ev.node_cost[i].msgs_coll > 0) {
-            cost_str(&ev.node_cost[i], c, sizeof c);
-            fprintf(f, "  reduction: %s (%s)", c,
-                    (p->node[i].res.rep &
-                     blas_red_bits(blas_red_dim(&nd->d, p->node[i].req),
-                                   g->df.pr, g->df.pc))
-                        ? "all-reduce"
-                        : "reduce to one place");
-        }
-        fprintf(f, "\n");
+        node_head(f, g, p, pp, &ev, i);
         for (int k = 0; k < nd->d.nops; k++) {
             const opt_edge *e = &ev.edge[i * BLAS_MAXOPS + k];
             fprintf(f, "    op%d v%d: %s", k, nd->ops[k],

@@ -247,14 +247,42 @@ bool opt_plan_equal(const opt_plan *a, const opt_plan *b)
     return true;
 }
 
-blas_layout opt__carry_to(const opt_graph *g, int v)
+/* The partition a carried vector v of n elements returns to, or NULL.   */
+static const blas_part *carry_part(const opt_graph *g, int v)
 {
     const opt_value *val = &g->vals[v];
     if (val->kind == BLAS_VEC)
         for (int k = 0; k < g->nparts; k++)
-            if (g->parts[k]->n == val->n)
-                return blas_layout_part(g->parts[k], g->df.pr, g->df.pc);
-    return g->vals[val->carry].views[0];
+            if (g->parts[k]->n == val->n) return g->parts[k];
+    return NULL;
+}
+
+blas_layout opt__carry_to(const opt_graph *g, int v)
+{
+    const blas_part *part = carry_part(g, v);
+    if (part != NULL) return blas_layout_part(part, g->df.pr, g->df.pc);
+    return g->vals[g->vals[v].carry].views[0];
+}
+
+int opt__carry_first(const opt_graph *g, int v)
+{
+    if (carry_part(g, v) != NULL) return -1;
+    int in = g->vals[v].carry;
+    /* one value's return per edge: a second version of the same live-in
+     * value (never made by the runtime) keeps the primary layout        */
+    for (int w = 0; w < v; w++)
+        if (g->vals[w].carry == in) return -1;
+    for (int i = 0; i < g->nnodes; i++)
+        for (int k = 0; k < g->nodes[i].d.nops; k++)
+            if (g->nodes[i].ops[k] == in) return i * BLAS_MAXOPS + k;
+    return -1;
+}
+
+blas_layout opt__carry_back(const opt_graph *g, const opt_plan *p, int v)
+{
+    int x = opt__carry_first(g, v);
+    if (x < 0) return opt__carry_to(g, v);
+    return p->node[x / BLAS_MAXOPS].req[x % BLAS_MAXOPS];
 }
 
 deso_err opt_graph_carry(opt_graph *g, int out, int in)

@@ -182,6 +182,13 @@ typedef struct opt_params {
                               * out-of-core matrix's local array file (the
                               * runtime measures it when some rank has a
                               * memory budget; 0: no I/O term)            */
+    double work_beta;        /* seconds per byte a vector kernel streams on
+                              * its busiest rank (every vector operand
+                              * read, the result written), so that a plan
+                              * whose vectors are replicated, or held on
+                              * one grid row or column, pays for every
+                              * rank doing the whole vector's work; 0: no
+                              * work term                                 */
 } opt_params;
 
 /* Defaults for tests only: the runtime measures alpha and beta.           */

@@ -13,13 +13,22 @@ void opt__cur_ops(const opt_graph *g, const opt_plan *p, int i,
                   blas_layout *cur);
 
 /* Where loop-carried value v (carry >= 0) returns for the next iteration:
- * its live-in version's primary layout, except for a vector of n elements
- * in a graph whose sparse products place vectors of n by a partition
- * (g->parts): that partition's layout.  The loop's next product works
- * there, so that is the steady state; a vector that came in elsewhere
- * (the first iteration's, made in a default layout) pays once to move in
- * rather than being held where it came in for every later iteration.  */
+ * for a vector of n elements in a graph whose sparse products place
+ * vectors of n by a partition (g->parts), that partition's layout (the
+ * loop's next product works there); else, when this DAG reads its live-in
+ * version, the layout its first reader takes it in (opt__carry_first: the
+ * next iteration reads it there first); else the live-in version's
+ * primary layout.  Either way the steady state: a vector that came in
+ * elsewhere (the first iteration's, made where a set-up force found it
+ * cheapest) pays once to move rather than being held where it came in
+ * for every later iteration.                                            */
 blas_layout opt__carry_to(const opt_graph *g, int v);
+/* The operand edge (node * BLAS_MAXOPS + slot) whose layout under the
+ * plan is where v returns, or -1 when opt__carry_to's layout is fixed by
+ * the graph alone.                                                        */
+int opt__carry_first(const opt_graph *g, int v);
+/* v's return layout under plan p (opt__carry_to, opt__carry_first).       */
+blas_layout opt__carry_back(const opt_graph *g, const opt_plan *p, int v);
 
 /* The layouts mode `mode` lets a value of this kind take (at most
  * OPT__MAXLAYS: 4, and the graph's partitions of a vector's length).     */
@@ -54,6 +63,12 @@ void opt__view_cost(const opt_node *nd, const opt_place *pl,
 double opt__io_time(const blas_layout *L, const opt_params *pp);
 /* Whether node nd reads or produces an out-of-core matrix.               */
 bool opt__node_streams(const opt_graph *g, const opt_node *nd);
+/* Whether node nd reads or makes a vector (it has a work term), and the
+ * time of that work under pl: the busiest rank's share of each vector
+ * operand and of a vector result, at pp->work_beta per byte.            */
+bool opt__node_works(const opt_graph *g, const opt_node *nd);
+double opt__node_work(const opt_node *nd, const opt_place *pl,
+                      const opt_params *pp);
 /* Node nd's own cost under placement pl (*c is set): its collective, and
  * the streaming of its out-of-core operands and result.  mult doubles
  * of a fused group's partials (0: not fused), allred: the group is an

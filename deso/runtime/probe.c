@@ -1,14 +1,21 @@
 /* The alpha-beta probe: ping-pongs between ranks 0 and 1 (short and long
- * messages) and small broadcasts, about a millisecond in all.  Each figure
- * is the best of PROBE_REPS rounds: on a loaded machine (more ranks than
- * free cores) single rounds are often descheduled, and a probe that took
- * one of those for the message latency made every later plan avoid
- * messages it could well afford.  Then, when the options ask for it, each
- * kind of collective on each kind of communicator a plan runs it on
- * (coll_probe), which the cost model then prices by what was measured.
- * The figures are MAX-allreduced, so every rank feeds the same numbers to
- * the (deterministic) optimiser.  Not counted in the statistics: it is
- * the library measuring the machine, not the user's work.
+ * messages) and small broadcasts.  Each figure is the fastest of its
+ * clean rounds (probe_rounds.c: a round during which a rank taking part
+ * was switched out is thrown away, since on a loaded machine it timed
+ * another process's time slice, not the message); rounds go on until 16
+ * clean ones are in or the figure's budget (8 ms) is spent, so the probe
+ * takes well under a millisecond on an idle machine and some tens of
+ * milliseconds on a loaded one.  A ping-pong with no clean round leaves
+ * alpha and beta at opt_params_default's figures, a broadcast with none
+ * adds nothing: a figure inflated by a descheduling made every later plan
+ * avoid messages it could well afford (a sparse CG gathered its vectors
+ * every iteration instead of exchanging a halo).  Then, when the options
+ * ask for it, each kind of collective on each kind of communicator a plan
+ * runs it on (coll_probe), which the cost model then prices by what was
+ * measured.  The figures are MAX-allreduced, so every rank feeds the same
+ * numbers to the (deterministic) optimiser.  Not counted in the
+ * statistics: it is the library measuring the machine, not the user's
+ * work.
  * When some rank has a memory budget (so that matrices may go out of
  * core), each rank also measures the read rate of its out-of-core
  * directory (deso__ooc_read_rate: 1 MiB written, synced, dropped from the
@@ -22,12 +29,15 @@
 
 #include "deso/core/agree.h"
 #include "deso/runtime/ooc.h"
+#include "deso/runtime/probe_rounds.h"
 #include "deso/runtime/runtime.h"
 
 #define PROBE_TAG 0x5052
-#define PROBE_REPS 16
+#define PROBE_REPS 16             /* calls per collective figure            */
 #define PROBE_LONG 4096           /* doubles: 32 KiB                        */
 #define IO_BETA_UNKNOWN 1e-8      /* seconds per byte: a 100 MB/s disk      */
+/* alpha, beta, io_beta, the broadcast round, then the collectives     */
+#define PROBE_FIGURES 4
 #define PROBE_COLL_FIGURES (2 * OPT_COLL_KINDS * OPT_COMMS)
 #define COLL_SPREAD 4.0
 
@@ -52,42 +62,76 @@ static deso_err io_probe(deso_ctx *ctx, double *io_beta)
     return DESO_OK;
 }
 
-static double pingpong(MPI_Comm comm, int me, double *buf, int len, int *rc)
+/* Rank 1's side of the ping-pong: echoes every message rank 0 sends
+ * until one says stop (buf[0] = 0), putting in its reply how often it was
+ * switched out since its previous reply, so that rank 0 can throw away
+ * the rounds it spent waiting for a descheduled partner.                 */
+static void pingpong_echo(MPI_Comm comm, double *buf, int len, int *rc)
 {
-    double best = 1e30;
-    for (int rep = 0; rep <= PROBE_REPS && *rc == MPI_SUCCESS; rep++) {
-        double t0 = MPI_Wtime();
-        if (me == 0) {
-            *rc = MPI_Send(buf, len, MPI_DOUBLE, 1, PROBE_TAG, comm);
-            if (*rc == MPI_SUCCESS)
-                *rc = MPI_Recv(buf, len, MPI_DOUBLE, 1, PROBE_TAG, comm,
-                               MPI_STATUS_IGNORE);
-        } else {
-            *rc = MPI_Recv(buf, len, MPI_DOUBLE, 0, PROBE_TAG, comm,
-                           MPI_STATUS_IGNORE);
-            if (*rc == MPI_SUCCESS)
-                *rc = MPI_Send(buf, len, MPI_DOUBLE, 0, PROBE_TAG, comm);
-        }
-        double t = (MPI_Wtime() - t0) / 2.0;
-        if (rep > 0 && t < best) best = t;   /* rep 0 warms up             */
+    long prev = deso__probe_switches();
+    while (*rc == MPI_SUCCESS) {
+        *rc = MPI_Recv(buf, len, MPI_DOUBLE, 0, PROBE_TAG, comm,
+                       MPI_STATUS_IGNORE);
+        if (*rc != MPI_SUCCESS || buf[0] == 0.0) return;
+        long now = deso__probe_switches();
+        buf[0] = (double)(now - prev);
+        prev = now;
+        *rc = MPI_Send(buf, len, MPI_DOUBLE, 0, PROBE_TAG, comm);
     }
-    return best;
 }
 
-/* One round of a one-double broadcast (its time over ceil(log2 P)), the
- * best of PROBE_REPS; rep 0 warms up.                                   */
+/* Half a ping-pong's round trip of len doubles between ranks 0 and 1 (the
+ * fastest clean round, deso__probe_acc), -1 when no round was clean;
+ * rank 0 times, says in buf[0] whether another round follows, and alone
+ * returns the figure (rank 1: 0).                                        */
+static double pingpong(MPI_Comm comm, int me, double *buf, int len, int *rc)
+{
+    if (me == 1) {
+        pingpong_echo(comm, buf, len, rc);
+        return 0.0;
+    }
+    deso__probe_acc acc;
+    deso__probe_acc_init(&acc);
+    double start = MPI_Wtime();
+    while (*rc == MPI_SUCCESS) {
+        bool more = !deso__probe_acc_done(&acc, MPI_Wtime() - start);
+        buf[0] = more ? 1.0 : 0.0;
+        long s0 = deso__probe_switches();
+        double t0 = MPI_Wtime();
+        *rc = MPI_Send(buf, len, MPI_DOUBLE, 1, PROBE_TAG, comm);
+        if (!more || *rc != MPI_SUCCESS) break;
+        *rc = MPI_Recv(buf, len, MPI_DOUBLE, 1, PROBE_TAG, comm,
+                       MPI_STATUS_IGNORE);
+        double t = (MPI_Wtime() - t0) / 2.0;
+        long mine = deso__probe_switches() - s0;
+        deso__probe_acc_add(&acc, t, mine + (long)buf[0]);
+    }
+    return deso__probe_acc_figure(&acc);
+}
+
+/* One-double broadcasts from rank 0 (each one's time over ceil(log2 P)),
+ * rank 0 saying in the payload whether another follows; this rank's
+ * fastest round in which it was not switched out, -1 when there was
+ * none.                                                                 */
 static double broadcast_round(const deso_ctx *ctx, double *buf, int *rc)
 {
     int lg = 0;
     while ((1 << lg) < ctx->size) lg++;
-    double best = 1e30;
-    for (int rep = 0; rep <= PROBE_REPS && *rc == MPI_SUCCESS; rep++) {
+    deso__probe_acc acc;
+    deso__probe_acc_init(&acc);
+    double start = MPI_Wtime();
+    while (*rc == MPI_SUCCESS) {
+        if (ctx->rank == 0)
+            buf[0] = deso__probe_acc_done(&acc, MPI_Wtime() - start) ? 0.0
+                                                                   : 1.0;
+        long s0 = deso__probe_switches();
         double t0 = MPI_Wtime();
         *rc = MPI_Bcast(buf, 1, MPI_DOUBLE, 0, ctx->comm);
         double t = (MPI_Wtime() - t0) / (lg > 0 ? lg : 1);
-        if (rep > 0 && t < best) best = t;
+        if (*rc != MPI_SUCCESS || buf[0] == 0.0) break;
+        deso__probe_acc_add(&acc, t, deso__probe_switches() - s0);
     }
-    return best;
+    return deso__probe_acc_figure(&acc);
 }
 
 /* One collective of kind k over comm, on len doubles of buf (zeros, so
@@ -171,6 +215,21 @@ static void coll_set(opt_params *p, const deso_ctx *ctx, const double *v)
         }
 }
 
+/* Rank 0's alpha and beta from its ping-pongs into v[0], v[1]; both
+ * left at 0 (the defaults stand) unless each size had a clean round.    */
+static void pingpong_figures(const deso_ctx *ctx, double *buf, double *v,
+                             int *rc)
+{
+    double ts = pingpong(ctx->comm, ctx->rank, buf, 1, rc);
+    double tl = *rc == MPI_SUCCESS
+                    ? pingpong(ctx->comm, ctx->rank, buf, PROBE_LONG, rc)
+                    : -1.0;
+    if (ctx->rank != 0 || !(ts > 0.0) || !(tl > 0.0)) return;
+    double bytes = (double)(PROBE_LONG - 1) * sizeof(double);
+    v[0] = ts;
+    v[1] = tl > ts ? (tl - ts) / bytes : 0.0;
+}
+
 deso_err deso__probe(deso_ctx *ctx, opt_params *out)
 {
     *out = opt_params_default();
@@ -179,33 +238,28 @@ deso_err deso__probe(deso_ctx *ctx, opt_params *out)
     if (ctx->size == 1) return DESO_OK;
     static double buf[PROBE_LONG];
     int rc = MPI_SUCCESS;
-    double v[3 + PROBE_COLL_FIGURES] = {0.0, 0.0, out->io_beta};
-    if (ctx->rank <= 1) {
-        double ts = pingpong(ctx->comm, ctx->rank, buf, 1, &rc);
-        double tl = pingpong(ctx->comm, ctx->rank, buf, PROBE_LONG, &rc);
-        v[0] = ts;
-        double bytes = (double)(PROBE_LONG - 1) * sizeof(double);
-        v[1] = tl > ts ? (tl - ts) / bytes : 0.0;
-    }
-    if (rc == MPI_SUCCESS) {
-        double tb = broadcast_round(ctx, buf, &rc);
-        /* a broadcast round is a message: alpha covers both              */
-        if (tb > v[0] && ctx->rank <= 1) v[0] = 0.5 * (v[0] + tb);
-    }
+    double v[PROBE_FIGURES + PROBE_COLL_FIGURES] = {0.0, 0.0, out->io_beta};
+    if (ctx->rank <= 1) pingpong_figures(ctx, buf, v, &rc);
+    if (rc == MPI_SUCCESS) v[3] = broadcast_round(ctx, buf, &rc);
     if (rc == MPI_SUCCESS && ctx->measure_collectives)
-        rc = coll_probe(ctx, buf, v + 3);
+        rc = coll_probe(ctx, buf, v + PROBE_FIGURES);
     if (rc == MPI_SUCCESS)
-        rc = MPI_Allreduce(MPI_IN_PLACE, v, 3 + PROBE_COLL_FIGURES, MPI_DOUBLE,
-                           MPI_MAX, ctx->comm);
+        rc = MPI_Allreduce(MPI_IN_PLACE, v, PROBE_FIGURES + PROBE_COLL_FIGURES,
+                           MPI_DOUBLE, MPI_MAX, ctx->comm);
     DESO_TRY(deso__mpi(rc, "alpha-beta probe"));
+    /* no clean ping-pong: the defaults, never an inflated figure         */
+    if (v[0] > 0.0) {
+        out->alpha = v[0];
+        out->beta = v[1];
+    }
+    /* a broadcast round is a message: alpha covers both                  */
+    if (v[3] > out->alpha) out->alpha = 0.5 * (out->alpha + v[3]);
     /* clamp to sane ranges (a timer glitch must not make messages free)   */
-    if (!(v[0] >= 1e-8)) v[0] = 1e-8;
-    if (v[0] > 1e-2) v[0] = 1e-2;
-    if (!(v[1] >= 1e-12)) v[1] = 1e-12;
-    if (v[1] > 1e-6) v[1] = 1e-6;
-    out->alpha = v[0];
-    out->beta = v[1];
+    if (!(out->alpha >= 1e-8)) out->alpha = 1e-8;
+    if (out->alpha > 1e-2) out->alpha = 1e-2;
+    if (!(out->beta >= 1e-12)) out->beta = 1e-12;
+    if (out->beta > 1e-6) out->beta = 1e-6;
     out->io_beta = v[2];
-    coll_set(out, ctx, v + 3);
+    coll_set(out, ctx, v + PROBE_FIGURES);
     return DESO_OK;
 }

@@ -779,8 +779,10 @@ bool deso__period_step(deso_ctx *ctx, deso__node *nd, const uint64_t *ids,
 void deso__period_undo(deso_ctx *ctx);
 
 /* ---- the alpha-beta probe (probe.c) ------------------------------------ */
-/* Measures alpha and beta (a few ping-pongs between ranks 0 and 1 and a
- * small broadcast, under 50 ms) and, when some rank has a memory budget,
+/* Measures alpha and beta (ping-pongs between ranks 0 and 1 and small
+ * broadcasts, rounds a descheduling inflated thrown away, each figure's
+ * rounds within an 8 ms budget: probe_rounds.h) and, when some rank has
+ * a memory budget,
  * io_beta (a read of a 1 MiB file in each rank's out-of-core directory),
  * MAX-allreduced so every rank has the same numbers.  Collective.         */
 deso_err deso__probe(deso_ctx *ctx, opt_params *out);
