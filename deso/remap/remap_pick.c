@@ -2,12 +2,14 @@
  * senders' shared sources in place (single copy) or moves them through
  * the rings, chosen per remap; pure bookkeeping, no MPI.
  *
- * Neither is faster everywhere: both read every source element from
- * memory once and write every target element once (a ring's slots stay
- * in cache, so the rings' second copy is a cache-to-cache one), and what
- * differs is the work around those accesses, which depends on the pieces'
- * lengths, and the pacing of two ranks that read each other's memory.
- * So the remap measures: counted from the execution e0 whose agreement
+ * Neither is faster everywhere: single copy takes fewer instructions
+ * (fewest where pieces are short), but where a source's cache lines hold
+ * elements for several receivers (cyclic layouts with blocks shorter
+ * than a line, block -> cyclic) every such receiver reads the whole line
+ * from memory, while on the rings its owner reads it once and passes the
+ * others' elements through a ring that stays in cache.  Which matters
+ * more depends on the sizes, the layouts and the machine, so the remap
+ * measures: counted from the execution e0 whose agreement
  * turned the single-copy programs on (itself on the rings), e0 + 1 reads
  * in place untimed (the receiver maps the sender's pages on first touch),
  * e0 + 2 is timed on the rings, e0 + 3 timed reading in place, e0 + 4

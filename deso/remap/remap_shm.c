@@ -33,10 +33,10 @@
  * receiver copies straight from it (remap_pull.c's programs), then says
  * it is done; the sender returns only then.  A receiver all of whose
  * senders allow it writes its whole target in one ordered pass, whole
- * lines streamed: 72-100% of memcpy where the rings give 46-57% (runs of
- * 1-5 elements).  Descriptions go one at a time (the receiver acknowledges
- * each): a ring message of few chunks lets its sender run an execution
- * ahead.                                                                 */
+ * lines streamed.  Whether it does so or takes the rings is chosen per
+ * remap by timing both (remap_pick.c).  Descriptions go one at a time
+ * (the receiver acknowledges each): a ring message of few chunks lets its
+ * sender run an execution ahead.                                         */
 #include "deso/remap/remap.h"
 #include "deso/remap/remap_pull.h"
 #include "deso/remap/remap_pick.h"

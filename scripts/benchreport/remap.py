@@ -145,9 +145,11 @@ def choice_prose(cs):
     kept = (f": {len(single)} of the {len(cs)} shared-array cases here kept single copy"
             " (`shared memory, single copy` in the transport column), the others the rings"
             if single else "")
-    return (" Single copy is not always the faster (both ways read each source element"
-            " and write each target element once; the rings' second copy stays in cache),"
-            " so each remap times one execution each way and keeps the faster" + kept + ".")
+    return (" Single copy is not always the faster (it takes fewer instructions, but where a"
+            " source's cache lines hold elements for both ranks, as in every case here, each"
+            " rank reads every line of both sources, while the rings read each line once and"
+            " pass half of it on through a ring that stays in cache), so each remap times one"
+            " execution each way and keeps the faster" + kept + ".")
 
 
 def remap_prose(cases):
