@@ -171,8 +171,13 @@ deso_err deso_redist_local_extents(const deso_redist *r,
  * rank's differs, rank 0 warns once on stderr), "none" when no rank sends
  * anything (r NULL too).
  * On shared memory, a sender whose source array comes from
- * deso_redist_array_alloc is read in place by its receivers (decided per
- * execution and per pair; nothing to configure).
+ * deso_redist_array_alloc may be read in place by its receivers (per
+ * execution and per pair): once some rank's source could be, the remap
+ * times one execution each way and keeps the faster, the same on every
+ * rank, and reports "shared memory, single copy" from then on when that
+ * is reading in place.  DESO_REMAP_SINGLE_COPY=1 reads in place from
+ * then on without timing, =0 keeps the rings (where ranks' values
+ * differ, 1 wins over 0 and either over unset).
  * The same on every rank.  Local.                                          */
 const char *deso_redist_transport(const deso_redist *r);
 

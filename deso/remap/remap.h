@@ -200,7 +200,19 @@ bool deso__remap_shm_pull_pending(const deso__remap *r);
 bool deso__remap_shm_pull_wanted(const deso__remap *r, const double *src,
                                  int64_t slld);
 deso_err deso__remap_shm_pull_build(deso__remap *r);
-void deso__remap_shm_pull_on(deso__remap *r);
+void deso__remap_shm_pull_on(deso__remap *r, int mode);
+
+/* Once the single-copy programs are on, whether receivers read in place
+ * is chosen per remap (remap_pick.c): `mode` (agreed when they were
+ * turned on) fixes it, or both ways are timed once and the faster kept.
+ * pick_due says whether this execution's agreement (after its
+ * description) is to carry the two times (filled in, this rank's);
+ * pick_decide, given their maximum over the ranks, settles it alike on
+ * every rank for the executions that follow.  single_copy: settled on
+ * reading in place.  All local.                                          */
+bool deso__remap_shm_pick_due(const deso__remap *r, int64_t times[2]);
+void deso__remap_shm_pick_decide(deso__remap *r, const int64_t agreed[2]);
+bool deso__remap_shm_single_copy(const deso__remap *r);
 
 /* Before an execution's agreement (deso_redist_execute), on every rank
  * of a remap on the shared-memory transport: each sender describes its

@@ -13,6 +13,7 @@
 #include "placement/errors.h"
 #include "deso/remap/comm_cache.h"
 #include "deso/remap/remap.h"
+#include "deso/remap/remap_pick.h"
 #include "deso/core/stats.h"
 
 /* BLACS (part of ScaLAPACK), C interface.                                  */
@@ -418,16 +419,24 @@ static deso_err agree_execute(deso_redist *r, deso_err e, const double *src,
                               int64_t src_lld)
 {
     static const char *fn = "deso_redist_execute";
-    int nflags = deso__remap_shm_pull_pending(&r->r) ? 1 : 0;
-    int64_t wanted = nflags && e == DESO_OK &&
-                     deso__remap_shm_pull_wanted(&r->r, src, src_lld);
-    e = deso__agree(r->comm, fn, e, &wanted, nflags);
+    /* flags: whether some source could be read in place (until the
+     * single-copy programs are on), or the two times to choose by.     */
+    int64_t flags[2] = { 0, 0 };
+    bool pending = deso__remap_shm_pull_pending(&r->r);
+    bool due = !pending && deso__remap_shm_pick_due(&r->r, flags);
+    int nflags = pending ? 1 : due ? 2 : 0;
+    flags[0] = pending ? e == DESO_OK &&
+               deso__remap_shm_pull_wanted(&r->r, src, src_lld) : flags[0];
+    e = deso__agree(r->comm, fn, e, flags, nflags);
     deso__stats_collective((int64_t)sizeof(int64_t) * (1 + nflags), r->size,
                            r->me, 2);
-    if (e != DESO_OK || !wanted) return e;
-    e = deso__agree(r->comm, fn, deso__remap_shm_pull_build(&r->r), NULL, 0);
-    deso__stats_collective((int64_t)sizeof(int64_t), r->size, r->me, 2);
-    if (e == DESO_OK) deso__remap_shm_pull_on(&r->r);
+    if (e == DESO_OK && due) deso__remap_shm_pick_decide(&r->r, flags);
+    if (e != DESO_OK || !pending || !flags[0]) return e;
+    /* Compiled on every rank, with the override of the choice.          */
+    int64_t mode = deso__pick_env();
+    e = deso__agree(r->comm, fn, deso__remap_shm_pull_build(&r->r), &mode, 1);
+    deso__stats_collective((int64_t)sizeof(int64_t) * 2, r->size, r->me, 2);
+    if (e == DESO_OK) deso__remap_shm_pull_on(&r->r, (int)mode);
     return e;
 }
 
@@ -474,7 +483,9 @@ deso_err deso_redist_execute(deso_redist *r, const double *src,
 const char *deso_redist_transport(const deso_redist *r)
 {
     if (r == NULL || !r->talks) return "none";
-    return r->r.shm != NULL ? "shared memory" : "mpi";
+    if (r->r.shm == NULL) return "mpi";
+    return deso__remap_shm_single_copy(&r->r) ? "shared memory, single copy"
+                                              : "shared memory";
 }
 
 deso_err deso_redist_local_shape(const deso_redist *r, int64_t *src_rows,

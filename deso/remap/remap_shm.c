@@ -33,12 +33,13 @@
  * receiver copies straight from it (remap_pull.c's programs), then says
  * it is done; the sender returns only then.  A receiver all of whose
  * senders allow it writes its whole target in one ordered pass, whole
- * lines streamed: 72-100% of memcpy where the rings give 46-57% (runs of
- * 1-5 elements).  Descriptions go one at a time (the receiver acknowledges
- * each): a ring message of few chunks lets its sender run an execution
- * ahead.                                                                 */
+ * lines streamed.  Whether it does so or takes the rings is chosen per
+ * remap by timing both (remap_pick.c).  Descriptions go one at a time
+ * (the receiver acknowledges each): a ring message of few chunks lets its
+ * sender run an execution ahead.                                         */
 #include "deso/remap/remap.h"
 #include "deso/remap/remap_pull.h"
+#include "deso/remap/remap_pick.h"
 #include "deso/remap/comm_cache.h"
 #include "deso/remap/pair_rings.h"
 
@@ -114,6 +115,7 @@ struct deso__shm {
     bool pull_built;                   /* here (deso__remap_shm_pull_build) */
     bool pull_on;                      /* built on every rank (agreed):   */
                                        /* senders may be read in place    */
+    deso__pick pick;                   /* when they are (remap_pick.c)    */
     const double **bases;              /* nrecv + 1: the assembly's       */
     int64_t *delta;                    /* arrays, resolved for these      */
     bool resolved;                     /* bases (resolved program valid)  */
@@ -427,7 +429,8 @@ static void describe(chan *c, const deso__remap *r, int w, const double *src,
                      int64_t slld, long long e)
 {
     int64_t extent = src_extent(r, slld);
-    c->pull = r->shm->pull_on && src != NULL && extent > 0 &&
+    c->pull = r->shm->pull_on && deso__pick_allows(&r->shm->pick, e) &&
+              src != NULL && extent > 0 &&
               deso__shared_readable(src, extent, w);
     /* One description at a time: the receiver may not have read the last
      * one yet (a ring message of few chunks lets the sender run ahead).  */
@@ -638,9 +641,32 @@ deso_err deso__remap_shm_pull_build(deso__remap *r)
     return DESO_OK;
 }
 
-void deso__remap_shm_pull_on(deso__remap *r)
+void deso__remap_shm_pull_on(deso__remap *r, int mode)
 {
-    if (r->shm != NULL && r->shm->pull_built) r->shm->pull_on = true;
+    struct deso__shm *s = r->shm;
+    if (s == NULL || !s->pull_built) return;
+    s->pull_on = true;
+    deso__pick_start(&s->pick, mode, s->execs);
+}
+
+bool deso__remap_shm_pick_due(const deso__remap *r, int64_t times[2])
+{
+    const struct deso__shm *s = r->shm;
+    if (s == NULL || !s->pull_on || !deso__pick_due(&s->pick, s->execs))
+        return false;
+    deso__pick_times(&s->pick, times);
+    return true;
+}
+
+void deso__remap_shm_pick_decide(deso__remap *r, const int64_t agreed[2])
+{
+    if (r->shm != NULL) deso__pick_decide(&r->shm->pick, agreed);
+}
+
+bool deso__remap_shm_single_copy(const deso__remap *r)
+{
+    return r->shm != NULL && r->shm->pull_on &&
+           r->shm->pick.mode == DESO__PICK_SINGLE;
 }
 
 deso_err deso__remap_shm_describe(deso__remap *r, const double *src,
@@ -702,6 +728,8 @@ deso_err deso__remap_shm_exec(deso__remap *r, const double *src,
                atomic_load_explicit(&c->ctl->done, memory_order_acquire) < e)
             if (++idle > SHM_SPINS) sched_yield();
     }
-    if (r->nsteps > 0) deso__stats_time(DESO_T_P2P, deso__now() - t0);
+    double t = deso__now() - t0;
+    if (r->nsteps > 0) deso__stats_time(DESO_T_P2P, t);
+    deso__pick_timed(&s->pick, e, t);
     return DESO_OK;
 }

@@ -217,8 +217,10 @@ static int counts_agree(const char *what, int shm, counts *seen)
 
 /* A remap executed in the window, on either transport: on shared memory
  * its messages must be reported as such (no MPI call carries them), on
- * MPI each is one send.                                                   */
-static void run_remap(int shm)
+ * MPI each is one send.  With `shared` sources (deso_redist_array_alloc)
+ * and seven executions, the agreements that compile the single-copy
+ * programs and that settle single copy against the rings are in it.    */
+static void run_remap(int shm, int shared)
 {
     setenv("DESO_REMAP_SHM", shm ? "1" : "0", 1);
     int P = tu_size();
@@ -228,21 +230,24 @@ static void run_remap(int shm)
     TU_OK(deso_redist_create(MPI_COMM_WORLD, &src, &dst, DESO_SCHED_GREEDY, &r));
     int64_t sm, sn, dm, dn;
     TU_OK(deso_redist_local_shape(r, &sm, &sn, &dm, &dn));
-    double *a = calloc((size_t)(sm * sn + 1), sizeof *a);
+    double *a = NULL;
+    if (shared) TU_OK(deso_redist_array_alloc(MPI_COMM_WORLD, sm * sn + 1, &a));
+    else a = calloc((size_t)(sm * sn + 1), sizeof *a);
     double *b = calloc((size_t)(dm * dn + 1), sizeof *b);
     assert_non_null(a);
     assert_non_null(b);
     deso_stats_reset();
     api.reset();
     window_failed = 0;
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < (shared ? 7 : 3); k++)
         WOK(deso_redist_execute(r, a, sm > 0 ? sm : 1, b, dm > 0 ? dm : 1));
     /* both transports were exercised: the MPI one sends, the shared-memory
      * one makes no send at all                                             */
     counts seen;
     int on_shm = counts_agree("remap", shm, &seen);
     assert_true(on_shm ? seen.msgs_p2p == 0 : seen.msgs_p2p > 0);
-    free(a);
+    if (shared) TU_OK(deso_redist_array_free(a));
+    else free(a);
     free(b);
     deso_redist_destroy(&r);
     unsetenv("DESO_REMAP_SHM");
@@ -251,8 +256,9 @@ static void run_remap(int shm)
 static void test_remap_counts(void **state)
 {
     (void)state;
-    run_remap(0);
-    run_remap(1);
+    run_remap(0, 0);
+    run_remap(1, 0);
+    run_remap(1, 1);
 }
 
 /* Forces whose dtrsv remaps its matrix (block folding: blocks of more
