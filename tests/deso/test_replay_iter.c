@@ -15,6 +15,7 @@
 #include <cblas.h>
 #include <string.h>
 
+#include "deso/runtime/runtime.h"   /* ctx->params                    */
 #include "test_util.h"
 
 #define ITERS 16
@@ -85,7 +86,10 @@ static void deso_rest(loop *l, int64_t n)
     TU_CALL(deso_sset(l->rr, l->rrnew));
 }
 
-static deso_ctx *ctx_of(const tu_case *c, int replay)
+/* The second context takes the first's machine figures (*params): each
+ * context measures its own, and plans following them could make the two
+ * runs compared differ with no replay.                                 */
+static deso_ctx *ctx_of(const tu_case *c, int replay, opt_params *params)
 {
     deso_options o;
     deso_options_default(&o);
@@ -96,6 +100,8 @@ static deso_ctx *ctx_of(const tu_case *c, int replay)
     o.replay = replay ? 1 : -1;
     deso_ctx *ctx = NULL;
     TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
+    if (replay) *params = ctx->params;
+    else ctx->params = *params;
     deso_info info;
     TU_OK(deso_get_info(ctx, &info));
     TU_CHECK(info.replay == (replay ? 1 : 0));
@@ -195,10 +201,11 @@ static void compare(const tu_case *c, int64_t n, int k, uint64_t seed)
     double *on = calloc(len, sizeof *on), *off = calloc(len, sizeof *off);
     deso_stats a, b;
     int64_t a_mid, b_mid;
-    deso_ctx *ctx = ctx_of(c, 1);
+    opt_params params;
+    deso_ctx *ctx = ctx_of(c, 1, &params);
     run_loop(ctx, n, k, seed, on, &a, &a_mid);
     TU_CALL(deso_finalize(&ctx));
-    ctx = ctx_of(c, 0);
+    ctx = ctx_of(c, 0, &params);
     run_loop(ctx, n, k, seed, off, &b, &b_mid);
     TU_CALL(deso_finalize(&ctx));
     TU_CHECK(memcmp(on, off, len * sizeof *on) == 0);
@@ -251,7 +258,8 @@ static void test_mismatch_while_replaying(void **state)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     const int64_t n = 11;
     const tu_case c = {DESO_MODE_FULL, 0, 0, 2};
-    deso_ctx *ctx = ctx_of(&c, 1);
+    opt_params params;
+    deso_ctx *ctx = ctx_of(&c, 1, &params);
     seq s;
     seq_make(&s, n, 3u);
     loop l;
