@@ -960,7 +960,7 @@ deso_err opt_search_improve(const opt_graph *g, const opt_search_opts *o,
         err = opt__intern_place(s.ev, i, &p->node[i], &s.cur[i]);
     double t0 = 0.0;
     s.iters = p->iters;
-    cur_rekey(&s);
+    if (err == DESO_OK) cur_rekey(&s);      /* s.cur is NULL if init failed */
     if (err == DESO_OK) err = cost_of(&s, s.cur, s.cur_h, &t0);
     s.cost = t0;
     if (err == DESO_OK) err = greedy(&s);
