@@ -26,6 +26,8 @@
 #   BENCH_QUICK=1: a smoke run (lap2d:60 and lap2d-perm:60, 20
 #   iterations, 2 rounds; the product on lap3d:40 against a 64 MB read).
 set -euo pipefail
+# the caller's budget, taken before bench_lib.sh sets its own default
+budget=${BL_BUDGET:-3600}
 . "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 bl_enter "${1:-build}"
 quick=${BENCH_QUICK:-0}
@@ -48,7 +50,7 @@ precond=${PRECOND:-none}
 launch=${MPIEXEC:-mpiexec.mpich}
 ompi=mpiexec.openmpi
 ompi_env=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
-BL_BUDGET=${BL_BUDGET:-3600}
+BL_BUDGET=$budget
 BL_GRACE=60
 export OPENBLAS_NUM_THREADS=1
 
