@@ -15,15 +15,23 @@
 # per iteration at P = 4, 9, 16 with row blocks and the trace graph's
 # partition, into doc/bench-sparse-counts.jsonl and README's section after
 # this one), in quick mode too when this one is.
+# In each round also the effective bandwidth of deso's sparse product at
+# P = 1 (BUILD/bench/spmv_bw on SPMV_PROBLEM, default lap3d:250, about
+# 1.4 GB of CSR: several times the last-level cache), which sets each of
+# its passes against the streaming read bandwidth measured in the same
+# process, and read_bw beside it (its own process, before or after
+# spmv_bw as the round alternates), so that every ratio is paired.
 #
 #   scripts/bench-sparse.sh [BUILD]      BUILD defaults to build
 # Environment: PROBLEMS (default "lap2d:500 lap2d-perm:500", n = 250,000),
 #   NPS (default "1 2"), ITERS (default 200), PRECOND (default none),
-#   ROUNDS (default 5), BL_BUDGET (seconds, default 1800), MPIEXEC;
+#   ROUNDS (default 5), SPMV_PROBLEM (default lap3d:250), SPMV_PASSES
+#   (default 3), BL_BUDGET (seconds, default 3600), MPIEXEC;
 #   BENCH_QUICK=1: a smoke run (lap2d:60 and lap2d-perm:60, 20
-#   iterations, 2 rounds).
+#   iterations, 2 rounds; the product on lap3d:40 against a 64 MB read).
 set -euo pipefail
-budget=${BL_BUDGET:-1800}     # before bench_lib.sh sets its own default
+# the caller's budget, taken before bench_lib.sh sets its own default
+budget=${BL_BUDGET:-3600}
 . "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 bl_enter "${1:-build}"
 quick=${BENCH_QUICK:-0}
@@ -31,11 +39,16 @@ if [ "$quick" = 1 ]; then
     problems=${PROBLEMS:-lap2d:60 lap2d-perm:60}
     iters=${ITERS:-20}
     rounds=${ROUNDS:-2}
+    spmv_problem=${SPMV_PROBLEM:-lap3d:40}
+    spmv_mb=64
 else
     problems=${PROBLEMS:-lap2d:500 lap2d-perm:500}
     iters=${ITERS:-200}
     rounds=${ROUNDS:-5}
+    spmv_problem=${SPMV_PROBLEM:-lap3d:250}
+    spmv_mb=1024
 fi
+spmv_passes=${SPMV_PASSES:-3}
 nps=${NPS:-1 2}
 precond=${PRECOND:-none}
 launch=${MPIEXEC:-mpiexec.mpich}
@@ -47,16 +60,18 @@ export OPENBLAS_NUM_THREADS=1
 
 bl_init bench-sparse
 bl_need "$launch" "the MPI launcher (MPICH's; set MPIEXEC to use another)"
-for t in "$build/bin/deso-cg" "$build/bin/deso-cg-csr"; do
+for t in "$build/bin/deso-cg" "$build/bin/deso-cg-csr" "$build/bench/spmv_bw" \
+    "$build/bench/read_bw"; do
     [ -e "$t" ] || make -s BUILD="$build" "$t" >&2 || bl_die "cannot build $t"
 done
 bash scripts/petsc-anchor.sh "$build" >&2 || bl_die "cannot build the PETSc anchor"
 bl_need "$ompi" "PETSc's anchor runs on Open MPI"
 
 bl_clock_start
-bl_meta sparse "$(printf '"problems":%s,"nps":%s,"iters":%s,"precond":%s,"rounds":%s,"quick":%s' \
+bl_meta sparse "$(printf '"problems":%s,"nps":%s,"iters":%s,"precond":%s,"rounds":%s,"quick":%s,"spmv_problem":%s,"spmv_passes":%s,"spmv_mb":%s' \
     "$(bl_json_list "$problems" q)" "$(bl_json_list "$nps")" "$iters" \
-    "$(bl_json_str "$precond")" "$rounds" "$([ "$quick" = 1 ] && echo true || echo false)")"
+    "$(bl_json_str "$precond")" "$rounds" "$([ "$quick" = 1 ] && echo true || echo false)" \
+    "$(bl_json_str "$spmv_problem")" "$spmv_passes" "$spmv_mb")"
 common=(--iters "$iters" --tol 0 --precond "$precond" --json)
 one() { # one CODE PROBLEM NP ROUND
     local code=$1 prob=$2 np=$3 k=$4
@@ -74,7 +89,27 @@ one() { # one CODE PROBLEM NP ROUND
             "$build/bin/deso-cg-csr" --gen "$prob" "${common[@]}" ;;
     esac
 }
+# spmv_bw and read_bw, in an order that alternates between rounds
+spmv_round() { # spmv_round ROUND
+    local k=$1 which
+    local asked="\"problem\":\"$spmv_problem\",\"p\":1,\"round\":$k"
+    bl_load "$asked" "load spmv round $k"
+    for which in spmv read; do
+        [ $((k % 2)) -eq 0 ] && which=$([ "$which" = spmv ] && echo read || echo spmv)
+        if [ "$which" = spmv ]; then
+            bl_run spmv "\"impl\":\"spmv\",$asked,\"passes\":$spmv_passes" \
+                "spmv_bw $spmv_problem round $k" "$((BL_TIMEOUT * 3))" \
+                "$build/bench/spmv_bw" --gen "$spmv_problem" --passes "$spmv_passes" \
+                --reps 5 --mb "$spmv_mb" --json
+        else
+            bl_run read_bw "\"impl\":\"read_bw\",\"p\":1,\"round\":$k,\"mb\":$spmv_mb" \
+                "read_bw round $k" "$BL_TIMEOUT" \
+                "$build/bench/read_bw" --mb "$spmv_mb" --n 2000 --reps 3 --json
+        fi
+    done
+}
 for ((k = 1; k <= rounds; k++)); do
+    spmv_round "$k"
     for prob in $problems; do
         bl_load "\"problem\":\"$prob\",\"round\":$k" "load $prob round $k"
         for np in $nps; do

@@ -28,6 +28,7 @@
 #include "deso/runtime/runtime.h"
 #include "deso/runtime/log.h"
 #include "placement/alloc.h"
+#include "placement/copy_list.h"
 
 struct deso__exchange_plan {
     blas_layout src, dst;
@@ -35,9 +36,9 @@ struct deso__exchange_plan {
     int nsend, nrecv;
     int *speer, *rpeer;
     int64_t *scount, *rcount;
-    int64_t **sidx, **ridx;     /* local indices, per message               */
-    int64_t nself;
-    int64_t *self_src, *self_dst;
+    pl_copy_list *spack, *runpack; /* per message: local elements into the  */
+                                /*   buffer, the buffer into local elements */
+    pl_copy_list self;          /* the elements a rank keeps                */
     double **sbuf, **rbuf;      /* message buffers, kept with the plan      */
     MPI_Request *req;           /* nsend + nrecv, likewise                  */
     struct deso__exchange_plan *next;
@@ -49,41 +50,47 @@ static blas_emap identity(const blas_layout *D)
     return e;
 }
 
-/* Reverses a message's index list: a map with a negative stride walks
- * one side downwards.                                                    */
-static void reverse(int64_t *x, int64_t n)
-{
-    for (int64_t i = 0, j = n - 1; i < j; i++, j--) {
-        int64_t t = x[i];
-        x[i] = x[j];
-        x[j] = t;
-    }
-}
-
 static void exchange_plan_free(deso__exchange_plan *p)
 {
     if (p == NULL) return;
     /* a plan whose build failed may have counts but not yet the arrays    */
     for (int k = 0; k < p->nsend; k++) {
-        if (p->sidx != NULL) free(p->sidx[k]);
+        if (p->spack != NULL) pl_copy_free(&p->spack[k]);
         if (p->sbuf != NULL) free(p->sbuf[k]);
     }
     for (int k = 0; k < p->nrecv; k++) {
-        if (p->ridx != NULL) free(p->ridx[k]);
+        if (p->runpack != NULL) pl_copy_free(&p->runpack[k]);
         if (p->rbuf != NULL) free(p->rbuf[k]);
     }
     free(p->speer);
     free(p->rpeer);
     free(p->scount);
     free(p->rcount);
-    free(p->sidx);
-    free(p->ridx);
+    free(p->spack);
+    free(p->runpack);
     free(p->sbuf);
     free(p->rbuf);
-    free(p->self_src);
-    free(p->self_dst);
+    pl_copy_free(&p->self);
     free(p->req);
     free(p);
+}
+
+void deso__exchange_plans_bytes(const deso_ctx *ctx, size_t *lists,
+                                size_t *buffers)
+{
+    *lists = *buffers = 0;
+    for (const deso__exchange_plan *p = ctx->exchange_plans; p != NULL;
+         p = p->next) {
+        *lists += pl_copy_bytes(&p->self);
+        for (int k = 0; k < p->nsend; k++) {
+            *lists += pl_copy_bytes(&p->spack[k]);
+            *buffers += (size_t)p->scount[k] * sizeof(double);
+        }
+        for (int k = 0; k < p->nrecv; k++) {
+            *lists += pl_copy_bytes(&p->runpack[k]);
+            *buffers += (size_t)p->rcount[k] * sizeof(double);
+        }
+    }
 }
 
 void deso__exchange_plans_free(deso_ctx *ctx)
@@ -95,42 +102,35 @@ void deso__exchange_plans_free(deso_ctx *ctx)
     }
 }
 
-/* Builds per-peer index lists for element map e.  Both sides list the
- * elements of a message in increasing map index i, so packing and
- * unpacking agree (a local array's order is increasing linear index, so
- * a side whose stride is negative reverses its lists).                   */
-/* A plan's per-rank lists while it is built: the counts of the first
- * pass, then the index lists the second pass fills (sends: my source
- * elements' local indices; receives: my target elements').              */
+/* A plan's per-rank lists while it is built, counted in a first pass and
+ * filled in a second (sends: my source elements into the buffer for rank
+ * q; receives: the buffer from rank q into my target elements).  Both
+ * sides list the elements of a message in increasing map index i, so
+ * packing and unpacking agree (a local array's order is increasing
+ * linear index, so a side whose stride is negative reverses its lists).  */
 typedef struct plan_lists {
-    int64_t *scnt, *rcnt, *sfill, *rfill;
-    int64_t **sl, **rl;
+    pl_copy_list *sl, *rl;
 } plan_lists;
 
 static void lists_free(plan_lists *L, int P)
 {
     for (int q = 0; q < P && L->sl != NULL && L->rl != NULL; q++) {
-        free(L->sl[q]);
-        free(L->rl[q]);
+        pl_copy_free(&L->sl[q]);
+        pl_copy_free(&L->rl[q]);
     }
-    free(L->scnt);
-    free(L->rcnt);
-    free(L->sfill);
-    free(L->rfill);
     free(L->sl);
     free(L->rl);
 }
 
 static deso_err lists_new(plan_lists *L, int P)
 {
-    L->scnt = deso__calloc((size_t)P, sizeof *L->scnt);
-    L->rcnt = deso__calloc((size_t)P, sizeof *L->rcnt);
-    L->sfill = deso__calloc((size_t)P, sizeof *L->sfill);
-    L->rfill = deso__calloc((size_t)P, sizeof *L->rfill);
-    L->sl = deso__calloc((size_t)P, sizeof *L->sl);
-    L->rl = deso__calloc((size_t)P, sizeof *L->rl);
-    DESO_CHECK(L->scnt && L->rcnt && L->sfill && L->rfill && L->sl && L->rl,
-               DESO_ENOMEM, "exchange plan: out of memory");
+    L->sl = deso__malloc((size_t)P * sizeof *L->sl);
+    L->rl = deso__malloc((size_t)P * sizeof *L->rl);
+    DESO_CHECK(L->sl && L->rl, DESO_ENOMEM, "exchange plan: out of memory");
+    for (int q = 0; q < P; q++) {
+        L->sl[q] = pl_copy_new(true, false);
+        L->rl[q] = pl_copy_new(false, true);
+    }
     return DESO_OK;
 }
 
@@ -155,8 +155,8 @@ static void scan_sends(const deso_ctx *ctx, const blas_layout *S,
                 if (q == me) continue;
                 blas_elem_src(S, a, b, blas_emap_src(e, i), &sr, &sc);
                 if (sr != r || sc != c) continue;
-                if (pass == 0) L->scnt[q]++;
-                else L->sl[q][L->sfill[q]++] = l;
+                if (pass == 0) pl_copy_count(&L->sl[q], l, 0);
+                else pl_copy_add(&L->sl[q], l, 0);
             }
     }
 }
@@ -177,44 +177,35 @@ static void scan_recvs(const deso_ctx *ctx, const blas_layout *S,
         int sr, sc;
         blas_elem_src(S, r, c, g, &sr, &sc);
         int q = sr * ctx->df.pc + sc;
-        if (q == me) {
-            if (pass == 1) {
-                p->self_src[p->nself] = blas_elem_lidx(S, g);
-                p->self_dst[p->nself] = l;
-            }
-            p->nself++;
-        } else if (pass == 0) {
-            L->rcnt[q]++;
-        } else {
-            L->rl[q][L->rfill[q]++] = l;
-        }
+        pl_copy_list *to = q == me ? &p->self : &L->rl[q];
+        int64_t from = q == me ? blas_elem_lidx(S, g) : 0;
+        if (pass == 0) pl_copy_count(to, from, l);
+        else pl_copy_add(to, from, l);
     }
 }
 
-/* After the counting pass: the lists and the self copies allocated, the
- * self-copy count reset for the second pass to fill.                    */
-static deso_err lists_alloc(plan_lists *L, int P, deso__exchange_plan *p)
+/* After the counting pass: the lists and the self copies allocated, each
+ * run-coded where that is smaller, except a side that will be reversed
+ * (the runs advance upwards).                                            */
+static deso_err lists_alloc(const deso_ctx *ctx, plan_lists *L,
+                            const blas_emap *e, deso__exchange_plan *p)
 {
-    bool ok = true;
-    for (int q = 0; q < P; q++) {
-        if (L->scnt[q] > 0) {
+    deso_err err = DESO_OK;
+    bool runs = !ctx->exchange_listed;
+    for (int q = 0; q < ctx->size; q++) {
+        if (L->sl[q].n > 0) {
             p->nsend++;
-            L->sl[q] = deso__malloc((size_t)L->scnt[q] * sizeof(int64_t));
-            if (L->sl[q] == NULL) ok = false;
+            if (err == DESO_OK)
+                err = pl_copy_alloc(&L->sl[q], runs && e->si > 0);
         }
-        if (L->rcnt[q] > 0) {
+        if (L->rl[q].n > 0) {
             p->nrecv++;
-            L->rl[q] = deso__malloc((size_t)L->rcnt[q] * sizeof(int64_t));
-            if (L->rl[q] == NULL) ok = false;
+            if (err == DESO_OK)
+                err = pl_copy_alloc(&L->rl[q], runs && e->ti > 0);
         }
     }
-    int64_t ns = p->nself > 0 ? p->nself : 1;
-    p->self_src = deso__malloc((size_t)ns * sizeof(int64_t));
-    p->self_dst = deso__malloc((size_t)ns * sizeof(int64_t));
-    DESO_CHECK(ok && p->self_src && p->self_dst, DESO_ENOMEM,
-               "exchange plan: out of memory");
-    p->nself = 0;
-    return DESO_OK;
+    if (err == DESO_OK) err = pl_copy_alloc(&p->self, runs);
+    return err;
 }
 
 /* The plan's peer arrays, sized by the counted peers, and its request
@@ -227,18 +218,18 @@ static deso_err peers_alloc(deso__exchange_plan *p)
     p->rpeer = deso__calloc((size_t)nr, sizeof(int));
     p->scount = deso__calloc((size_t)ns, sizeof(int64_t));
     p->rcount = deso__calloc((size_t)nr, sizeof(int64_t));
-    p->sidx = deso__calloc((size_t)ns, sizeof(int64_t *));
-    p->ridx = deso__calloc((size_t)nr, sizeof(int64_t *));
+    p->spack = deso__calloc((size_t)ns, sizeof *p->spack);
+    p->runpack = deso__calloc((size_t)nr, sizeof *p->runpack);
     p->sbuf = deso__calloc((size_t)ns, sizeof(double *));
     p->rbuf = deso__calloc((size_t)nr, sizeof(double *));
     p->req = deso__calloc((size_t)(ns + nr), sizeof(MPI_Request));
-    DESO_CHECK(p->speer && p->rpeer && p->scount && p->rcount && p->sidx &&
-                   p->ridx && p->sbuf && p->rbuf && p->req,
+    DESO_CHECK(p->speer && p->rpeer && p->scount && p->rcount && p->spack &&
+                   p->runpack && p->sbuf && p->rbuf && p->req,
                DESO_ENOMEM, "exchange plan: out of memory");
     return DESO_OK;
 }
 
-/* Each peer in rank order: its count, its index list (taken from L) and
+/* Each peer in rank order: its count, its copy list (taken from L) and
  * its packing buffer; lists reversed where the map runs backwards.      */
 static deso_err peers_fill(plan_lists *L, int P, const blas_emap *e,
                            deso__exchange_plan *p)
@@ -246,29 +237,27 @@ static deso_err peers_fill(plan_lists *L, int P, const blas_emap *e,
     bool ok = true;
     int ks = 0, kr = 0;
     for (int q = 0; q < P; q++) {
-        if (L->scnt[q] > 0) {
+        if (L->sl[q].n > 0) {
             p->speer[ks] = q;
-            p->scount[ks] = L->scnt[q];
-            p->sidx[ks] = L->sl[q];
-            L->sl[q] = NULL;
-            p->sbuf[ks] = deso__malloc((size_t)L->scnt[q] * sizeof(double));
+            p->scount[ks] = L->sl[q].n;
+            p->spack[ks] = L->sl[q];
+            L->sl[q] = pl_copy_new(true, false);
+            if (e->si < 0) pl_copy_reverse(&p->spack[ks]);
+            p->sbuf[ks] = deso__malloc((size_t)p->scount[ks] * sizeof(double));
             if (p->sbuf[ks++] == NULL) ok = false;
         }
-        if (L->rcnt[q] > 0) {
+        if (L->rl[q].n > 0) {
             p->rpeer[kr] = q;
-            p->rcount[kr] = L->rcnt[q];
-            p->ridx[kr] = L->rl[q];
-            L->rl[q] = NULL;
-            p->rbuf[kr] = deso__malloc((size_t)L->rcnt[q] * sizeof(double));
+            p->rcount[kr] = L->rl[q].n;
+            p->runpack[kr] = L->rl[q];
+            L->rl[q] = pl_copy_new(false, true);
+            if (e->ti < 0) pl_copy_reverse(&p->runpack[kr]);
+            p->rbuf[kr] = deso__malloc((size_t)p->rcount[kr] * sizeof(double));
             if (p->rbuf[kr++] == NULL) ok = false;
         }
     }
     p->nsend = ks;
     p->nrecv = kr;
-    for (int k = 0; k < ks && e->si < 0; k++)
-        reverse(p->sidx[k], p->scount[k]);
-    for (int k = 0; k < kr && e->ti < 0; k++)
-        reverse(p->ridx[k], p->rcount[k]);
     DESO_CHECK(ok, DESO_ENOMEM, "exchange plan: out of memory");
     return DESO_OK;
 }
@@ -290,11 +279,12 @@ static deso_err exchange_plan_build(deso_ctx *ctx, const blas_layout *S,
         p->src = *S;
         p->dst = *D;
         p->map = *e;
+        p->self = pl_copy_new(true, true);
     }
     for (int pass = 0; pass < 2 && err == DESO_OK; pass++) {
         scan_sends(ctx, S, D, e, pass, &L);
         scan_recvs(ctx, S, D, e, pass, &L, p);
-        if (pass == 0) err = lists_alloc(&L, P, p);
+        if (pass == 0) err = lists_alloc(ctx, &L, e, p);
     }
     if (err == DESO_OK) err = peers_alloc(p);
     if (err == DESO_OK) err = peers_fill(&L, P, e, p);
@@ -330,18 +320,15 @@ static deso_err exchange_plan_exec(deso_ctx *ctx, deso__exchange_plan *p, const 
 {
     double t0 = deso__now();
     for (int k = 0; k < p->nsend; k++)
-        for (int64_t e = 0; e < p->scount[k]; e++)
-            p->sbuf[k][e] = src[p->sidx[k][e]];
-    for (int64_t e = 0; e < p->nself; e++)
-        dst[p->self_dst[e]] = src[p->self_src[e]];
+        pl_copy_run(&p->spack[k], src, p->sbuf[k]);
+    pl_copy_run(&p->self, src, dst);
     deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
     DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_EXCHANGE, p->nsend, p->speer,
                             p->sbuf, p->scount, p->nrecv, p->rpeer, p->rbuf,
                             p->rcount, p->req));
     t0 = deso__now();
     for (int k = 0; k < p->nrecv; k++)
-        for (int64_t e = 0; e < p->rcount[k]; e++)
-            dst[p->ridx[k][e]] = p->rbuf[k][e];
+        pl_copy_run(&p->runpack[k], p->rbuf[k], dst);
     deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
     return DESO_OK;
 }

@@ -389,6 +389,9 @@ struct deso_ctx {
     deso__uop **uops;         /* the user operators by number (user_op.c)  */
     int64_t nuops, uops_cap;
     deso__exchange_plan *exchange_plans;
+    bool exchange_listed;     /* new exchange plans list every element      */
+                              /*   (never run-coded): for tests comparing   */
+                              /*   the two forms; false otherwise           */
     deso__matrix_remap *matrix_remaps;
     struct deso__pair_rings *rings;   /* the matrix remaps' shared-memory */
                               /* rings, or NULL (MPI messages)            */
@@ -934,6 +937,10 @@ deso_err deso__exec_view(deso_ctx *ctx, const deso__node *nd,
 deso_err deso__value_view(deso_ctx *ctx, deso__value *v,
                           const blas_layout *lay, deso__view **out);
 void deso__exchange_plans_free(deso_ctx *ctx);
+/* What the context's cached exchange plans keep: bytes of their copy
+ * lists and of their message buffers.  Local.                            */
+void deso__exchange_plans_bytes(const deso_ctx *ctx, size_t *lists,
+                                size_t *buffers);
 /* Fills view w (its layout) from view src of a value of `kind`: a matrix
  * remap, broadcasts, or a point-to-point exchange, as deso__value_view
  * makes a new view.  Collective over the ranks the layouts name.         */

@@ -1,8 +1,10 @@
 """The README's sparse CG section (scripts/bench-sparse.sh): deso-cg --gen
 against PETSc's KSPCG on MATMPIAIJ and against the sequential twin
-deso-cg-csr, time per iteration and deso's point-to-point counts."""
+deso-cg-csr, time per iteration and deso's point-to-point counts; then the
+sparse product's bandwidth against the read bandwidth (spmv.py)."""
 from .fmt import count_str, provenance, ratio, table, us
 from .records import median
+from .spmv import spmv_table
 
 CODES = (("deso", "deso (mode full)"), ("petsc", "PETSc KSPCG, MATMPIAIJ"),
          ("csr", "deso-cg-csr (sequential twin)"))
@@ -71,4 +73,5 @@ def sparse_section(res, link):
            " messages (halo exchanges and any vector moves, summed over the ranks) are a"
            " run's totals over its iterations, the first iteration's moves into place"
            " included: counts, not timings.", "", table(head, rows), ""]
+    out += spmv_table(res)
     return "\n".join(out)
