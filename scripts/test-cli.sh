@@ -703,7 +703,8 @@ heads = re.findall(r"(?m)^plan \(mode none, 1x2 grid, \d+ nodes, ", err)
 assert len(heads) == made >= d["plans_optimised"], (len(heads), made, d)
 assert err.count("\nvalues:\n") == len(heads), "an explanation without values"
 assert err.count("\nnodes:\n") == len(heads), "an explanation without nodes"
-assert re.search(r"(?m)^  n\d+ dgemv -> v\d+  reduction: .*\(all-reduce\)$",
+assert re.search(r"(?m)^  n\d+ dgemv -> v\d+  reduction: .*\(all-reduce\)"
+                 r"  work: \S+ s$",
                  err), "no dgemv all-reduce explained"
 ' "$tmp/log.out" "$tmp/log.err"
 }
