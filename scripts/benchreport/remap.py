@@ -72,8 +72,10 @@ class RemapCase:
         return self.layout not in ("same", "inplace")
 
     def transport(self):
+        # a name may hold a comma ("shared memory, single copy"): runs
+        # that chose differently are set apart by a slash
         ts = sorted({r.out.get("transport", "?") for r in self.usable()})
-        return ", ".join(ts) if ts else "—"
+        return " / ".join(ts) if ts else "—"
 
     def pct_memcpy(self):
         return self.med("pct_memcpy") if not self.in_place else None
