@@ -28,6 +28,7 @@
 
 #include "deso/deso_redist.h"
 #include "deso/deso_stats.h"
+#include "test_util.h"
 
 #define EXECS 8
 #define PAD 1
@@ -37,24 +38,6 @@
 static int me, np;
 static int ok_node = 1;      /* remaps that send took the shared memory    */
 static int on_node;          /* every rank on one node                    */
-
-static int all_true(int c)
-{
-    int r = 0;
-    MPI_Allreduce(&c, &r, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    return r;
-}
-
-static int one_node(void)
-{
-    MPI_Comm node;
-    int n = 0;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
-                        MPI_INFO_NULL, &node);
-    MPI_Comm_size(node, &n);
-    MPI_Comm_free(&node);
-    return n == np;
-}
 
 /* Global index of local index l, blocks of b dealt over p positions.     */
 static int64_t l2g(int64_t l, int64_t b, int pos, int p)
@@ -102,13 +85,13 @@ static outcome run(const deso_layout *s, const deso_layout *t,
     if (mode) setenv("DESO_REMAP_SINGLE_COPY", mode, 1);
     else unsetenv("DESO_REMAP_SINGLE_COPY");
     deso_redist *r = NULL;
-    assert_true(all_true(deso_redist_create(MPI_COMM_WORLD, s, t,
+    assert_true(tu_all(deso_redist_create(MPI_COMM_WORLD, s, t,
                                             DESO_SCHED_STEPWISE, &r) ==
                          DESO_OK));
     int64_t sm, sn, dm, dn;
     assert_int_equal(deso_redist_local_shape(r, &sm, &sn, &dm, &dn), DESO_OK);
     double *a = NULL;
-    assert_true(all_true(deso_redist_array_alloc(MPI_COMM_WORLD, sm * sn + 1,
+    assert_true(tu_all(deso_redist_array_alloc(MPI_COMM_WORLD, sm * sn + 1,
                                                  &a) == DESO_OK));
     for (int64_t j = 0; j < sn; j++)
         for (int64_t i = 0; i < sm; i++) a[i + j * sm] = value(s, i, j);
@@ -206,7 +189,7 @@ static void test_choice_same_result(void **state)
         ok &= compare(&s, &t);
     }
     unsetenv("DESO_REMAP_SHM");
-    assert_true(all_true(ok && ok_node));
+    assert_true(tu_all(ok && ok_node));
 }
 
 int main(int argc, char **argv)
@@ -215,7 +198,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     if (np > 1) setenv("CMOCKA_TEST_ABORT", "1", 1);
-    on_node = one_node();
+    on_node = tu_one_node();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_choice_same_result),
     };
