@@ -572,7 +572,7 @@ int main(int argc, char **argv)
                    "\"plans_optimised\":%lld,\"plans_replayed\":%lld,"
                    "\"nodes_overlapped\":%lld,\"forces_replayed\":%lld,\"io_beta\":%.6e,\"mem_limit\":%lld,\"vector_bytes\":%lld,"
                    "\"allreduce_call\":%.6e,\"reduce_call\":%.6e,\"bcast_call\":%.6e,"
-                   "\"alpha\":%.6e,\"beta\":%.6e,\"time_calibrate\":%.6e,"
+                   "\"time_calibrate\":%.6e,"
                    "\"rss_bound\":%lld,\"sparse\":%s,\"nnz\":%lld,"
                    "\"partition\":\"%s\",\"placed\":\"%s\",\"alpha\":%.17g,"
                    "\"beta\":%.17g,\"read_rate\":%.6e,\"peak_rss\":[",
@@ -586,7 +586,7 @@ int main(int argc, char **argv)
                    (long long)st.nodes_overlapped,
                    (long long)st.forces_replayed, info.io_beta,
                    (long long)info.mem_limit, vec_bytes, info.allreduce_call,
-                   info.reduce_call, info.bcast_call, info.alpha, info.beta,
+                   info.reduce_call, info.bcast_call,
                    info.time_calibrate, bound,
                    S != NULL ? "true" : "false",
                    S != NULL ? (long long)sp.nnz : (long long)n * (long long)n,
