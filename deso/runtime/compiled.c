@@ -137,12 +137,12 @@ deso_err deso__compiled_add(deso_ctx *ctx, const opt_graph *g,
                             uint64_t check)
 {
     int at = ctx->ncompiled;
-    deso__replay_disarm(ctx);         /* a replay runs a compiled force   */
-    ctx->replay_prev = NULL;
+    ctx->replay_prev = NULL;          /* its slot may be the new one's    */
     if (at == DESO__COMPILED) {             /* the least recently used     */
         at = 0;
         for (int k = 1; k < DESO__COMPILED; k++)
             if (ctx->compiled[k].used < ctx->compiled[at].used) at = k;
+        deso__replay_forget(ctx, &ctx->compiled[at]);
         compiled_free(&ctx->compiled[at]);
     } else {
         ctx->ncompiled++;
@@ -153,6 +153,7 @@ deso_err deso__compiled_add(deso_ctx *ctx, const opt_graph *g,
     if (err == DESO_OK) err = opt_plan_copy(plan, &c->plan);
     if (err != DESO_OK) {                 /* the slot goes: keep it compact */
         compiled_free(c);
+        deso__replay_forget(ctx, &ctx->compiled[ctx->ncompiled - 1]);
         ctx->compiled[at] = ctx->compiled[--ctx->ncompiled];
         memset(&ctx->compiled[ctx->ncompiled], 0, sizeof *c);
         return err;

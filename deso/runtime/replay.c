@@ -126,11 +126,38 @@ static bool take_const(const deso_ctx *ctx, deso__replay *T, deso__value *v)
     return true;
 }
 
-/* Every call's handles by index, and which start values die (every
- * handle holding one is written in the iteration).                      */
-static bool resolve(deso_ctx *ctx, deso__replay *T)
+/* Which start values die (every handle holding one is written in the
+ * iteration, and it is no kept constant), each once with how many of T's
+ * handles hold it, and the first handle holding each handle's.          */
+static void deaths(const deso_ctx *ctx, deso__replay *T)
 {
     bool written[REPLAY_HANDLES] = {false};
+    for (int i = 0; i < T->ncalls; i++)
+        written[T->ch[i][T->call[i].nops]] = true;
+    T->ndying = 0;
+    for (int h = 0; h < T->nh; h++) {
+        T->dies[h] = true;
+        for (int k = 0; k < ctx->nconsts; k++)
+            if (ctx->consts[k].v == T->start[h]) T->dies[h] = false;
+        int first = h, share = 0;
+        for (int j = 0; j < T->nh; j++) {
+            if (T->start[j] != T->start[h]) continue;
+            if (!written[j]) T->dies[h] = false;
+            if (j < first) first = j;
+            share++;
+        }
+        T->alias[h] = first;
+        if (T->dies[h] && first == h) {
+            T->dying[T->ndying] = h;
+            T->share[T->ndying++] = share;
+        }
+    }
+}
+
+/* Every call's handles by index, which start values die, and the calls'
+ * hashes.                                                               */
+static bool resolve(deso_ctx *ctx, deso__replay *T)
+{
     for (int i = 0; i < T->ncalls; i++) {
         const deso__rcall *c = &T->call[i];
         if (c->sp != NULL && !take_matrix(ctx, T, c->sp)) return false;
@@ -142,24 +169,8 @@ static bool resolve(deso_ctx *ctx, deso__replay *T)
         int o = handle_index(ctx, T, c->out);
         if (o < 0) return false;
         T->ch[i][c->nops] = o;
-        written[o] = true;
     }
-    for (int h = 0; h < T->nh; h++) {
-        T->dies[h] = true;            /* (a kept constant never dies)    */
-        for (int k = 0; k < ctx->nconsts; k++)
-            if (ctx->consts[k].v == T->start[h]) T->dies[h] = false;
-        int first = h, share = 0;
-        for (int j = 0; j < T->nh; j++) {
-            if (T->start[j] != T->start[h]) continue;
-            if (!written[j]) T->dies[h] = false;
-            if (j < first) first = j;
-            share++;
-        }
-        if (T->dies[h] && first == h) {
-            T->dying[T->ndying] = h;
-            T->share[T->ndying++] = share;
-        }
-    }
+    deaths(ctx, T);
     for (int i = 0; i < T->ncalls; i++) {
         const deso__rcall *c = &T->call[i];
         if (!c->alias)
@@ -207,10 +218,101 @@ static bool logs_equal(const deso__rlog *a, const deso__rlog *b)
     return true;
 }
 
+/* ---- parking ------------------------------------------------------------- */
+
+/* A replay whose first expected call is not the one made (a solver's
+ * set-up before its next solve, a check between two iterations) has
+ * taken nothing; one whose force found the handles' values unfit (the
+ * first iteration after a set-up, when a value the program would update
+ * in place is still referenced elsewhere) had its calls recorded.
+ * Instead of being freed, either is parked, its start values and
+ * placeholders let go, and armed again from the handles' values after
+ * the next force that ran without it: the next iteration then replays,
+ * instead of two being recorded and the program compiled again.        */
+static void drop_parked(deso_ctx *ctx)
+{
+    deso__replay *T = ctx->parked;
+    ctx->parked = NULL;
+    if (T != NULL) release(T);
+}
+
+static void park(deso_ctx *ctx)
+{
+    deso__replay *T = ctx->rp;
+    ctx->rp = NULL;
+    for (int i = 0; i < T->pos; i++) {
+        deso__value_unref(T->ph[i]);
+        T->ph[i] = NULL;
+    }
+    T->pos = 0;
+    for (int h = 0; h < T->nh; h++) {
+        deso__value_unref(T->start[h]);
+        T->start[h] = T->cur[h] = NULL;
+    }
+    drop_parked(ctx);
+    ctx->parked = T;
+}
+
+/* Which handles the iteration reads before writing them: the program
+ * reads their start values.                                             */
+static void start_reads(const deso__replay *T, bool *read)
+{
+    bool written[REPLAY_HANDLES] = {false};
+    for (int i = 0; i < T->ncalls; i++) {
+        int nops = T->call[i].nops;
+        for (int k = 0; k < nops; k++) {
+            int h = T->ch[i][k];
+            if (h >= 0 && !written[h]) read[h] = true;
+        }
+        written[T->ch[i][nops]] = true;
+    }
+}
+
+/* The program was compiled for the values the handles held at arming:
+ * handles it reads holding one value held one then too, and a value it
+ * reads that died then (its views free for reuse) dies now.  Parked
+ * across another force, the handles may hold values related otherwise
+ * (a set-up that gave a handle a kept constant): then it is dropped.    */
+static void unpark(deso_ctx *ctx)
+{
+    deso__replay *T = ctx->parked;
+    ctx->parked = NULL;
+    bool dies[REPLAY_HANDLES], read[REPLAY_HANDLES] = {false}, same = true;
+    int alias[REPLAY_HANDLES];
+    memcpy(dies, T->dies, sizeof dies);
+    memcpy(alias, T->alias, sizeof alias);
+    for (int h = 0; h < T->nh; h++) {
+        T->start[h] = T->cur[h] = T->hd[h]->val;
+        deso__value_ref(T->start[h]);
+    }
+    deaths(ctx, T);
+    start_reads(T, read);
+    for (int h = 0; h < T->nh; h++)
+        for (int j = 0; j < T->nh && read[h]; j++)
+            same = same && dies[h] == T->dies[h] &&
+                   (!read[j] || (alias[h] == alias[j]) ==
+                                    (T->alias[h] == T->alias[j]));
+    if (!same) {
+        release(T);
+        return;
+    }
+    ctx->rp = T;
+}
+
+/* The replay goes at a call that is not the next expected one.          */
+static bool give_up(deso_ctx *ctx)
+{
+    if (ctx->rp->pos == 0) park(ctx);
+    else deso__replay_break(ctx);
+    return false;
+}
+
 void deso__replay_after_force(deso_ctx *ctx, deso__compiled *c, deso_err err)
 {
     deso__rlog *L = &ctx->rlog[ctx->rlog_cur];
     bool ran = err == DESO_OK && c != NULL && !ctx->record_force;
+    if (ctx->parked != NULL && ctx->rp == NULL && err == DESO_OK) unpark(ctx);
+    else if (err != DESO_OK) drop_parked(ctx);
     if (ran && c == ctx->replay_prev && ctx->replay && ctx->rp == NULL &&
         logs_equal(L, &ctx->rlog[1 - ctx->rlog_cur]))
         arm(ctx, c, L);
@@ -248,10 +350,7 @@ bool deso__replay_call(deso_ctx *ctx, const blas_desc *d, deso__value **ops,
         out->id == c->out && out == T->hd[T->ch[i][c->nops]] &&
         operands_match(T, i, ops, ids))
         P = deso__value_new(blas_desc_result(d), shape[0], shape[1]);
-    if (P == NULL) {
-        deso__replay_break(ctx);
-        return false;
-    }
+    if (P == NULL) return give_up(ctx);
     deso__value_ref(P);                 /* the replay's                    */
     T->ph[i] = P;
     deso__value_ref(P);                 /* the handle's                   */
@@ -272,10 +371,8 @@ bool deso__replay_alias(deso_ctx *ctx, deso__value *v, uint64_t id,
     const deso__rcall *c = &T->call[i < T->ncalls ? i : 0];
     if (!(i < T->ncalls && c->alias && c->ids[0] == id &&
           v == (id ? T->cur[T->ch[i][0]] : c->cv[0]) && out->id == c->out &&
-          out == T->hd[T->ch[i][1]])) {
-        deso__replay_break(ctx);
-        return false;
-    }
+          out == T->hd[T->ch[i][1]]))
+        return give_up(ctx);
     deso__value_ref(v);
     deso__value_unref(out->val);
     out->val = v;
@@ -338,6 +435,18 @@ deso_err deso__replay_break(deso_ctx *ctx)
     return err;
 }
 
+deso_err deso__replay_record(deso_ctx *ctx)
+{
+    deso__replay *T = ctx->rp;
+    ctx->rp = NULL;
+    deso_err err = make_nodes(ctx, T);
+    deso__replay_logged(ctx, T);
+    deso__stats_replay(true);
+    ctx->rp = T;
+    park(ctx);
+    return err;
+}
+
 int64_t deso__replay_pending(const deso_ctx *ctx)
 {
     const deso__replay *T = ctx->rp;
@@ -349,17 +458,31 @@ int64_t deso__replay_pending(const deso_ctx *ctx)
 void deso__replay_disarm(deso_ctx *ctx)
 {
     deso__replay *T = ctx->rp;
+    drop_parked(ctx);
     if (T == NULL) return;
     ctx->rp = NULL;
     release(T);
 }
 
+void deso__replay_forget(deso_ctx *ctx, const deso__compiled *c)
+{
+    if (ctx->parked != NULL && ctx->parked->c == c) drop_parked(ctx);
+    if (ctx->rp != NULL && ctx->rp->c == c) {
+        deso__replay *T = ctx->rp;
+        ctx->rp = NULL;
+        release(T);
+    }
+}
+
+static bool names(const deso__replay *T, const deso__handle *h)
+{
+    for (int k = 0; T != NULL && k < T->nh; k++)
+        if (T->hd[k] == h) return true;
+    return false;
+}
+
 void deso__replay_handle_gone(deso_ctx *ctx, const deso__handle *h)
 {
-    deso__replay *T = ctx->rp;
-    for (int k = 0; T != NULL && k < T->nh; k++)
-        if (T->hd[k] == h) {
-            deso__replay_break(ctx);
-            return;
-        }
+    if (names(ctx->parked, h)) drop_parked(ctx);
+    if (names(ctx->rp, h)) deso__replay_break(ctx);
 }

@@ -63,7 +63,12 @@ deso_err deso__replay_force(deso_ctx *ctx, deso_err before, bool *done);
 int64_t deso__replay_pending(const deso_ctx *ctx);
 
 /* Frees the replay without recording the calls it took (the context
- * goes, the compiled forces change, or the force that ran them failed).  */
+ * goes, the compiled forces are emptied, or the force that ran them
+ * failed), and the parked one.                                          */
 void deso__replay_disarm(deso_ctx *ctx);
+
+/* Compiled force c goes or moves: the replays running it are freed, as
+ * by deso__replay_disarm.                                               */
+void deso__replay_forget(deso_ctx *ctx, const deso__compiled *c);
 
 #endif

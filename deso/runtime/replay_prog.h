@@ -58,6 +58,7 @@ typedef struct deso__replay {
     deso__value *ph[DESO__REPLAY_CALLS]; /* placeholders made (referenced) */
     bool dies[REPLAY_HANDLES];   /* its start value's views may be reused:
                                  * every handle holding it is written     */
+    int alias[REPLAY_HANDLES];   /* the first handle holding its start value */
     int ndying;                 /* those values, once each: a handle      */
     int dying[REPLAY_HANDLES];  /*   holding it and how many of T's       */
     int share[REPLAY_HANDLES];  /*   handles do (the references T holds)  */
@@ -93,6 +94,10 @@ bool deso__replay_compile(deso_ctx *ctx, deso__replay *T);
 /* replay.c: the calls T took so far as the context's call log (a replayed
  * call is not logged when it is made).                                  */
 void deso__replay_logged(deso_ctx *ctx, const deso__replay *T);
+/* replay.c: the calls T took, every expected one, recorded as ordinary
+ * nodes (its force found the handles' values unfit), and T parked to be
+ * armed again after that force.                                         */
+deso_err deso__replay_record(deso_ctx *ctx);
 /* replay_compile.c: frees what the program holds.                        */
 void deso__replay_free_prog(deso__replay *T);
 

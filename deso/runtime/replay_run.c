@@ -243,8 +243,9 @@ deso_err deso__replay_force(deso_ctx *ctx, deso_err before, bool *done)
     deso__replay *T = ctx->rp;
     *done = false;
     if (T->pos == 0 && ctx->head == NULL) return DESO_OK; /* nothing new */
-    if (before != DESO_OK || T->pos != T->ncalls || !bind(T))
+    if (before != DESO_OK || T->pos != T->ncalls)
         return deso__replay_break(ctx);
+    if (!bind(T)) return deso__replay_record(ctx);
     *done = true;
     ctx->forcing = true;
     trun R;                             /* (pend is set when used)     */

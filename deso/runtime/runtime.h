@@ -415,13 +415,15 @@ struct deso_ctx {
     uint64_t compile_clock;
     /* replay.h: the calls of this force and of the last one, the compiled
      * force the last one ran, whether a force was made by a recorded call
-     * (the size bound, a loop), and the armed replay (NULL: none)          */
+     * (the size bound, a loop), the armed replay (NULL: none) and the
+     * parked one                                                          */
     deso__rlog rlog[2];
     int rlog_cur;
     deso__compiled *replay_prev;
     bool record_force;
     bool replay;              /* options: replays may be armed               */
     struct deso__replay *rp;
+    struct deso__replay *parked;  /* one set aside by a different force    */
     opt_graph last_g;         /* the last optimised flush, for explain and  */
     opt_plan last_p;          /*   DESO_TRACE (last_g.nodes NULL: none)     */
     bool verbose;             /* DESO_VERBOSE: explain every new plan       */

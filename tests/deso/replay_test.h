@@ -2,17 +2,19 @@
  * of one loop run with replay (a) and the same run recording every call
  * (b): the same messages, bytes and plans, nothing replayed in b, and in
  * a replays armed after two forces of the same settled plan, again after
- * a break (a_mid: those replayed up to the break); a break in the middle
- * (variant k > 0) counts, and the unbroken loop (k = 0) replays at least
- * half of its `iters` iterations.                                        */
+ * a break (a_mid: those replayed up to the break); a variant that breaks
+ * the replay in the middle counts it, and a loop that does not replays
+ * at least half of its `iters` iterations.                              */
 #ifndef DESO_TEST_REPLAY_TEST_H
 #define DESO_TEST_REPLAY_TEST_H
+
+#include <stdbool.h>
 
 #include "deso/deso_stats.h"
 #include "test_util.h"
 
 static inline void replay_counts_agree(const deso_stats *a, int64_t a_mid,
-                                       const deso_stats *b, int k,
+                                       const deso_stats *b, bool breaks,
                                        int iters)
 {
     TU_CHECK(a->bytes_p2p == b->bytes_p2p && a->msgs_p2p == b->msgs_p2p);
@@ -24,8 +26,8 @@ static inline void replay_counts_agree(const deso_stats *a, int64_t a_mid,
     TU_CHECK(b->forces_replayed == 0 && b->replays_broken == 0);
     TU_CHECK(a_mid >= 1);
     TU_CHECK(a->forces_replayed - a_mid >= 2);
-    TU_CHECK(k != 0 || a->forces_replayed >= iters / 2);
-    TU_CHECK(k == 0 ? a->replays_broken == 0 : a->replays_broken >= 1);
+    TU_CHECK(breaks || a->forces_replayed >= iters / 2);
+    TU_CHECK(breaks ? a->replays_broken >= 1 : a->replays_broken == 0);
 }
 
 #endif

@@ -6,10 +6,12 @@
  * 1e-12 of sequential OpenBLAS.  Variants break the replay in the middle
  * of an iteration: an extra call, a scalar read, a vector read, a
  * handle destroyed and made again; each is still right, counts a broken
- * replay, and replays again afterwards.  At P > 1, ranks that make
- * different calls while one of them replays fail with DESO_EMISMATCH on
- * every rank, and the context computes on.  Every mode, 1-D and 2-D
- * grids, n not a multiple of the block size, n < P.
+ * replay, and replays again afterwards.  A force of other calls between
+ * two iterations breaks nothing: the next iteration replays (unless it
+ * gave r.r a kept constant, which the replay would write over).  At
+ * P > 1, ranks that make different calls while one of them replays fail
+ * with DESO_EMISMATCH on every rank, and the context computes on.  Every
+ * mode, 1-D and 2-D grids, n not a multiple of the block size, n < P.
  * deso-np: 1 2 3
  * deso-np-long: 4 6                                                       */
 #include <cblas.h>
@@ -21,7 +23,7 @@
 
 #define ITERS 16
 #define BREAK_AT 8
-#define VARIANTS 5
+#define VARIANTS 7
 
 /* w keeps r's old version and save alpha's (a handle holding the same
  * value as another one), so that a result never takes over a buffer
@@ -35,6 +37,7 @@ typedef struct loop {
     deso_mat *A;
     deso_vec *x, *r, *p, *q, *w;
     deso_scalar *rr, *rrnew, *pq, *alpha, *beta, *save;
+    double kept;              /* variant 6's constant                      */
 } loop;
 
 /* The sequential CG iteration, up to the update of x (half) or whole.   */
@@ -85,6 +88,20 @@ static void deso_rest(loop *l, int64_t n)
     TU_CALL(deso_dscal(n, l->beta, l->p, 1));
     TU_CALL(deso_daxpy(n, 1.0, l->r, 1, l->p, 1));
     TU_CALL(deso_sset(l->rr, l->rrnew));
+}
+
+/* Variants 5 and 6: a force of other calls between two iterations (a
+ * residual check, a solver's set-up): save gets x.x, which no call of
+ * the iteration reads; in 6, rr also gets its own value as a constant,
+ * which the replay, compiled for an rr whose value dies each iteration,
+ * must not write over.                                                 */
+static void other_force(loop *l, int64_t n, const seq *s, int k)
+{
+    l->kept = s->rr;
+    if (k == 6) TU_CALL(deso_sset(l->rr, l->kept));
+    TU_CALL(deso_ddot(n, l->x, 1, l->x, 1, l->save));
+    double xx = cblas_ddot(s->n, s->x, 1, s->x, 1);
+    TU_CHECK(tu_srel(tu_value(l->save), xx) < 1e-12 || xx == 0.0);
 }
 
 /* The second context takes the first's machine figures (*params): each
@@ -163,6 +180,7 @@ static void run_loop(deso_ctx *ctx, int64_t n, int k, uint64_t seed,
             TU_CALL(deso_vec_create(ctx, n, &l.q));
         }
         if (it == BREAK_AT) TU_CALL(deso_stats_get(&mid));
+        if (k >= 5 && it == BREAK_AT) other_force(&l, n, &s, k);
         seq_half(&s);
         deso_half(&l, n, k, it, &s);
         seq_rest(&s);
@@ -175,6 +193,10 @@ static void run_loop(deso_ctx *ctx, int64_t n, int k, uint64_t seed,
     tu_fetch(l.w, out + 3 * n);
     out[4 * n] = tu_value(l.rr);
     out[4 * n + 1] = tu_value(l.save);
+    if (k == 6) {                     /* the constant is still itself      */
+        TU_CALL(deso_sset(l.save, l.kept));
+        TU_CHECK(tu_value(l.save) == l.kept);
+    }
     TU_CHECK(tu_relerr(out, s.x, n) < 1e-12);
     TU_CHECK(tu_relerr(out + n, s.r, n) < 1e-12);
     TU_CHECK(tu_relerr(out + 2 * n, s.p, n) < 1e-12);
@@ -212,7 +234,9 @@ static void compare(const tu_case *c, int64_t n, int k, uint64_t seed)
     TU_CHECK(memcmp(on, off, len * sizeof *on) == 0);
     /* while the plan still improves (a 1-D grid's first iterations)
      * nothing is armed                                                    */
-    replay_counts_agree(&a, a_mid, &b, k, ITERS);
+    replay_counts_agree(&a, a_mid, &b, k >= 1 && k <= 4, ITERS);
+    /* the other force parks the replay: every iteration after it replays */
+    if (k == 5) TU_CHECK(a.forces_replayed - a_mid == ITERS - BREAK_AT);
     free(on);
     free(off);
 }
