@@ -149,6 +149,18 @@ static bool is_scalar_op(blas_op op)
            op == BLAS_OP_SMIN;
 }
 
+unsigned opt__cands_reads(const opt_graph *g, int i)
+{
+    blas_op op = g->nodes[i].d.op;
+    /* their constraints (blas/table.c: c_copy, c_update, c_elem,
+     * c_scalar) ignore the operands' layouts and mode none's result
+     * takes only a vector operand's length, which its value fixes        */
+    if (is_update(op) || is_scalar_op(op)) return 0u;
+    /* the vector's layout is the first choice and c_reduce's            */
+    if (is_reduction(op)) return 1u;
+    return (1u << BLAS_MAXOPS) - 1u;
+}
+
 static deso_err make(const blas_op_info *info, const blas_desc *d,
                      const blas_layout *res, const blas_layout *cur,
                      opt_place *c)

@@ -36,6 +36,11 @@ blas_layout opt__carry_back(const opt_graph *g, const opt_plan *p, int v);
 int opt__layouts(const opt_graph *g, opt_mode mode, blas_kind kind,
                  int64_t n, blas_layout *out);
 
+/* The operand slots (bit k: slot k) whose layouts node i's candidates
+ * (opt_node_cands) depend on: two tuples of operand layouts that agree
+ * on these slots give the same candidates, in the same order.           */
+unsigned opt__cands_reads(const opt_graph *g, int i);
+
 /* ceil(log2 p) for p >= 1.                                                 */
 int opt__log2c(int p);
 

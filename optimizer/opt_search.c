@@ -85,7 +85,8 @@ deso_err opt_plan_none(const opt_graph *g, opt_plan *out)
  * asks for the same ones over and over).                                 */
 typedef struct cand_set {
     int next;                 /* the node's next set, -1: none            */
-    int cur[BLAS_MAXOPS];     /* the operands' layouts (ids)              */
+    int cur[BLAS_MAXOPS];     /* its key: the operands' layouts (ids), -1
+                               * where the candidates do not read them    */
     int first, n;             /* pool[first .. first + n)                 */
 } cand_set;
 
@@ -102,9 +103,13 @@ typedef struct srch {
     opt__place *trial;        /* the plan an attempt changes              */
     opt__place *alt;          /* sink_change's best other layout's plan   */
     uint64_t cur_h, trial_h;  /* their plan_keys, kept as they change     */
+    bool edges_cur;           /* etime, eto are the current plan's ...    */
+    double *etime;            /* ... edges' times                         */
+    int *eto;                 /* ... and the layouts they ask for         */
     double cost;
     int iters;                /* greedy edge attempts                     */
-    int *chead;               /* per node: its first candidate set        */
+    int *chead;               /* per node: its first candidate set ...    */
+    unsigned *reads;          /* ... and opt__cands_reads                 */
     cand_set *sets;
     int nsets, cap_sets;
     opt__place *pool;
@@ -163,6 +168,7 @@ static void trial_reset(srch *s)
 static void cur_rekey(srch *s)
 {
     s->cur_h = plan_key(s, s->cur);
+    s->edges_cur = false;
 }
 
 static int place_diff(const opt__place *a, const opt__place *b)
@@ -203,13 +209,26 @@ static deso_err cands_room(srch *s, int n)
     return DESO_OK;
 }
 
+/* The key of node i's candidate set for operand layouts cur: cur with
+ * the slots its candidates do not depend on (opt__cands_reads) at -1, so
+ * an update or a scalar operation has one set for the whole search.     */
+static void cands_key(const srch *s, int i, const int *cur, int *key)
+{
+    unsigned reads = s->reads[i];
+    for (int k = 0; k < s->g->nodes[i].d.nops; k++)
+        key[k] = reads & (1u << k) ? cur[k] : -1;
+}
+
 /* The kept candidate set of node i for operand layouts cur, or NULL.     */
 static const cand_set *cands_kept(const srch *s, int i, const int *cur)
 {
-    int nops = s->g->nodes[i].d.nops;
-    for (int k = s->chead[i]; k >= 0; k = s->sets[k].next)
-        if (memcmp(s->sets[k].cur, cur, (size_t)nops * sizeof *cur) == 0)
-            return &s->sets[k];
+    int nops = s->g->nodes[i].d.nops, key[BLAS_MAXOPS];
+    cands_key(s, i, cur, key);
+    for (int k = s->chead[i]; k >= 0; k = s->sets[k].next) {
+        int j = 0;
+        while (j < nops && s->sets[k].cur[j] == key[j]) j++;
+        if (j == nops) return &s->sets[k];
+    }
     return NULL;
 }
 
@@ -233,7 +252,7 @@ static deso_err cands_of(srch *s, int i, const int *cur,
         *n = kept->n;
         return DESO_OK;
     }
-    int nops = s->g->nodes[i].d.nops, m;
+    int m;
     DESO_TRY(cands_fresh(s, i, cur, &m));
     DESO_TRY(cands_room(s, m));
     for (int c = 0; c < m; c++)
@@ -241,7 +260,7 @@ static deso_err cands_of(srch *s, int i, const int *cur,
                                    &s->pool[s->npool + c]));
     cand_set *cs = &s->sets[s->nsets];
     memset(cs, 0, sizeof *cs);
-    memcpy(cs->cur, cur, (size_t)nops * sizeof *cur);
+    cands_key(s, i, cur, cs->cur);
     cs->first = s->npool;
     cs->n = m;
     cs->next = s->chead[i];
@@ -315,11 +334,11 @@ static deso_err fit(srch *s, opt__place *p, int i, int slot, int L,
             put(s, i, &keep);
             return err;
         }
-        int dd = place_diff(c, &keep);
-        if (!found || t < bt || (t == bt && dd < bd)) {
+        /* the changed slots only matter on a tie: counted then          */
+        if (!found || t < bt || (t == bt && place_diff(c, &keep) < bd)) {
             found = true;
             bt = t;
-            bd = dd;
+            bd = place_diff(c, &keep);
             best = *c;
         }
     }
@@ -375,6 +394,7 @@ static deso_err try_accept(srch *s, const opt__place *trial, bool *ok,
     if (*ok) {
         memcpy(s->cur, trial, (size_t)s->g->nnodes * sizeof *s->cur);
         s->cur_h = s->trial_h;
+        s->edges_cur = false;
         s->cost = t;
     }
     return DESO_OK;
@@ -441,20 +461,35 @@ static deso_err sink_change(srch *s, opt__place *trial, int v, int cab,
 
 /* ---- the greedy edge elimination ----------------------------------------- */
 
+/* The current plan's edges' times and wanted layouts, read from the
+ * evaluator when the current plan has changed since they were last read
+ * (after a rejected attempt the evaluator last costed a trial: walking it
+ * back to the current plan would give the same edges again).            */
+static deso_err cur_edges(srch *s)
+{
+    if (s->edges_cur) return DESO_OK;
+    double t;
+    DESO_TRY(opt__eval_time(s->ev, s->cur, &t));
+    const opt__edge *ed = opt__eval_edges(s->ev);
+    for (int x = 0; x < opt__eval_nedges(s->ev); x++) {
+        s->etime[x] = ed[x].cost.time;
+        s->eto[x] = ed[x].to;
+    }
+    s->edges_cur = true;
+    return DESO_OK;
+}
+
 /* The heaviest edge of the current plan not attempted in this pass (ties:
  * the lowest index; -1: none left) and the layout it asks for.            */
 static deso_err heaviest(srch *s, const bool *tried, int *e, int *cab)
 {
-    double t;
-    DESO_TRY(opt__eval_time(s->ev, s->cur, &t));
-    const opt__edge *ed = opt__eval_edges(s->ev);
+    DESO_TRY(cur_edges(s));
+    const double *w = s->etime;
     int n = opt__eval_nedges(s->ev);
     *e = -1;
     for (int x = 0; x < n; x++)
-        if (!tried[x] && ed[x].cost.time > 0.0 &&
-            (*e < 0 || ed[x].cost.time > ed[*e].cost.time))
-            *e = x;
-    if (*e >= 0) *cab = ed[*e].to;
+        if (!tried[x] && w[x] > 0.0 && (*e < 0 || w[x] > w[*e])) *e = x;
+    if (*e >= 0) *cab = s->eto[*e];
     return DESO_OK;
 }
 
@@ -566,6 +601,9 @@ static void srch_free(srch *s)
     free(s->trial);
     free(s->alt);
     free(s->chead);
+    free(s->reads);
+    free(s->etime);
+    free(s->eto);
     free(s->sets);
     free(s->pool);
     free(s->scratch);
@@ -589,13 +627,21 @@ static deso_err srch_init(srch *s, const opt_graph *g,
     s->trial = deso__calloc(nn, sizeof *s->trial);
     s->alt = deso__calloc(nn, sizeof *s->alt);
     s->chead = deso__malloc(nn * sizeof *s->chead);
+    s->reads = deso__malloc(nn * sizeof *s->reads);
+    size_t ne = (size_t)opt__eval_nedges(s->ev) + 1;
+    s->etime = deso__malloc(ne * sizeof *s->etime);
+    s->eto = deso__malloc(ne * sizeof *s->eto);
     s->scratch = deso__malloc(OPT_MAXCANDS * sizeof *s->scratch);
     s->vlays = deso__malloc(nv * sizeof *s->vlays);
     s->nvlays = deso__calloc(nv, sizeof *s->nvlays);
-    DESO_CHECK(s->cur && s->trial && s->alt && s->chead && s->scratch &&
+    DESO_CHECK(s->cur && s->trial && s->alt && s->chead && s->reads &&
+               s->etime && s->eto && s->scratch &&
                s->vlays && s->nvlays,
                DESO_ENOMEM, "optimizer: out of memory");
-    for (int i = 0; i < g->nnodes; i++) s->chead[i] = -1;
+    for (int i = 0; i < g->nnodes; i++) {
+        s->chead[i] = -1;
+        s->reads[i] = opt__cands_reads(g, i);
+    }
     for (int v = 0; v < g->nvals; v++) s->nvlays[v] = -1;
     return DESO_OK;
 }

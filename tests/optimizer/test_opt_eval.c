@@ -11,7 +11,9 @@
  *   - one evaluator kept across many changed plans (what the search does)
  *     costs each exactly as a fresh opt_plan_cost does: total, every
  *     edge, every node's collective, also with the matrices out of core
- *     (the streaming and the remaps' file reads and writes priced).      */
+ *     (the streaming and the remaps' file reads and writes priced);
+ *   - a node's candidates do not depend on the operand slots
+ *     opt__cands_reads leaves out (any layout the mode allows there).    */
 #include "opt_test.h"
 
 #include <stdlib.h>
@@ -314,11 +316,78 @@ static void test_incremental(void **state)
            "costing\n", evals);
 }
 
+/* Whether two candidate lists are the same placements in the same order. */
+static bool same_cands(const opt_place *a, int na, const opt_place *b,
+                       int nb, int nops)
+{
+    if (na != nb) return false;
+    for (int c = 0; c < na; c++) {
+        if (!blas_layout_equal(&a[c].res, &b[c].res)) return false;
+        for (int k = 0; k < nops; k++)
+            if (!blas_layout_equal(&a[c].req[k], &b[c].req[k])) return false;
+    }
+    return true;
+}
+
+/* Node i's candidates do not change when an operand slot that
+ * opt__cands_reads leaves out takes any other layout the mode allows its
+ * value (the search keeps one candidate set for all such tuples).        */
+static int check_reads(const opt_graph *g, opt_mode mode, const opt_plan *p,
+                       int i)
+{
+    static opt_place c0[OPT_MAXCANDS], c1[OPT_MAXCANDS];
+    blas_layout cur[BLAS_MAXOPS], alt[BLAS_MAXOPS], L[OPT__MAXLAYS];
+    int n0, n1, nops = g->nodes[i].d.nops, checked = 0;
+    unsigned reads = opt__cands_reads(g, i);
+    opt__cur_ops(g, p, i, cur);
+    EXPECT_OK(opt_node_cands(g, i, mode, cur, c0, &n0));
+    for (int k = 0; k < nops; k++) {
+        if (reads & (1u << k)) continue;
+        const opt_value *v = &g->vals[g->nodes[i].ops[k]];
+        int nl = opt__layouts(g, mode, v->kind, v->n, L);
+        for (int t = 0; t < nl; t++, checked++) {
+            memcpy(alt, cur, sizeof alt);
+            alt[k] = L[t];
+            EXPECT_OK(opt_node_cands(g, i, mode, alt, c1, &n1));
+            if (!same_cands(c0, n0, c1, n1, nops))
+                print_error("node %d (op %d): slot %d changes its "
+                            "candidates\n", i, (int)g->nodes[i].d.op, k);
+            assert_true(same_cands(c0, n0, c1, n1, nops));
+        }
+    }
+    return checked;
+}
+
+static void test_cands_reads(void **state)
+{
+    (void)state;
+    int checked = 0;
+    for (int gk = 1; gk < NGRIDS; gk++)
+        for (int m = 1; m < 3; m++)
+            for (int w = 0; w < G_COUNT; w++) {
+                opt_defaults df = {.mode = (opt_mode)m, .pr = grids[gk][0],
+                                   .pc = grids[gk][1], .nb = 0};
+                opt_search_opts o = opts((opt_mode)m, 0);
+                opt_graph g;
+                opt_plan p;
+                build(w, &df, &o, &g);
+                EXPECT_OK(opt_search(&g, &o, &p));
+                for (int i = 0; i < g.nnodes; i++)
+                    checked += check_reads(&g, (opt_mode)m, &p, i);
+                opt_plan_free(&p);
+                opt_graph_free(&g);
+            }
+    assert_true(checked > 0);
+    printf("candidates unchanged by %d operand layouts they do not read\n",
+           checked);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_search_invariants),
         cmocka_unit_test(test_incremental),
+        cmocka_unit_test(test_cands_reads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
