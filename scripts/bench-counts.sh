@@ -26,6 +26,8 @@
 # scripts/bench_report.py writes README's section between
 # <!-- counts:begin --> and <!-- counts:end -->.
 set -euo pipefail
+# the caller's budget, taken before bench_lib.sh sets its own default
+budget=${BL_BUDGET:-1800}
 . "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 bl_enter "${1:-build}"
 ns=${NS:-1200}
@@ -33,7 +35,7 @@ nps=${NPS:-4 9 16}
 iters=${ITERS:-6 12 18}
 modes=${MODES:-none affine full}
 launch=${MPIEXEC:-mpiexec.mpich}
-BL_BUDGET=${BL_BUDGET:-1800}
+BL_BUDGET=$budget
 BL_GRACE=60
 export OPENBLAS_NUM_THREADS=1
 export DESO_MEASURE_COLLECTIVES=0

@@ -21,12 +21,14 @@
 # scripts/bench_report.py writes README's section between
 # <!-- overhead:begin --> and <!-- overhead:end -->.
 set -euo pipefail
+# the caller's budget, taken before bench_lib.sh sets its own default
+budget=${BL_BUDGET:-1800}
 . "$(dirname "${BASH_SOURCE[0]}")/bench_lib.sh"
 bl_enter "${1:-build}"
 ns=${NS:-100 300}
 repeats=${REPEATS:-20 60}
 iters=50
-BL_BUDGET=${BL_BUDGET:-1800}
+BL_BUDGET=$budget
 BL_GRACE=60
 export OPENBLAS_NUM_THREADS=1
 

@@ -25,7 +25,7 @@
 #   scripts/bench-sparse.sh [BUILD]      BUILD defaults to build
 # Environment: PROBLEMS (default "lap2d:500 lap2d-perm:500", n = 250,000),
 #   NPS (default "1 2"), ITERS (default 200), PRECOND (default none),
-#   ROUNDS (default 5), SPMV_PROBLEM (default lap3d:250), SPMV_PASSES
+#   ROUNDS (default 15), SPMV_PROBLEM (default lap3d:250), SPMV_PASSES
 #   (default 3), BL_BUDGET (seconds, default 3600), MPIEXEC;
 #   BENCH_QUICK=1: a smoke run (lap2d:60 and lap2d-perm:60, 20
 #   iterations, 2 rounds; the product on lap3d:40 against a 64 MB read).
@@ -44,7 +44,7 @@ if [ "$quick" = 1 ]; then
 else
     problems=${PROBLEMS:-lap2d:500 lap2d-perm:500}
     iters=${ITERS:-200}
-    rounds=${ROUNDS:-5}
+    rounds=${ROUNDS:-15}
     spmv_problem=${SPMV_PROBLEM:-lap3d:250}
     spmv_mb=1024
 fi
