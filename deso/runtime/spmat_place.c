@@ -90,6 +90,8 @@ typedef enum { MOVE_LENS, MOVE_COLS, MOVE_VALS } move_what;
  * entries in pattern order) and the rows received (poff: where each
  * row's first entry in pattern order is kept, or NULL).                  */
 typedef struct move_ends {
+    const deso__spmat_data *sdata;  /* src's matrix: its global columns   */
+    int rank;                       /*   (deso__spmat_col), on this rank  */
     const pl_csr *src;
     int64_t base;
     pl_csr *dst;
@@ -110,7 +112,8 @@ static void pack_row(const move_ends *me, int64_t r, move_what w,
         buf[0] = (double)len;
         buf[1] = (double)(me->base + e0);
     } else if (w == MOVE_COLS) {
-        for (int64_t e = 0; e < len; e++) buf[e] = (double)a->col[e0 + e];
+        for (int64_t e = 0; e < len; e++)
+            buf[e] = (double)deso__spmat_col(me->sdata, me->rank, e0 + e);
     } else if (len > 0) {
         memcpy(buf, a->val + e0, (size_t)len * sizeof *buf);
     }
@@ -304,7 +307,7 @@ static deso_err copy_rows(deso_ctx *ctx, const deso__spmat_route *rt,
                           const deso__spmat_data *sp, deso__spmat_data *pd,
                           deso_err local)
 {
-    move_ends ends = {&sp->rows, block_base(sp, ctx->rank),
+    move_ends ends = {sp, ctx->rank, &sp->rows, block_base(sp, ctx->rank),
                       pd ? &pd->rows : NULL, pd ? pd->poff : NULL};
     deso_err err = move(ctx, rt, &ends, MOVE_LENS, local, place_fn);
     if (err == DESO_OK) {
@@ -386,7 +389,7 @@ deso_err deso__spmat_rows_back(deso_ctx *ctx, const deso__spmat_data *sp,
     int me = ctx->rank;
     pl_csr block = {.nrows = sp->start[me + 1] - sp->start[me],
                     .rowptr = rowptr, .col = col, .val = val};
-    move_ends ends = {&sp->placed->rows, 0, &block, NULL};
+    move_ends ends = {sp->placed, me, &sp->placed->rows, 0, &block, NULL};
     deso_err err = move(ctx, &back, &ends, MOVE_LENS, local, fn);
     if (err == DESO_OK) {
         lengths_sum(&block);
