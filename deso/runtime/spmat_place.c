@@ -191,10 +191,11 @@ static deso_err bufs_make(int P, int rank, const deso__spmat_route *rt,
                           const move_ends *me, move_what w, move_bufs *b)
 {
     memset(b, 0, sizeof *b);
-    int64_t ns = items(me->src, rt->srow, 0, rt->sptr[P], w) -
-                 items(me->src, rt->srow, rt->sptr[rank], rt->sptr[rank + 1], w);
-    int64_t nr = incoming(me->dst, rt->rrow, 0, rt->rptr[P], w) -
-                 incoming(me->dst, rt->rrow, rt->rptr[rank], rt->rptr[rank + 1], w);
+    const int64_t *sp = rt->sptr, *rp = rt->rptr;
+    int64_t ns = items(me->src, rt->srow, 0, sp[P], w) -
+                 items(me->src, rt->srow, sp[rank], sp[rank + 1], w);
+    int64_t nr = incoming(me->dst, rt->rrow, 0, rp[P], w) -
+                 incoming(me->dst, rt->rrow, rp[rank], rp[rank + 1], w);
     int64_t nrow = widest_self(rt, me, rank, w);
     b->sbuf = deso__malloc((size_t)(ns > 0 ? ns : 1) * sizeof(double));
     b->rbuf = deso__malloc((size_t)(nr > 0 ? nr : 1) * sizeof(double));

@@ -33,7 +33,8 @@ static void pack_rows(const deso__spmat_data *pd, int me, double *buf)
     int64_t nnz = a->rowptr[a->nrows];
     pack_heads(pd, buf);
     buf += 2 * a->nrows;
-    for (int64_t e = 0; e < nnz; e++) buf[e] = (double)deso__spmat_col(pd, me, e);
+    for (int64_t e = 0; e < nnz; e++)
+        buf[e] = (double)deso__spmat_col(pd, me, e);
     if (nnz > 0) memcpy(buf + nnz, a->val, (size_t)nnz * sizeof *buf);
 }
 
