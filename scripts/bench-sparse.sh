@@ -26,7 +26,8 @@
 # Environment: PROBLEMS (default "lap2d:500 lap2d-perm:500", n = 250,000),
 #   NPS (default "1 2"), ITERS (default 200), PRECOND (default none),
 #   ROUNDS (default 15), SPMV_PROBLEM (default lap3d:250), SPMV_PASSES
-#   (default 3), BL_BUDGET (seconds, default 3600), MPIEXEC;
+#   (default 3), BASELINE (default lap2d:10), BL_BUDGET (seconds, default
+#   3600), MPIEXEC;
 #   BENCH_QUICK=1: a smoke run (lap2d:60 and lap2d-perm:60, 20
 #   iterations, 2 rounds; the product on lap3d:40 against a 64 MB read).
 set -euo pipefail
@@ -49,6 +50,7 @@ else
     spmv_mb=1024
 fi
 spmv_passes=${SPMV_PASSES:-3}
+baseline=${BASELINE:-lap2d:10}
 nps=${NPS:-1 2}
 precond=${PRECOND:-none}
 launch=${MPIEXEC:-mpiexec.mpich}
@@ -68,10 +70,11 @@ bash scripts/petsc-anchor.sh "$build" >&2 || bl_die "cannot build the PETSc anch
 bl_need "$ompi" "PETSc's anchor runs on Open MPI"
 
 bl_clock_start
-bl_meta sparse "$(printf '"problems":%s,"nps":%s,"iters":%s,"precond":%s,"rounds":%s,"quick":%s,"spmv_problem":%s,"spmv_passes":%s,"spmv_mb":%s' \
+bl_meta sparse "$(printf '"problems":%s,"nps":%s,"iters":%s,"precond":%s,"rounds":%s,"quick":%s,"spmv_problem":%s,"spmv_passes":%s,"spmv_mb":%s,"baseline":%s' \
     "$(bl_json_list "$problems" q)" "$(bl_json_list "$nps")" "$iters" \
     "$(bl_json_str "$precond")" "$rounds" "$([ "$quick" = 1 ] && echo true || echo false)" \
-    "$(bl_json_str "$spmv_problem")" "$spmv_passes" "$spmv_mb")"
+    "$(bl_json_str "$spmv_problem")" "$spmv_passes" "$spmv_mb" \
+    "$(bl_json_str "$baseline")")"
 common=(--iters "$iters" --tol 0 --precond "$precond" --json)
 one() { # one CODE PROBLEM NP ROUND
     local code=$1 prob=$2 np=$3 k=$4
@@ -84,6 +87,10 @@ one() { # one CODE PROBLEM NP ROUND
         bl_run run "$asked" "cg_petsc $prob P=$np round $k" "$BL_TIMEOUT" \
             "${ompi_env[@]}" "$ompi" -n "$np" "$build/bench/cg_petsc" --gen "$prob" \
             "${common[@]}" ;;
+    base)
+        bl_run baseline "\"impl\":\"deso\",\"problem\":\"$prob\",\"p\":$np,\"round\":$k" \
+            "deso-cg baseline $prob P=$np round $k" "$BL_TIMEOUT" \
+            "$launch" -n "$np" "$build/bin/deso-cg" --gen "$prob" --mode full "${common[@]}" ;;
     csr)
         bl_run run "$asked" "deso-cg-csr $prob round $k" "$BL_TIMEOUT" \
             "$build/bin/deso-cg-csr" --gen "$prob" "${common[@]}" ;;
@@ -110,6 +117,9 @@ spmv_round() { # spmv_round ROUND
 }
 for ((k = 1; k <= rounds; k++)); do
     spmv_round "$k"
+    for np in $nps; do
+        one base "$baseline" "$np" "$k"
+    done
     for prob in $problems; do
         bl_load "\"problem\":\"$prob\",\"round\":$k" "load $prob round $k"
         for np in $nps; do

@@ -123,7 +123,9 @@ typedef struct deso__spmat_data {
     const blas_part *part;    /* square and placed by a renumbered        */
                               /*   partition (the context's): rows and x by */
                               /*   it, rows.grow their indices; else NULL   */
-    pl_csr rows;              /* columns global, sorted, unique per row     */
+    pl_csr rows;              /* columns global, sorted, unique per row;    */
+                              /*   col freed once the halo plan holds them  */
+                              /*   as local columns (deso__spmat_col)       */
     int64_t *poff;            /* a placed copy's: each row's first entry in */
                               /*   pattern order (rows.nrows), else NULL    */
     deso__halo_plan *halo;    /* made with the matrix (deso__spmat_publish) */
@@ -614,10 +616,15 @@ bool deso__spmat_choice_pending(deso_ctx *ctx);
 /* sp's halo plan, made on the first call (collective then, with two
  * counted agreements, one all-reduce of P x P counts and the lists'
  * exchange) and kept with sp, with sp->facts.  Errors agreed.  Every
- * constructor makes it (deso__spmat_publish).                            */
+ * constructor makes it (deso__spmat_publish).  Once made, the plan's
+ * 32-bit local columns are the only ones sp keeps: sp->rows.col (64-bit,
+ * global) is freed, and deso__spmat_col gives a global column back.     */
 deso_err deso__spmat_halo(deso_ctx *ctx, deso__spmat_data *sp,
                           deso__halo_plan **out);
 void deso__halo_plan_free(deso__halo_plan *hp);      /* NULL-safe       */
+/* The global column of entry e of sp's rows on rank me (sp->rows.col's
+ * while it is kept, else from the halo plan's local column).  Local.   */
+int64_t deso__spmat_col(const deso__spmat_data *sp, int me, int64_t e);
 /* Where x's entries live in sp's product: the row blocks of a square
  * matrix, else balanced blocks of n (xstart: size + 1).  Local.          */
 void deso__spmat_xstart(const deso_ctx *ctx, const deso__spmat_data *sp,

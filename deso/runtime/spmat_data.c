@@ -102,10 +102,8 @@ deso_err deso__spmat_local_rows(const deso_spmat *a, int64_t *rowptr,
     const pl_csr *rows = &sp->rows;
     int64_t nz = rows->rowptr[rows->nrows];
     memcpy(rowptr, rows->rowptr, (size_t)(rows->nrows + 1) * sizeof *rowptr);
-    if (nz > 0) {
-        memcpy(col, rows->col, (size_t)nz * sizeof *col);
-        memcpy(val, rows->val, (size_t)nz * sizeof *val);
-    }
+    for (int64_t e = 0; e < nz; e++) col[e] = deso__spmat_col(sp, ctx->rank, e);
+    if (nz > 0) memcpy(val, rows->val, (size_t)nz * sizeof *val);
     return DESO_OK;
 }
 
@@ -194,13 +192,15 @@ deso_err deso__spmat_set_values(deso_spmat *a, const double *val, int root)
 
 /* ---- gather ---------------------------------------------------------------- */
 
-/* This rank's rows packed as doubles: row lengths, columns, values.      */
-static void pack_own(const pl_csr *a, double *buf)
+/* Rank me's rows packed as doubles: row lengths, columns, values.       */
+static void pack_own(const deso__spmat_data *sp, int me, double *buf)
 {
+    const pl_csr *a = &sp->rows;
     int64_t k = 0, nnz = a->rowptr[a->nrows];
     for (int64_t i = 0; i < a->nrows; i++)
         buf[k++] = (double)(a->rowptr[i + 1] - a->rowptr[i]);
-    for (int64_t e = 0; e < nnz; e++) buf[k++] = (double)a->col[e];
+    for (int64_t e = 0; e < nnz; e++)
+        buf[k++] = (double)deso__spmat_col(sp, me, e);
     if (nnz > 0) memcpy(buf + k, a->val, (size_t)nnz * sizeof(double));
 }
 
@@ -232,7 +232,7 @@ static deso_err gather_blocks(deso_ctx *ctx, const deso__spmat_data *sp,
         rowptr[0] = 0;
         for (int q = 0; q < ctx->size; q++) {
             int64_t len = packed_len(sp, q);
-            if (q == r0) pack_own(&sp->rows, buf);
+            if (q == r0) pack_own(sp, r0, buf);
             else if (sp->start[q + 1] > sp->start[q])
                 DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 0, NULL,
                                         NULL, NULL, 1, &q, &buf, &len,
@@ -242,7 +242,7 @@ static deso_err gather_blocks(deso_ctx *ctx, const deso__spmat_data *sp,
         }
     } else if (sp->rows.nrows > 0) {
         int64_t len = packed_len(sp, ctx->rank);
-        pack_own(&sp->rows, buf);
+        pack_own(sp, ctx->rank, buf);
         DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 1, &r0, &buf, &len,
                                 0, NULL, NULL, NULL, &(MPI_Request){0}));
     }

@@ -224,12 +224,29 @@ static deso_err halo_plan_make(deso_ctx *ctx, deso__spmat_data *sp,
     return DESO_OK;
 }
 
+/* The plan's local columns say every global column again (own entries
+ * by x's blocks or renumbering, the halo by its receive list), so the
+ * 64-bit columns, as large as the values, are not kept beside them.    */
 deso_err deso__spmat_halo(deso_ctx *ctx, deso__spmat_data *sp,
                           deso__halo_plan **out)
 {
-    if (sp->halo == NULL) DESO_TRY(halo_plan_make(ctx, sp, &sp->halo));
+    if (sp->halo == NULL) {
+        DESO_TRY(halo_plan_make(ctx, sp, &sp->halo));
+        free(sp->rows.col);
+        sp->rows.col = NULL;
+    }
     *out = sp->halo;
     return DESO_OK;
+}
+
+int64_t deso__spmat_col(const deso__spmat_data *sp, int me, int64_t e)
+{
+    if (sp->rows.col != NULL) return sp->rows.col[e];
+    const deso__halo_plan *hp = sp->halo;
+    int64_t l = hp->lcol[e];
+    if (l >= hp->nown) return hp->h.recv_idx[l - hp->nown];
+    if (sp->part != NULL) return sp->part->iperm[sp->part->start[me] + l];
+    return hp->xstart[me] + l;
 }
 
 deso_err deso__halo_exchange(deso_ctx *ctx, deso__halo_plan *hp,

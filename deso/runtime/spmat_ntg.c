@@ -68,7 +68,7 @@ static deso_err gather_pattern(deso_ctx *ctx, const deso__spmat_data *sp,
             for (int64_t r = 0; r < a->nrows; r++)
                 buf[r] = (double)(a->rowptr[r + 1] - a->rowptr[r]);
             for (int64_t e = 0; e < a->rowptr[a->nrows]; e++)
-                buf[a->nrows + e] = (double)a->col[e];
+                buf[a->nrows + e] = (double)deso__spmat_col(sp, me, e);
         }
         if (me != 0)
             err = deso__exchange(ctx->comm, DESO__TAG_DATA, 1, (int[]){0}, &buf,

@@ -90,6 +90,8 @@ typedef enum { MOVE_LENS, MOVE_COLS, MOVE_VALS } move_what;
  * entries in pattern order) and the rows received (poff: where each
  * row's first entry in pattern order is kept, or NULL).                  */
 typedef struct move_ends {
+    const deso__spmat_data *sdata;  /* src's matrix: its global columns   */
+    int rank;                       /*   (deso__spmat_col), on this rank  */
     const pl_csr *src;
     int64_t base;
     pl_csr *dst;
@@ -110,7 +112,8 @@ static void pack_row(const move_ends *me, int64_t r, move_what w,
         buf[0] = (double)len;
         buf[1] = (double)(me->base + e0);
     } else if (w == MOVE_COLS) {
-        for (int64_t e = 0; e < len; e++) buf[e] = (double)a->col[e0 + e];
+        for (int64_t e = 0; e < len; e++)
+            buf[e] = (double)deso__spmat_col(me->sdata, me->rank, e0 + e);
     } else if (len > 0) {
         memcpy(buf, a->val + e0, (size_t)len * sizeof *buf);
     }
@@ -136,6 +139,7 @@ static void unpack_row(const move_ends *me, int64_t r, move_what w,
 /* Buffers and peers of one move, made before its agreement.             */
 typedef struct move_bufs {
     double *sbuf, *rbuf;
+    double *row;              /* one of the rank's rows for itself         */
     double **sp, **rp;
     int64_t *sc, *rc;
     int *speer, *rpeer;
@@ -144,7 +148,7 @@ typedef struct move_bufs {
 
 static void bufs_free(move_bufs *b)
 {
-    free(b->sbuf); free(b->rbuf);
+    free(b->sbuf); free(b->rbuf); free(b->row);
     free(b->sp); free(b->rp);
     free(b->sc); free(b->rc);
     free(b->speer); free(b->rpeer);
@@ -167,14 +171,35 @@ static int64_t incoming(const pl_csr *dst, const int64_t *list, int64_t lo,
     return w == MOVE_LENS ? 2 * (hi - lo) : items(dst, list, lo, hi, w);
 }
 
-static deso_err bufs_make(int P, const deso__spmat_route *rt,
+/* The most items of one of the rank's rows for itself.                   */
+static int64_t widest_self(const deso__spmat_route *rt, const move_ends *me,
+                           int rank, move_what w)
+{
+    int64_t most = 0;
+    for (int64_t k = rt->sptr[rank]; k < rt->sptr[rank + 1]; k++) {
+        int64_t n = row_items(me->src, rt->srow[k], w);
+        most = n > most ? n : most;
+    }
+    return most;
+}
+
+/* The buffers hold what travels between ranks; the rank's rows for
+ * itself pass one at a time through `row`, so that the rows a graph
+ * partition leaves in place are never held twice more while the copy is
+ * made.                                                                  */
+static deso_err bufs_make(int P, int rank, const deso__spmat_route *rt,
                           const move_ends *me, move_what w, move_bufs *b)
 {
     memset(b, 0, sizeof *b);
-    int64_t ns = items(me->src, rt->srow, 0, rt->sptr[P], w);
-    int64_t nr = incoming(me->dst, rt->rrow, 0, rt->rptr[P], w);
+    const int64_t *sp = rt->sptr, *rp = rt->rptr;
+    int64_t ns = items(me->src, rt->srow, 0, sp[P], w) -
+                 items(me->src, rt->srow, sp[rank], sp[rank + 1], w);
+    int64_t nr = incoming(me->dst, rt->rrow, 0, rp[P], w) -
+                 incoming(me->dst, rt->rrow, rp[rank], rp[rank + 1], w);
+    int64_t nrow = widest_self(rt, me, rank, w);
     b->sbuf = deso__malloc((size_t)(ns > 0 ? ns : 1) * sizeof(double));
     b->rbuf = deso__malloc((size_t)(nr > 0 ? nr : 1) * sizeof(double));
+    b->row = deso__malloc((size_t)(nrow > 0 ? nrow : 1) * sizeof(double));
     b->sp = deso__malloc((size_t)P * sizeof *b->sp);
     b->rp = deso__malloc((size_t)P * sizeof *b->rp);
     b->sc = deso__malloc((size_t)P * sizeof *b->sc);
@@ -182,8 +207,8 @@ static deso_err bufs_make(int P, const deso__spmat_route *rt,
     b->speer = deso__malloc((size_t)P * sizeof *b->speer);
     b->rpeer = deso__malloc((size_t)P * sizeof *b->rpeer);
     b->req = deso__malloc(2 * (size_t)P * sizeof *b->req);
-    if (!b->sbuf || !b->rbuf || !b->sp || !b->rp || !b->sc || !b->rc ||
-        !b->speer || !b->rpeer || !b->req) {
+    if (!b->sbuf || !b->rbuf || !b->row || !b->sp || !b->rp || !b->sc ||
+        !b->rc || !b->speer || !b->rpeer || !b->req) {
         bufs_free(b);
         return deso__fail(DESO_ENOMEM, "placing a sparse matrix: no memory "
                           "for %lld entries", (long long)(ns + nr));
@@ -191,21 +216,32 @@ static deso_err bufs_make(int P, const deso__spmat_route *rt,
     return DESO_OK;
 }
 
+/* The rank's rows for itself, in order: the k-th it sends itself is the
+ * k-th it receives from itself (both in increasing row order).          */
+static void move_self(const deso__spmat_route *rt, const move_ends *ends,
+                      int me, move_what w, double *row)
+{
+    int64_t s0 = rt->sptr[me], r0 = rt->rptr[me];
+    for (int64_t k = 0; k < rt->sptr[me + 1] - s0; k++) {
+        pack_row(ends, rt->srow[s0 + k], w, row);
+        unpack_row(ends, rt->rrow[r0 + k], w, row);
+    }
+}
+
 /* One move along the route (the buffers made and agreed).  The rank's
- * rows for itself go through its own send buffer, without a message.  */
+ * rows for itself are copied row by row, without a message.            */
 static deso_err move_run(deso_ctx *ctx, const deso__spmat_route *rt,
                          const move_ends *ends, move_what w, move_bufs *b)
 {
     int P = ctx->size, me = ctx->rank, nsend = 0, nrecv = 0;
-    double *self = NULL, *at = b->sbuf;
+    double *at = b->sbuf;
     for (int q = 0; q < P; q++) {
         double *from = at;
-        for (int64_t k = rt->sptr[q]; k < rt->sptr[q + 1]; k++) {
+        for (int64_t k = rt->sptr[q]; q != me && k < rt->sptr[q + 1]; k++) {
             pack_row(ends, rt->srow[k], w, at);
             at += row_items(ends->src, rt->srow[k], w);
         }
-        if (q == me) self = from;
-        else if (at > from) {
+        if (at > from) {
             b->speer[nsend] = q;
             b->sp[nsend] = from;
             b->sc[nsend++] = at - from;
@@ -213,25 +249,24 @@ static deso_err move_run(deso_ctx *ctx, const deso__spmat_route *rt,
     }
     at = b->rbuf;
     for (int s = 0; s < P; s++) {
-        int64_t n = incoming(ends->dst, rt->rrow, rt->rptr[s],
-                             rt->rptr[s + 1], w);
-        if (s != me && n > 0) {
+        int64_t n = s == me ? 0 : incoming(ends->dst, rt->rrow, rt->rptr[s],
+                                           rt->rptr[s + 1], w);
+        if (n > 0) {
             b->rpeer[nrecv] = s;
             b->rp[nrecv] = at;
             b->rc[nrecv++] = n;
         }
-        at += s != me ? n : 0;
+        at += n;
     }
     DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, nsend, b->speer, b->sp,
                             b->sc, nrecv, b->rpeer, b->rp, b->rc, b->req));
-    const double *next = b->rbuf;
+    move_self(rt, ends, me, w, b->row);
+    const double *in = b->rbuf;
     for (int s = 0; s < P; s++) {
-        const double *in = s == me ? self : next;
-        for (int64_t k = rt->rptr[s]; k < rt->rptr[s + 1]; k++) {
+        for (int64_t k = rt->rptr[s]; s != me && k < rt->rptr[s + 1]; k++) {
             unpack_row(ends, rt->rrow[k], w, in);
             in += row_items(ends->dst, rt->rrow[k], w);
         }
-        if (s != me) next = in;
     }
     return DESO_OK;
 }
@@ -243,7 +278,8 @@ static deso_err move(deso_ctx *ctx, const deso__spmat_route *rt,
 {
     move_bufs b;
     memset(&b, 0, sizeof b);
-    if (local == DESO_OK) local = bufs_make(ctx->size, rt, ends, w, &b);
+    if (local == DESO_OK)
+        local = bufs_make(ctx->size, ctx->rank, rt, ends, w, &b);
     deso_err err = deso__agree_counted(ctx, fn, local, NULL, 0);
     if (err == DESO_OK) err = move_run(ctx, rt, ends, w, &b);
     bufs_free(&b);
@@ -299,18 +335,23 @@ static int64_t block_base(const deso__spmat_data *sp, int r)
     return off;
 }
 
-/* The copy's rows: three moves along the route, each agreed.           */
+/* The copy's rows: three moves along the route, each agreed, and its
+ * halo plan between the columns and the values: the plan replaces the
+ * copy's 64-bit columns by local ones, so they are gone before the
+ * values' buffers are made.                                            */
 static deso_err copy_rows(deso_ctx *ctx, const deso__spmat_route *rt,
                           const deso__spmat_data *sp, deso__spmat_data *pd,
                           deso_err local)
 {
-    move_ends ends = {&sp->rows, block_base(sp, ctx->rank),
+    move_ends ends = {sp, ctx->rank, &sp->rows, block_base(sp, ctx->rank),
                       pd ? &pd->rows : NULL, pd ? pd->poff : NULL};
     deso_err err = move(ctx, rt, &ends, MOVE_LENS, local, place_fn);
     if (err == DESO_OK) {
         local = entries_alloc(pd);
         err = move(ctx, rt, &ends, MOVE_COLS, local, place_fn);
     }
+    deso__halo_plan *hp;
+    if (err == DESO_OK) err = deso__spmat_halo(ctx, pd, &hp);
     if (err == DESO_OK) err = move(ctx, rt, &ends, MOVE_VALS, DESO_OK, place_fn);
     return err;
 }
@@ -350,14 +391,12 @@ deso_err deso__spmat_place(deso_ctx *ctx, deso__spmat_data *sp,
         memcpy(pd->start, part->start, ((size_t)ctx->size + 1) * sizeof *pd->start);
         local = rows_alloc(ctx, part, pd);
     }
-    if (local == DESO_OK) local = route_make(ctx, sp, part, &rt);
-    deso_err err = copy_rows(ctx, rt, sp, pd, local);
-    if (err == DESO_OK) {
+    if (local == DESO_OK) {
         pd->nnz = sp->nnz;
         pd->id = sp->id;
-        deso__halo_plan *hp;
-        err = deso__spmat_halo(ctx, pd, &hp);
+        local = route_make(ctx, sp, part, &rt);
     }
+    deso_err err = copy_rows(ctx, rt, sp, pd, local);
     if (err == DESO_OK) err = copy_counts(ctx, pd);
     if (err != DESO_OK) {
         /* the blocks stay whole: the products run there                  */
@@ -386,7 +425,7 @@ deso_err deso__spmat_rows_back(deso_ctx *ctx, const deso__spmat_data *sp,
     int me = ctx->rank;
     pl_csr block = {.nrows = sp->start[me + 1] - sp->start[me],
                     .rowptr = rowptr, .col = col, .val = val};
-    move_ends ends = {&sp->placed->rows, 0, &block, NULL};
+    move_ends ends = {sp->placed, me, &sp->placed->rows, 0, &block, NULL};
     deso_err err = move(ctx, &back, &ends, MOVE_LENS, local, fn);
     if (err == DESO_OK) {
         lengths_sum(&block);

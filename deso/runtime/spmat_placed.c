@@ -26,14 +26,15 @@ static void pack_heads(const deso__spmat_data *pd, double *buf)
     }
 }
 
-/* The heads, then the columns, then the values.                         */
-static void pack_rows(const deso__spmat_data *pd, double *buf)
+/* Rank me's heads, then its columns, then its values.                   */
+static void pack_rows(const deso__spmat_data *pd, int me, double *buf)
 {
     const pl_csr *a = &pd->rows;
     int64_t nnz = a->rowptr[a->nrows];
     pack_heads(pd, buf);
     buf += 2 * a->nrows;
-    for (int64_t e = 0; e < nnz; e++) buf[e] = (double)a->col[e];
+    for (int64_t e = 0; e < nnz; e++)
+        buf[e] = (double)deso__spmat_col(pd, me, e);
     if (nnz > 0) memcpy(buf + nnz, a->val, (size_t)nnz * sizeof *buf);
 }
 
@@ -61,14 +62,14 @@ deso_err deso__spmat_placed_gather(deso_ctx *ctx, const deso__spmat_data *pd,
     if (ctx->rank != r0) {
         int64_t len = deso__spmat_placed_len(pd, ctx->rank);
         if (pd->rows.nrows == 0) return DESO_OK;
-        pack_rows(pd, buf);
+        pack_rows(pd, ctx->rank, buf);
         return deso__exchange(ctx->comm, DESO__TAG_DATA, 1, &r0, &buf, &len,
                               0, NULL, NULL, NULL, &(MPI_Request){0});
     }
     for (int q = 0; q < ctx->size; q++) {
         int64_t len = deso__spmat_placed_len(pd, q);
         if (pd->start[q + 1] == pd->start[q]) continue;
-        if (q == r0) pack_rows(pd, buf);
+        if (q == r0) pack_rows(pd, r0, buf);
         else DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 0, NULL, NULL,
                                      NULL, 1, &q, &buf, &len,
                                      &(MPI_Request){0}));

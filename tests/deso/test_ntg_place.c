@@ -107,7 +107,7 @@ static void check_placed(const glob *g, const deso__spmat_data *pd)
         int64_t len = pd->rows.rowptr[r + 1] - pd->rows.rowptr[r];
         TU_CHECK(len == g->rowptr[i + 1] - g->rowptr[i]);
         for (int64_t e = 0; e < len; e++)
-            TU_CHECK(pd->rows.col[pd->rows.rowptr[r] + e] ==
+            TU_CHECK(deso__spmat_col(pd, me, pd->rows.rowptr[r] + e) ==
                          g->col[g->rowptr[i] + e] &&
                      pd->rows.val[pd->rows.rowptr[r] + e] ==
                          g->val[g->rowptr[i] + e]);
