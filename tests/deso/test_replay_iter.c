@@ -234,9 +234,14 @@ static void compare(const tu_case *c, int64_t n, int k, uint64_t seed)
     TU_CHECK(memcmp(on, off, len * sizeof *on) == 0);
     /* while the plan still improves (a 1-D grid's first iterations)
      * nothing is armed                                                    */
-    replay_counts_agree(&a, a_mid, &b, k >= 1 && k <= 4, ITERS);
-    /* the other force parks the replay: every iteration after it replays */
-    if (k == 5) TU_CHECK(a.forces_replayed - a_mid == ITERS - BREAK_AT);
+    /* the other force parks the replay: every iteration after it replays,
+     * or (where the first one finds a value it would update in place
+     * still referenced elsewhere) that one records its calls, once, and
+     * every later one replays with no new arming (which would cost two)  */
+    bool once = k == 5 && a.replays_broken == 1 &&
+                a.forces_replayed - a_mid == ITERS - BREAK_AT - 1;
+    replay_counts_agree(&a, a_mid, &b, (k >= 1 && k <= 4) || once, ITERS);
+    if (k == 5) TU_CHECK(once || a.forces_replayed - a_mid == ITERS - BREAK_AT);
     free(on);
     free(off);
 }
