@@ -1,4 +1,6 @@
 /* The sparse product's local kernels (sparse_kernels.h).                  */
+#include <stdbool.h>
+
 #include "blas/sparse_kernels.h"
 
 static inline double row_dot(const int64_t *restrict rowptr,
@@ -76,6 +78,54 @@ void blas_csr_mv(int64_t nrows, const int64_t *restrict rowptr,
     }
     if (i < nrows)
         y[i] = scaled(row_dot(rowptr, lcol, val, x, i), alpha, beta, y[i]);
+}
+
+void blas_csr_mv_skip(int64_t nrows, const int64_t *rowptr,
+                      const int32_t *lcol, const double *val, double alpha,
+                      const double *x, double beta, double *y, int64_t nskip,
+                      const int64_t *skip)
+{
+    int64_t r0 = 0;
+    for (int64_t k = 0; k <= nskip; k++) {
+        int64_t r1 = k < nskip ? skip[k] : nrows;
+        /* rowptr indexes val and lcol from the matrix's first row, so a
+         * run of rows is the same kernel on a shifted rowptr and y      */
+        if (r1 > r0)
+            blas_csr_mv(r1 - r0, rowptr + r0, lcol, val, alpha, x, beta,
+                        y + r0);
+        r0 = r1 + 1;
+    }
+}
+
+/* Row i's sum with x split in two: local column c < nown is own[c], else
+ * halo[c - nown]; the same products added in the same order as
+ * row_dot's, so bitwise its sum on the concatenated x.                  */
+static double row_dot_split(const int64_t *restrict rowptr,
+                            const int32_t *restrict lcol,
+                            const double *restrict val,
+                            const double *restrict own, int64_t nown,
+                            const double *restrict halo, int64_t i)
+{
+    double s = 0.0;
+    for (int64_t e = rowptr[i]; e < rowptr[i + 1]; e++) {
+        int64_t c = lcol[e];
+        s += val[e] * (c < nown ? own[c] : halo[c - nown]);
+    }
+    return s;
+}
+
+void blas_csr_mv_rows(int64_t nlist, const int64_t *rows,
+                      const int64_t *rowptr, const int32_t *lcol,
+                      const double *val, double alpha, const double *own,
+                      int64_t nown, const double *halo, double beta,
+                      double *y)
+{
+    bool plain = beta == 0.0 && alpha == 1.0;
+    for (int64_t k = 0; k < nlist; k++) {
+        int64_t i = rows[k];
+        double s = row_dot_split(rowptr, lcol, val, own, nown, halo, i);
+        y[i] = plain ? s : scaled(s, alpha, beta, y[i]);
+    }
 }
 
 void blas_csr_mtv(int64_t nrows, const int64_t *rowptr, const int32_t *lcol,

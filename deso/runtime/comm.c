@@ -193,40 +193,79 @@ deso_err deso__exchange(MPI_Comm comm, int tag, int nsend, const int *speer,
                         int nrecv, const int *rpeer, double *const *rbuf,
                         const int64_t *rcount, MPI_Request *req)
 {
-    if (nsend + nrecv == 0) return DESO_OK;
+    deso__xfer x;
+    DESO_TRY(deso__exchange_start(comm, tag, nsend, speer, sbuf, scount,
+                                  nrecv, rpeer, rbuf, rcount, req, &x));
+    return deso__exchange_finish(&x);
+}
+
+/* Posts the receives, then the sends; on a failure waits for what it
+ * posted (x is then finished).                                          */
+static deso_err post(MPI_Comm comm, int tag, int nsend, const int *speer,
+                     double *const *sbuf, const int64_t *scount, int nrecv,
+                     const int *rpeer, double *const *rbuf,
+                     const int64_t *rcount, deso__xfer *x)
+{
     deso_err err = DESO_OK;
-    int nreq = 0, rc = MPI_SUCCESS;
-    double t0 = deso__now();
+    int rc = MPI_SUCCESS;
     for (int k = 0; k < nrecv && rc == MPI_SUCCESS; k++) {
         int n;
         err = deso__to_int(rcount[k], "message length", &n);
         if (err != DESO_OK) break;
         rc = MPI_Irecv(rbuf[k], n, MPI_DOUBLE, rpeer[k], tag, comm,
-                       &req[nreq++]);
+                       &x->req[x->nreq++]);
     }
     for (int k = 0; k < nsend && rc == MPI_SUCCESS && err == DESO_OK; k++) {
         int n;
         err = deso__to_int(scount[k], "message length", &n);
         if (err != DESO_OK) break;
         rc = MPI_Isend(sbuf[k], n, MPI_DOUBLE, speer[k], tag, comm,
-                       &req[nreq++]);
+                       &x->req[x->nreq++]);
         deso__stats_p2p(scount[k] * (int64_t)sizeof(double));
     }
+    if (err == DESO_OK && rc == MPI_SUCCESS) return DESO_OK;
+    (void)deso__exchange_finish(x);
+    if (err != DESO_OK) return err;
+    return deso__mpi(rc, "MPI_Isend/Irecv");
+}
+
+deso_err deso__exchange_start(MPI_Comm comm, int tag, int nsend,
+                              const int *speer, double *const *sbuf,
+                              const int64_t *scount, int nrecv,
+                              const int *rpeer, double *const *rbuf,
+                              const int64_t *rcount, MPI_Request *req,
+                              deso__xfer *x)
+{
+    *x = (deso__xfer){.req = req, .nsend = nsend, .scount = scount,
+                      .busy = nsend + nrecv > 0};
+    if (!x->busy) return DESO_OK;
+    double t0 = deso__now();
+    deso_err err = post(comm, tag, nsend, speer, sbuf, scount, nrecv, rpeer,
+                        rbuf, rcount, x);
+    x->spent += deso__now() - t0;
+    return err;
+}
+
+deso_err deso__exchange_finish(deso__xfer *x)
+{
+    if (!x->busy) return DESO_OK;
+    x->busy = false;
+    double t0 = deso__now();
     /* MPICH's MPI_STATUSES_IGNORE is a sentinel pointer, which GCC takes
      * for an array of no room                                            */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #endif
-    int rc2 = MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
+    int rc = MPI_Waitall(x->nreq, x->req, MPI_STATUSES_IGNORE);
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
-    deso__stats_time(DESO_T_P2P, deso__now() - t0);
-    deso__log_exchange(nsend, scount, t0);
-    if (err != DESO_OK) return err;
-    DESO_TRY(deso__mpi(rc, "MPI_Isend/Irecv"));
-    return deso__mpi(rc2, "MPI_Waitall");
+    /* the time in MPI: posting and waiting, not what ran in between      */
+    x->spent += deso__now() - t0;
+    deso__stats_time(DESO_T_P2P, x->spent);
+    deso__log_exchange(x->nsend, x->scount, x->spent);
+    return deso__mpi(rc, "MPI_Waitall");
 }
 
 deso_err deso__agree_counted(deso_ctx *ctx, const char *fn, deso_err local,

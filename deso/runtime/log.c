@@ -45,9 +45,8 @@ void deso__log_coll_dt(deso__log_kind kind, int64_t payload, int size,
                    counts ? 1 : 0, seconds);
 }
 
-void deso__log_exchange(int nsend, const int64_t *count, double t0)
+void deso__log_exchange(int nsend, const int64_t *count, double seconds)
 {
-    double seconds = deso__now() - t0;
     int64_t bytes = 0;
     for (int k = 0; k < nsend; k++) bytes += count[k] * (int64_t)sizeof(double);
     deso__log_comm(DESO__LOG_EXCHANGE, bytes, nsend, seconds);

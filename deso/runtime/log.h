@@ -49,9 +49,9 @@ void deso__log_coll(deso__log_kind kind, int64_t payload, int size,
 void deso__log_coll_dt(deso__log_kind kind, int64_t payload, int size,
                        int rank_in_comm, int factor, double seconds);
 
-/* A point-to-point exchange, started at t0, that sent nsend messages of
- * count[k] doubles.                                                        */
-void deso__log_exchange(int nsend, const int64_t *count, double t0);
+/* A point-to-point exchange that spent `seconds` in MPI and sent nsend
+ * messages of count[k] doubles.                                           */
+void deso__log_exchange(int nsend, const int64_t *count, double seconds);
 
 /* deso__exec_node(ctx, nd, pl, rv), counted for nd's operation; sets
  * ctx->weight (deso__time_weight) for the node's timings.                */

@@ -49,20 +49,21 @@ typedef struct nrun {
     const opt_place *pl;
 } nrun;
 
-/* A node's run, counted as the executor's: its operands' fills (into
- * slots zeroed as a new view is, but for a matrix, which its remap
- * writes whole), its result's slot zeroed or holding the updated
- * operand's data, the node.                                            */
+/* A node's run, counted as the executor's: its operands' fills, its
+ * result's slot zeroed or holding the updated operand's data, the node.
+ * A fill writes every entry of its slot (a remap every element of the
+ * matrix; an exchange each element of the vector from one source copy;
+ * a replication its copy, then the broadcasts), so its slot, whatever
+ * an earlier value left there, is not zeroed first: that was one more
+ * pass over each moved vector per iteration.                           */
 static deso_err node_body(deso_ctx *ctx, void *arg)
 {
     const nrun *r = arg;
     const tstep *st = r->st;
     tslot *S = r->T->slot;
-    for (int f = 0; f < st->nfill; f++) {
-        deso__view *w = S[st->fdst[f]].w;
-        if (st->fkind[f] != BLAS_MAT) zero(w);   /* a remap writes it all */
-        DESO_TRY(deso__view_fill(ctx, st->fkind[f], S[st->fsrc[f]].w, w));
-    }
+    for (int f = 0; f < st->nfill; f++)
+        DESO_TRY(deso__view_fill(ctx, st->fkind[f], S[st->fsrc[f]].w,
+                                 S[st->fdst[f]].w));
     deso__node *nd = &r->T->tnd[st->node];
     deso__view *v[BLAS_MAXOPS];
     for (int k = 0; k < nd->d.nops; k++) v[k] = S[st->op[k]].w;

@@ -85,6 +85,15 @@ typedef struct deso__node {
     struct deso__node *next;
 } deso__node;
 
+/* A point-to-point exchange in flight (deso__exchange_start, comm.c).   */
+typedef struct deso__xfer {
+    MPI_Request *req;
+    int nreq, nsend;
+    const int64_t *scount;
+    double spent;
+    bool busy;                /* posted and not finished                   */
+} deso__xfer;
+
 /* The halo plan of a sparse matrix's product (spmat_halo.c): x in
  * contiguous blocks (xstart), the entries this rank receives (h's receive
  * lists, global) and sends (h's send lists, as local positions), its rows'
@@ -102,6 +111,9 @@ typedef struct deso__halo_plan {
     double *sbuf, *rbuf;
     double *ext;              /* nown + nhalo: a product's x with its halo, */
                               /*   or the transpose's partial sums          */
+    bool split;               /* the product reads x where it lies and the  */
+    int64_t nhrow, *hrow;     /*   halo from rbuf; hrow: the rows that read */
+                              /*   the halo, ascending (split only)         */
     MPI_Request *req;         /* nsend + nrecv                              */
 } deso__halo_plan;
 
@@ -663,6 +675,19 @@ void deso__parts_free(deso_ctx *ctx);
  * NULL when nhalo is 0).  Collective; allocates nothing.                */
 deso_err deso__halo_exchange(deso_ctx *ctx, deso__halo_plan *hp,
                              const double *own, double *halo);
+/* y = alpha A x + beta y on A's local rows (hp's matrix's), x this
+ * rank's own entries: the halo exchanged through hp, the rows that need
+ * none computed while it is in flight when hp->split, else every row on
+ * x's copy in hp->ext.  Each row bitwise blas_csr_mv's on [own | halo].
+ * Collective; allocates nothing.                                       */
+deso_err deso__usmv_rows(deso_ctx *ctx, deso__halo_plan *hp, const pl_csr *A,
+                         double alpha, const double *x, double beta,
+                         double *y);
+/* The exchange's first half: x's entries packed and the messages posted;
+ * deso__exchange_finish(x) waits, and hp->rbuf then holds the halo in
+ * receive order (the local columns past nown).  Allocates nothing.     */
+deso_err deso__halo_start(deso_ctx *ctx, deso__halo_plan *hp,
+                          const double *own, deso__xfer *x);
 /* The reverse: zext[nown ..) (this rank's contributions to other ranks'
  * entries) is sent back to the owners, which add it into their own
  * zext[0 .. nown).  Collective; allocates nothing.                      */
@@ -1003,6 +1028,17 @@ deso_err deso__exchange(MPI_Comm comm, int tag, int nsend, const int *speer,
                         double *const *sbuf, const int64_t *scount,
                         int nrecv, const int *rpeer, double *const *rbuf,
                         const int64_t *rcount, MPI_Request *req);
+/* The same in two halves, so that local work can run while the messages
+ * are in flight: _start posts them (on a failure it has waited for what
+ * it posted and x needs no finish), _finish waits.  The exchange's time
+ * (deso_stats and the performance log) is what the two spent in MPI.    */
+deso_err deso__exchange_start(MPI_Comm comm, int tag, int nsend,
+                              const int *speer, double *const *sbuf,
+                              const int64_t *scount, int nrecv,
+                              const int *rpeer, double *const *rbuf,
+                              const int64_t *rcount, MPI_Request *req,
+                              deso__xfer *x);
+deso_err deso__exchange_finish(deso__xfer *x);
 
 /* ---- matrix remaps (remap_matrix.c) ------------------------------------ */
 /* The cached remap plan between two matrix layouts, made if needed.

@@ -71,6 +71,7 @@ void deso__halo_plan_free(deso__halo_plan *hp)
     pl_halo_free(&hp->h);
     free(hp->xstart);
     free(hp->lcol);
+    free(hp->hrow);
     free(hp->speer);
     free(hp->rpeer);
     free(hp->scount);
@@ -100,6 +101,38 @@ void deso__spmat_xstart(const deso_ctx *ctx, const deso__spmat_data *sp,
         pl_blocks_range(&b, r, &xstart[r], &xstart[r + 1]);
 }
 
+/* The rows that read a halo entry (a local column past the own ones),
+ * ascending, and whether the product runs the others while the halo is
+ * in flight, reading x where it lies, and then these with x in two
+ * pieces (hp->split), or copies x's own entries ahead of the halo
+ * (hp->ext) and runs every row on the copy.  Splitting tests each of
+ * these rows' entries for the piece it reads; the copy is a read and a
+ * write of every own entry: split while these rows hold no more entries
+ * than the rank owns (a row block of a mesh: its boundary rows only).   */
+static deso_err halo_rows(const pl_csr *A, deso__halo_plan *hp)
+{
+    int64_t nrows = 0, entries = 0;
+    for (int64_t i = 0; i < A->nrows; i++)
+        for (int64_t e = A->rowptr[i]; e < A->rowptr[i + 1]; e++)
+            if (hp->lcol[e] >= hp->nown) {
+                nrows++;
+                entries += A->rowptr[i + 1] - A->rowptr[i];
+                break;
+            }
+    hp->split = entries <= hp->nown;
+    if (!hp->split) return DESO_OK;
+    hp->hrow = deso__malloc((size_t)(nrows > 0 ? nrows : 1) *
+                            sizeof *hp->hrow);
+    DESO_CHECK(hp->hrow != NULL, DESO_ENOMEM, "halo plan: no memory");
+    for (int64_t i = 0; i < A->nrows; i++)
+        for (int64_t e = A->rowptr[i]; e < A->rowptr[i + 1]; e++)
+            if (hp->lcol[e] >= hp->nown) {
+                hp->hrow[hp->nhrow++] = i;
+                break;
+            }
+    return DESO_OK;
+}
+
 /* Everything a plan needs before the send lists are known: x's blocks,
  * the receive lists, the local columns, the peers it receives from.     */
 static deso_err plan_receives(const deso_ctx *ctx, const deso__spmat_data *sp,
@@ -116,6 +149,7 @@ static deso_err plan_receives(const deso_ctx *ctx, const deso__spmat_data *sp,
     hp->nhalo = hp->h.recv_ptr[P];
     DESO_TRY(pl_halo_localise(&sp->rows, &own, me, hp->nown, &hp->h,
                               &hp->lcol));
+    DESO_TRY(halo_rows(&sp->rows, hp));
     hp->rpeer = deso__malloc((size_t)P * sizeof *hp->rpeer);
     hp->rcount = deso__malloc((size_t)P * sizeof *hp->rcount);
     hp->rptr = deso__malloc((size_t)P * sizeof *hp->rptr);
@@ -249,14 +283,22 @@ int64_t deso__spmat_col(const deso__spmat_data *sp, int me, int64_t e)
     return hp->xstart[me] + l;
 }
 
-deso_err deso__halo_exchange(deso_ctx *ctx, deso__halo_plan *hp,
-                             const double *own, double *halo)
+deso_err deso__halo_start(deso_ctx *ctx, deso__halo_plan *hp,
+                          const double *own, deso__xfer *x)
 {
     for (int64_t k = 0; k < hp->h.send_ptr[ctx->size]; k++)
         hp->sbuf[k] = own[hp->h.send_idx[k]];
-    DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_EXCHANGE, hp->nsend,
-                            hp->speer, hp->sptr, hp->scount, hp->nrecv,
-                            hp->rpeer, hp->rptr, hp->rcount, hp->req));
+    return deso__exchange_start(ctx->comm, DESO__TAG_EXCHANGE, hp->nsend,
+                                hp->speer, hp->sptr, hp->scount, hp->nrecv,
+                                hp->rpeer, hp->rptr, hp->rcount, hp->req, x);
+}
+
+deso_err deso__halo_exchange(deso_ctx *ctx, deso__halo_plan *hp,
+                             const double *own, double *halo)
+{
+    deso__xfer x;
+    DESO_TRY(deso__halo_start(ctx, hp, own, &x));
+    DESO_TRY(deso__exchange_finish(&x));
     if (hp->nhalo > 0)
         memcpy(halo, hp->rbuf, (size_t)hp->nhalo * sizeof(double));
     return DESO_OK;

@@ -5,9 +5,14 @@
  * exchange then the local kernel give y = A x as a sequential CSR product
  * does (bit for bit: the same order of sums), the reverse exchange gives
  * A^T x; each exchange moves 8 bytes per halo entry, counted; new values
- * keep the plan.  Matrices: unsymmetric with empty rows, rectangular
- * both ways, fewer rows than ranks, one entry, lap2d-perm, and rows in an
- * uneven distribution.
+ * keep the plan.  The executor's product (deso__usmv_rows), both ways
+ * where it splits (the rows that need no halo from x where it lies while
+ * the halo is in flight, then the rows that read it, which the plan lists
+ * as brute force finds them) and where it copies x ahead of the halo,
+ * bit for bit the sequential row sums, beta = 0 and not.  Matrices:
+ * unsymmetric with empty rows, rectangular both ways, fewer rows than
+ * ranks, one entry, lap2d (row blocks: split), lap2d-perm, and rows in
+ * an uneven distribution.
  * deso-np: 1 2 3 4
  * deso-np-long: 6                                                         */
 #include <math.h>
@@ -158,6 +163,82 @@ static int products_right(deso_ctx *ctx, const glob *g, deso__spmat_data *sp,
     return ok;
 }
 
+/* The rows that read the halo against brute force, and the rule that
+ * picks the product's way: split while they hold no more entries than
+ * the rank owns.                                                        */
+static int halo_rows_exact(const deso__spmat_data *sp,
+                           const deso__halo_plan *hp)
+{
+    const pl_csr *a = &sp->rows;
+    int64_t rows = 0, entries = 0;
+    int ok = 1;
+    for (int64_t i = 0; i < a->nrows; i++) {
+        int reads = 0;
+        for (int64_t e = a->rowptr[i]; e < a->rowptr[i + 1]; e++)
+            reads |= hp->lcol[e] >= hp->nown;
+        if (!reads) continue;
+        entries += a->rowptr[i + 1] - a->rowptr[i];
+        ok &= !hp->split || (rows < hp->nhrow && hp->hrow[rows] == i);
+        rows++;
+    }
+    ok &= hp->split == (entries <= hp->nown);
+    ok &= !hp->split || rows == hp->nhrow;
+    return ok;
+}
+
+static double xodd(int64_t j) { return 1.0 / ((double)j + 1.5) - 0.3; }
+
+/* deso__usmv_rows, the executor's product, against the sequential row
+ * sums bit for bit: y = A x (y NaN first: beta = 0 must overwrite) and
+ * y = -0.75 A x + 2 y, with the halo's bytes counted.                  */
+static int planned_right(deso_ctx *ctx, const glob *g, deso__spmat_data *sp,
+                         deso__halo_plan *hp)
+{
+    const pl_csr *a = &sp->rows;
+    int64_t x0 = hp->xstart[me];
+    double *x = calloc((size_t)hp->nown + 1, sizeof *x);
+    double *y = calloc((size_t)a->nrows + 1, sizeof *y);
+    for (int64_t k = 0; k < hp->nown; k++) x[k] = xodd(x0 + k);
+    int ok = 1;
+    for (int v = 0; v < 2; v++) {
+        double alpha = v == 0 ? 1.0 : -0.75, beta = v == 0 ? 0.0 : 2.0;
+        for (int64_t i = 0; i < a->nrows; i++)
+            y[i] = v == 0 ? NAN : xodd(a->row0 + i + 5);
+        deso_stats_reset();
+        TU_OK(deso__usmv_rows(ctx, hp, a, alpha, x, beta, y));
+        deso_stats st;
+        deso_stats_get(&st);
+        int64_t moved[2] = {st.bytes_p2p, 8 * hp->nhalo};
+        MPI_Allreduce(MPI_IN_PLACE, moved, 2, MPI_INT64_T, MPI_SUM,
+                      MPI_COMM_WORLD);
+        ok &= moved[0] == moved[1];
+        for (int64_t i = 0; i < a->nrows; i++) {
+            int64_t gi = a->row0 + i;
+            double s = 0.0;
+            for (int64_t e = g->rowptr[gi]; e < g->rowptr[gi + 1]; e++)
+                s += g->val[e] * xodd(g->col[e]);
+            double want = v == 0 ? s : alpha * s + beta * xodd(gi + 5);
+            ok &= y[i] == want;
+        }
+    }
+    free(x);
+    free(y);
+    return ok;
+}
+
+/* The product both ways where the plan splits (the copy needs no row
+ * list), else its one way.                                              */
+static int both_ways_right(deso_ctx *ctx, const glob *g, deso__spmat_data *sp,
+                           deso__halo_plan *hp)
+{
+    int ok = planned_right(ctx, g, sp, hp);
+    bool split = hp->split;
+    hp->split = false;
+    ok &= planned_right(ctx, g, sp, hp);
+    hp->split = split;
+    return ok;
+}
+
 static void check(deso_ctx *ctx, const glob *g, deso_spmat *a)
 {
     deso__spmat_data *sp = a->h.sp;
@@ -165,12 +246,15 @@ static void check(deso_ctx *ctx, const glob *g, deso_spmat *a)
     TU_OK(deso__spmat_halo(ctx, sp, &hp));
     assert_true(tu_all(lists_exact(g, sp, hp)));
     assert_true(tu_all(products_right(ctx, g, sp, hp)));
+    assert_true(tu_all(halo_rows_exact(sp, hp)));
+    assert_true(tu_all(both_ways_right(ctx, g, sp, hp)));
     /* new values on the pattern: the same plan, the new product          */
     for (int64_t k = 0; k < g->rowptr[g->m]; k++) g->val[k] *= -2.0;
     TU_OK(deso_spmat_set_values(a, g->val, DESO_ALL_RANKS));
     TU_OK(deso__spmat_halo(ctx, sp, &again));
     assert_true(tu_all(again == hp));
     assert_true(tu_all(products_right(ctx, g, sp, hp)));
+    assert_true(tu_all(both_ways_right(ctx, g, sp, hp)));
 }
 
 static void test_halo(void **state)
@@ -187,6 +271,15 @@ static void test_halo(void **state)
         TU_OK(deso_spmat_destroy(&a));
         glob_free(&g);
     }
+    /* row blocks of a mesh: most rows need no halo (the split product,
+     * up to P = 6)                                                       */
+    glob m = gen_matrix("lap2d:64");
+    deso_spmat *b;
+    TU_OK(deso_spmat_from_gen(ctx, "lap2d:64", &b));
+    check(ctx, &m, b);
+    assert_true(tu_all(b->h.sp->halo->split));
+    TU_OK(deso_spmat_destroy(&b));
+    glob_free(&m);
     glob g = gen_matrix("lap2d-perm:6");
     deso_spmat *a;
     TU_OK(deso_spmat_from_gen(ctx, "lap2d-perm:6", &a));
