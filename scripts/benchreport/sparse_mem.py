@@ -90,6 +90,7 @@ def memory_table(res, got):
             " median over rounds, against the rank's share: its balanced block of rows' part of"
             " the CSR arrays (8-byte values and 4-byte columns an entry, 8-byte row pointers;"
             " entries in proportion to the rows) and of deso-cg's vectors (`vector_bytes` / 2n"
-            " doubles). Ranks in order, separated by a slash; with the trace graph's placement"
-            " (`placed` ntg) rank 0 also held the whole pattern, the trace graph and METIS's"
-            " work space while it partitioned.", "", table(head, rows), ""]
+            " doubles). Ranks in order, separated by a slash. At P > 1 deso-cg's partition is"
+            " `auto`: rank 0 builds paper 004's trace graph and partitions it before the cost"
+            " model keeps the row blocks or the partition (`placed`), so rank 0 also held the"
+            " whole pattern, the trace graph and METIS's work space, whichever it kept.", "", table(head, rows), ""]
