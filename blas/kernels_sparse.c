@@ -1,6 +1,4 @@
 /* The sparse product's local kernels (sparse_kernels.h).                  */
-#include <stdbool.h>
-
 #include "blas/sparse_kernels.h"
 
 static inline double row_dot(const int64_t *restrict rowptr,
@@ -120,11 +118,10 @@ void blas_csr_mv_rows(int64_t nlist, const int64_t *rows,
                       int64_t nown, const double *halo, double beta,
                       double *y)
 {
-    bool plain = beta == 0.0 && alpha == 1.0;
     for (int64_t k = 0; k < nlist; k++) {
         int64_t i = rows[k];
         double s = row_dot_split(rowptr, lcol, val, own, nown, halo, i);
-        y[i] = plain ? s : scaled(s, alpha, beta, y[i]);
+        y[i] = scaled(s, alpha, beta, y[i]);
     }
 }
 
