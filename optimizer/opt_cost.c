@@ -87,58 +87,41 @@ struct opt_memo {
 opt_memo *opt_memo_new(void) { return deso__calloc(1, sizeof(opt_memo)); }
 void opt_memo_free(opt_memo *m) { free(m); }
 
-/* deso/runtime/exchange.c's choose_src: the rank (row-major) that sends
- * the rank at d = (r, c) an element whose owner along S's folded grid
- * dimension is o (any o when S is not folded): itself when it holds that
- * element (here: it holds part of S), else the owner in its own row or
- * column where S is replicated along the other dimension, else the one at
- * coordinate 0.                                                           */
-static int choose_src(const blas_layout *S, const int *d, bool here, int o)
-{
-    if (here && (S->dist < 0 || d[S->dist] == o)) return d[0] * S->pc + d[1];
-    int s[2];
-    for (int k = 0; k < 2; k++) {
-        if (k == S->dist) s[k] = o;
-        else if (S->rep & (1u << k)) s[k] = d[k];
-        else s[k] = 0;
-    }
-    return s[0] * S->pc + s[1];
-}
-
-/* The sender of elements [i, hi) to the rank at co (row-major me): the
- * rank sending element i, and in *e the end of the run it sends (S's
- * block or range boundary, at most hi).  A partition's element has one
- * holder, its owner.                                                     */
-static int run_src(const blas_layout *S, const int *co, bool here,
-                   int64_t i, int64_t hi, int64_t *e)
+/* The sender of elements [i, hi) to the rank at co (row-major): the
+ * rank the executor's exchange takes element i from (blas_elem_src, the
+ * one rule both use), and in *e the end of the run it sends (S's block
+ * or range boundary, at most hi), within which the sender is the same.  */
+static int run_src(const blas_layout *S, const int *co, int64_t i,
+                   int64_t hi, int64_t *e)
 {
     *e = hi;
     if (S->dist == BLAS_DIST_PART) {
+        /* a partition's element has one holder, its owner (which
+         * blas_elem_src would find again)                                 */
         int o = blas_part_owner(S->part, i);
         /* renumbered: consecutive indices may live anywhere              */
         if (S->part->perm != NULL) *e = i + 1;
         else if (S->part->start[o + 1] < hi) *e = S->part->start[o + 1];
         return o;
     }
-    int o = 0;
     if (S->dist >= 0) {
-        int ps = S->dist == 0 ? S->pr : S->pc;
         int64_t blk = i / S->b;
-        o = (int)(blk % ps);
         if ((blk + 1) * S->b < hi) *e = (blk + 1) * S->b;
     }
-    return choose_src(S, co, here, o);
+    int sr, sc;
+    blas_elem_src(S, co[0], co[1], i, &sr, &sc);
+    return sr * S->pc + sc;
 }
 
 /* A renumbered partition's receiver: its indices one by one.            */
 static void count_renumbered(const blas_layout *S, const blas_layout *D,
-                             int me, const int *co, bool here, int64_t *cnt)
+                             int me, const int *co, int64_t *cnt)
 {
     const blas_part *p = D->part;
     int P = D->pr * D->pc;
     for (int64_t pos = p->start[me]; pos < p->start[me + 1]; pos++) {
         int64_t i = p->iperm[pos], e;
-        int q = run_src(S, co, here, i, i + 1, &e);
+        int q = run_src(S, co, i, i + 1, &e);
         if (q != me) cnt[(int64_t)q * P + me]++;
     }
 }
@@ -155,9 +138,8 @@ static void count_exchange(const blas_layout *S, const blas_layout *D,
         for (int c = 0; c < pc; c++) {
             if (!blas_layout_holds(D, r, c)) continue;
             int me = r * pc + c, co[2] = {r, c};
-            bool here = blas_layout_holds(S, r, c);
             if (D->dist == BLAS_DIST_PART && D->part->perm != NULL) {
-                count_renumbered(S, D, me, co, here, cnt);
+                count_renumbered(S, D, me, co, cnt);
                 continue;
             }
             int64_t b, g0, end = n, step;
@@ -174,7 +156,7 @@ static void count_exchange(const blas_layout *S, const blas_layout *D,
             for (; g0 < end && b > 0; g0 += step) {
                 int64_t hi = g0 + b < n ? g0 + b : n;
                 for (int64_t i = g0, e; i < hi; i = e) {
-                    int q = run_src(S, co, here, i, hi, &e);
+                    int q = run_src(S, co, i, hi, &e);
                     if (q != me) cnt[(int64_t)q * P + me] += e - i;
                 }
             }

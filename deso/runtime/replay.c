@@ -129,7 +129,7 @@ static bool take_const(const deso_ctx *ctx, deso__replay *T, deso__value *v)
 /* Which start values die (every handle holding one is written in the
  * iteration, and it is no kept constant), each once with how many of T's
  * handles hold it, and the first handle holding each handle's.          */
-static void deaths(const deso_ctx *ctx, deso__replay *T)
+void deso__replay_deaths(const deso_ctx *ctx, deso__replay *T)
 {
     bool written[REPLAY_HANDLES] = {false};
     for (int i = 0; i < T->ncalls; i++)
@@ -170,7 +170,7 @@ static bool resolve(deso_ctx *ctx, deso__replay *T)
         if (o < 0) return false;
         T->ch[i][c->nops] = o;
     }
-    deaths(ctx, T);
+    deso__replay_deaths(ctx, T);
     for (int i = 0; i < T->ncalls; i++) {
         const deso__rcall *c = &T->call[i];
         if (!c->alias)
@@ -285,7 +285,7 @@ static void unpark(deso_ctx *ctx)
         T->start[h] = T->cur[h] = T->hd[h]->val;
         deso__value_ref(T->start[h]);
     }
-    deaths(ctx, T);
+    deso__replay_deaths(ctx, T);
     start_reads(T, read);
     for (int h = 0; h < T->nh; h++)
         for (int j = 0; j < T->nh && read[h]; j++)
@@ -296,6 +296,7 @@ static void unpark(deso_ctx *ctx)
         release(T);
         return;
     }
+    T->restudy = true;
     ctx->rp = T;
 }
 

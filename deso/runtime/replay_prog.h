@@ -62,6 +62,10 @@ typedef struct deso__replay {
     int ndying;                 /* those values, once each: a handle      */
     int dying[REPLAY_HANDLES];  /*   holding it and how many of T's       */
     int share[REPLAY_HANDLES];  /*   handles do (the references T holds)  */
+    bool restudy;               /* the above are for the values the handles
+                                 * held when T was unparked: the next
+                                 * iteration's start relates them as every
+                                 * iteration after it will               */
     int ncons;
     deso__value *cons[DESO__REPLAY_CALLS * BLAS_MAXOPS];  /* referenced   */
     int nmats;
@@ -98,6 +102,9 @@ void deso__replay_logged(deso_ctx *ctx, const deso__replay *T);
  * nodes (its force found the handles' values unfit), and T parked to be
  * armed again after that force.                                         */
 deso_err deso__replay_record(deso_ctx *ctx);
+/* replay.c: which start values die (dies, alias, dying, share), from the
+ * values the handles hold now.                                          */
+void deso__replay_deaths(const deso_ctx *ctx, deso__replay *T);
 /* replay_compile.c: frees what the program holds.                        */
 void deso__replay_free_prog(deso__replay *T);
 

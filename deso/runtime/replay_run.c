@@ -191,7 +191,7 @@ static void commit(deso__replay *T)
 }
 
 /* The next iteration starts from the values the handles hold now.      */
-static void restart(deso__replay *T)
+static void restart(const deso_ctx *ctx, deso__replay *T)
 {
     deso__value *old[REPLAY_HANDLES];
     for (int h = 0; h < T->nh; h++) {
@@ -205,6 +205,11 @@ static void restart(deso__replay *T)
         T->ph[i] = NULL;
     }
     T->pos = 0;
+    /* after a set-up, handles the iteration writes may have started
+     * apart (r.r's old and new value) that one iteration leaves sharing
+     * a value; its references then are every later iteration's          */
+    if (T->restudy) deso__replay_deaths(ctx, T);
+    T->restudy = false;
 }
 
 /* A failed force: what the iteration made is poisoned, the replay goes,
@@ -270,6 +275,6 @@ deso_err deso__replay_force(deso_ctx *ctx, deso_err before, bool *done)
         return failed(ctx, T, err, agreed && R.verdict == DESO_OK);
     commit(T);
     ran(ctx, T->c);
-    restart(T);
+    restart(ctx, T);
     return DESO_OK;
 }
