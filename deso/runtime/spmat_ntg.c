@@ -183,26 +183,26 @@ static deso_err cost_of(const deso_ctx *ctx, const pl_csr *g,
 
 /* Fills owner[n] with the graph partition of the vector indexed by the
  * matrix's rows in the DAG's first product (y = A x's y, y = A^T x's x;
- * every product of the DAG is in the graph) and says whether to keep it:
- * always for DESO_PARTITION_NTG, when it is cheaper than the row blocks
- * for auto.  A graph too large for METIS's 32-bit indices keeps the
- * blocks.                                                                */
-static deso_err decide(const deso_ctx *ctx, const deso__spmat_data *sp,
-                       const pl_csr *g, int32_t *owner, bool *use)
+ * every product of the DAG is in the graph); *have false when the DAG
+ * holds no product of it or the graph is too large for METIS's 32-bit
+ * indices (the blocks stay).  The pattern g is freed once the graph is
+ * built, so that METIS's work space is never held beside it.            */
+static deso_err graph_owners(const deso_ctx *ctx, const deso__spmat_data *sp,
+                             pl_csr *g, int32_t *owner, bool *have)
 {
-    *use = false;
+    *have = false;
     opt_ntg_call *calls = NULL;
     int ncalls = 0, nvec = 0;
-    DESO_TRY(trace_calls(ctx, sp, g, &calls, &ncalls, &nvec));
+    deso_err err = trace_calls(ctx, sp, g, &calls, &ncalls, &nvec);
     int first = -1;
-    for (int k = 0; k < ncalls && first < 0; k++)
+    for (int k = 0; err == DESO_OK && k < ncalls && first < 0; k++)
         if (calls[k].a != NULL) first = k;
     opt_ntg graph;
     memset(&graph, 0, sizeof graph);
     opt_ntg_opts o = {.l_scaling = ctx->l_scaling};
-    deso_err err = first < 0 ? DESO_OK
-                             : opt_ntg_build(calls, ncalls, nvec, sp->n, &o,
-                                             &graph);
+    if (first >= 0)
+        err = opt_ntg_build(calls, ncalls, nvec, sp->n, &o, &graph);
+    pl_csr_free(g);
     int32_t *vpart = NULL;
     if (first >= 0 && err == DESO_OK) {
         vpart = deso__malloc((size_t)(graph.nvtx > 0 ? graph.nvtx : 1) *
@@ -213,17 +213,7 @@ static deso_err decide(const deso_ctx *ctx, const deso__spmat_data *sp,
     if (first >= 0 && err == DESO_OK) {
         const opt_ntg_call *c0 = &calls[first];
         opt_ntg_owners(&graph, vpart, c0->trans ? c0->in[0] : c0->out, owner);
-        pl_owner_table t;
-        err = pl_owner_table_init(&t, owner, sp->n, ctx->size);
-        pl_blocks b = {sp->n, ctx->size};
-        pl_owner ob = pl_owner_blocks(&b), ot = pl_owner_table_map(&t);
-        opt_sparse_cost cb, ct;
-        if (err == DESO_OK) err = cost_of(ctx, g, &ob, &cb);
-        if (err == DESO_OK) err = cost_of(ctx, g, &ot, &ct);
-        if (err == DESO_OK)
-            *use = ctx->partition == DESO_PARTITION_NTG ||
-                   opt_sparse_cheaper(&ct, &cb);
-        pl_owner_table_free(&t);
+        *have = true;
     }
     if (err == DESO_ESIZE) err = DESO_OK;        /* keep the row blocks    */
     free(vpart);
@@ -232,12 +222,58 @@ static deso_err decide(const deso_ctx *ctx, const deso__spmat_data *sp,
     return err;
 }
 
+/* Whether to keep the graph's partition owner[n] over the row blocks:
+ * when it is cheaper for auto, always for DESO_PARTITION_NTG (which
+ * needs no pattern here: g is empty).                                   */
+static deso_err compare(const deso_ctx *ctx, const deso__spmat_data *sp,
+                        const pl_csr *g, const int32_t *owner, bool *use)
+{
+    *use = ctx->partition == DESO_PARTITION_NTG;
+    if (*use) return DESO_OK;
+    pl_owner_table t;
+    deso_err err = pl_owner_table_init(&t, owner, sp->n, ctx->size);
+    pl_blocks b = {sp->n, ctx->size};
+    pl_owner ob = pl_owner_blocks(&b), ot = pl_owner_table_map(&t);
+    opt_sparse_cost cb, ct;
+    if (err == DESO_OK) err = cost_of(ctx, g, &ob, &cb);
+    if (err == DESO_OK) err = cost_of(ctx, g, &ot, &ct);
+    if (err == DESO_OK) *use = opt_sparse_cheaper(&ct, &cb);
+    pl_owner_table_free(&t);
+    return err;
+}
+
+/* Rank 0's choice: the pattern collected, the graph built from it and
+ * partitioned (the pattern freed first), and, for auto, the pattern
+ * collected again to price both placements.  Each step agreed.        */
+static deso_err decide(deso_ctx *ctx, const deso__spmat_data *sp,
+                       int32_t *owner, bool *use)
+{
+    pl_csr g;
+    memset(&g, 0, sizeof g);
+    bool have = false;
+    deso_err err = gather_pattern(ctx, sp, &g);
+    if (err == DESO_OK) {
+        deso_err local = ctx->rank == 0 ? graph_owners(ctx, sp, &g, owner, &have)
+                                        : DESO_OK;
+        int64_t flags[1] = {have};
+        err = deso__agree_counted(ctx, fn, local, flags, 1);
+        have = err == DESO_OK && flags[0] != 0;
+    }
+    if (have && ctx->partition != DESO_PARTITION_NTG)
+        err = gather_pattern(ctx, sp, &g);
+    if (have && err == DESO_OK) {
+        deso_err local = ctx->rank == 0 ? compare(ctx, sp, &g, owner, use)
+                                        : DESO_OK;
+        err = deso__agree_counted(ctx, fn, local, NULL, 0);
+    }
+    pl_csr_free(&g);
+    return err;
+}
+
 /* Rank 0's verdict and owners to every rank; then, for the graph's
  * partition, the placed copy.                                            */
 static deso_err choose_one(deso_ctx *ctx, deso__spmat_data *sp)
 {
-    pl_csr g;
-    memset(&g, 0, sizeof g);
     int64_t n = sp->n;
     double *buf = deso__malloc(((size_t)n + 1) * sizeof *buf);
     int32_t *owner = deso__malloc((size_t)(n > 0 ? n : 1) * sizeof *owner);
@@ -245,17 +281,14 @@ static deso_err choose_one(deso_ctx *ctx, deso__spmat_data *sp)
                          ? DESO_OK
                          : deso__fail(DESO_ENOMEM, "%s: no memory", fn);
     deso_err err = deso__agree_counted(ctx, fn, local, NULL, 0);
-    if (err == DESO_OK) err = gather_pattern(ctx, sp, &g);
+    bool use = false;
+    if (err == DESO_OK) err = decide(ctx, sp, owner, &use);
     if (err == DESO_OK) {
-        bool use = false;
-        local = ctx->rank == 0 ? decide(ctx, sp, &g, owner, &use) : DESO_OK;
         buf[0] = use ? 1.0 : 0.0;
         for (int64_t i = 0; use && i < n; i++) buf[i + 1] = (double)owner[i];
-        err = deso__agree_counted(ctx, fn, local, NULL, 0);
+        err = deso__bcast(ctx->comm, buf, 1, 0);
     }
-    pl_csr_free(&g);
-    if (err == DESO_OK) err = deso__bcast(ctx->comm, buf, 1, 0);
-    bool use = err == DESO_OK && buf[0] != 0.0;
+    use = err == DESO_OK && buf[0] != 0.0;
     if (use) err = deso__bcast(ctx->comm, buf + 1, n, 0);
     const blas_part *part = NULL;
     if (use && err == DESO_OK) {

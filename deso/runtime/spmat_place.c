@@ -315,14 +315,18 @@ static void lengths_sum(pl_csr *a)
     for (int64_t r = 0; r < a->nrows; r++) a->rowptr[r + 1] += a->rowptr[r];
 }
 
-static deso_err entries_alloc(deso__spmat_data *pd)
+/* Room for the copy's columns (vals false) or values (true), each made
+ * just before its move: the values' room comes after the halo plan has
+ * freed the 64-bit columns, so the two are never held together.        */
+static deso_err entries_alloc(deso__spmat_data *pd, bool vals)
 {
     pl_csr *a = &pd->rows;
-    lengths_sum(a);
+    if (!vals) lengths_sum(a);
     int64_t nnz = a->rowptr[a->nrows];
-    a->col = deso__malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *a->col);
-    a->val = deso__malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *a->val);
-    DESO_CHECK(a->col != NULL && a->val != NULL, DESO_ENOMEM,
+    size_t room = (size_t)(nnz > 0 ? nnz : 1);
+    if (vals) a->val = deso__malloc(room * sizeof *a->val);
+    else a->col = deso__malloc(room * sizeof *a->col);
+    DESO_CHECK(vals ? a->val != NULL : a->col != NULL, DESO_ENOMEM,
                "%s: no memory for %lld entries", place_fn, (long long)nnz);
     return DESO_OK;
 }
@@ -347,12 +351,13 @@ static deso_err copy_rows(deso_ctx *ctx, const deso__spmat_route *rt,
                       pd ? &pd->rows : NULL, pd ? pd->poff : NULL};
     deso_err err = move(ctx, rt, &ends, MOVE_LENS, local, place_fn);
     if (err == DESO_OK) {
-        local = entries_alloc(pd);
+        local = entries_alloc(pd, false);
         err = move(ctx, rt, &ends, MOVE_COLS, local, place_fn);
     }
     deso__halo_plan *hp;
     if (err == DESO_OK) err = deso__spmat_halo(ctx, pd, &hp);
-    if (err == DESO_OK) err = move(ctx, rt, &ends, MOVE_VALS, DESO_OK, place_fn);
+    if (err == DESO_OK)
+        err = move(ctx, rt, &ends, MOVE_VALS, entries_alloc(pd, true), place_fn);
     return err;
 }
 
