@@ -19,7 +19,6 @@ void deso__spmat_data_free(deso__spmat_data *sp)
 {
     if (sp == NULL || --sp->refs > 0) return;
     deso__spmat_data_free(sp->placed);
-    deso__spmat_route_free(sp->route);
     free(sp->start);
     free(sp->count);
     free(sp->poff);
