@@ -133,7 +133,8 @@ typedef struct deso__spmat_data {
     int64_t *count;           /* size: the entries each rank holds          */
     const blas_part *part;    /* square and placed by a renumbered        */
                               /*   partition (the context's): rows and x by */
-                              /*   it, rows.grow their indices; else NULL   */
+                              /*   it, rows.grow their indices (borrowed: */
+                              /*   the partition's iperm); else NULL        */
     pl_csr rows;              /* columns global, sorted, unique per row;    */
                               /*   col freed once the halo plan holds them  */
                               /*   as local columns (deso__spmat_col)       */

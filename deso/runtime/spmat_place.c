@@ -292,7 +292,10 @@ static const char *const place_fn = "placing a sparse matrix";
 
 /* The placed copy's rows: indices, each row's first entry in pattern
  * order, lengths (after the first move: the lengths sit in rowptr[r + 1]
- * until summed), then room for the entries.                             */
+ * until summed), then room for the entries.  The indices are the
+ * partition's own (its renumbering's inverse, this rank's range), which
+ * the context keeps longer than any matrix: borrowed, not copied, and
+ * never freed with the rows (deso__spmat_data_free).                    */
 static deso_err rows_alloc(const deso_ctx *ctx, const blas_part *part,
                            deso__spmat_data *pd)
 {
@@ -300,13 +303,11 @@ static deso_err rows_alloc(const deso_ctx *ctx, const blas_part *part,
     int64_t nr = part->start[ctx->rank + 1] - p0;
     size_t room = (size_t)(nr > 0 ? nr : 1) * sizeof(int64_t);
     pd->rows.nrows = nr;
-    pd->rows.grow = deso__malloc(room);
+    pd->rows.grow = (int64_t *)(part->iperm + p0);
     pd->poff = deso__malloc(room);
     pd->rows.rowptr = deso__calloc((size_t)nr + 1, sizeof(int64_t));
-    DESO_CHECK(pd->rows.grow != NULL && pd->poff != NULL &&
-                   pd->rows.rowptr != NULL, DESO_ENOMEM,
+    DESO_CHECK(pd->poff != NULL && pd->rows.rowptr != NULL, DESO_ENOMEM,
                "%s: no memory for %lld rows", place_fn, (long long)nr);
-    if (nr > 0) memcpy(pd->rows.grow, part->iperm + p0, (size_t)nr * sizeof(int64_t));
     return DESO_OK;
 }
 
