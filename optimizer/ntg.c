@@ -123,9 +123,11 @@ static int64_t block_len(const opt_ntg *g, int64_t b)
     return (hi < g->n ? hi : g->n) - lo;
 }
 
-static deso_err product_edges(const opt_ntg *g, const opt_ntg_call *c, edges *l)
+/* The PC edges of product c for the rows of a (all of its matrix, or a
+ * piece of its rows).                                                   */
+static deso_err product_edges(const opt_ntg *g, const opt_ntg_call *c,
+                              const pl_csr *a, edges *l)
 {
-    const pl_csr *a = c->a;
     for (int64_t r = 0; r < a->nrows; r++) {
         int64_t i = pl_csr_global_row(a, r);
         for (int64_t e = a->rowptr[r]; e < a->rowptr[r + 1]; e++) {
@@ -167,12 +169,12 @@ static deso_err locality_edges(const opt_ntg *g, edges *l)
     return DESO_OK;
 }
 
-static deso_err all_edges(const opt_ntg *g, const opt_ntg_call *calls,
-                          int ncalls, edges *l)
+/* Every edge but the products' PC edges, which come with their rows.  */
+static deso_err call_edges(const opt_ntg *g, const opt_ntg_call *calls,
+                           int ncalls, edges *l)
 {
     for (int k = 0; k < ncalls; k++) {
-        if (calls[k].a) DESO_TRY(product_edges(g, &calls[k], l));
-        else DESO_TRY(elementwise_edges(g, &calls[k], l));
+        if (!calls[k].a) DESO_TRY(elementwise_edges(g, &calls[k], l));
         if (k + 1 < ncalls)
             DESO_TRY(continuity_edges(g, touched(&calls[k]),
                                       touched(&calls[k + 1]), l));
@@ -298,23 +300,30 @@ static deso_err finish(opt_ntg *g, edges *l)
     return DESO_OK;
 }
 
-static deso_err build(const opt_ntg_call *calls, int ncalls, const opt_ntg_opts *o,
-                      opt_ntg *g)
+/* A graph under construction: its shape and weights, and the edges so
+ * far (merged only at the end: the merged graph does not depend on the
+ * order in which edges arrive).                                          */
+struct opt_ntg_builder {
+    opt_ntg g;
+    edges l;
+    const opt_ntg_call *calls;
+    int ncalls;
+};
+
+void opt_ntg_abandon(opt_ntg_builder *b)
 {
-    DESO_TRY(set_weights(calls, ncalls, o->l_scaling, g));
-    edges l = {NULL, 0, 0};
-    deso_err e = all_edges(g, calls, ncalls, &l);
-    if (e == DESO_OK) e = finish(g, &l);
-    free(l.e);
-    return e;
+    if (!b) return;
+    opt_ntg_free(&b->g);
+    free(b->l.e);
+    free(b);
 }
 
-deso_err opt_ntg_build(const opt_ntg_call *calls, int ncalls, int nvec,
-                       int64_t n, const opt_ntg_opts *o, opt_ntg *g)
+deso_err opt_ntg_begin(const opt_ntg_call *calls, int ncalls, int nvec,
+                       int64_t n, const opt_ntg_opts *o, opt_ntg_builder **out)
 {
-    DESO_CHECK(g != NULL && o != NULL && (calls != NULL || ncalls == 0),
+    DESO_CHECK(out != NULL && o != NULL && (calls != NULL || ncalls == 0),
                DESO_ENULL, "opt_ntg_build: NULL");
-    memset(g, 0, sizeof *g);
+    *out = NULL;
     DESO_CHECK(nvec >= 1 && nvec <= OPT_NTG_MAX_VECS && n >= 1 && ncalls >= 0,
                DESO_EINVAL, "NTG: %d vectors of %lld entries, %d calls", nvec,
                (long long)n, ncalls);
@@ -323,10 +332,73 @@ deso_err opt_ntg_build(const opt_ntg_call *calls, int ncalls, int nvec,
     DESO_CHECK(n < INT32_MAX, DESO_ESIZE, "NTG: %lld entries exceed METIS's "
                "32-bit vertex weights", (long long)n);
     for (int k = 0; k < ncalls; k++) DESO_TRY(check_call(&calls[k], nvec, n));
-    DESO_TRY(choose_blocks(nvec, n, o, g));
-    deso_err e = build(calls, ncalls, o, g);
-    if (e != DESO_OK) opt_ntg_free(g);
+    opt_ntg_builder *b = deso__calloc(1, sizeof *b);
+    DESO_CHECK(b != NULL, DESO_ENOMEM, "NTG: no memory");
+    b->calls = calls;
+    b->ncalls = ncalls;
+    deso_err e = choose_blocks(nvec, n, o, &b->g);
+    if (e == DESO_OK) e = set_weights(calls, ncalls, o->l_scaling, &b->g);
+    if (e == DESO_OK) e = call_edges(&b->g, calls, ncalls, &b->l);
+    if (e != DESO_OK) {
+        opt_ntg_abandon(b);
+        return e;
+    }
+    *out = b;
+    return DESO_OK;
+}
+
+static deso_err check_piece(const opt_ntg *g, const pl_csr *a)
+{
+    DESO_CHECK(a != NULL && a->rowptr != NULL && a->ncols == g->n &&
+                   a->nrows >= 0, DESO_EINVAL, "NTG: a piece of rows that is "
+               "not %lld columns wide", (long long)g->n);
+    for (int64_t r = 0; r < a->nrows; r++) {
+        int64_t i = pl_csr_global_row(a, r);
+        DESO_CHECK(i >= 0 && i < g->n, DESO_EINVAL, "NTG: row %lld outside a "
+                   "square matrix of %lld", (long long)i, (long long)g->n);
+    }
+    return DESO_OK;
+}
+
+deso_err opt_ntg_add_rows(opt_ntg_builder *b, const pl_csr *piece)
+{
+    DESO_CHECK(b != NULL, DESO_ENULL, "opt_ntg_add_rows: NULL");
+    DESO_TRY(check_piece(&b->g, piece));
+    for (int k = 0; k < b->ncalls; k++)
+        if (b->calls[k].a)
+            DESO_TRY(product_edges(&b->g, &b->calls[k], piece, &b->l));
+    return DESO_OK;
+}
+
+deso_err opt_ntg_end(opt_ntg_builder *b, opt_ntg *g)
+{
+    DESO_CHECK(b != NULL && g != NULL, DESO_ENULL, "opt_ntg_end: NULL");
+    deso_err e = finish(&b->g, &b->l);
+    memset(g, 0, sizeof *g);
+    if (e == DESO_OK) {
+        *g = b->g;
+        memset(&b->g, 0, sizeof b->g);
+    }
+    opt_ntg_abandon(b);
     return e;
+}
+
+deso_err opt_ntg_build(const opt_ntg_call *calls, int ncalls, int nvec,
+                       int64_t n, const opt_ntg_opts *o, opt_ntg *g)
+{
+    DESO_CHECK(g != NULL, DESO_ENULL, "opt_ntg_build: NULL");
+    memset(g, 0, sizeof *g);
+    opt_ntg_builder *b;
+    DESO_TRY(opt_ntg_begin(calls, ncalls, nvec, n, o, &b));
+    deso_err e = DESO_OK;
+    for (int k = 0; e == DESO_OK && k < ncalls; k++)
+        if (calls[k].a)
+            e = product_edges(&b->g, &calls[k], calls[k].a, &b->l);
+    if (e != DESO_OK) {
+        opt_ntg_abandon(b);
+        return e;
+    }
+    return opt_ntg_end(b, g);
 }
 
 void opt_ntg_free(opt_ntg *g)

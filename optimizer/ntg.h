@@ -84,6 +84,22 @@ typedef struct opt_ntg {
 deso_err opt_ntg_build(const opt_ntg_call *calls, int ncalls, int nvec,
                        int64_t n, const opt_ntg_opts *o, opt_ntg *g);
 
+/* The same graph built from the matrix's rows a piece at a time, so that
+ * the one who builds it never holds the whole pattern: opt_ntg_begin
+ * takes the calls (a product's `a` then only says the shape: n columns,
+ * a rowptr, no rows needed; calls stays the caller's until the end),
+ * opt_ntg_add_rows adds the PC edges of every product for the piece's
+ * rows (each row of the matrix in exactly one piece, in any order),
+ * opt_ntg_end merges them into g and frees the builder, whatever its
+ * outcome; opt_ntg_abandon frees it without a graph (NULL-safe).  The
+ * graph is exactly opt_ntg_build's on the whole matrix.                   */
+typedef struct opt_ntg_builder opt_ntg_builder;
+deso_err opt_ntg_begin(const opt_ntg_call *calls, int ncalls, int nvec,
+                       int64_t n, const opt_ntg_opts *o, opt_ntg_builder **b);
+deso_err opt_ntg_add_rows(opt_ntg_builder *b, const pl_csr *piece);
+deso_err opt_ntg_end(opt_ntg_builder *b, opt_ntg *g);
+void opt_ntg_abandon(opt_ntg_builder *b);
+
 /* K-way partition (METIS_PartGraphKway, edge-cut objective, one balance
  * constraint per vector so that every vector is spread evenly, 3%
  * tolerance, fixed seed): vpart[nvtx].                                    */
@@ -113,6 +129,21 @@ deso_err opt_sparse_cost_eval(const pl_csr *a, const pl_owner *rows,
                               const pl_owner *cols, int nparts,
                               const opt_params *prm, double sec_per_nnz,
                               opt_sparse_cost *c);
+
+/* The same count from the rows a piece at a time (each row in exactly
+ * one piece, in any order): a tally of ncols columns over nparts ranks,
+ * the pieces' rows added with the placement's maps, then the cost (which
+ * frees the tally, whatever its outcome; opt_sparse_tally_free frees it
+ * without one, NULL-safe).  It keeps every rank's load and the distinct
+ * (receiver, column) pairs of the halo, not the rows.                    */
+typedef struct opt_sparse_tally opt_sparse_tally;
+deso_err opt_sparse_tally_begin(int64_t ncols, int nparts,
+                                opt_sparse_tally **t);
+deso_err opt_sparse_tally_rows(opt_sparse_tally *t, const pl_csr *piece,
+                               const pl_owner *rows, const pl_owner *cols);
+deso_err opt_sparse_tally_end(opt_sparse_tally *t, const opt_params *prm,
+                              double sec_per_nnz, opt_sparse_cost *c);
+void opt_sparse_tally_free(opt_sparse_tally *t);
 
 /* Bytes and messages of moving a vector of n entries from placement
  * `from` to placement `to` (ranks of each entry in [0, nparts)), added

@@ -123,8 +123,7 @@ typedef struct deso__halo_plan {
  * (its halo plan, which depends on the pattern only, stays).  Its handle
  * and each pending product hold a reference.  Once placed (placed set),
  * its rows and halo plan are freed: the placed copy holds the entries,
- * and start, count and the route still describe the blocks.             */
-typedef struct deso__spmat_route deso__spmat_route;
+ * and start and count still describe the blocks.                        */
 
 typedef struct deso__spmat_data {
     int refs;
@@ -134,7 +133,8 @@ typedef struct deso__spmat_data {
     int64_t *count;           /* size: the entries each rank holds          */
     const blas_part *part;    /* square and placed by a renumbered        */
                               /*   partition (the context's): rows and x by */
-                              /*   it, rows.grow their indices; else NULL   */
+                              /*   it, rows.grow their indices (borrowed: */
+                              /*   the partition's iperm); else NULL        */
     pl_csr rows;              /* columns global, sorted, unique per row;    */
                               /*   col freed once the halo plan holds them  */
                               /*   as local columns (deso__spmat_col)       */
@@ -145,12 +145,10 @@ typedef struct deso__spmat_data {
     uint64_t id;              /* its handle's id (the SPMD hash)            */
     /* Where its products run (spmat_place.c, spmat_ntg.c): decided at the
      * first force with a product of it; a copy of its rows placed by a
-     * graph partition (referenced) and the route its values take there,
-     * or NULL: on its own blocks.                                         */
+     * graph partition (referenced), or NULL: on its own blocks.           */
     bool placement_chosen;
     bool pinned;              /* its ranks gave its rows (_from_rows)       */
     struct deso__spmat_data *placed;
-    deso__spmat_route *route;
 } deso__spmat_data;
 
 /* A handle's kind: a value's (blas_kind), or a sparse matrix's or a user
@@ -579,18 +577,18 @@ deso_err deso__spmat_publish(deso_ctx *ctx, const char *fn, deso_err local,
 
 /* ---- sparse matrices placed by a partition (spmat_place.c, spmat_ntg.c) --- */
 /* Places a copy of square sp's rows by the renumbered partition part
- * (sp->placed, with its halo plan and facts; sp->route, how sp's entries
- * reach it): three counted moves (row lengths, columns, values), each
+ * (sp->placed, with its halo plan and facts) along a route made from the
+ * blocks and the partition (and freed after): three counted moves (row lengths, columns, values), each
  * after an agreement, then the halo plan and one all-reduce of the
  * copy's entry counts; on success sp's rows and halo plan are freed (on
  * failure the copy is).  Collective; errors agreed.                     */
 deso_err deso__spmat_place(deso_ctx *ctx, deso__spmat_data *sp,
                            const blas_part *part);
 /* Placed sp's block rows on this rank (deso_spmat_local_rows), brought
- * back from the placed copy along the route reversed into the caller's
- * arrays (rowptr: the block's rows + 1; col, val: its count).  local is
- * this rank's argument check, agreed first; three counted moves, each
- * agreed.  Collective.                                                   */
+ * back from the placed copy along the route (made again) reversed into
+ * the caller's arrays (rowptr: the block's rows + 1; col, val: its
+ * count).  local is this rank's argument check, agreed first; three
+ * counted moves, each agreed.  Collective.                               */
 deso_err deso__spmat_rows_back(deso_ctx *ctx, const deso__spmat_data *sp,
                                int64_t *rowptr, int64_t *col, double *val,
                                deso_err local);
@@ -611,7 +609,6 @@ deso_err deso__spmat_placed_gather(deso_ctx *ctx, const deso__spmat_data *pd,
  * any rank.  Collective, after the caller's agreement.                   */
 deso_err deso__spmat_placed_values(deso_ctx *ctx, deso__spmat_data *pd,
                                    const double *val, int root, double *buf);
-void deso__spmat_route_free(deso__spmat_route *rt);  /* NULL-safe       */
 /* Chooses, for every matrix of the pending DAG's products not chosen yet,
  * where its products run (ctx->partition: row blocks, the trace-graph
  * partition, or the cheaper of the two), and points the pending products

@@ -19,10 +19,10 @@ void deso__spmat_data_free(deso__spmat_data *sp)
 {
     if (sp == NULL || --sp->refs > 0) return;
     deso__spmat_data_free(sp->placed);
-    deso__spmat_route_free(sp->route);
     free(sp->start);
     free(sp->count);
     free(sp->poff);
+    if (sp->part != NULL) sp->rows.grow = NULL;   /* the partition's      */
     pl_csr_free(&sp->rows);
     deso__halo_plan_free(sp->halo);
     free(sp);

@@ -31,59 +31,125 @@
 
 static const char *const fn = "sparse placement";
 
-/* ---- the pattern on rank 0 ----------------------------------------------- */
+/* ---- the pattern to rank 0, a piece at a time ------------------------- */
 
-/* Every rank's row lengths then columns, as doubles, to rank 0, which
- * assembles the global pattern g (values not needed; g->val NULL).       */
-static deso_err gather_pattern(deso_ctx *ctx, const deso__spmat_data *sp,
-                               pl_csr *g)
+/* Rows a piece carries: rank 0 holds one piece at a time, never the
+ * whole pattern, and a sender packs one piece, never its whole block.   */
+#define PIECE_ROWS 16384
+
+typedef deso_err (*piece_fn)(void *arg, const pl_csr *piece);
+
+/* One piece in flight: the packed doubles (row lengths, then columns)
+ * and, on rank 0, the piece they make.                                   */
+typedef struct piece_bufs {
+    double *buf;
+    pl_csr piece;
+} piece_bufs;
+
+/* The most doubles one of this rank's pieces packs.                      */
+static int64_t widest_piece(const pl_csr *a)
 {
-    int P = ctx->size, me = ctx->rank;
-    const pl_csr *a = &sp->rows;
-    int64_t own = a->nrows + a->rowptr[a->nrows], most = 0;
-    for (int q = 0; q < P; q++) {
-        int64_t len = sp->start[q + 1] - sp->start[q] + sp->count[q];
-        most = len > most ? len : most;
+    int64_t most = 0;
+    for (int64_t lo = 0; lo < a->nrows; lo += PIECE_ROWS) {
+        int64_t hi = lo + PIECE_ROWS < a->nrows ? lo + PIECE_ROWS : a->nrows;
+        int64_t items = hi - lo + a->rowptr[hi] - a->rowptr[lo];
+        most = items > most ? items : most;
     }
-    int64_t blen = me == 0 ? most : own;
-    double *buf = deso__malloc((size_t)(blen > 0 ? blen : 1) * sizeof *buf);
-    deso_err local = buf != NULL ? DESO_OK
-                                 : deso__fail(DESO_ENOMEM, "%s: no memory", fn);
-    if (local == DESO_OK && me == 0) {
-        g->nrows = sp->m;
-        g->ncols = sp->n;
-        g->rowptr = deso__calloc((size_t)sp->m + 1, sizeof *g->rowptr);
-        g->col = deso__malloc((size_t)(sp->nnz > 0 ? sp->nnz : 1) *
-                              sizeof *g->col);
-        if (g->rowptr == NULL || g->col == NULL)
-            local = deso__fail(DESO_ENOMEM, "%s: no memory for the pattern "
-                               "(%lld entries)", fn, (long long)sp->nnz);
+    return most;
+}
+
+static deso_err bufs_alloc(const deso_ctx *ctx, const deso__spmat_data *sp,
+                           int64_t most, piece_bufs *b)
+{
+    b->buf = deso__malloc((size_t)(most > 0 ? most : 1) * sizeof *b->buf);
+    if (ctx->rank == 0) {
+        b->piece.ncols = sp->n;
+        b->piece.rowptr = deso__malloc((PIECE_ROWS + 1) * sizeof(int64_t));
+        b->piece.col = deso__malloc((size_t)(most > 0 ? most : 1) *
+                                    sizeof(int64_t));
     }
-    deso_err err = deso__agree_counted(ctx, fn, local, NULL, 0);
-    for (int q = 0; err == DESO_OK && q < P; q++) {
-        int64_t lo = sp->start[q], hi = sp->start[q + 1];
-        int64_t len = hi - lo + (q == me ? a->rowptr[a->nrows] : sp->count[q]);
-        if (len == 0 || (me != 0 && q != me)) continue;
-        if (q == me) {
-            for (int64_t r = 0; r < a->nrows; r++)
-                buf[r] = (double)(a->rowptr[r + 1] - a->rowptr[r]);
-            for (int64_t e = 0; e < a->rowptr[a->nrows]; e++)
-                buf[a->nrows + e] = (double)deso__spmat_col(sp, me, e);
+    DESO_CHECK(b->buf != NULL && (ctx->rank != 0 || (b->piece.rowptr != NULL &&
+                                                     b->piece.col != NULL)),
+               DESO_ENOMEM, "%s: no memory for a piece of %lld entries", fn,
+               (long long)most);
+    return DESO_OK;
+}
+
+/* Rows [lo, lo + nr) of rank q's block to rank 0: their lengths, then
+ * their columns (rank 0 learns how many from the lengths).               */
+static deso_err piece_move(deso_ctx *ctx, const deso__spmat_data *sp, int q,
+                           int64_t lo, int64_t nr, double *buf)
+{
+    int me = ctx->rank;
+    int64_t nc = 0;
+    if (me == q) {
+        const pl_csr *a = &sp->rows;
+        int64_t r0 = lo - sp->start[q], e0 = a->rowptr[r0];
+        nc = a->rowptr[r0 + nr] - e0;
+        for (int64_t r = 0; r < nr; r++)
+            buf[r] = (double)(a->rowptr[r0 + r + 1] - a->rowptr[r0 + r]);
+        for (int64_t e = 0; e < nc; e++)
+            buf[nr + e] = (double)deso__spmat_col(sp, me, e0 + e);
+    }
+    if (q == 0) return DESO_OK;
+    double *cols = buf + nr;
+    if (me == q) {
+        DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 1, (int[]){0}, &buf,
+                                &nr, 0, NULL, NULL, NULL, &(MPI_Request){0}));
+        if (nc == 0) return DESO_OK;
+        return deso__exchange(ctx->comm, DESO__TAG_DATA, 1, (int[]){0}, &cols,
+                              &nc, 0, NULL, NULL, NULL, &(MPI_Request){0});
+    }
+    DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, 0, NULL, NULL, NULL, 1,
+                            &q, &buf, &nr, &(MPI_Request){0}));
+    for (int64_t r = 0; r < nr; r++) nc += (int64_t)buf[r];
+    if (nc == 0) return DESO_OK;
+    return deso__exchange(ctx->comm, DESO__TAG_DATA, 0, NULL, NULL, NULL, 1,
+                          &q, &cols, &nc, &(MPI_Request){0});
+}
+
+/* Rank 0's piece of rows [lo, lo + nr) from the packed doubles.          */
+static void piece_unpack(piece_bufs *b, int64_t lo, int64_t nr)
+{
+    pl_csr *p = &b->piece;
+    p->row0 = lo;
+    p->nrows = nr;
+    p->rowptr[0] = 0;
+    for (int64_t r = 0; r < nr; r++)
+        p->rowptr[r + 1] = p->rowptr[r] + (int64_t)b->buf[r];
+    for (int64_t e = 0; e < p->rowptr[nr]; e++)
+        p->col[e] = (int64_t)b->buf[nr + e];
+}
+
+/* Every rank's rows, in row order, to rank 0 a piece at a time, where
+ * visit(arg, piece) sees each (after its first failure, no more: the
+ * pieces still move, and the failure is agreed at the end).  Collective. */
+static deso_err pattern_stream(deso_ctx *ctx, const deso__spmat_data *sp,
+                               piece_fn visit, void *arg)
+{
+    int64_t flags[1] = {widest_piece(&sp->rows)};   /* the largest anywhere */
+    DESO_TRY(deso__agree_counted(ctx, fn, DESO_OK, flags, 1));
+    piece_bufs b;
+    memset(&b, 0, sizeof b);
+    deso_err err = deso__agree_counted(ctx, fn, bufs_alloc(ctx, sp, flags[0], &b),
+                                       NULL, 0);
+    deso_err seen = DESO_OK;
+    for (int q = 0; err == DESO_OK && q < ctx->size; q++) {
+        if (ctx->rank != q && ctx->rank != 0) continue;
+        for (int64_t lo = sp->start[q]; err == DESO_OK && lo < sp->start[q + 1];
+             lo += PIECE_ROWS) {
+            int64_t nr = sp->start[q + 1] - lo < PIECE_ROWS ? sp->start[q + 1] - lo
+                                                            : PIECE_ROWS;
+            err = piece_move(ctx, sp, q, lo, nr, b.buf);
+            if (err != DESO_OK || ctx->rank != 0 || seen != DESO_OK) continue;
+            piece_unpack(&b, lo, nr);
+            seen = visit(arg, &b.piece);
         }
-        if (me != 0)
-            err = deso__exchange(ctx->comm, DESO__TAG_DATA, 1, (int[]){0}, &buf,
-                                 &len, 0, NULL, NULL, NULL, &(MPI_Request){0});
-        else if (q != 0)
-            err = deso__exchange(ctx->comm, DESO__TAG_DATA, 0, NULL, NULL, NULL,
-                                 1, &q, &buf, &len, &(MPI_Request){0});
-        if (err != DESO_OK || me != 0) continue;
-        for (int64_t i = lo; i < hi; i++)
-            g->rowptr[i + 1] = g->rowptr[i] + (int64_t)buf[i - lo];
-        for (int64_t e = 0; e < g->rowptr[hi] - g->rowptr[lo]; e++)
-            g->col[g->rowptr[lo] + e] = (int64_t)buf[hi - lo + e];
     }
-    free(buf);
-    return err;
+    free(b.buf);
+    pl_csr_free(&b.piece);
+    if (err != DESO_OK) return err;
+    return deso__agree_counted(ctx, fn, seen, NULL, 0);
 }
 
 /* ---- the trace of the pending DAG --------------------------------------- */
@@ -174,61 +240,152 @@ static deso_err trace_calls(const deso_ctx *ctx, const deso__spmat_data *sp,
 
 /* ---- the choice (rank 0) ------------------------------------------------- */
 
-static deso_err cost_of(const deso_ctx *ctx, const pl_csr *g,
-                        const pl_owner *own, opt_sparse_cost *c)
+/* ---- the choice ---------------------------------------------------------- */
+
+/* Rank 0's graph, built as the pieces come: the DAG's calls (their
+ * products' matrix only a shape), the first product, the builder.       */
+typedef struct graph_job {
+    opt_ntg_call *calls;
+    int ncalls, nvec, first;
+    pl_csr shape;
+    int64_t zero;
+    opt_ntg_builder *b;
+} graph_job;
+
+static deso_err add_piece(void *arg, const pl_csr *piece)
 {
-    return opt_sparse_cost_eval(g, own, own, ctx->size, &ctx->params,
-                                SEC_PER_NNZ, c);
+    return opt_ntg_add_rows(((graph_job *)arg)->b, piece);
 }
 
-/* Fills owner[n] with the graph partition of the vector indexed by the
- * matrix's rows in the DAG's first product (y = A x's y, y = A^T x's x;
- * every product of the DAG is in the graph) and says whether to keep it:
- * always for DESO_PARTITION_NTG, when it is cheaper than the row blocks
- * for auto.  A graph too large for METIS's 32-bit indices keeps the
- * blocks.                                                                */
-static deso_err decide(const deso_ctx *ctx, const deso__spmat_data *sp,
-                       const pl_csr *g, int32_t *owner, bool *use)
+/* Rank 0: the trace's calls and a builder for their graph (none when the
+ * DAG holds no product of the matrix or the graph would be too large for
+ * METIS's 32-bit indices: the blocks stay).                             */
+static deso_err graph_begin(const deso_ctx *ctx, const deso__spmat_data *sp,
+                            graph_job *j)
 {
-    *use = false;
-    opt_ntg_call *calls = NULL;
-    int ncalls = 0, nvec = 0;
-    DESO_TRY(trace_calls(ctx, sp, g, &calls, &ncalls, &nvec));
-    int first = -1;
-    for (int k = 0; k < ncalls && first < 0; k++)
-        if (calls[k].a != NULL) first = k;
-    opt_ntg graph;
-    memset(&graph, 0, sizeof graph);
+    j->shape = (pl_csr){.ncols = sp->n, .rowptr = &j->zero};
+    j->first = -1;
+    DESO_TRY(trace_calls(ctx, sp, &j->shape, &j->calls, &j->ncalls, &j->nvec));
+    for (int k = 0; k < j->ncalls && j->first < 0; k++)
+        if (j->calls[k].a != NULL) j->first = k;
+    if (j->first < 0) return DESO_OK;
     opt_ntg_opts o = {.l_scaling = ctx->l_scaling};
-    deso_err err = first < 0 ? DESO_OK
-                             : opt_ntg_build(calls, ncalls, nvec, sp->n, &o,
-                                             &graph);
+    deso_err err = opt_ntg_begin(j->calls, j->ncalls, j->nvec, sp->n, &o, &j->b);
+    return err == DESO_ESIZE ? DESO_OK : err;
+}
+
+/* Rank 0: the graph from the builder, partitioned, and owner[n] the
+ * partition of the vector indexed by the matrix's rows in the DAG's first
+ * product (y = A x's y, y = A^T x's x; every product of the DAG is in the
+ * graph).  *have false when it is too large for METIS.                   */
+static deso_err graph_owners(const deso_ctx *ctx, graph_job *j,
+                             int32_t *owner, bool *have)
+{
+    opt_ntg graph;
+    deso_err err = opt_ntg_end(j->b, &graph);
+    j->b = NULL;
     int32_t *vpart = NULL;
-    if (first >= 0 && err == DESO_OK) {
+    if (err == DESO_OK) {
         vpart = deso__malloc((size_t)(graph.nvtx > 0 ? graph.nvtx : 1) *
                              sizeof *vpart);
         err = vpart != NULL ? opt_ntg_partition(&graph, ctx->size, vpart)
                             : deso__fail(DESO_ENOMEM, "%s: no memory", fn);
     }
-    if (first >= 0 && err == DESO_OK) {
-        const opt_ntg_call *c0 = &calls[first];
+    if (err == DESO_OK) {
+        const opt_ntg_call *c0 = &j->calls[j->first];
         opt_ntg_owners(&graph, vpart, c0->trans ? c0->in[0] : c0->out, owner);
-        pl_owner_table t;
-        err = pl_owner_table_init(&t, owner, sp->n, ctx->size);
-        pl_blocks b = {sp->n, ctx->size};
-        pl_owner ob = pl_owner_blocks(&b), ot = pl_owner_table_map(&t);
-        opt_sparse_cost cb, ct;
-        if (err == DESO_OK) err = cost_of(ctx, g, &ob, &cb);
-        if (err == DESO_OK) err = cost_of(ctx, g, &ot, &ct);
-        if (err == DESO_OK)
-            *use = ctx->partition == DESO_PARTITION_NTG ||
-                   opt_sparse_cheaper(&ct, &cb);
-        pl_owner_table_free(&t);
+        *have = true;
     }
     if (err == DESO_ESIZE) err = DESO_OK;        /* keep the row blocks    */
     free(vpart);
     opt_ntg_free(&graph);
-    free(calls);
+    return err;
+}
+
+/* Rank 0's two tallies, the row blocks' and the graph partition's, fed
+ * the same pieces.                                                       */
+typedef struct price_job {
+    opt_sparse_tally *tb, *tg;
+    pl_owner ob, og;
+} price_job;
+
+static deso_err price_piece(void *arg, const pl_csr *piece)
+{
+    price_job *j = arg;
+    DESO_TRY(opt_sparse_tally_rows(j->tb, piece, &j->ob, &j->ob));
+    return opt_sparse_tally_rows(j->tg, piece, &j->og, &j->og);
+}
+
+/* The graph partition's owner of each index, for the tally (which asks
+ * no local positions).                                                   */
+static int owner_rank(int64_t j, const void *arg)
+{
+    return ((const int32_t *)arg)[j];
+}
+
+static int64_t no_local(int64_t j, const void *arg)
+{
+    (void)j;
+    (void)arg;
+    return -1;
+}
+
+/* For auto, both placements priced from the pattern streamed once more
+ * (the load term: SEC_PER_NNZ), and whether the graph's is cheaper.      */
+static deso_err compare(deso_ctx *ctx, const deso__spmat_data *sp,
+                        const int32_t *owner, bool *use)
+{
+    pl_blocks blk = {sp->n, ctx->size};
+    price_job j = {NULL, NULL, pl_owner_blocks(&blk),
+                   {owner_rank, no_local, owner}};
+    deso_err local = DESO_OK;
+    if (ctx->rank == 0) {
+        local = opt_sparse_tally_begin(sp->n, ctx->size, &j.tb);
+        if (local == DESO_OK) local = opt_sparse_tally_begin(sp->n, ctx->size, &j.tg);
+    }
+    deso_err err = deso__agree_counted(ctx, fn, local, NULL, 0);
+    if (err == DESO_OK) err = pattern_stream(ctx, sp, price_piece, &j);
+    opt_sparse_cost cb, cg;
+    local = DESO_OK;
+    if (err == DESO_OK && ctx->rank == 0) {
+        local = opt_sparse_tally_end(j.tb, &ctx->params, SEC_PER_NNZ, &cb);
+        deso_err lg = opt_sparse_tally_end(j.tg, &ctx->params, SEC_PER_NNZ, &cg);
+        if (local == DESO_OK) local = lg;
+        j.tb = j.tg = NULL;
+        if (local == DESO_OK) *use = opt_sparse_cheaper(&cg, &cb);
+    }
+    opt_sparse_tally_free(j.tb);
+    opt_sparse_tally_free(j.tg);
+    return err != DESO_OK ? err : deso__agree_counted(ctx, fn, local, NULL, 0);
+}
+
+/* Rank 0 builds the graph from the pattern streamed to it a piece at a
+ * time, partitions it, and (auto) prices both placements from a second
+ * stream: it never holds the whole pattern, and METIS's work space is
+ * never beside a piece.  *use: keep the graph's partition owner[n]
+ * (rank 0's verdict; the caller broadcasts it).  Each step agreed.       */
+static deso_err decide(deso_ctx *ctx, const deso__spmat_data *sp,
+                       int32_t *owner, bool *use)
+{
+    graph_job j;
+    memset(&j, 0, sizeof j);
+    deso_err local = ctx->rank == 0 ? graph_begin(ctx, sp, &j) : DESO_OK;
+    int64_t flags[1] = {j.b != NULL};
+    deso_err err = deso__agree_counted(ctx, fn, local, flags, 1);
+    bool have = false;
+    if (err == DESO_OK && flags[0] != 0)
+        err = pattern_stream(ctx, sp, add_piece, &j);
+    if (err == DESO_OK && flags[0] != 0) {
+        local = ctx->rank == 0 ? graph_owners(ctx, &j, owner, &have) : DESO_OK;
+        flags[0] = have;
+        err = deso__agree_counted(ctx, fn, local, flags, 1);
+        have = err == DESO_OK && flags[0] != 0;
+    }
+    opt_ntg_abandon(j.b);
+    free(j.calls);
+    *use = have && ctx->partition == DESO_PARTITION_NTG;
+    if (have && ctx->partition != DESO_PARTITION_NTG)
+        err = compare(ctx, sp, owner, use);
     return err;
 }
 
@@ -236,8 +393,6 @@ static deso_err decide(const deso_ctx *ctx, const deso__spmat_data *sp,
  * partition, the placed copy.                                            */
 static deso_err choose_one(deso_ctx *ctx, deso__spmat_data *sp)
 {
-    pl_csr g;
-    memset(&g, 0, sizeof g);
     int64_t n = sp->n;
     double *buf = deso__malloc(((size_t)n + 1) * sizeof *buf);
     int32_t *owner = deso__malloc((size_t)(n > 0 ? n : 1) * sizeof *owner);
@@ -245,17 +400,14 @@ static deso_err choose_one(deso_ctx *ctx, deso__spmat_data *sp)
                          ? DESO_OK
                          : deso__fail(DESO_ENOMEM, "%s: no memory", fn);
     deso_err err = deso__agree_counted(ctx, fn, local, NULL, 0);
-    if (err == DESO_OK) err = gather_pattern(ctx, sp, &g);
+    bool use = false;
+    if (err == DESO_OK) err = decide(ctx, sp, owner, &use);
     if (err == DESO_OK) {
-        bool use = false;
-        local = ctx->rank == 0 ? decide(ctx, sp, &g, owner, &use) : DESO_OK;
         buf[0] = use ? 1.0 : 0.0;
         for (int64_t i = 0; use && i < n; i++) buf[i + 1] = (double)owner[i];
-        err = deso__agree_counted(ctx, fn, local, NULL, 0);
+        err = deso__bcast(ctx->comm, buf, 1, 0);
     }
-    pl_csr_free(&g);
-    if (err == DESO_OK) err = deso__bcast(ctx->comm, buf, 1, 0);
-    bool use = err == DESO_OK && buf[0] != 0.0;
+    use = err == DESO_OK && buf[0] != 0.0;
     if (use) err = deso__bcast(ctx->comm, buf + 1, n, 0);
     const blas_part *part = NULL;
     if (use && err == DESO_OK) {

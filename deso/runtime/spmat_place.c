@@ -15,19 +15,21 @@
  * ranks carries the row lengths (with each row's first entry in pattern
  * order), then one the columns, then one the values, each through the
  * runtime's counted exchange.  Reversed (the receivers sending), the same
- * messages bring rows back to their blocks.                              */
+ * messages bring rows back to their blocks.  The route is one word a row
+ * on each side; it is made from the blocks' ranges and the partition, so
+ * it is not kept after the placement but made again when rows go back.  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "placement/alloc.h"
 #include "deso/runtime/runtime.h"
 
-struct deso__spmat_route {
+typedef struct deso__spmat_route {
     int64_t *sptr, *srow;     /* size + 1; source local rows by receiver    */
     int64_t *rptr, *rrow;     /* size + 1; placed local rows by sender      */
-};
+} deso__spmat_route;
 
-void deso__spmat_route_free(deso__spmat_route *rt)
+static void route_free(deso__spmat_route *rt)
 {
     if (rt == NULL) return;
     free(rt->sptr);
@@ -54,7 +56,7 @@ static deso_err route_make(const deso_ctx *ctx, const deso__spmat_data *sp,
                            const blas_part *part, deso__spmat_route **out)
 {
     int P = ctx->size, me = ctx->rank;
-    int64_t ns = sp->rows.nrows;
+    int64_t ns = sp->start[me + 1] - sp->start[me];
     int64_t p0 = part->start[me], nr = part->start[me + 1] - p0;
     deso__spmat_route *rt = deso__calloc(1, sizeof *rt);
     int *key = deso__malloc((size_t)(ns > nr ? ns : nr) * sizeof *key + 1);
@@ -67,11 +69,11 @@ static deso_err route_make(const deso_ctx *ctx, const deso__spmat_data *sp,
     if (rt == NULL || key == NULL || !rt->sptr || !rt->rptr || !rt->srow ||
         !rt->rrow) {
         free(key);
-        deso__spmat_route_free(rt);
+        route_free(rt);
         return deso__fail(DESO_ENOMEM, "placing a sparse matrix: no memory");
     }
     for (int64_t r = 0; r < ns; r++)
-        key[r] = blas_part_owner(part, sp->rows.row0 + r);
+        key[r] = blas_part_owner(part, sp->start[me] + r);
     group(key, ns, P, rt->sptr, rt->srow);
     blas_part blocks = {.n = sp->m, .nparts = P, .start = sp->start};
     for (int64_t l = 0; l < nr; l++)
@@ -290,7 +292,10 @@ static const char *const place_fn = "placing a sparse matrix";
 
 /* The placed copy's rows: indices, each row's first entry in pattern
  * order, lengths (after the first move: the lengths sit in rowptr[r + 1]
- * until summed), then room for the entries.                             */
+ * until summed), then room for the entries.  The indices are the
+ * partition's own (its renumbering's inverse, this rank's range), which
+ * the context keeps longer than any matrix: borrowed, not copied, and
+ * never freed with the rows (deso__spmat_data_free).                    */
 static deso_err rows_alloc(const deso_ctx *ctx, const blas_part *part,
                            deso__spmat_data *pd)
 {
@@ -298,13 +303,11 @@ static deso_err rows_alloc(const deso_ctx *ctx, const blas_part *part,
     int64_t nr = part->start[ctx->rank + 1] - p0;
     size_t room = (size_t)(nr > 0 ? nr : 1) * sizeof(int64_t);
     pd->rows.nrows = nr;
-    pd->rows.grow = deso__malloc(room);
+    pd->rows.grow = (int64_t *)(part->iperm + p0);
     pd->poff = deso__malloc(room);
     pd->rows.rowptr = deso__calloc((size_t)nr + 1, sizeof(int64_t));
-    DESO_CHECK(pd->rows.grow != NULL && pd->poff != NULL &&
-                   pd->rows.rowptr != NULL, DESO_ENOMEM,
+    DESO_CHECK(pd->poff != NULL && pd->rows.rowptr != NULL, DESO_ENOMEM,
                "%s: no memory for %lld rows", place_fn, (long long)nr);
-    if (nr > 0) memcpy(pd->rows.grow, part->iperm + p0, (size_t)nr * sizeof(int64_t));
     return DESO_OK;
 }
 
@@ -315,14 +318,18 @@ static void lengths_sum(pl_csr *a)
     for (int64_t r = 0; r < a->nrows; r++) a->rowptr[r + 1] += a->rowptr[r];
 }
 
-static deso_err entries_alloc(deso__spmat_data *pd)
+/* Room for the copy's columns (vals false) or values (true), each made
+ * just before its move: the values' room comes after the halo plan has
+ * freed the 64-bit columns, so the two are never held together.        */
+static deso_err entries_alloc(deso__spmat_data *pd, bool vals)
 {
     pl_csr *a = &pd->rows;
-    lengths_sum(a);
+    if (!vals) lengths_sum(a);
     int64_t nnz = a->rowptr[a->nrows];
-    a->col = deso__malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *a->col);
-    a->val = deso__malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *a->val);
-    DESO_CHECK(a->col != NULL && a->val != NULL, DESO_ENOMEM,
+    size_t room = (size_t)(nnz > 0 ? nnz : 1);
+    if (vals) a->val = deso__malloc(room * sizeof *a->val);
+    else a->col = deso__malloc(room * sizeof *a->col);
+    DESO_CHECK(vals ? a->val != NULL : a->col != NULL, DESO_ENOMEM,
                "%s: no memory for %lld entries", place_fn, (long long)nnz);
     return DESO_OK;
 }
@@ -347,12 +354,13 @@ static deso_err copy_rows(deso_ctx *ctx, const deso__spmat_route *rt,
                       pd ? &pd->rows : NULL, pd ? pd->poff : NULL};
     deso_err err = move(ctx, rt, &ends, MOVE_LENS, local, place_fn);
     if (err == DESO_OK) {
-        local = entries_alloc(pd);
+        local = entries_alloc(pd, false);
         err = move(ctx, rt, &ends, MOVE_COLS, local, place_fn);
     }
     deso__halo_plan *hp;
     if (err == DESO_OK) err = deso__spmat_halo(ctx, pd, &hp);
-    if (err == DESO_OK) err = move(ctx, rt, &ends, MOVE_VALS, DESO_OK, place_fn);
+    if (err == DESO_OK)
+        err = move(ctx, rt, &ends, MOVE_VALS, entries_alloc(pd, true), place_fn);
     return err;
 }
 
@@ -398,14 +406,15 @@ deso_err deso__spmat_place(deso_ctx *ctx, deso__spmat_data *sp,
     }
     deso_err err = copy_rows(ctx, rt, sp, pd, local);
     if (err == DESO_OK) err = copy_counts(ctx, pd);
+    /* the route is made again from the blocks and the partition when a
+     * rank's block rows are asked back: one word a row not kept for it  */
+    route_free(rt);
     if (err != DESO_OK) {
         /* the blocks stay whole: the products run there                  */
         deso__spmat_data_free(pd);
-        deso__spmat_route_free(rt);
         return err;
     }
     sp->placed = pd;
-    sp->route = rt;
     /* the copy holds the entries from now on; the blocks keep their
      * ranges and counts (start, count), which the route was made from   */
     pl_csr_free(&sp->rows);
@@ -419,7 +428,10 @@ deso_err deso__spmat_rows_back(deso_ctx *ctx, const deso__spmat_data *sp,
                                deso_err local)
 {
     static const char *fn = "deso_spmat_local_rows";
-    const deso__spmat_route *rt = sp->route;
+    deso__spmat_route *rt = NULL;
+    if (local == DESO_OK) local = route_make(ctx, sp, sp->placed->part, &rt);
+    if (rt == NULL)      /* the one agreement the others' first move makes */
+        return deso__agree_counted(ctx, fn, local, NULL, 0);
     /* the route reversed: the copy's rows go back to their blocks        */
     deso__spmat_route back = {rt->rptr, rt->rrow, rt->sptr, rt->srow};
     int me = ctx->rank;
@@ -432,5 +444,6 @@ deso_err deso__spmat_rows_back(deso_ctx *ctx, const deso__spmat_data *sp,
         err = move(ctx, &back, &ends, MOVE_COLS, DESO_OK, fn);
     }
     if (err == DESO_OK) err = move(ctx, &back, &ends, MOVE_VALS, DESO_OK, fn);
+    route_free(rt);
     return err;
 }
