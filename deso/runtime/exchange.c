@@ -39,7 +39,11 @@ struct deso__exchange_plan {
     pl_copy_list *spack, *runpack; /* per message: local elements into the  */
                                 /*   buffer, the buffer into local elements */
     pl_copy_list self;          /* the elements a rank keeps                */
-    double **sbuf, **rbuf;      /* message buffers, kept with the plan      */
+    double **sbuf, **rbuf;      /* message buffers, kept with the plan;     */
+                                /*   NULL for a message that is one run of  */
+                                /*   the source or target, sent from or     */
+                                /*   received into it where it lies         */
+    double **sptr, **rptr;      /* each message's, set by each exchange     */
     MPI_Request *req;           /* nsend + nrecv, likewise                  */
     struct deso__exchange_plan *next;
 };
@@ -70,6 +74,8 @@ static void exchange_plan_free(deso__exchange_plan *p)
     free(p->runpack);
     free(p->sbuf);
     free(p->rbuf);
+    free(p->sptr);
+    free(p->rptr);
     pl_copy_free(&p->self);
     free(p->req);
     free(p);
@@ -222,15 +228,27 @@ static deso_err peers_alloc(deso__exchange_plan *p)
     p->runpack = deso__calloc((size_t)nr, sizeof *p->runpack);
     p->sbuf = deso__calloc((size_t)ns, sizeof(double *));
     p->rbuf = deso__calloc((size_t)nr, sizeof(double *));
+    p->sptr = deso__calloc((size_t)ns, sizeof(double *));
+    p->rptr = deso__calloc((size_t)nr, sizeof(double *));
     p->req = deso__calloc((size_t)(ns + nr), sizeof(MPI_Request));
     DESO_CHECK(p->speer && p->rpeer && p->scount && p->rcount && p->spack &&
-                   p->runpack && p->sbuf && p->rbuf && p->req,
+                   p->runpack && p->sbuf && p->rbuf && p->sptr && p->rptr &&
+                   p->req,
                DESO_ENOMEM, "exchange plan: out of memory");
     return DESO_OK;
 }
 
+/* Whether a message's elements are one run of consecutive positions on
+ * the rank's side (a block placement's usual case): then it needs no
+ * buffer, and no copy into or out of one.                                */
+static bool one_run(const pl_copy_list *c)
+{
+    return c->runs && c->nruns == 1;
+}
+
 /* Each peer in rank order: its count, its copy list (taken from L) and
- * its packing buffer; lists reversed where the map runs backwards.      */
+ * its packing buffer unless the list is one run; lists reversed where the
+ * map runs backwards.                                                    */
 static deso_err peers_fill(plan_lists *L, int P, const blas_emap *e,
                            deso__exchange_plan *p)
 {
@@ -243,8 +261,12 @@ static deso_err peers_fill(plan_lists *L, int P, const blas_emap *e,
             p->spack[ks] = L->sl[q];
             L->sl[q] = pl_copy_new(true, false);
             if (e->si < 0) pl_copy_reverse(&p->spack[ks]);
-            p->sbuf[ks] = deso__malloc((size_t)p->scount[ks] * sizeof(double));
-            if (p->sbuf[ks++] == NULL) ok = false;
+            if (!one_run(&p->spack[ks])) {
+                p->sbuf[ks] = deso__malloc((size_t)p->scount[ks] *
+                                           sizeof(double));
+                if (p->sbuf[ks] == NULL) ok = false;
+            }
+            ks++;
         }
         if (L->rl[q].n > 0) {
             p->rpeer[kr] = q;
@@ -252,8 +274,12 @@ static deso_err peers_fill(plan_lists *L, int P, const blas_emap *e,
             p->runpack[kr] = L->rl[q];
             L->rl[q] = pl_copy_new(false, true);
             if (e->ti < 0) pl_copy_reverse(&p->runpack[kr]);
-            p->rbuf[kr] = deso__malloc((size_t)p->rcount[kr] * sizeof(double));
-            if (p->rbuf[kr++] == NULL) ok = false;
+            if (!one_run(&p->runpack[kr])) {
+                p->rbuf[kr] = deso__malloc((size_t)p->rcount[kr] *
+                                           sizeof(double));
+                if (p->rbuf[kr] == NULL) ok = false;
+            }
+            kr++;
         }
     }
     p->nsend = ks;
@@ -315,20 +341,33 @@ static deso_err exchange_plan_get(deso_ctx *ctx, const blas_layout *S,
     return DESO_OK;
 }
 
+/* A message that is one run is sent from the source and received into
+ * the target where they lie (src and dst are distinct views, as the copy
+ * lists' restrict arguments already require); the others go through the
+ * plan's buffers.                                                        */
 static deso_err exchange_plan_exec(deso_ctx *ctx, deso__exchange_plan *p, const double *src,
                            double *dst)
 {
     double t0 = deso__now();
-    for (int k = 0; k < p->nsend; k++)
+    for (int k = 0; k < p->nsend; k++) {
+        if (p->sbuf[k] == NULL) {
+            p->sptr[k] = (double *)(src + p->spack[k].src[0]);
+            continue;
+        }
         pl_copy_run(&p->spack[k], src, p->sbuf[k]);
+        p->sptr[k] = p->sbuf[k];
+    }
+    for (int k = 0; k < p->nrecv; k++)
+        p->rptr[k] = p->rbuf[k] != NULL ? p->rbuf[k]
+                                        : dst + p->runpack[k].dst[0];
     pl_copy_run(&p->self, src, dst);
     deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
     DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_EXCHANGE, p->nsend, p->speer,
-                            p->sbuf, p->scount, p->nrecv, p->rpeer, p->rbuf,
+                            p->sptr, p->scount, p->nrecv, p->rpeer, p->rptr,
                             p->rcount, p->req));
     t0 = deso__now();
     for (int k = 0; k < p->nrecv; k++)
-        pl_copy_run(&p->runpack[k], p->rbuf[k], dst);
+        if (p->rbuf[k] != NULL) pl_copy_run(&p->runpack[k], p->rbuf[k], dst);
     deso__stats_time(DESO_T_OVERHEAD, deso__now() - t0);
     return DESO_OK;
 }
