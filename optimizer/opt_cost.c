@@ -32,7 +32,8 @@
  * Every node reading or making a vector adds the time of its local work
  * (opt__node_work): its busiest rank's share of those vectors at
  * work_beta per byte, so that replicated vector work costs what every
- * rank then spends on it.
+ * rank then spends on it; a matrix operand or result its busiest rank's
+ * share at a quarter of that (a replicated matrix: all of it).
  * An out-of-core matrix (opt_value.ooc) adds time, never bytes or
  * messages: io_beta per byte of its busiest rank's piece for each node
  * that streams it (read, or written as a dger's result), and for a remap
