@@ -139,6 +139,17 @@ static deso_err lists_new(plan_lists *L, int P)
     return DESO_OK;
 }
 
+/* A matrix held once (block-cyclic) gathered whole onto every rank, the
+ * identity map: the receivers of each element are all the other ranks,
+ * with no need to ask each of them where it takes it from.              */
+static bool gathers_whole(const blas_layout *S, const blas_layout *D,
+                          const blas_emap *e)
+{
+    return S->kind == BLAS_MAT && S->rep == 0 && D->rep != 0 &&
+           blas_mat_whole(D, 0) && blas_mat_whole(D, 1) && e->so == 0 &&
+           e->si == 1 && e->to == 0 && e->ti == 1 && e->rows == 0;
+}
+
 /* One pass over my source elements that other ranks take from me (each
  * receiver takes an element from its nearest copy: blas_elem_src):
  * counted (pass 0) or listed.                                            */
@@ -149,6 +160,16 @@ static void scan_sends(const deso_ctx *ctx, const blas_layout *S,
     int me = ctx->rank, r = ctx->coord[0], c = ctx->coord[1];
     int64_t rows, cols;
     blas_layout_local(S, r, c, &rows, &cols);
+    if (gathers_whole(S, D, e)) {
+        /* every other rank takes my whole piece, in my local order (its
+         * global order too, as the receivers list it)                    */
+        for (int q = 0; q < ctx->size; q++)
+            for (int64_t l = 0; q != me && l < rows * cols; l++) {
+                if (pass == 0) pl_copy_count(&L->sl[q], l, 0);
+                else pl_copy_add(&L->sl[q], l, 0);
+            }
+        return;
+    }
     for (int64_t l = 0; l < rows * cols; l++) {
         int64_t i = blas_emap_index(e, blas_elem_global(S, r, c, l), false);
         if (i < 0) continue;
