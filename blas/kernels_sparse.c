@@ -78,31 +78,20 @@ void blas_csr_mv(int64_t nrows, const int64_t *restrict rowptr,
         y[i] = scaled(row_dot(rowptr, lcol, val, x, i), alpha, beta, y[i]);
 }
 
-/* The first of the ascending skip[0 .. n) that is >= r, or n.          */
-static int64_t first_at(const int64_t *skip, int64_t n, int64_t r)
-{
-    int64_t lo = 0, hi = n;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (skip[mid] < r) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
-void blas_csr_mv_skip(int64_t r0, int64_t r1, const int64_t *rowptr,
+void blas_csr_mv_skip(int64_t nrows, const int64_t *rowptr,
                       const int32_t *lcol, const double *val, double alpha,
                       const double *x, double beta, double *y, int64_t nskip,
                       const int64_t *skip)
 {
-    for (int64_t k = first_at(skip, nskip, r0); r0 < r1; k++) {
-        int64_t end = k < nskip && skip[k] < r1 ? skip[k] : r1;
+    int64_t r0 = 0;
+    for (int64_t k = 0; k <= nskip; k++) {
+        int64_t r1 = k < nskip ? skip[k] : nrows;
         /* rowptr indexes val and lcol from the matrix's first row, so a
          * run of rows is the same kernel on a shifted rowptr and y      */
-        if (end > r0)
-            blas_csr_mv(end - r0, rowptr + r0, lcol, val, alpha, x, beta,
+        if (r1 > r0)
+            blas_csr_mv(r1 - r0, rowptr + r0, lcol, val, alpha, x, beta,
                         y + r0);
-        r0 = end + 1;
+        r0 = r1 + 1;
     }
 }
 

@@ -12,11 +12,10 @@ void blas_csr_mv(int64_t nrows, const int64_t *rowptr, const int32_t *lcol,
                  const double *val, double alpha, const double *x,
                  double beta, double *y);
 
-/* blas_csr_mv on the rows r0 <= i < r1 but the rows skip[] (ascending,
- * nskip of them, any of them outside the range ignored): the rows that
- * need no halo, run from x where it lies while the halo is in flight, a
- * range at a time.  Each row bitwise as blas_csr_mv computes it.        */
-void blas_csr_mv_skip(int64_t r0, int64_t r1, const int64_t *rowptr,
+/* blas_csr_mv on every row but the nskip rows skip[] (ascending): the
+ * rows that need no halo, run from x where it lies while the halo is in
+ * flight.  Each row bitwise as blas_csr_mv computes it.                 */
+void blas_csr_mv_skip(int64_t nrows, const int64_t *rowptr,
                       const int32_t *lcol, const double *val, double alpha,
                       const double *x, double beta, double *y, int64_t nskip,
                       const int64_t *skip);

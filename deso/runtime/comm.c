@@ -171,8 +171,6 @@ deso_err deso__check_start(deso_ctx *ctx, uint64_t hash, deso_err local,
 {
     ck->req = MPI_REQUEST_NULL;
     ck->local = local;
-    ck->ended = false;
-    ck->verdict = DESO_OK;
     if (ctx->size == 1) return DESO_OK;
     check_words(ck, hash, local);
     int rc = MPI_Iallreduce(MPI_IN_PLACE, ck->v, 2, MPI_UINT64_T, MPI_MAX,
@@ -188,16 +186,6 @@ deso_err deso__check_finish(deso_ctx *ctx, deso__check *ck)
     double t0 = deso__now();
     int rc = MPI_Wait(&ck->req, MPI_STATUS_IGNORE);
     return check_verdict(ctx, ck, ck->local, rc, t0);
-}
-
-deso_err deso__check_in_step(deso_ctx *ctx)
-{
-    deso__check *ck = ctx->agree;
-    if (ck == NULL) return DESO_OK;
-    ctx->agree = NULL;
-    ck->verdict = deso__check_finish(ctx, ck);
-    ck->ended = true;
-    return ck->verdict;
 }
 
 deso_err deso__exchange(MPI_Comm comm, int tag, int nsend, const int *speer,

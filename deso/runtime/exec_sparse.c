@@ -11,35 +11,26 @@
 /* y = alpha A x + beta y with x's halo: its messages posted, the rows
  * that need no halo run from x where it lies while they are in flight
  * (as PETSc's MatMult_MPIAIJ runs its diagonal block), then, once they
- * are in, the rows that read it, from x and the receive buffer.  When
- * the force's agreement was handed to the product (ctx->agree), the
- * first half of those rows runs while it is in flight, and the halo
- * goes out only once it is finished: which messages pair up depends on
- * the recorded calls, which it confirms.  Each row is computed whole, in
- * column order, as by blas_csr_mv on [own | halo], so y is bitwise the
- * same whichever way it runs.                                          */
+ * are in, the rows that read it, from x and the receive buffer.  Each
+ * row is computed whole, in column order, as by blas_csr_mv on [own |
+ * halo], so y is bitwise the same whichever way it runs.               */
 static deso_err product_split(deso_ctx *ctx, deso__halo_plan *hp,
                               const pl_csr *A, double alpha, const double *x,
                               double beta, double *y)
 {
-    int64_t mid = ctx->agree != NULL ? A->nrows / 2 : 0;
-    double t0 = deso__kernel_start(ctx);
-    blas_csr_mv_skip(0, mid, A->rowptr, hp->lcol, A->val, alpha, x, beta, y,
-                     hp->nhrow, hp->hrow);
-    double t1 = deso__kernel_start(ctx);
-    DESO_TRY(deso__check_in_step(ctx));
     deso__xfer xf;
     DESO_TRY(deso__halo_start(ctx, hp, x, &xf));
+    double t0 = deso__kernel_start(ctx);
+    blas_csr_mv_skip(A->nrows, A->rowptr, hp->lcol, A->val, alpha, x, beta,
+                     y, hp->nhrow, hp->hrow);
+    double t1 = deso__kernel_start(ctx);
+    deso_err err = deso__exchange_finish(&xf);
+    if (err != DESO_OK) return err;
     double t2 = deso__kernel_start(ctx);
-    blas_csr_mv_skip(mid, A->nrows, A->rowptr, hp->lcol, A->val, alpha, x,
-                     beta, y, hp->nhrow, hp->hrow);
-    double t3 = deso__kernel_start(ctx);
-    DESO_TRY(deso__exchange_finish(&xf));
-    double t4 = deso__kernel_start(ctx);
     blas_csr_mv_rows(hp->nhrow, hp->hrow, A->rowptr, hp->lcol, A->val, alpha,
                      x, hp->nown, hp->rbuf, beta, y);
-    /* one kernel time: its three parts, not the waits between them      */
-    deso__kernel_time(ctx, BLAS_OP_USMV, t0 + (t2 - t1) + (t4 - t3));
+    /* one kernel time: both parts, not the wait between them            */
+    deso__kernel_time(ctx, BLAS_OP_USMV, t0 + (t2 - t1));
     return DESO_OK;
 }
 
@@ -51,7 +42,6 @@ static deso_err product_copy(deso_ctx *ctx, deso__halo_plan *hp,
                              double beta, double *y)
 {
     deso__xfer xf;
-    DESO_TRY(deso__check_in_step(ctx));
     DESO_TRY(deso__halo_start(ctx, hp, x, &xf));
     if (hp->nown > 0) memcpy(hp->ext, x, (size_t)hp->nown * sizeof(double));
     DESO_TRY(deso__exchange_finish(&xf));
@@ -89,7 +79,6 @@ deso_err deso__exec_usmv(deso_ctx *ctx, const deso__node *nd,
                (long long)own, (long long)yown);
     if (!t) return deso__usmv_rows(ctx, hp, A, alpha, v[1]->data, beta,
                                    rv->data);
-    DESO_TRY(deso__check_in_step(ctx));   /* (never handed one, so far)  */
     double *ext = hp->ext;
     double t0 = deso__kernel_start(ctx);
     memset(ext, 0, (size_t)(hp->nown + hp->nhalo) * sizeof(double));

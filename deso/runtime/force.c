@@ -400,12 +400,9 @@ static deso_err force_timed(deso_ctx *ctx, deso_err before)
      * calls were recorded everywhere and nothing failed anywhere.  When
      * all went well here and the first nodes talk to no other rank, they
      * run while it is in flight (deso__run_schedule ends it before the
-     * first step that communicates, or that step, a sparse product, ends
-     * it after its rows that need no halo): its latency hides behind
-     * them.                                                              */
+     * first step that communicates): its latency hides behind them.      */
     deso_err err;
-    bool early = fr.run.quiet > 0 || fr.run.quiet_ends;
-    if (local == DESO_OK && early && ctx->size > 1) {
+    if (local == DESO_OK && fr.run.quiet > 0 && ctx->size > 1) {
         err = deso__check_start(ctx, ctx->hash, DESO_OK, &fr.run.check);
         fr.run.checking = err == DESO_OK;
     } else {

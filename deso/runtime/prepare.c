@@ -192,15 +192,9 @@ static int64_t scratch_of(const deso_ctx *ctx, const deso__node *nd,
  * operand gets a view by an exchange or remap): see deso__force_prepare.
  * Only a node the executor runs as a local kernel (exec.c's general path)
  * can be quiet; every other kind (views, the triangular solve, streamed
- * matrices, whose slabs end in an agreement) is taken to talk.  *ends:
- * it talks, but only after a local part that may run under the force's
- * agreement, which it then ends itself: a sparse product (not the
- * transpose) whose operands are in place (exec_sparse.c).               */
-static bool node_talks(const deso__node *nd, const opt_place *pl, bool made,
-                       bool *ends)
+ * matrices, whose slabs end in an agreement) is taken to talk.          */
+static bool node_talks(const deso__node *nd, const opt_place *pl, bool made)
 {
-    *ends = !made && nd->d.op == BLAS_OP_USMV &&
-            !(nd->d.flags & BLAS_F_TRANS);
     const blas_op_info *info = blas_op_get(nd->d.op);
     bool kernel = info->kernel != NULL && !info->distributed &&
                   nd->d.op != BLAS_OP_VGET && nd->d.op != BLAS_OP_VPUT;
@@ -218,11 +212,10 @@ static void drop_refs(sim_value *sv, const deso__node *nd)
 }
 
 /* Node i: placements, operand views, result view, scratch; *talks: it
- * communicates, *ends: after a local part (node_talks).                  */
+ * communicates (node_talks).                                             */
 static deso_err prepare_node(deso_ctx *ctx, sim_value *sv, deso__node *nd,
                              const opt_place *pl, int i, script_rec *rec,
-                             deso__view **rv, int64_t *scratch, bool *talks,
-                             bool *ends)
+                             deso__view **rv, int64_t *scratch, bool *talks)
 {
     const blas_op_info *info = blas_op_get(nd->d.op);
     int nops = nd->d.nops;
@@ -234,7 +227,7 @@ static deso_err prepare_node(deso_ctx *ctx, sim_value *sv, deso__node *nd,
     for (int k = 0; k < nops; k++)
         DESO_TRY(need_view(ctx, &sv[nd->ops[k]->gid], &req[k], rec, i, k,
                            &made));
-    *talks = node_talks(nd, pl, made, ends);
+    *talks = node_talks(nd, pl, made);
     int io = info->inout < nops ? info->inout : -1;
     bool takeover = io >= 0 && sv[nd->ops[io]->gid].refs == 1 &&
                     blas_layout_equal(&req[io], rl);
@@ -296,18 +289,14 @@ static deso_err simulate(deso_ctx *ctx, int nvals, deso__run *run,
     /* a fused group's partials                                           */
     *scratch = (int64_t)plan->nnodes * BLAS_RED_WIDTH_MAX;
     run->quiet = -1;
-    run->quiet_ends = false;
     for (int s = 0; err == DESO_OK && s < run->norder; s++) {
         const deso__step *st = &run->order[s];
         int i = st->node;
         if (st->kind != DESO__WAIT) {
-            bool talks = false, ends = false;
+            bool talks = false;
             err = prepare_node(ctx, sv, run->nodes[i], &plan->node[i], i,
-                               rec, &run->rv[i], scratch, &talks, &ends);
-            if (talks && run->quiet < 0) {
-                run->quiet = s;
-                run->quiet_ends = ends;
-            }
+                               rec, &run->rv[i], scratch, &talks);
+            if (talks && run->quiet < 0) run->quiet = s;
         }
         step_done(sv, run, st);
     }
@@ -408,7 +397,6 @@ static deso_err prepare_first(deso_ctx *ctx, deso__compiled *c, int nvals,
     c->order = order;
     c->norder = run->norder;
     c->quiet = run->quiet;
-    c->quiet_ends = run->quiet_ends;
     c->scripted = true;
     return DESO_OK;
 }
@@ -422,6 +410,5 @@ deso_err deso__force_prepare(deso_ctx *ctx, deso__compiled *c, int nvals,
     run->order = c->order;
     run->norder = c->norder;
     run->quiet = c->quiet;
-    run->quiet_ends = c->quiet_ends;
     return run_script(ctx, c, run);
 }

@@ -344,7 +344,6 @@ bool deso__replay_compile(deso_ctx *ctx, deso__replay *T)
         ok = walk(&C) && finals(&C);
     }
     T->quiet = c->quiet;
-    T->quiet_ends = c->quiet_ends;
     free(C.v);
     free(C.pool);
     return ok;

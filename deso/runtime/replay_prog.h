@@ -73,7 +73,6 @@ typedef struct deso__replay {
                                                  * matrices (referenced)  */
     /* the program */
     int nslots, nsteps, nnodes, quiet;
-    bool quiet_ends;          /* as deso__run's (runtime.h)                 */
     bool fused;               /* some reductions are fused                  */
     tslot *slot;
     tstep *step;

@@ -128,39 +128,19 @@ static deso_err wait_node(deso_ctx *ctx, trun *R, int i)
     return deso__exec_wait(ctx, pd, R->T->grp, k);
 }
 
-/* Step st, the first that talks, with the agreement in flight: finished
- * first, or handed to the step (a sparse product with no fill, which ends
- * it after its rows that need no halo, as run.c's agreed_step).          */
-static deso_err agreed_node(deso_ctx *ctx, trun *R, const tstep *st)
-{
-    if (!R->T->quiet_ends || st->kind == DESO__WAIT || st->nfill > 0) {
-        R->checking = false;
-        DESO_TRY(R->verdict = deso__check_finish(ctx, &R->check));
-        return st->kind == DESO__WAIT ? wait_node(ctx, R, st->node)
-                                      : run_node(ctx, R, st);
-    }
-    R->check.ended = false;
-    ctx->agree = &R->check;
-    deso_err err = run_node(ctx, R, st);
-    ctx->agree = NULL;
-    if (!R->check.ended && err != DESO_OK) return err;  /* still in flight */
-    R->checking = false;
-    if (!R->check.ended) return R->verdict = deso__check_finish(ctx, &R->check);
-    R->verdict = R->check.verdict;
-    return err != DESO_OK ? err : R->verdict;
-}
-
 static deso_err run_prog(deso_ctx *ctx, trun *R)
 {
     deso__replay *T = R->T;
     deso_err err = DESO_OK;
     for (int s = 0; err == DESO_OK && s < T->nsteps; s++) {
+        if (R->checking && s == T->quiet) {
+            R->checking = false;
+            err = R->verdict = deso__check_finish(ctx, &R->check);
+            if (err != DESO_OK) break;
+        }
         const tstep *st = &T->step[s];
-        if (R->checking && s == T->quiet)
-            err = agreed_node(ctx, R, st);
-        else
-            err = st->kind == DESO__WAIT ? wait_node(ctx, R, st->node)
-                                         : run_node(ctx, R, st);
+        err = st->kind == DESO__WAIT ? wait_node(ctx, R, st->node)
+                                     : run_node(ctx, R, st);
     }
     if (R->checking) {                  /* every step was quiet, or failed */
         R->checking = false;
@@ -282,7 +262,7 @@ deso_err deso__replay_force(deso_ctx *ctx, deso_err before, bool *done)
     R.pfirst = R.npend = 0;
     if (T->fused) memset(T->fz, 0, (size_t)T->nnodes * sizeof *T->fz);
     deso_err err;
-    if ((T->quiet > 0 || T->quiet_ends) && ctx->size > 1) {
+    if (T->quiet > 0 && ctx->size > 1) {
         err = deso__check_start(ctx, ctx->hash, DESO_OK, &R.check);
         R.checking = err == DESO_OK;
     } else {

@@ -85,8 +85,9 @@ static void unlink_node(deso_ctx *ctx, deso__run *run, int i)
 /* The end of an agreement that ran under the first steps: their results
  * were made from calls that some rank may not have recorded, so on a
  * failure they are lost like the rest of the DAG (deso__dag_drop).      */
-static deso_err check_closed(deso__run *run, deso_err err)
+static deso_err check_close(deso_ctx *ctx, deso__run *run)
 {
+    deso_err err = deso__check_finish(ctx, &run->check);
     run->checking = false;
     run->verdict = err;
     for (int k = 0; k < run->nearly; k++) {
@@ -95,11 +96,6 @@ static deso_err check_closed(deso__run *run, deso_err err)
     }
     run->nearly = 0;
     return err;
-}
-
-static deso_err check_close(deso_ctx *ctx, deso__run *run)
-{
-    return check_closed(run, deso__check_finish(ctx, &run->check));
 }
 
 /* Fused group f, whose last member is i, in run->grp; its size.        */
@@ -201,41 +197,17 @@ static void drain(deso__run *run, deso_err err)
     }
 }
 
-/* Step s == run->quiet, the first that talks: the agreement is finished
- * first, or, when the step ends it itself (run->quiet_ends: a sparse
- * product, after the rows that need no halo), handed to it and closed
- * after it; a step that failed before ending it leaves it in flight for
- * deso__run_schedule to finish.                                         */
-static deso_err agreed_step(deso_ctx *ctx, deso__run *run,
-                            const deso__step *st)
-{
-    if (!run->quiet_ends || st->kind == DESO__WAIT) {
-        DESO_TRY(check_close(ctx, run));
-        return run_step(ctx, run, st);
-    }
-    run->check.ended = false;
-    ctx->agree = &run->check;
-    deso_err err = run_step(ctx, run, st);
-    ctx->agree = NULL;
-    if (run->check.ended) {
-        deso_err verdict = check_closed(run, run->check.verdict);
-        if (err == DESO_OK) err = verdict;
-    } else if (err == DESO_OK) {        /* it never needed to talk        */
-        err = check_close(ctx, run);
-    }
-    return err;
-}
-
 deso_err deso__run_schedule(deso_ctx *ctx, deso__run *run)
 {
     deso_err err = DESO_OK;
     for (int s = 0; err == DESO_OK && s < run->norder; s++) {
         const deso__step *st = &run->order[s];
-        if (run->checking && s == run->quiet)
-            err = agreed_step(ctx, run, st);
-        else
-            err = st->kind == DESO__WAIT ? wait_step(ctx, run, st->node)
-                                         : run_step(ctx, run, st);
+        if (run->checking && s == run->quiet) {
+            err = check_close(ctx, run);
+            if (err != DESO_OK) break;
+        }
+        err = st->kind == DESO__WAIT ? wait_step(ctx, run, st->node)
+                                     : run_step(ctx, run, st);
     }
     if (run->checking) {                /* every step was quiet, or failed */
         deso_err cerr = check_close(ctx, run);

@@ -197,14 +197,11 @@ struct deso_scalar { deso__handle h; };
 struct deso_spmat { deso__handle h; };
 struct deso_op { deso__handle h; };
 
-/* The force's agreement started and not yet finished (comm.c); ended and
- * verdict: finished by the step it was handed to (deso__check_in_step). */
+/* The force's agreement started and not yet finished (comm.c).          */
 typedef struct deso__check {
     uint64_t v[2], hash;
     deso_err local;
     MPI_Request req;
-    bool ended;
-    deso_err verdict;
 } deso__check;
 
 /* A ddot/dnrm2/dasum whose reduction is deferred to its fused group's one
@@ -282,8 +279,6 @@ typedef struct deso__run {
     deso__fz **grp;           /*   no fused group)                          */
     int *glast;               /* per group: its last member                 */
     int quiet;                /* steps that may run before the agreement    */
-    bool quiet_ends;          /* step quiet runs its local part under it    */
-                              /*   and ends it itself (prepare.c)           */
     bool checking;            /* it is in flight                            */
     deso__check check;
     struct deso__value **early;   /* results of the steps run meanwhile     */
@@ -324,7 +319,6 @@ typedef struct deso__compiled {
     deso__step *order;        /* its schedule (schedule.c)                  */
     int norder;
     int quiet;                /* its steps that run before the agreement    */
-    bool quiet_ends;          /* as deso__run's                             */
     signed char replayable;   /* replay*.c: every node may be replayed (1),  */
                               /*   some may not (-1), not looked at yet (0)  */
 } deso__compiled;
@@ -462,9 +456,6 @@ struct deso_ctx {
                               /*   reduction and finish into it (run.c)     */
     deso__pend *post;         /* != NULL: exec_node posts the node's        */
                               /*   reduction into it and returns (run.c)    */
-    deso__check *agree;       /* != NULL: the force's agreement, still in   */
-                              /*   flight, handed to the running step, which */
-                              /*   ends it before its first message         */
     deso_error_handler errh;  /* errh.c: invoked at the public boundary    */
     void *errh_arg;
     /* out-of-core matrices (ooc_*.c); per rank, never agreed               */
@@ -863,10 +854,7 @@ deso_err deso__value_reserve(deso_ctx *ctx, deso__value *v,
  * the script.  run->quiet: how many steps, from the first, communicate
  * with no other rank (no exchange, remap, reduction across ranks,
  * triangular solve or streamed matrix), so that they may run while the
- * force's agreement is in flight; run->quiet_ends: that step is a sparse
- * product whose operands are in place, which runs its rows that need no
- * halo while the agreement is in flight and ends it before its halo
- * exchange (deso__check_in_step).  run: set up by deso__run_begin.
+ * force's agreement is in flight.  run: set up by deso__run_begin.
  * Local.                                                               */
 deso_err deso__force_prepare(deso_ctx *ctx, deso__compiled *c, int nvals,
                              const opt_plan *plan, deso__run *run);
@@ -907,11 +895,6 @@ deso_err deso__force_agree(deso_ctx *ctx, uint64_t hash, deso_err local);
 deso_err deso__check_start(deso_ctx *ctx, uint64_t hash, deso_err local,
                            deso__check *ck);
 deso_err deso__check_finish(deso_ctx *ctx, deso__check *ck);
-/* The agreement handed to the running step (ctx->agree), when there is
- * one, finished now, before the step sends its first message: ctx->agree
- * cleared, the check marked ended with its verdict, which is returned.
- * DESO_OK when none was handed.  Collective when one was.              */
-deso_err deso__check_in_step(deso_ctx *ctx);
 /* Small nodes' times are sampled: one in DESO__TIME_SAMPLE is timed.     */
 #define DESO__TIME_SAMPLE 16
 /* Whether to time this one: true with probability 1 / DESO__TIME_SAMPLE,
