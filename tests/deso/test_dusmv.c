@@ -9,8 +9,10 @@
  * sequential CSR CG (residuals to 1e-12 relative); a dgemv and a dusmv in
  * one force; and the halo's bytes and messages against a brute-force
  * count of the entries each pair of ranks shares; and wisdom: plans with
- * layouts by partition exported, then replayed with nothing searched.
- * Every case in each
+ * layouts by partition exported, then replayed with nothing searched;
+ * ranks that record different calls in a force whose first step that
+ * talks is a product: DESO_EMISMATCH everywhere, no halo sent, and the
+ * next product right.  Every case in each
  * optimiser mode; the long group (P = 6) on every grid tu_grids gives
  * and with every scalar variant.
  * deso-np: 1 2 3
@@ -373,6 +375,73 @@ static void test_mixed(void **state)
     TU_SYNC();
 }
 
+/* ---- ranks that recorded different calls, a product first ---------- */
+
+/* CG iterations on spec, read each time (replayed from the third on);
+ * then one where rank 0 alone records the product and the others a copy
+ * in its place.  The product is each force's first step that talks: its
+ * halo goes out only once the force's agreement is over, so every rank
+ * fails with DESO_EMISMATCH and no message went out.  Had rank 0 sent its halo
+ * first, it would wait for messages no rank sends, or leave receives
+ * posted that the next product's messages would match: that product,
+ * checked here against the sequential one, would hang or go wrong.     */
+static void mismatch_case(deso_ctx *ctx, const char *spec)
+{
+    deso_spmat *a = NULL;
+    TU_CALL(deso_spmat_from_gen(ctx, spec, &a));
+    glob g = gathered(a);
+    int64_t n = g.n;
+    double *b = malloc(8 * (size_t)n), *y = malloc(8 * (size_t)n);
+    fill(b, n, 7);
+    deso_vec *x = NULL, *r = tu_vec_of(ctx, n, b), *p = tu_vec_of(ctx, n, b);
+    deso_vec *q = NULL;
+    TU_CALL(deso_vec_create(ctx, n, &x));
+    TU_CALL(deso_vec_create(ctx, n, &q));
+    deso_scalar *ss[6];
+    for (int k = 0; k < 6; k++) TU_CALL(deso_scalar_create(ctx, 0.0, &ss[k]));
+    TU_CALL(deso_ddot(n, r, 1, r, 1, ss[0]));
+    for (int it = 0; it < 6; it++) {
+        sparse_cg_iter(ctx, a, n, x, r, p, q, ss);
+        (void)tu_value(ss[0]);
+    }
+    if (me == 0) TU_CALL(deso_dusmv(ctx, DESO_NO_TRANS, 1.0, a, p, 0.0, q));
+    else TU_CALL(deso_dcopy(n, p, 1, q, 1));
+    TU_CALL(deso_ddot(n, p, 1, q, 1, ss[2]));
+    double v = 0.0;
+    TU_CHECK(tu_all(deso_scalar_get(ss[2], &v) == DESO_EMISMATCH));
+    deso_vec *X = tu_vec_of(ctx, n, b), *Y = NULL;
+    TU_CALL(deso_vec_create(ctx, n, &Y));
+    TU_CALL(deso_dusmv(ctx, DESO_NO_TRANS, 1.0, a, X, 0.0, Y));
+    ref_mv(&g, false, 1.0, b, 0.0, y);
+    tu_expect_vec(Y, y, n, 1e-13);
+    deso_vec *vs[6] = {x, r, p, q, X, Y};
+    for (int k = 0; k < 6; k++) TU_CALL(deso_vec_destroy(&vs[k]));
+    for (int k = 0; k < 6; k++) TU_CALL(deso_scalar_destroy(&ss[k]));
+    TU_CALL(deso_spmat_destroy(&a));
+    glob_free(&g);
+    free(b);
+    free(y);
+}
+
+static void test_mismatch(void **state)
+{
+    (void)state;
+    if (np == 1) return;          /* one rank records one sequence       */
+    for (int md = 0; md < TU_NMODES; md++) {
+        deso_ctx *ctx = tu_ctx_mode(tu_mode(md), 0, 0, 0);
+        /* the product split (rows under the halo) up to P = 6, and on
+         * x's copy (most rows read the halo)                             */
+        tu_label("mismatch, mode %d, lap2d:60", md);
+        mismatch_case(ctx, "lap2d:60");
+        tu_case_end();
+        tu_label("mismatch, mode %d, lap2d:9", md);
+        mismatch_case(ctx, "lap2d:9");
+        tu_case_end();
+        TU_OK(deso_finalize(&ctx));
+    }
+    TU_SYNC();
+}
+
 /* ---- the halo's bytes and messages ----------------------------------- */
 
 
@@ -530,7 +599,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_products), cmocka_unit_test(test_chain),
         cmocka_unit_test(test_cg),       cmocka_unit_test(test_mixed),
         cmocka_unit_test(test_counts),   cmocka_unit_test(test_lifetime),
-        cmocka_unit_test(test_wisdom),
+        cmocka_unit_test(test_wisdom),   cmocka_unit_test(test_mismatch),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     MPI_Finalize();
