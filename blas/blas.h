@@ -16,11 +16,7 @@
  *     oriented"; -1: not distributed), and along every other grid dimension
  *     k either replicated (bit k of `rep`) or held at coordinate 0 only;
  *   matrix (m x n): rows cyclic(b) over grid rows, columns cyclic(nb) over
- *     grid columns, column-major local array; or replicated along grid
- *     dimension k (bit k of `rep`): every coordinate along k holds the
- *     whole extent (all rows for k = 0, all columns for k = 1) as one
- *     block (b = m, nb = n), so rep = 3 is the whole matrix on every rank
- *     (the replication optimiser's choice for a small matrix);
+ *     grid columns, column-major local array, never replicated;
  *   scalar: a vector of length 1 with dist = -1;
  *   vector by partition (dist = BLAS_DIST_PART): each element on exactly
  *     one rank, rank q (row-major, q = r pc + c) holding the positions
@@ -109,21 +105,6 @@ blas_layout blas_layout_vec(int64_t n, int dist, int64_t b, unsigned rep,
                             int pr, int pc);
 blas_layout blas_layout_mat(int64_t m, int64_t n, int64_t mb, int64_t nb,
                             int pr, int pc);
-/* A matrix replicated along the grid dimensions of rep (bit 0: every
- * grid row holds all rows; bit 1: every grid column all columns), folded
- * with mb, nb along the others.                                          */
-blas_layout blas_layout_mat_rep(int64_t m, int64_t n, int64_t mb,
-                                int64_t nb, unsigned rep, int pr, int pc);
-/* Whether matrix layout l holds its whole extent along grid dimension k
- * on every coordinate there (replicated, or a dimension of extent 1).   */
-bool blas_mat_whole(const blas_layout *l, int k);
-/* The coordinate along grid dimension k that a matrix's local piece at
- * coordinate co is read as: 0 where the matrix is replicated (each copy
- * is coordinate 0's block), else co.                                    */
-static inline int blas_mat_coord(const blas_layout *l, int k, int co)
-{
-    return (l->rep & (1u << k)) ? 0 : co;
-}
 blas_layout blas_layout_sca(unsigned rep, int pr, int pc);
 /* A vector placed by partition p on a pr x pc grid (p->nparts = pr pc).  */
 blas_layout blas_layout_part(const blas_part *p, int pr, int pc);
@@ -135,7 +116,7 @@ int blas_part_pos_owner(const blas_part *p, int64_t pos);
 
 /* placement <-> layout (the value's kind disambiguates a 1 x n matrix from
  * a vector).  Errors: DESO_ENOTSUP for a placement this executor cannot
- * index (skewed alignment, d != 2, a transposed matrix), and for a layout
+ * index (skewed alignment, d != 2, replicated matrix), and for a layout
  * by partition, which no pl_placement folding describes.                  */
 deso_err blas_layout_of(const pl_placement *pl, blas_kind kind,
                         blas_layout *out);

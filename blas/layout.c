@@ -32,15 +32,10 @@ void blas_layout_normalise(blas_layout *l)
 {
     int dims[2] = {l->pr, l->pc};
     if (l->kind == BLAS_MAT) {
-        /* a matrix replicated along a grid dimension holds its whole
-         * extent there in one block; along a dimension of extent 1 every
-         * matrix does, so the bit is dropped (the layouts are the same)  */
-        l->rep &= 3u;
-        for (int k = 0; k < 2; k++)
-            if (dims[k] == 1) l->rep &= ~(1u << k);
-        l->b = norm_block((l->rep & 1u) ? l->m : l->b, l->m, l->pr);
-        l->nb = norm_block((l->rep & 2u) ? l->n : l->nb, l->n, l->pc);
+        l->b = norm_block(l->b, l->m, l->pr);
+        l->nb = norm_block(l->nb, l->n, l->pc);
         l->dist = -1;
+        l->rep = 0;
         return;
     }
     if (l->kind == BLAS_SCA) {
@@ -122,21 +117,6 @@ blas_layout blas_layout_mat(int64_t m, int64_t n, int64_t mb, int64_t nb,
     return l;
 }
 
-blas_layout blas_layout_mat_rep(int64_t m, int64_t n, int64_t mb,
-                                int64_t nb, unsigned rep, int pr, int pc)
-{
-    blas_layout l = {.kind = BLAS_MAT, .m = m, .n = n, .b = mb, .nb = nb,
-                     .rep = rep, .pr = pr, .pc = pc};
-    blas_layout_normalise(&l);
-    return l;
-}
-
-bool blas_mat_whole(const blas_layout *l, int k)
-{
-    int ext = k == 0 ? l->pr : l->pc;
-    return ext == 1 || (l->rep & (1u << k)) != 0;
-}
-
 blas_layout blas_layout_sca(unsigned rep, int pr, int pc)
 {
     blas_layout l = {.kind = BLAS_SCA, .m = 1, .n = 1, .dist = -1,
@@ -182,10 +162,9 @@ deso_err blas_layout_of(const pl_placement *pl, blas_kind kind,
     for (int k = 0; k < 2; k++)
         if (pl->fold[k].kind == PL_FOLD_COLLAPSED) rep |= 1u << k;
     if (kind == BLAS_MAT) {
-        DESO_CHECK(ident, DESO_ENOTSUP,
-                   "blas_layout_of: matrices must be aligned");
+        DESO_CHECK(ident && rep == 0, DESO_ENOTSUP,
+                   "blas_layout_of: matrices must be aligned, unreplicated");
         l.kind = BLAS_MAT;
-        l.rep = rep;
         l.m = pl->extent[0];
         l.n = pl->extent[1];
         l.b = fold_block(pl->fold[0], l.m, pr);
@@ -231,7 +210,6 @@ deso_err blas_placement_of(const blas_layout *l, pl_placement *out)
         p.extent[1] = p.tmpl[1] = l->n;
         p.fold[0] = (pl_fold){PL_FOLD_CYCLIC, l->b};
         p.fold[1] = (pl_fold){PL_FOLD_CYCLIC, l->nb};
-        p.replicated = l->rep;
     } else if (l->kind == BLAS_SCA || l->dist != 0) {
         int64_t n = l->kind == BLAS_SCA ? 1 : l->n;
         p.extent[0] = p.tmpl[0] = 1;
@@ -270,8 +248,8 @@ void blas_layout_local(const blas_layout *l, int r, int c, int64_t *rows,
                        int64_t *cols)
 {
     if (l->kind == BLAS_MAT) {
-        *rows = blas_numroc(l->m, l->b, blas_mat_coord(l, 0, r), l->pr);
-        *cols = blas_numroc(l->n, l->nb, blas_mat_coord(l, 1, c), l->pc);
+        *rows = blas_numroc(l->m, l->b, r, l->pr);
+        *cols = blas_numroc(l->n, l->nb, c, l->pc);
         return;
     }
     *cols = 1;
@@ -337,11 +315,10 @@ void blas_elem_holders(const blas_layout *l, int64_t g, int *r0, int *r1,
 {
     if (l->kind == BLAS_MAT) {
         int64_t m = l->m > 0 ? l->m : 1;
-        /* along a replicated dimension the one block is everywhere        */
         *r0 = mat_owner(g % m, l->b, l->pr);
         *c0 = mat_owner(g / m, l->nb, l->pc);
-        *r1 = (l->rep & 1u) ? l->pr : *r0 + 1;
-        *c1 = (l->rep & 2u) ? l->pc : *c0 + 1;
+        *r1 = *r0 + 1;
+        *c1 = *c0 + 1;
         return;
     }
     if (l->dist == BLAS_DIST_PART) {
@@ -396,8 +373,6 @@ int64_t blas_elem_global(const blas_layout *l, int r, int c, int64_t li)
         int co[2] = {r, c}, dims[2] = {l->pr, l->pc};
         return blas_cyc_global(l->b, dims[l->dist], co[l->dist], li);
     }
-    r = blas_mat_coord(l, 0, r);
-    c = blas_mat_coord(l, 1, c);
     int64_t ld = blas_numroc(l->m, l->b, r, l->pr);
     if (ld < 1) ld = 1;
     int64_t i = blas_cyc_global(l->b, l->pr, r, li % ld);

@@ -77,11 +77,7 @@ static deso_err c_scalar(const blas_desc *d, const blas_layout *res,
 
 /* gemv N: x row oriented with A's column folding, replicated over rows; the
  * result column oriented with A's row folding (reduced over grid columns).
- * gemv T: the mirror image.  A replicated along the summed dimension (its
- * columns for N) sums nothing across ranks: x is then whole on every rank
- * and the result replicated along that dimension; A replicated along the
- * result's dimension makes the result whole there.  So a matrix
- * replicated everywhere takes x and gives y replicated everywhere.      */
+ * gemv T: the mirror image.                                               */
 static deso_err c_gemv(const blas_desc *d, const blas_layout *res,
                        const blas_layout *cur, blas_layout *req)
 {
@@ -90,20 +86,14 @@ static deso_err c_gemv(const blas_desc *d, const blas_layout *res,
     bool t = (d->flags & BLAS_F_TRANS) != 0;
     int rdim = t ? 1 : 0, xdim = t ? 0 : 1;
     int64_t rb = t ? A->nb : A->b, xb = t ? A->b : A->nb;
-    int64_t rlen = t ? A->n : A->m, xlen = t ? A->m : A->n;
-    bool rwhole = (A->rep & (1u << rdim)) != 0;
-    bool xwhole = (A->rep & (1u << xdim)) != 0;
-    unsigned rep = res->rep | (rwhole ? 1u << rdim : 0u) |
-                   (xwhole ? 1u << xdim : 0u);
-    blas_layout natural = blas_layout_vec(rlen, rwhole ? -1 : rdim, rb, rep,
-                                          A->pr, A->pc);
+    blas_layout natural = blas_layout_vec(t ? A->n : A->m, rdim, rb,
+                                          res->rep, A->pr, A->pc);
     DESO_CHECK(blas_layout_equal(&natural, res), DESO_ENOTSUP,
                "gemv: result placement not aligned with the matrix");
     req[0] = blas_scalar_for(res);
     req[1] = *A;
-    req[2] = xwhole ? blas_layout_vec(xlen, -1, 0, 3u, A->pr, A->pc)
-                    : blas_layout_vec(xlen, xdim, xb, 1u << rdim, A->pr,
-                                      A->pc);
+    req[2] = blas_layout_vec(t ? A->m : A->n, xdim, xb, 1u << rdim, A->pr,
+                             A->pc);
     if (d->flags & BLAS_F_BETA) {
         req[3] = req[0];
         req[4] = *res;
@@ -112,8 +102,7 @@ static deso_err c_gemv(const blas_desc *d, const blas_layout *res,
 }
 
 /* ger: x column oriented with A's rows, y row oriented with A's columns,
- * both replicated across the dimension they are not folded over; whole on
- * every rank along a dimension A is replicated along.                    */
+ * both replicated across the dimension they are not folded over.         */
 static deso_err c_ger(const blas_desc *d, const blas_layout *res,
                       const blas_layout *cur, blas_layout *req)
 {
@@ -121,12 +110,8 @@ static deso_err c_ger(const blas_desc *d, const blas_layout *res,
     (void)cur;
     DESO_CHECK(res->kind == BLAS_MAT, DESO_EINTERNAL, "ger: not a matrix");
     req[0] = blas_layout_sca(3u, res->pr, res->pc);
-    req[1] = (res->rep & 1u)
-                 ? blas_layout_vec(res->m, -1, 0, 3u, res->pr, res->pc)
-                 : blas_layout_vec(res->m, 0, res->b, 2u, res->pr, res->pc);
-    req[2] = (res->rep & 2u)
-                 ? blas_layout_vec(res->n, -1, 0, 3u, res->pr, res->pc)
-                 : blas_layout_vec(res->n, 1, res->nb, 1u, res->pr, res->pc);
+    req[1] = blas_layout_vec(res->m, 0, res->b, 2u, res->pr, res->pc);
+    req[2] = blas_layout_vec(res->n, 1, res->nb, 1u, res->pr, res->pc);
     req[3] = *res;
     return DESO_OK;
 }
@@ -154,8 +139,6 @@ static deso_err c_trsv(const blas_desc *d, const blas_layout *res,
 int64_t blas_trsv_block_of(const blas_layout *T)
 {
     int64_t b;
-    /* the distributed solve reads block-cyclic pieces only              */
-    if (T->rep != 0) return 0;
     if (T->pr > 1 && T->pc > 1) {
         if (T->b != T->nb) return 0;
         b = T->b;
@@ -351,8 +334,7 @@ int blas_red_dim(const blas_desc *d, const blas_layout *ops)
     if (d->op == BLAS_OP_GEMV) {
         int k = (d->flags & BLAS_F_TRANS) ? 0 : 1;
         int p = k == 0 ? ops[1].pr : ops[1].pc;
-        /* a matrix replicated along k has every summand on each rank     */
-        return p > 1 && !(ops[1].rep & (1u << k)) ? k : -1;
+        return p > 1 ? k : -1;
     }
     return ops[0].dist;     /* BLAS_DIST_PART is BLAS_RED_ALL           */
 }

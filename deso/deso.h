@@ -157,14 +157,6 @@ typedef struct deso_options {
                              /*   one node, made at the context's second    */
                              /*   matrix remap; < 0 or "0": on MPI          */
                              /*   messages (to compare the transports)      */
-    int64_t replicate_limit; /* DESO_REPLICATE_LIMIT=SIZE (as mem_limit):   */
-                             /*   the bytes per rank a matrix replicated on */
-                             /*   every rank may take; modes affine and     */
-                             /*   full may then run its products on such a  */
-                             /*   copy, every rank computing redundantly    */
-                             /*   instead of communicating, where the cost  */
-                             /*   model finds that cheaper; default 4M;     */
-                             /*   < 0 or "0": never                         */
 } deso_options;
 
 /* Zeroes *opt (every field unset).  Local.                                 */
@@ -238,8 +230,6 @@ typedef struct deso_info {
      * options.remap_shm not off); 0: not yet, or MPI messages.  The same
      * on every rank.                                                      */
     int remap_shm;
-    /* Bytes per rank a replicated matrix may take (options); 0: never.    */
-    int64_t replicate_limit;
 } deso_info;
 
 /* Local.  Errors: DESO_ENULL.                                              */
@@ -482,15 +472,6 @@ deso_err deso_mat_from_file(deso_ctx *ctx, const char *path, deso_mat **out);
  * statistics.  Collective.  Errors: DESO_ENULL, DESO_ESTALE, DESO_EINVAL
  * (a is in core), DESO_EIO, DESO_EMPI, the force's errors.               */
 deso_err deso_mat_read_rate(const deso_mat *a, double *bytes_per_sec);
-
-/* *replicated = 1 when a's current value holds a copy of the whole
- * matrix on every rank: modes affine and full made one, within
- * deso_options.replicate_limit, because the cost model found its
- * products cheaper computed redundantly than communicated; else 0 (the
- * block-cyclic layout only, or a value not computed yet).  Plans are the
- * same on every rank, so is the answer.  Local: forces nothing.
- * Errors: DESO_ENULL, DESO_ESTALE.                                       */
-deso_err deso_mat_replicated(const deso_mat *a, int *replicated);
 
 /* d <- diag(A): d[i] = A(i, i) for 0 <= i < min(m, n), d of that length.
  * Recorded as a copy from a vector built where the diagonal lives (one

@@ -17,12 +17,7 @@
  *            result is.
  *   scalars  affine: everywhere; full: any of the four replication states.
  *   gemv     x and A fixed; the result's folding fixed; full: reduced to
- *            coordinate 0 or all-reduced.  Affine and full, where the
- *            graph's repl_limit lets A (in core) be replicated on every
- *            rank: also A replicated, x and the result replicated
- *            everywhere (no reduction); the graph's vectors may then be
- *            replicated everywhere too (g->nrepl), so that the updates
- *            and reductions around such a product run where it does.
+ *            coordinate 0 or all-reduced.
  *   partitions  affine and full also offer, for updates and reductions,
  *            a vector of n elements the layouts by partition of the
  *            graph's sparse products (g->parts) of n indices: where a
@@ -64,22 +59,19 @@ static int push(opt_place *out, int n, const opt_place *c)
     return n + 1;
 }
 
-/* The mode's vector layouts of n elements, replicated everywhere when the
- * graph may replicate a matrix, then (parts) the graph's partitions of n
- * indices; v has room for OPT__MAXLAYS.                                   */
+/* The mode's vector layouts of n elements, then (parts) the graph's
+ * partitions of n indices; v has room for 4 + OPT_MAXPARTS.              */
 static int vec_set_with(const opt_graph *g, opt_mode mode, int64_t n,
                         bool parts, blas_layout *v)
 {
     int pr = g->df.pr, pc = g->df.pc, c = 0;
-    blas_layout all[5] = {
+    blas_layout all[4] = {
         blas_layout_vec(n, 1, g->df.nb, 1u, pr, pc),
         blas_layout_vec(n, 0, g->df.nb, 2u, pr, pc),
         blas_layout_vec(n, 1, g->df.nb, 0u, pr, pc),
         blas_layout_vec(n, 0, g->df.nb, 0u, pr, pc),
     };
     int lim = mode == OPT_FULL ? 4 : 2;
-    if (g->nrepl > 0 && mode != OPT_NONE)
-        all[lim++] = blas_layout_vec(n, -1, 0, 3u, pr, pc);
     for (int k = 0; k < lim; k++) {
         bool dup = false;
         for (int j = 0; j < c; j++) dup |= blas_layout_equal(&v[j], &all[k]);
@@ -178,50 +170,6 @@ static deso_err make(const blas_op_info *info, const blas_desc *d,
     return info->constrain(d, res, cur, c->req);
 }
 
-/* Mode full: the gemv result reduced to coordinate 0 of the summed
- * dimension, or all-reduced there.                                       */
-static deso_err gemv_reduced(const opt_graph *g, int i,
-                             const blas_layout *cur, opt_place *out, int *n)
-{
-    const blas_desc *d = &g->nodes[i].d;
-    const blas_op_info *info = blas_op_get(d->op);
-    int rd = (d->flags & BLAS_F_TRANS) ? 0 : 1;
-    opt_place base, c;
-    memset(&base, 0, sizeof base);
-    DESO_TRY(opt_place_node(&g->df, d, cur, &base.res, base.req));
-    for (int v = 0; v < 2; v++) {
-        blas_layout r = base.res;
-        if (v == 1) r.rep &= ~(1u << rd);
-        else r.rep |= 1u << rd;
-        blas_layout_normalise(&r);
-        DESO_TRY(make(info, d, &r, cur, &c));
-        *n = push(out, *n, &c);
-    }
-    return DESO_OK;
-}
-
-/* Modes affine and full, when the cap lets the matrix (in core) be
- * replicated on every rank: the product on that copy, x and y
- * replicated everywhere, nothing summed across ranks.                    */
-static deso_err gemv_replicated(const opt_graph *g, int i,
-                                const blas_layout *cur, opt_place *out,
-                                int *n)
-{
-    const opt_node *nd = &g->nodes[i];
-    const opt_value *A = &g->vals[nd->ops[1]];
-    if (A->ooc || !opt_repl_fits(&g->df, A->m, A->n)) return DESO_OK;
-    blas_layout ops[BLAS_MAXOPS];
-    memcpy(ops, cur, (size_t)nd->d.nops * sizeof *ops);
-    ops[1] = blas_layout_mat_rep(A->m, A->n, 0, 0, 3u, g->df.pr, g->df.pc);
-    bool t = (nd->d.flags & BLAS_F_TRANS) != 0;
-    blas_layout y = blas_layout_vec(t ? A->n : A->m, -1, 0, 3u, g->df.pr,
-                                    g->df.pc);
-    opt_place c;
-    DESO_TRY(make(blas_op_get(nd->d.op), &nd->d, &y, ops, &c));
-    *n = push(out, *n, &c);
-    return DESO_OK;
-}
-
 deso_err opt_node_cands(const opt_graph *g, int i, opt_mode mode,
                         const blas_layout *cur, opt_place *out, int *count)
 {
@@ -243,7 +191,7 @@ deso_err opt_node_cands(const opt_graph *g, int i, opt_mode mode,
         return DESO_OK;
     }
     const opt_value *rv = &g->vals[nd->res];
-    blas_layout V[OPT__MAXLAYS], S[4], pin;
+    blas_layout V[4 + OPT_MAXPARTS], S[4], pin;
     if (is_update(d->op)) {
         int nv = vec_set_with(g, mode, rv->n, true, V);
         for (int k = 0; k < nv; k++) {
@@ -251,10 +199,10 @@ deso_err opt_node_cands(const opt_graph *g, int i, opt_mode mode,
             n = push(out, n, &c);
         }
     } else if (is_reduction(d->op)) {
-        blas_layout X[1 + OPT__MAXLAYS];
+        blas_layout X[5 + OPT_MAXPARTS];
         int nx = 0;
         if (cur[0].kind == BLAS_VEC) X[nx++] = cur[0];
-        blas_layout tmp[OPT__MAXLAYS];
+        blas_layout tmp[4 + OPT_MAXPARTS];
         int nv = vec_set_with(g, mode, cur[0].n, true, tmp);
         for (int k = 0; k < nv; k++) {
             bool dup = false;
@@ -286,9 +234,21 @@ deso_err opt_node_cands(const opt_graph *g, int i, opt_mode mode,
             DESO_TRY(make(info, d, &V[k], cur, &c));
             n = push(out, n, &c);
         }
-    } else if (d->op == BLAS_OP_GEMV) {
-        if (mode == OPT_FULL) DESO_TRY(gemv_reduced(g, i, cur, out, &n));
-        DESO_TRY(gemv_replicated(g, i, cur, out, &n));
+    } else if (d->op == BLAS_OP_GEMV && mode == OPT_FULL) {
+        /* the result reduced to coordinate 0 of the summed dimension,
+         * or all-reduced there                                            */
+        int rd = (d->flags & BLAS_F_TRANS) ? 0 : 1;
+        opt_place base;
+        memset(&base, 0, sizeof base);
+        DESO_TRY(opt_place_node(&g->df, d, cur, &base.res, base.req));
+        for (int v = 0; v < 2; v++) {
+            blas_layout r = base.res;
+            if (v == 1) r.rep &= ~(1u << rd);
+            else r.rep |= 1u << rd;
+            blas_layout_normalise(&r);
+            DESO_TRY(make(info, d, &r, cur, &c));
+            n = push(out, n, &c);
+        }
     }
     *count = n;
     return DESO_OK;

@@ -32,8 +32,7 @@
  * Every node reading or making a vector adds the time of its local work
  * (opt__node_work): its busiest rank's share of those vectors at
  * work_beta per byte, so that replicated vector work costs what every
- * rank then spends on it; a matrix operand or result its busiest rank's
- * share at a quarter of that (a replicated matrix: all of it).
+ * rank then spends on it.
  * An out-of-core matrix (opt_value.ooc) adds time, never bytes or
  * messages: io_beta per byte of its busiest rank's piece for each node
  * that streams it (read, or written as a dger's result), and for a remap
@@ -59,11 +58,6 @@
  * free when it makes every rank do the whole vector's work, not to price
  * computation exactly, and a fixed figure keeps plans deterministic.    */
 #define WORK_BETA 1e-10
-/* A matrix operand's share is read at 4 times that rate (40 GB/s): the
- * term decides only between a matrix's distributed and replicated
- * layouts, and a matrix the replication cap admits (a few MiB) is read
- * from cache, where a product on n = 100 runs in about 2 us.            */
-#define MAT_CACHE_SPEEDUP 4.0
 #define EVAL_MAXVIEWS 16
 
 opt_params opt_params_default(void)
@@ -489,27 +483,22 @@ static int64_t vec_busiest(const blas_layout *L)
 
 bool opt__node_works(const opt_graph *g, const opt_node *nd)
 {
-    if (g->vals[nd->res].kind != BLAS_SCA) return true;
+    if (g->vals[nd->res].kind == BLAS_VEC) return true;
     for (int k = 0; k < nd->d.nops; k++)
-        if (g->vals[nd->ops[k]].kind != BLAS_SCA) return true;
+        if (g->vals[nd->ops[k]].kind == BLAS_VEC) return true;
     return false;
 }
-
-
 
 double opt__node_work(const opt_node *nd, const opt_place *pl,
                       const opt_params *pp)
 {
     if (!(pp->work_beta > 0.0)) return 0.0;
-    int64_t elems = 0, mat = 0;
-    for (int k = -1; k < nd->d.nops; k++) {
-        const blas_layout *L = k < 0 ? &pl->res : &pl->req[k];
-        if (L->kind == BLAS_VEC) elems += vec_busiest(L);
-        else if (L->kind == BLAS_MAT) mat += opt__mat_busiest(L);
-    }
-    return pp->work_beta * 8.0 * (double)elems +
-           pp->work_beta / MAT_CACHE_SPEEDUP * 8.0 * (double)mat;
+    int64_t elems = pl->res.kind == BLAS_VEC ? vec_busiest(&pl->res) : 0;
+    for (int k = 0; k < nd->d.nops; k++)
+        if (pl->req[k].kind == BLAS_VEC) elems += vec_busiest(&pl->req[k]);
+    return pp->work_beta * 8.0 * (double)elems;
 }
+
 /* ---- fusion of independent reductions ---------------------------------- */
 
 /* A fusable reduction's key: members of a group share the grid dimension
@@ -594,7 +583,7 @@ typedef struct vstate {
 } vstate;
 
 /* The executor's deso__value_view on the model.                            */
-static deso_err need(vstate *vs, const blas_layout *L, const opt_value *val,
+static deso_err need(vstate *vs, const blas_layout *L, bool ooc,
                      const opt_params *pp, opt_memo *memo, opt_edge *e)
 {
     memset(e, 0, sizeof *e);
@@ -617,10 +606,10 @@ static deso_err need(vstate *vs, const blas_layout *L, const opt_value *val,
             }
     e->from = vs->v[src];
     if (L->kind == BLAS_MAT) {
-        DESO_TRY(opt__mat_move_cost(&vs->v[0], L, pp, &e->move, &e->cost));
-        opt__repl_amortise(val, L, &e->cost);
+        e->move = OPT_MV_REMAP;
+        opt__remap_cost(&vs->v[0], pp, &e->cost);
         /* out of core: every piece read to be sent, every new one written */
-        if (val->ooc && e->move == OPT_MV_REMAP)
+        if (ooc)
             e->cost.time += opt__io_time(&vs->v[0], pp) +
                             opt__io_time(L, pp);
     } else if (rep) {
@@ -734,7 +723,7 @@ deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
                                  "before it is produced", i, nd->ops[k]);
                 break;
             }
-            err = need(v, &pl->req[k], &g->vals[nd->ops[k]], pp, memo,
+            err = need(v, &pl->req[k], g->vals[nd->ops[k]].ooc, pp, memo,
                        &e);
             if (err != DESO_OK) break;
             opt__add(&tot, &e.cost);
@@ -758,7 +747,7 @@ deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
         const opt_value *val = &g->vals[v];
         if (!val->has_want || vs[v].nv == 0) continue;
         opt_edge e;
-        err = need(&vs[v], &val->want, val, pp, memo, &e);
+        err = need(&vs[v], &val->want, val->ooc, pp, memo, &e);
         if (err != DESO_OK) break;
         opt__add(&tot, &e.cost);
         if (ev != NULL) ev->edge[g->nnodes * BLAS_MAXOPS + v] = e;
@@ -770,7 +759,7 @@ deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
         if (val->carry < 0 || vs[v].nv == 0) continue;
         opt_edge e;
         blas_layout back = opt__carry_back(g, p, v);
-        err = need(&vs[v], &back, val, pp, memo, &e);
+        err = need(&vs[v], &back, val->ooc, pp, memo, &e);
         if (err == DESO_OK) tot.time += e.cost.time;
     }
     free(vs);

@@ -283,7 +283,8 @@ static deso_err move_cost(opt__eval *e, int from, int to, opt_move *move,
     const blas_layout *S = &e->lay[from], *D = &e->lay[to];
     memset(c, 0, sizeof *c);
     if (D->kind == BLAS_MAT) {
-        DESO_TRY(opt__mat_move_cost(S, D, &e->pp, move, c));
+        *move = OPT_MV_REMAP;
+        opt__remap_cost(S, &e->pp, c);
     } else if (opt__replication_only(S, D)) {
         *move = OPT_MV_BCAST;
         opt__bcast_cost(S, D, &e->pp, c);
@@ -310,7 +311,7 @@ static inline bool rep_only(const blas_layout *S, const blas_layout *D)
 }
 
 /* The executor's deso__value_view on the model.                            */
-static deso_err need(opt__eval *e, vstate *vs, int L, const opt_value *val,
+static deso_err need(opt__eval *e, vstate *vs, int L, bool ooc,
                      opt__edge *ed)
 {
     static const opt_counts zero;
@@ -332,11 +333,9 @@ static deso_err need(opt__eval *e, vstate *vs, int L, const opt_value *val,
             }
     ed->from = vs->v[src];
     DESO_TRY(move_cost(e, ed->from, L, &ed->move, &ed->cost));
-    /* as opt_cost.c's need, in the same order: a replicated copy of a
-     * live-in matrix spread over later forces; out of core, every piece
-     * read to be sent and every new one written                          */
-    if (l->kind == BLAS_MAT) opt__repl_amortise(val, l, &ed->cost);
-    if (val->ooc && ed->move == OPT_MV_REMAP)
+    /* out of core: every piece read to be sent, every new one written
+     * (as opt_cost.c's need, in the same order)                          */
+    if (ooc && ed->move == OPT_MV_REMAP)
         ed->cost.time += opt__io_time(&e->lay[ed->from], &e->pp) +
                          opt__io_time(&e->lay[L], &e->pp);
     /* the executor keeps the new view right after the primary             */
@@ -415,20 +414,20 @@ static deso_err value_walk(opt__eval *e, const opt__place *p, int v)
     for (int x = e->cstart[v]; x < e->cstart[v + 1]; x++) {
         int y = e->cons[x];
         const opt__place *pl = &p[y / BLAS_MAXOPS];
-        DESO_TRY(need(e, &vs, pl->req[y % BLAS_MAXOPS], val,
+        DESO_TRY(need(e, &vs, pl->req[y % BLAS_MAXOPS], val->ooc,
                       &e->edge[y]));
         set_term(e, e->tpos[y], e->edge[y].cost.time);
     }
     if (e->want[v] >= 0) {
         int y = e->g->nnodes * BLAS_MAXOPS + v;
-        DESO_TRY(need(e, &vs, e->want[v], val, &e->edge[y]));
+        DESO_TRY(need(e, &vs, e->want[v], val->ooc, &e->edge[y]));
         set_term(e, e->tpos[y], e->edge[y].cost.time);
     }
     if (e->carry[v] >= 0) {             /* time only, as opt_plan_cost     */
         opt__edge back;
         int x = e->cfirst[v];
         int to = x < 0 ? e->carry[v] : p[x / BLAS_MAXOPS].req[x % BLAS_MAXOPS];
-        DESO_TRY(need(e, &vs, to, val, &back));
+        DESO_TRY(need(e, &vs, to, val->ooc, &back));
         set_term(e, e->cpos[v], back.cost.time);
     }
     e->stale[v] = false;

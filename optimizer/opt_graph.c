@@ -28,7 +28,6 @@ void opt_graph_reset(opt_graph *g, const opt_defaults *df)
     g->df = *df;
     g->nvals = g->nnodes = 0;
     g->nparts = 0;
-    g->nrepl = 0;
 }
 
 deso_err opt_graph_copy(const opt_graph *src, opt_graph *dst)
@@ -48,7 +47,6 @@ deso_err opt_graph_copy(const opt_graph *src, opt_graph *dst)
     dst->nnodes = dst->cap_nodes = src->nnodes;
     dst->nparts = src->nparts;
     memcpy(dst->parts, src->parts, sizeof dst->parts);
-    dst->nrepl = src->nrepl;
     return DESO_OK;
 }
 
@@ -169,9 +167,6 @@ deso_err opt_graph_node_desc(opt_graph *g, const blas_desc *dd,
     for (int k = 0; k < nops; k++) nd->ops[k] = ops[k];
     for (int k = nops; k < BLAS_MAXOPS; k++) nd->ops[k] = -1;
     nd->res = id;
-    if (op == BLAS_OP_GEMV &&
-        opt_repl_fits(&g->df, g->vals[ops[1]].m, g->vals[ops[1]].n))
-        g->nrepl++;
     opt_value *v = &g->vals[id];
     v->kind = blas_desc_result(dd);
     v->m = v->kind == BLAS_SCA ? 1 : m;

@@ -72,10 +72,6 @@ typedef struct opt_graph {
      * vectors of their length (opt_cands.c)                              */
     int nparts;
     const blas_part *parts[OPT_MAXPARTS];
-    /* gemv nodes whose matrix df.repl_limit lets be replicated on every
-     * rank: modes affine and full then also offer vectors replicated on
-     * every rank (opt_cands.c)                                           */
-    int nrepl;
 } opt_graph;
 
 void opt_graph_init(opt_graph *g, const opt_defaults *df);

@@ -31,9 +31,8 @@ int opt__carry_first(const opt_graph *g, int v);
 blas_layout opt__carry_back(const opt_graph *g, const opt_plan *p, int v);
 
 /* The layouts mode `mode` lets a value of this kind take (at most
- * OPT__MAXLAYS: 4, a vector replicated on every rank when the graph may
- * replicate a matrix, and the graph's partitions of a vector's length). */
-#define OPT__MAXLAYS (5 + OPT_MAXPARTS)
+ * OPT__MAXLAYS: 4, and the graph's partitions of a vector's length).     */
+#define OPT__MAXLAYS (4 + OPT_MAXPARTS)
 int opt__layouts(const opt_graph *g, opt_mode mode, blas_kind kind,
                  int64_t n, blas_layout *out);
 
@@ -56,19 +55,6 @@ void opt__bcast_cost(const blas_layout *S, const blas_layout *D,
                      const opt_params *pp, opt_counts *c);
 void opt__remap_cost(const blas_layout *S, const opt_params *pp,
                      opt_counts *c);
-/* How a matrix in layout S serves layout D and its counts
- * (opt_cost_mat.c): the approximate remap between block-cyclic layouts,
- * else the exact exchange to or from a replicated layout.                */
-deso_err opt__mat_move_cost(const blas_layout *S, const blas_layout *D,
-                            const opt_params *pp, opt_move *move,
-                            opt_counts *c);
-/* A live-in matrix's fill of replicated layout D: its time spread over
- * the forces that will find the view (c's time divided; bytes and
- * messages kept).                                                        */
-void opt__repl_amortise(const opt_value *val, const blas_layout *D,
-                        opt_counts *c);
-/* The most elements of matrix layout L one rank holds.                   */
-int64_t opt__mat_busiest(const blas_layout *L);
 /* An exchange's counts and modelled time from cnt[src * P + dst] (the
  * elements dst takes from src); ns: 4 P zeroed int64 of scratch.        */
 void opt__p2p_counts(const int64_t *cnt, int P, int64_t *ns,

@@ -6,10 +6,8 @@
  * choice where it is valid), then, in mode full, every reduction reduced
  * to one place: its replication becomes a broadcast on the out-edges that
  * need it (all-reduce = reduce + broadcast: the same modelled cost).
- * Mode full also starts from the lean plan, a graph with sparse
- * products from the partition plan (part_plan), and one whose matrices
- * may be replicated (affine too) from the replicated plan (rep_plan);
- * the cheapest result wins.
+ * Mode full also starts from the lean plan, and a graph with sparse
+ * products from the partition plan (part_plan); the cheapest result wins.
  * Loop, at most max_iters edges, in up to `passes` passes (a new pass only
  * after a pass that lowered the weight):
  *   1. take the heaviest edge a -> b not attempted in this pass (ties: the
@@ -771,42 +769,6 @@ static deso_err part_plan(srch *s)
     return DESO_OK;
 }
 
-/* Whether layout id l is a vector replicated on every rank.             */
-static bool everywhere(const srch *s, int l)
-{
-    const blas_layout *L = opt__lay(s->ev, l);
-    return L->kind == BLAS_VEC && L->dist == -1 && L->rep == 3u;
-}
-
-/* The replicated start (graphs whose matrices may be replicated,
- * g->nrepl): every gemv on its replicated matrix, every update and
- * reduction on vectors replicated everywhere, every other node at its
- * first candidate.  Like the partition start, a plan the greedy cannot
- * reach one edge at a time: replicating the matrix alone only adds its
- * gather, and replicating one vector alone only adds an exchange.        */
-static deso_err rep_plan(srch *s)
-{
-    for (int i = 0; i < s->g->nnodes; i++) {
-        const opt__place *c;
-        int n;
-        DESO_TRY(node_cands(s, i, &c, &n));
-        blas_op op = s->g->nodes[i].d.op;
-        opt__place pick = c[0];
-        for (int k = 0; k < n; k++) {
-            bool rep = op == BLAS_OP_GEMV
-                           ? opt__lay(s->ev, c[k].req[1])->rep != 0
-                           : everywhere(s, is_red(op) ? c[k].req[0]
-                                                      : c[k].res);
-            if (rep) {
-                pick = c[k];
-                break;
-            }
-        }
-        s->cur[i] = pick;
-    }
-    return DESO_OK;
-}
-
 /* The start: first candidate per node; mode full: reductions reduced.     */
 static deso_err start_plan(srch *s, bool lean)
 {
@@ -924,8 +886,7 @@ static deso_err alone_plan(const opt_graph *g, const opt_search_opts *o,
 
 /* Two starts (mode full): mode none's placements with reductions reduced,
  * and the lean one; else one.  A graph with sparse products adds the
- * partition start, one whose matrices may be replicated the replicated
- * start.  The cheapest result wins (ties: the first).          */
+ * partition start.  The cheapest result wins (ties: the first).          */
 static deso_err starts(srch *s, bool *settled)
 {
     size_t nn = s->g->nnodes > 0 ? (size_t)s->g->nnodes : 1;
@@ -934,12 +895,9 @@ static deso_err starts(srch *s, bool *settled)
     double bcost = 0.0;
     int nstarts = s->o->mode == OPT_FULL ? 2 : 1, iters = 0;
     int part_st = s->g->nparts > 0 ? nstarts++ : -1;
-    int rep_st = s->g->nrepl > 0 ? nstarts++ : -1;
     deso_err err = DESO_OK;
     for (int st = 0; st < nstarts && err == DESO_OK; st++) {
-        if (st == part_st) err = part_plan(s);
-        else if (st == rep_st) err = rep_plan(s);
-        else err = start_plan(s, st == 1);
+        err = st == part_st ? part_plan(s) : start_plan(s, st == 1);
         s->iters = 0;
         cur_rekey(s);
         if (err == DESO_OK) err = cost_of(s, s->cur, s->cur_h, &s->cost);

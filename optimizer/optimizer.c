@@ -18,14 +18,6 @@ blas_layout opt_default_mat(const opt_defaults *df, int64_t m, int64_t n)
     return blas_layout_mat(m, n, df->nb, df->nb, df->pr, df->pc);
 }
 
-bool opt_repl_fits(const opt_defaults *df, int64_t m, int64_t n)
-{
-    if (df->repl_limit <= 0 || df->pr * df->pc <= 1 || m < 1 || n < 1)
-        return false;
-    /* m n 8 <= limit without overflowing                                  */
-    return m <= df->repl_limit / 8 / n;
-}
-
 blas_layout opt_default_sca(const opt_defaults *df)
 {
     return blas_layout_sca(3u, df->pr, df->pc);

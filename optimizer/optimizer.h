@@ -14,7 +14,6 @@
 #ifndef DESO_OPTIMIZER_H
 #define DESO_OPTIMIZER_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #include "blas/blas.h"
@@ -29,14 +28,7 @@ typedef struct opt_defaults {
     opt_mode mode;
     int pr, pc;       /* grid shape                                        */
     int64_t nb;       /* block size of default placements (0: block)       */
-    int64_t repl_limit; /* bytes a matrix replicated on every rank may take
-                         * per rank: modes affine and full may then run a
-                         * gemv on such a copy (0: never)                 */
 } opt_defaults;
-
-/* Whether modes affine and full may replicate an m x n matrix on every
- * rank of df's grid (df->repl_limit, more than one rank).                */
-bool opt_repl_fits(const opt_defaults *df, int64_t m, int64_t n);
 
 /* Default placements of values created by the user.                        */
 blas_layout opt_default_vec(const opt_defaults *df, int64_t n);

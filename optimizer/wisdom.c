@@ -166,21 +166,6 @@ const char *opt__wisdom_check_config(const opt_wisdom_config *c)
     return NULL;
 }
 
-/* A matrix replicated along grid dimension k (a plan's replicated copy)
- * holds that whole extent there as one block, along a dimension of more
- * than one rank (blas_layout_normalise's form).                         */
-static const char *mat_rep_check(const blas_layout *l)
-{
-    if (l->rep > 3) return "rep > 3";
-    int dims[2] = {l->pr, l->pc};
-    int64_t ext[2] = {l->m > 1 ? l->m : 1, l->n > 1 ? l->n : 1};
-    int64_t blk[2] = {l->b, l->nb};
-    for (int k = 0; k < 2; k++)
-        if ((l->rep & (1u << k)) && (dims[k] == 1 || blk[k] != ext[k]))
-            return "replicated matrix: > 1 rank, b = m, nb = n";
-    return NULL;
-}
-
 const char *opt__wisdom_check_node(const opt_wisdom_node *nd,
                                    const opt_wisdom_config *c)
 {
@@ -191,8 +176,9 @@ const char *opt__wisdom_check_node(const opt_wisdom_node *nd,
     switch (l->kind) {
     case BLAS_MAT:
         if (l->b < 1 || l->nb < 1) return "matrix block size < 1";
-        if (l->dist != -1) return "matrix must have dist -1";
-        return mat_rep_check(l);
+        if (l->dist != -1 || l->rep != 0)
+            return "matrix must have dist -1 and rep 0";
+        return NULL;
     case BLAS_VEC:
         if (l->m != 1) return "vector must have m 1";
         if (l->dist < -1 || l->dist > BLAS_DIST_PART)

@@ -106,7 +106,6 @@ static deso_err ctx_configure(deso_ctx *ctx, const deso_options *o)
     ctx->df.pr = g.dims[0];
     ctx->df.pc = g.dims[1];
     ctx->df.nb = res.nb == DESO_NB_BLOCK ? 0 : res.nb;
-    ctx->df.repl_limit = res.replicate_limit > 0 ? res.replicate_limit : 0;
     ctx->wisdom = res.wisdom;
     ctx->trace = res.trace;
     ctx->log = res.log;
@@ -246,7 +245,6 @@ static deso_err get_info(const deso_ctx *ctx, deso_info *out)
     out->time_calibrate = ctx->time_calibrate;
     out->mem_limit = ctx->mem_limit;
     out->ooc_dir = ctx->ooc_dir;
-    out->replicate_limit = ctx->df.repl_limit;
     return DESO_OK;
 }
 

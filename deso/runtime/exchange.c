@@ -21,12 +21,7 @@
  *   linear index, vectors or matrices, or a block's runs: blas_emap) is
  *   how views move data
  *   (exec_view.c); its plans are cached per layout pair and map.
- * Matrices: block-cyclic remaps through deso__remap_* (remap_matrix.c);
- *   a matrix replicated along a grid dimension (either side) goes through
- *   the point-to-point exchange above instead: from its block-cyclic view
- *   every rank takes the elements it lacks from their one owner (an
- *   all-gather, made once and kept as a view of the value), and back to a
- *   block-cyclic layout it is a local copy.                              */
+ * Matrices: block-cyclic remaps through deso__remap_* (remap_matrix.c).   */
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,17 +140,6 @@ static deso_err lists_new(plan_lists *L, int P)
     return DESO_OK;
 }
 
-/* A matrix held once (block-cyclic) gathered whole onto every rank, the
- * identity map: the receivers of each element are all the other ranks,
- * with no need to ask each of them where it takes it from.              */
-static bool gathers_whole(const blas_layout *S, const blas_layout *D,
-                          const blas_emap *e)
-{
-    return S->kind == BLAS_MAT && S->rep == 0 && D->rep != 0 &&
-           blas_mat_whole(D, 0) && blas_mat_whole(D, 1) && e->so == 0 &&
-           e->si == 1 && e->to == 0 && e->ti == 1 && e->rows == 0;
-}
-
 /* One pass over my source elements that other ranks take from me (each
  * receiver takes an element from its nearest copy: blas_elem_src):
  * counted (pass 0) or listed.                                            */
@@ -166,16 +150,6 @@ static void scan_sends(const deso_ctx *ctx, const blas_layout *S,
     int me = ctx->rank, r = ctx->coord[0], c = ctx->coord[1];
     int64_t rows, cols;
     blas_layout_local(S, r, c, &rows, &cols);
-    if (gathers_whole(S, D, e)) {
-        /* every other rank takes my whole piece, in my local order (its
-         * global order too, as the receivers list it)                    */
-        for (int q = 0; q < ctx->size; q++)
-            for (int64_t l = 0; q != me && l < rows * cols; l++) {
-                if (pass == 0) pl_copy_count(&L->sl[q], l, 0);
-                else pl_copy_add(&L->sl[q], l, 0);
-            }
-        return;
-    }
     for (int64_t l = 0; l < rows * cols; l++) {
         int64_t i = blas_emap_index(e, blas_elem_global(S, r, c, l), false);
         if (i < 0) continue;
@@ -398,11 +372,10 @@ static deso_err exchange_plan_exec(deso_ctx *ctx, deso__exchange_plan *p, const 
     return DESO_OK;
 }
 
-/* Same folding, and D only adds copies where S sits at coordinate 0 (a
- * vector or scalar: a replicated matrix is gathered by the exchange).    */
+/* Same folding, and D only adds copies where S sits at coordinate 0.     */
 static bool replication_only(const blas_layout *S, const blas_layout *D)
 {
-    return S->kind != BLAS_MAT && S->kind == D->kind && S->n == D->n && S->dist == D->dist &&
+    return S->kind == D->kind && S->n == D->n && S->dist == D->dist &&
            S->b == D->b && (S->rep & ~D->rep) == 0 &&
            blas_part_equal(S->part, D->part);
 }
@@ -445,17 +418,10 @@ const blas_layout *deso__exchange_source(blas_kind kind,
     return have[pick_source(kind, have, n < 8 ? n : 8, to)];
 }
 
-/* Whether a matrix move is the block-cyclic remap (else the exchange).  */
-static bool by_remap(blas_kind kind, const blas_layout *src,
-                     const blas_layout *to)
-{
-    return kind == BLAS_MAT && src->rep == 0 && to->rep == 0;
-}
-
 deso_err deso__exchange_ready(deso_ctx *ctx, blas_kind kind,
                               const blas_layout *src, const blas_layout *to)
 {
-    if (by_remap(kind, src, to)) {
+    if (kind == BLAS_MAT) {
         deso__remap *r;
         return deso__mat_remap_plan(ctx, src, to, &r);
     }
@@ -471,8 +437,7 @@ deso_err deso__exchange_ready(deso_ctx *ctx, blas_kind kind,
 deso_err deso__view_fill(deso_ctx *ctx, blas_kind kind, const deso__view *src,
                         deso__view *w)
 {
-    if (by_remap(kind, &src->lay, &w->lay))
-        return deso__log_remap(ctx, src, w);
+    if (kind == BLAS_MAT) return deso__log_remap(ctx, src, w);
     if (replication_only(&src->lay, &w->lay)) return replicate(ctx, src, w);
     deso__exchange_plan *p;
     double t0 = deso__now();

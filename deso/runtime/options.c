@@ -2,7 +2,7 @@
  * caller set (non-zero) wins over DESO_* variables, which win over the
  * defaults (mode none, the most square grid with rows >= columns, nb 64,
  * 4096 nodes, no wisdom,
- * trace or log, quiet, no memory limit, replicated matrices up to 4 MiB).  This is one rank's view: options_agree.c makes
+ * trace or log, quiet, no memory limit).  This is one rank's view: options_agree.c makes
  * it the same on every rank.                                               */
 #include <errno.h>
 #include <stdint.h>
@@ -113,28 +113,6 @@ static deso_err resolve_memory(deso_options *o)
     DESO_TRY(take_path(o->ooc_dir, "DESO_OOC_DIR", &o->ooc_dir));
     if (o->ooc_dir == NULL) DESO_TRY(take_path(NULL, "TMPDIR", &o->ooc_dir));
     if (o->ooc_dir == NULL) o->ooc_dir = "/tmp";
-    return DESO_OK;
-}
-
-/* The bytes per rank a replicated matrix may take (DESO_REPLICATE_LIMIT;
- * "0" or < 0: never, kept as -1).  The default, 4 MiB (a 724 x 724
- * matrix), keeps a copy within a core's share of cache on this kind of
- * machine, where a redundant product runs at cache speed and the
- * messages it saves dominate; beyond it the copy's memory traffic costs
- * more than a vector's communication, and P copies of it take P times
- * the memory.                                                            */
-#define REPLICATE_LIMIT_DEFAULT ((int64_t)4 << 20)
-
-static deso_err resolve_replicate(deso_options *o)
-{
-    const char *e;
-    if (o->replicate_limit == 0 && (e = getenv("DESO_REPLICATE_LIMIT")) &&
-        *e) {
-        DESO_TRY(parse_size("DESO_REPLICATE_LIMIT", e, &o->replicate_limit));
-        if (o->replicate_limit == 0) o->replicate_limit = -1;
-    }
-    if (o->replicate_limit == 0) o->replicate_limit = REPLICATE_LIMIT_DEFAULT;
-    if (o->replicate_limit < 0) o->replicate_limit = -1;
     return DESO_OK;
 }
 
@@ -253,7 +231,6 @@ deso_err deso__options_resolve(const deso_options *in, int P,
                (long long)o.max_nodes);
     DESO_TRY(resolve_memory(&o));
     DESO_TRY(resolve_partition(&o));
-    DESO_TRY(resolve_replicate(&o));
     bool square = o.grid_rows == 0 && o.grid_cols == 0;
     deso_err e2 = pl_grid_2d(P, o.grid_rows, o.grid_cols, grid);
     if (e2 != DESO_OK)

@@ -30,7 +30,7 @@ def main_table(d):
     head = (["n", "iterations per run"]
             + [f"P={p}: deso / {ANCHOR_NAME[a]}" for p, a in CASES]
             + ["cg_seq µs", "deso P=1 µs", "PBLAS µs (grid)", "PETSc µs",
-               "deso P=2 µs (grid it picked)", "deso P=2 matrix placement"])
+               "deso P=2 µs (grid it picked)"])
     rows = []
     for n in d.ns:
         it = d.iters.get(n)
@@ -42,8 +42,7 @@ def main_table(d):
             time_cell(d.times(n, 1, "deso")),
             time_cell(d.times(n, 2, "pblas"), d.pairs[(n, 2, "pblas")].anchor_grids),
             time_cell(d.times(n, 2, "petsc")),
-            time_cell(d.times(n, 2, "deso"), d.deso_grids(n, 2)),
-            ", ".join(d.deso_placements(n, 2)) or "—"])
+            time_cell(d.times(n, 2, "deso"), d.deso_grids(n, 2))])
     return table(head, rows)
 
 

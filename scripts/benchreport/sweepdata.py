@@ -74,11 +74,6 @@ class Pairs:
                                   if r.ok and r.asked.get("impl") == "deso"})
         self.anchor_grids = sorted({r.out.get("grid", "?") for r in recs
                                     if r.ok and r.asked.get("impl") != "deso"})
-        # where deso's matrix products ran (deso-cg's matrix_placement:
-        # "replicated" or "block-cyclic"; runs from before it say nothing)
-        self.deso_placements = sorted({r.out["matrix_placement"] for r in recs
-                                       if r.ok and r.asked.get("impl") == "deso"
-                                       and "matrix_placement" in r.out})
 
 
 class SweepData:
@@ -114,11 +109,6 @@ class SweepData:
     def deso_grids(self, n, p):
         return sorted({g for (n_, p_, _), pr in self.pairs.items() if n_ == n and p_ == p
                        for g in pr.deso_grids})
-
-    def deso_placements(self, n, p):
-        """The matrix placements deso's runs at (n, P) reported."""
-        return sorted({m for (n_, p_, _), pr in self.pairs.items() if n_ == n and p_ == p
-                       for m in pr.deso_placements})
 
     def pre_round(self, n):
         """The PBLAS grid pre-round at n: (median time per grid, Spread of the

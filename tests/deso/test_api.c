@@ -628,15 +628,11 @@ static void test_log_env(void **state)
     setenv("DESO_LOG", path, 1);
     setenv("DESO_OPT", "affine", 1);
     setenv("DESO_GRID", grid, 1);
-    /* the log must show the dots' all-reduces: a replicated matrix would
-     * let affine compute them locally on every rank                      */
-    setenv("DESO_REPLICATE_LIMIT", "0", 1);
     deso_ctx *ctx = NULL;
     TU_OK(deso_init(MPI_COMM_WORLD, NULL, &ctx));
     unsetenv("DESO_LOG");
     unsetenv("DESO_OPT");
     unsetenv("DESO_GRID");
-    unsetenv("DESO_REPLICATE_LIMIT");
     deso_info info;
     TU_OK(deso_get_info(ctx, &info));
     char *before = log_text(ctx, "log3.txt");

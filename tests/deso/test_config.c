@@ -207,31 +207,6 @@ static void test_dag_bound(void **state)
     unsetenv("DESO_MAX_NODES");
 }
 
-/* DESO_REPLICATE_LIMIT: rank 0's value everywhere ("0" is never, unset
- * the 4 MiB default), a bad value on one rank fails every rank.         */
-static void test_replicate_limit(void **state)
-{
-    (void)state;
-    deso_ctx *ctx;
-    env_split("DESO_REPLICATE_LIMIT", "1M", "0");
-    deso_info info = init_info(&ctx);
-    assert_true(tu_all(info.replicate_limit == 1 << 20));
-    compute(ctx);
-    TU_OK(deso_finalize(&ctx));
-    env_split("DESO_REPLICATE_LIMIT", "0", "2G");
-    info = init_info(&ctx);
-    assert_true(tu_all(info.replicate_limit == 0));
-    compute(ctx);
-    TU_OK(deso_finalize(&ctx));
-    unsetenv("DESO_REPLICATE_LIMIT");
-    info = init_info(&ctx);
-    assert_true(tu_all(info.replicate_limit == 4 << 20));
-    TU_OK(deso_finalize(&ctx));
-    env_on("DESO_REPLICATE_LIMIT", 1u << (np - 1), "2GB");
-    init_fails(DESO_EINVAL, np - 1, "DESO_REPLICATE_LIMIT");
-    unsetenv("DESO_REPLICATE_LIMIT");
-}
-
 static void test_verbose(void **state)
 {
     (void)state;
@@ -428,7 +403,6 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_grid),
         cmocka_unit_test(test_block_size),
         cmocka_unit_test(test_dag_bound),
-        cmocka_unit_test(test_replicate_limit),
         cmocka_unit_test(test_verbose),
         cmocka_unit_test(test_measure_collectives),
         cmocka_unit_test(test_wisdom),

@@ -230,8 +230,6 @@ static void handle_calls(deso_ctx *ctx)
     double *loc;
     EH_ERR(ctx, deso_vec_length(x, NULL), DESO_ENULL, "deso_vec_length");
     EH_ERR(ctx, deso_mat_shape(a, NULL, NULL), DESO_ENULL, "deso_mat_shape");
-    EH_ERR(ctx, deso_mat_replicated(a, NULL), DESO_ENULL,
-           "deso_mat_replicated");
     EH_ERR(ctx, deso_vec_gather(x, buf, np + 3), DESO_EINVAL,
            "deso_vec_gather");
     EH_ERR(ctx, deso_vec_get(x, 99, &v), DESO_EINVAL, "deso_vec_get");

@@ -356,12 +356,6 @@ static void handles_in(deso_mode mode)
     MU_ERR(deso_mat_shape(A, NULL, &n), DESO_ENULL);
     MU_ERR(deso_mat_shape(A, &m, NULL), DESO_ENULL);
     MU_ERR(deso_mat_shape(staleA, &m, &n), DESO_ESTALE);
-    int rep = -1;
-    MU_ERR(deso_mat_replicated(NULL, &rep), DESO_ENULL);
-    MU_ERR(deso_mat_replicated(A, NULL), DESO_ENULL);
-    MU_ERR(deso_mat_replicated(staleA, &rep), DESO_ESTALE);
-    TU_OK(deso_mat_replicated(A, &rep));
-    assert_true(tu_all(rep == 0));      /* nothing read it yet            */
 
     /* level 1: NULL, stale, other context, wrong kind, sizes, increments    */
     MU_ERR(deso_dcopy(6, NULL, 1, y, 1), DESO_ENULL);

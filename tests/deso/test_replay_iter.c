@@ -119,13 +119,6 @@ static deso_ctx *ctx_of(const tu_case *c, int replay, opt_params *params)
     o.grid_cols = c->pc;
     o.nb = c->nb;
     o.replay = replay ? 1 : -1;
-    /* the break variants count replays resumed within the iterations
-     * left after a break, which the block-cyclic plans settle in; with
-     * the matrix replicated the plans after a break settle one force
-     * later (the replays resume, the count falls short at P = 6), so
-     * this test keeps the block-cyclic plans (test_mat_rep replays a
-     * replicated matrix's loop)                                          */
-    o.replicate_limit = -1;
     deso_ctx *ctx = NULL;
     TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
     if (replay) *params = ctx->params;
