@@ -140,6 +140,38 @@ static inline void sparse_cg_iter(deso_ctx *ctx, deso_spmat *a, int64_t n,
     TU_CALL(deso_sset(rr, rn));
 }
 
+/* A CG loop's state on a sparse matrix: x = 0, r = p = b, q, and
+ * sparse_cg_iter's six scalars with rr = r.r recorded.                  */
+typedef struct sparse_cg {
+    deso_vec *x, *r, *p, *q;
+    deso_scalar *s[6];
+} sparse_cg;
+
+static inline sparse_cg sparse_cg_make(deso_ctx *ctx, int64_t n,
+                                       const double *b)
+{
+    sparse_cg c = {NULL, tu_vec_of(ctx, n, b), tu_vec_of(ctx, n, b), NULL,
+                   {NULL}};
+    TU_CALL(deso_vec_create(ctx, n, &c.x));
+    TU_CALL(deso_vec_create(ctx, n, &c.q));
+    for (int k = 0; k < 6; k++) TU_CALL(deso_scalar_create(ctx, 0.0, &c.s[k]));
+    TU_CALL(deso_ddot(n, c.r, 1, c.r, 1, c.s[0]));
+    return c;
+}
+
+static inline void sparse_cg_step(deso_ctx *ctx, deso_spmat *a, int64_t n,
+                                  sparse_cg *c)
+{
+    sparse_cg_iter(ctx, a, n, c->x, c->r, c->p, c->q, c->s);
+}
+
+static inline void sparse_cg_free(sparse_cg *c)
+{
+    deso_vec *vs[4] = {c->x, c->r, c->p, c->q};
+    for (int k = 0; k < 4; k++) TU_CALL(deso_vec_destroy(&vs[k]));
+    for (int k = 0; k < 6; k++) TU_CALL(deso_scalar_destroy(&c->s[k]));
+}
+
 static inline void fill(double *v, int64_t n, unsigned seed)
 {
     uint64_t s = seed * 0x2545F4914F6CDD1Dull + 3;

@@ -241,17 +241,11 @@ static void cg_case(deso_ctx *ctx, const char *spec)
     double *b = malloc(8 * (size_t)n), want[CG_ITERS];
     fill(b, n, 5);
     ref_cg(&g, b, CG_ITERS, NULL, want);
-    deso_vec *x = NULL, *r = tu_vec_of(ctx, n, b), *p = tu_vec_of(ctx, n, b);
-    deso_vec *q = NULL;
-    TU_CALL(deso_vec_create(ctx, n, &x));
-    TU_CALL(deso_vec_create(ctx, n, &q));
-    deso_scalar *ss[6];
-    for (int k = 0; k < 6; k++) TU_CALL(deso_scalar_create(ctx, 0.0, &ss[k]));
-    TU_CALL(deso_ddot(n, r, 1, r, 1, ss[0]));
+    sparse_cg c = sparse_cg_make(ctx, n, b);
     double worst = 0.0;
     for (int it = 0; it < CG_ITERS; it++) {
-        sparse_cg_iter(ctx, a, n, x, r, p, q, ss);
-        double e = tu_srel(tu_value(ss[0]), want[it]);
+        sparse_cg_step(ctx, a, n, &c);
+        double e = tu_srel(tu_value(c.s[0]), want[it]);
         if (!(e <= worst)) worst = e;
     }
     tu_label("cg %s: worst %g", spec, worst);
@@ -259,8 +253,8 @@ static void cg_case(deso_ctx *ctx, const char *spec)
     int64_t bytes, msgs;
     halo_count(&g, &bytes, &msgs);
     deso_stats_reset();
-    sparse_cg_iter(ctx, a, n, x, r, p, q, ss);
-    (void)tu_value(ss[0]);
+    sparse_cg_step(ctx, a, n, &c);
+    (void)tu_value(c.s[0]);
     deso_stats st;
     deso_stats_get(&st);
     int64_t got[2] = {st.bytes_p2p, st.msgs_p2p};
@@ -268,9 +262,7 @@ static void cg_case(deso_ctx *ctx, const char *spec)
     opt_counts model = ctx->ran_model;
     TU_CHECK(got[0] == model.bytes_p2p && got[1] == model.msgs_p2p);
     TU_CHECK(got[0] >= bytes && got[1] >= msgs);
-    deso_vec *vs[4] = {x, r, p, q};
-    for (int k = 0; k < 4; k++) TU_CALL(deso_vec_destroy(&vs[k]));
-    for (int k = 0; k < 6; k++) TU_CALL(deso_scalar_destroy(&ss[k]));
+    sparse_cg_free(&c);
     TU_CALL(deso_spmat_destroy(&a));
     glob_free(&g);
     free(b);
@@ -393,30 +385,24 @@ static void mismatch_case(deso_ctx *ctx, const char *spec)
     int64_t n = g.n;
     double *b = malloc(8 * (size_t)n), *y = malloc(8 * (size_t)n);
     fill(b, n, 7);
-    deso_vec *x = NULL, *r = tu_vec_of(ctx, n, b), *p = tu_vec_of(ctx, n, b);
-    deso_vec *q = NULL;
-    TU_CALL(deso_vec_create(ctx, n, &x));
-    TU_CALL(deso_vec_create(ctx, n, &q));
-    deso_scalar *ss[6];
-    for (int k = 0; k < 6; k++) TU_CALL(deso_scalar_create(ctx, 0.0, &ss[k]));
-    TU_CALL(deso_ddot(n, r, 1, r, 1, ss[0]));
+    sparse_cg c = sparse_cg_make(ctx, n, b);
     for (int it = 0; it < 6; it++) {
-        sparse_cg_iter(ctx, a, n, x, r, p, q, ss);
-        (void)tu_value(ss[0]);
+        sparse_cg_step(ctx, a, n, &c);
+        (void)tu_value(c.s[0]);
     }
-    if (me == 0) TU_CALL(deso_dusmv(ctx, DESO_NO_TRANS, 1.0, a, p, 0.0, q));
-    else TU_CALL(deso_dcopy(n, p, 1, q, 1));
-    TU_CALL(deso_ddot(n, p, 1, q, 1, ss[2]));
+    if (me == 0) TU_CALL(deso_dusmv(ctx, DESO_NO_TRANS, 1.0, a, c.p, 0.0, c.q));
+    else TU_CALL(deso_dcopy(n, c.p, 1, c.q, 1));
+    TU_CALL(deso_ddot(n, c.p, 1, c.q, 1, c.s[2]));
     double v = 0.0;
-    TU_CHECK(tu_all(deso_scalar_get(ss[2], &v) == DESO_EMISMATCH));
+    TU_CHECK(tu_all(deso_scalar_get(c.s[2], &v) == DESO_EMISMATCH));
     deso_vec *X = tu_vec_of(ctx, n, b), *Y = NULL;
     TU_CALL(deso_vec_create(ctx, n, &Y));
     TU_CALL(deso_dusmv(ctx, DESO_NO_TRANS, 1.0, a, X, 0.0, Y));
     ref_mv(&g, false, 1.0, b, 0.0, y);
     tu_expect_vec(Y, y, n, 1e-13);
-    deso_vec *vs[6] = {x, r, p, q, X, Y};
-    for (int k = 0; k < 6; k++) TU_CALL(deso_vec_destroy(&vs[k]));
-    for (int k = 0; k < 6; k++) TU_CALL(deso_scalar_destroy(&ss[k]));
+    sparse_cg_free(&c);
+    TU_CALL(deso_vec_destroy(&X));
+    TU_CALL(deso_vec_destroy(&Y));
     TU_CALL(deso_spmat_destroy(&a));
     glob_free(&g);
     free(b);
