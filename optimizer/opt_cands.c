@@ -170,8 +170,51 @@ static deso_err make(const blas_op_info *info, const blas_desc *d,
     return info->constrain(d, res, cur, c->req);
 }
 
+void opt__modesets_make(const opt_graph *g, opt_mode mode, int64_t vn,
+                        opt__modesets *ms)
+{
+    ms->mode = mode;
+    ms->vn = vn;
+    ms->nvec = vn >= 0 ? vec_set_with(g, mode, vn, true, ms->vec) : 0;
+    ms->nsca = sca_set(g, mode, ms->sca);
+}
+
+/* The mode's vector layouts of n elements with the graph's partitions
+ * (vec_set_with): ms's when it has them, else made in buf.              */
+static const blas_layout *vecs_of(const opt_graph *g, opt_mode mode,
+                                  int64_t n, const opt__modesets *ms,
+                                  blas_layout *buf, int *nv)
+{
+    if (ms != NULL && ms->mode == mode && ms->vn == n) {
+        *nv = ms->nvec;
+        return ms->vec;
+    }
+    *nv = vec_set_with(g, mode, n, true, buf);
+    return buf;
+}
+
+/* The mode's scalar layouts (sca_set): ms's when it has them.            */
+static const blas_layout *scas_of(const opt_graph *g, opt_mode mode,
+                                  const opt__modesets *ms, blas_layout *buf,
+                                  int *ns)
+{
+    if (ms != NULL && ms->mode == mode) {
+        *ns = ms->nsca;
+        return ms->sca;
+    }
+    *ns = sca_set(g, mode, buf);
+    return buf;
+}
+
 deso_err opt_node_cands(const opt_graph *g, int i, opt_mode mode,
                         const blas_layout *cur, opt_place *out, int *count)
+{
+    return opt__node_cands(g, i, mode, cur, NULL, out, count);
+}
+
+deso_err opt__node_cands(const opt_graph *g, int i, opt_mode mode,
+                         const blas_layout *cur, const opt__modesets *ms,
+                         opt_place *out, int *count)
 {
     DESO_CHECK(i >= 0 && i < g->nnodes, DESO_EINTERNAL,
                "opt_node_cands: no node %d", i);
@@ -191,25 +234,26 @@ deso_err opt_node_cands(const opt_graph *g, int i, opt_mode mode,
         return DESO_OK;
     }
     const opt_value *rv = &g->vals[nd->res];
-    blas_layout V[4 + OPT_MAXPARTS], S[4], pin;
+    blas_layout V[4 + OPT_MAXPARTS], Sbuf[4], pin;
+    const blas_layout *S;
     if (is_update(d->op)) {
-        int nv = vec_set_with(g, mode, rv->n, true, V);
+        int nv;
+        const blas_layout *U = vecs_of(g, mode, rv->n, ms, V, &nv);
         for (int k = 0; k < nv; k++) {
-            DESO_TRY(make(info, d, &V[k], cur, &c));
+            DESO_TRY(make(info, d, &U[k], cur, &c));
             n = push(out, n, &c);
         }
     } else if (is_reduction(d->op)) {
         blas_layout X[5 + OPT_MAXPARTS];
-        int nx = 0;
+        int nx = 0, nv, ns;
         if (cur[0].kind == BLAS_VEC) X[nx++] = cur[0];
-        blas_layout tmp[4 + OPT_MAXPARTS];
-        int nv = vec_set_with(g, mode, cur[0].n, true, tmp);
+        const blas_layout *tmp = vecs_of(g, mode, cur[0].n, ms, V, &nv);
         for (int k = 0; k < nv; k++) {
             bool dup = false;
             for (int j = 0; j < nx; j++) dup |= blas_layout_equal(&X[j], &tmp[k]);
             if (!dup) X[nx++] = tmp[k];
         }
-        int ns = sca_set(g, mode, S);
+        S = scas_of(g, mode, ms, Sbuf, &ns);
         for (int x = 0; x < nx; x++)
             for (int s = 0; s < ns; s++) {
                 if (!reduction_ok(&X[x], &S[s])) continue;
@@ -220,7 +264,8 @@ deso_err opt_node_cands(const opt_graph *g, int i, opt_mode mode,
                 n = push(out, n, &c);
             }
     } else if (is_scalar_op(d->op)) {
-        int ns = sca_set(g, mode, S);
+        int ns;
+        S = scas_of(g, mode, ms, Sbuf, &ns);
         for (int s = 0; s < ns; s++) {
             DESO_TRY(make(info, d, &S[s], cur, &c));
             n = push(out, n, &c);

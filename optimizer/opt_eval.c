@@ -62,6 +62,12 @@ typedef struct red_ent {
     double work;              /* opt__node_work, whatever the group        */
 } red_ent;
 
+/* What a node's collective term was last made from (node_term).         */
+typedef struct node_made {
+    int red, fuse, mult;      /* red -1: not made yet                      */
+    bool allred;
+} node_made;
+
 struct opt__eval {
     const opt_graph *g;
     opt_params pp;
@@ -75,7 +81,8 @@ struct opt__eval {
     int npair, cap_pair;
     char *block;              /* the arrays below                          */
     /* per value                                                           */
-    int (*view0)[OPT_MAXVIEWS];  /* live-in views (ids)                   */
+    int (*view0)[OPT_MAXVIEWS];  /* live-in views (ids) ...               */
+    vstate *birth;            /* ... as a walk starts from them            */
     int *want;                /* the wanted layout's id, -1: none          */
     int *carry;               /* the layout a carried value returns to, -1 */
     int *cfirst;              /* ... unless this edge's layout is it: -1   */
@@ -95,6 +102,7 @@ struct opt__eval {
     int *reds, nreds;         /* the nodes with a reduction, in order     */
     bool *is_red;             /* whether node i is one of them            */
     int *rcur;                /* red id of its placement now, -1: none    */
+    node_made *made;          /* what ncost[i] was made from               */
     int *recost, nrecost;     /* reductions whose placement changed ...   */
     bool *rmark;              /* ... node i is among them                  */
     opt__place *last;         /* the placements the edges were walked for */
@@ -405,18 +413,21 @@ static deso_err value_walk(opt__eval *e, const opt__place *p, int v)
         vs.v[0] = p[val->producer].res;
         vs.made[0] = false;
     } else {
-        vs.nv = val->nviews;
-        for (int k = 0; k < vs.nv; k++) {
-            vs.v[k] = e->view0[v][k];
-            vs.made[k] = false;
-        }
+        vs = e->birth[v];
     }
     for (int x = e->cstart[v]; x < e->cstart[v + 1]; x++) {
         int y = e->cons[x];
-        const opt__place *pl = &p[y / BLAS_MAXOPS];
-        DESO_TRY(need(e, &vs, pl->req[y % BLAS_MAXOPS], val->ooc,
-                      &e->edge[y]));
-        set_term(e, e->tpos[y], e->edge[y].cost.time);
+        int L = p[y / BLAS_MAXOPS].req[y % BLAS_MAXOPS];
+        opt__edge *ed = &e->edge[y];
+        if (vs.v[0] == L) {       /* the primary: need's answer, sooner    */
+            static const opt_counts zero;
+            ed->move = OPT_MV_NONE;
+            ed->from = ed->to = L;
+            ed->cost = zero;
+        } else {
+            DESO_TRY(need(e, &vs, L, val->ooc, ed));
+        }
+        set_term(e, e->tpos[y], ed->cost.time);
     }
     if (e->want[v] >= 0) {
         int y = e->g->nnodes * BLAS_MAXOPS + v;
@@ -552,18 +563,25 @@ static void regroup(opt__eval *e)
 }
 
 /* Node i's own collective (a reduction; a fused group's is its first
- * member's), then its work, added as opt_plan_cost adds them.            */
+ * member's), then its work, added as opt_plan_cost adds them.  It is a
+ * function of the node's red id, its group and the group's size and
+ * all-reduce bit: when those are the ones *c was made for, *c stands.   */
 static void node_term(opt__eval *e, int i, opt_counts *c)
 {
     int f = e->fuse[i];
+    int mult = f < 0 ? 0 : e->gsize[i];
+    bool allred = f < 0 ? false : e->gall[i];
+    node_made *mk = &e->made[i];
+    mk->red = e->rcur[i];
+    mk->fuse = f;
+    mk->mult = mult;
+    mk->allred = allred;
     red_ent *m = &e->red[e->rcur[i]];
     if (f >= 0 && f != i) {
         memset(c, 0, sizeof *c);
         c->time += m->work;
         return;
     }
-    int mult = f < 0 ? 0 : e->gsize[i];
-    bool allred = f < 0 ? false : e->gall[i];
     if (!m->have_cost || m->mult != mult || m->allred != allred) {
         opt_place lay;
         opt__place_out(e, i, &m->pl, &lay);
@@ -596,6 +614,7 @@ static size_t eval_arrays(opt__eval *e, char *block)
     size_t nn = g->nnodes > 0 ? (size_t)g->nnodes : 1;
     size_t ne = (size_t)g->nnodes * BLAS_MAXOPS + nv, off = 0;
     e->view0 = carve(block, &off, nv, sizeof *e->view0);
+    e->birth = carve(block, &off, nv, sizeof *e->birth);
     e->want = carve(block, &off, nv, sizeof *e->want);
     e->carry = carve(block, &off, nv, sizeof *e->carry);
     e->cfirst = carve(block, &off, nv, sizeof *e->cfirst);
@@ -612,6 +631,7 @@ static size_t eval_arrays(opt__eval *e, char *block)
     e->recost = carve(block, &off, nn, sizeof *e->recost);
     e->rmark = carve(block, &off, nn, sizeof *e->rmark);
     e->rcur = carve(block, &off, nn, sizeof *e->rcur);
+    e->made = carve(block, &off, nn, sizeof *e->made);
     e->key = carve(block, &off, nn, sizeof *e->key);
     e->fuse = carve(block, &off, nn, sizeof *e->fuse);
     e->gsize = carve(block, &off, nn, sizeof *e->gsize);
@@ -696,6 +716,7 @@ static deso_err eval_setup(opt__eval *e)
     for (int x = 0; x < e->nedges; x++) e->edge[x] = none;
     for (int i = 0; i < g->nnodes; i++) {
         e->rcur[i] = -1;
+        e->made[i].red = -1;
         e->rmark[i] = false;
         e->key[i] = -1;           /* never set for a node that reduces nothing */
         e->fuse[i] = -1;
@@ -711,8 +732,11 @@ static deso_err eval_setup(opt__eval *e)
         e->walk[e->nwalk++] = v;
         int nviews = val->producer >= 0 ? 0 : val->nviews;
         for (int k = 0; k < OPT_MAXVIEWS; k++) e->view0[v][k] = -1;
+        memset(&e->birth[v], 0, sizeof e->birth[v]);
         for (int k = 0; k < nviews; k++)
             DESO_TRY(opt__intern(e, &val->views[k], &e->view0[v][k]));
+        for (int k = 0; k < nviews; k++) e->birth[v].v[k] = e->view0[v][k];
+        e->birth[v].nv = nviews;
         e->want[v] = -1;
         if (val->has_want && (val->producer >= 0 || val->nviews > 0))
             DESO_TRY(opt__intern(e, &val->want, &e->want[v]));
@@ -792,7 +816,12 @@ static deso_err refresh_reds(opt__eval *e, const opt__place *p)
     if (all) regroup(e);
     int n = all ? e->nreds : e->nrecost;
     for (int r = 0; r < n; r++) {
-        int i = all ? e->reds[r] : e->recost[r];
+        int i = all ? e->reds[r] : e->recost[r], f = e->fuse[i];
+        const node_made *mk = &e->made[i];
+        if (mk->red == e->rcur[i] && mk->fuse == f &&
+            mk->mult == (f < 0 ? 0 : e->gsize[i]) &&
+            mk->allred == (f < 0 ? false : e->gall[i]))
+            continue;                 /* node_term would give it again     */
         node_term(e, i, &e->ncost[i]);
         set_term(e, e->npos[i], e->ncost[i].time);
     }

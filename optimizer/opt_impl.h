@@ -36,6 +36,23 @@ blas_layout opt__carry_back(const opt_graph *g, const opt_plan *p, int v);
 int opt__layouts(const opt_graph *g, opt_mode mode, blas_kind kind,
                  int64_t n, blas_layout *out);
 
+/* The mode's layouts of vectors of vn elements (with the graph's
+ * partitions of vn indices) and of scalars, made once for the many
+ * candidate lists of one search.                                         */
+typedef struct opt__modesets {
+    opt_mode mode;
+    int64_t vn;
+    int nvec, nsca;
+    blas_layout vec[OPT__MAXLAYS], sca[4];
+} opt__modesets;
+void opt__modesets_make(const opt_graph *g, opt_mode mode, int64_t vn,
+                        opt__modesets *ms);
+/* opt_node_cands, taking the mode's layouts from ms where it has them
+ * (ms NULL: made here); the same candidates in the same order.           */
+deso_err opt__node_cands(const opt_graph *g, int i, opt_mode mode,
+                         const blas_layout *cur, const opt__modesets *ms,
+                         opt_place *out, int *count);
+
 /* The operand slots (bit k: slot k) whose layouts node i's candidates
  * (opt_node_cands) depend on: two tuples of operand layouts that agree
  * on these slots give the same candidates, in the same order.           */

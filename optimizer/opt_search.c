@@ -117,6 +117,7 @@ typedef struct srch {
     opt_place *scratch;       /* opt_node_cands' output                   */
     int (*vlays)[OPT__MAXLAYS]; /* per value: opt__layouts as ids ...     */
     int *nvlays;              /* ... how many; -1: not asked yet          */
+    opt__modesets ms;         /* the mode's layouts for opt__node_cands    */
 } srch;
 
 /* Placement pl of node i as a 64-bit key; a plan's key is the XOR of its
@@ -222,6 +223,8 @@ static void cands_key(const srch *s, int i, const int *cur, int *key)
 /* The kept candidate set of node i for operand layouts cur, or NULL.     */
 static const cand_set *cands_kept(const srch *s, int i, const int *cur)
 {
+    if (s->reads[i] == 0u)        /* one set for the whole search          */
+        return s->chead[i] >= 0 ? &s->sets[s->chead[i]] : NULL;
     int nops = s->g->nodes[i].d.nops, key[BLAS_MAXOPS];
     cands_key(s, i, cur, key);
     for (int k = s->chead[i]; k >= 0; k = s->sets[k].next) {
@@ -236,9 +239,10 @@ static const cand_set *cands_kept(const srch *s, int i, const int *cur)
 static deso_err cands_fresh(srch *s, int i, const int *cur, int *n)
 {
     blas_layout lc[BLAS_MAXOPS];
-    for (int k = 0; k < s->g->nodes[i].d.nops; k++)
+    const opt_node *nd = &s->g->nodes[i];
+    for (int k = 0; k < nd->d.nops; k++)
         lc[k] = *opt__lay(s->ev, cur[k]);
-    return opt_node_cands(s->g, i, s->o->mode, lc, s->scratch, n);
+    return opt__node_cands(s->g, i, s->o->mode, lc, &s->ms, s->scratch, n);
 }
 
 /* Node i's candidates (opt_node_cands) when its operands have layouts
@@ -642,7 +646,13 @@ static deso_err srch_init(srch *s, const opt_graph *g,
         s->chead[i] = -1;
         s->reads[i] = opt__cands_reads(g, i);
     }
-    for (int v = 0; v < g->nvals; v++) s->nvlays[v] = -1;
+    /* the vectors' length: the first vector's (a solver's are all one)    */
+    int64_t vn = -1;
+    for (int v = 0; v < g->nvals; v++) {
+        s->nvlays[v] = -1;
+        if (vn < 0 && g->vals[v].kind == BLAS_VEC) vn = g->vals[v].n;
+    }
+    opt__modesets_make(g, o->mode, vn, &s->ms);
     return DESO_OK;
 }
 
