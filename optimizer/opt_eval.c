@@ -62,6 +62,12 @@ typedef struct red_ent {
     double work;              /* opt__node_work, whatever the group        */
 } red_ent;
 
+/* An operand edge as a value's walk meets it: its index (node *
+ * BLAS_MAXOPS + slot), node, slot and term.                              */
+typedef struct reader {
+    int edge, node, slot, term;
+} reader;
+
 /* What a node's collective term was last made from (node_term).         */
 typedef struct node_made {
     int red, fuse, mult;      /* red -1: not made yet                      */
@@ -90,7 +96,8 @@ struct opt__eval {
                                * it sets (cfirst), -1                      */
     int *cpos;                /* its return's term, -1: none               */
     int *cstart, *cons;       /* readers: edges cons[cstart[v] .. cstart[v
-                               * + 1]) = node * BLAS_MAXOPS + slot        */
+                               * + 1]) = node * BLAS_MAXOPS + slot ...    */
+    reader *rdr;              /* ... and the same as readers               */
     bool *stale;              /* its edges below must be walked again ... */
     int *walk, nwalk;         /* ... the stale values                     */
     /* reductions under the placements met: red[id]; rslot[] open
@@ -115,6 +122,7 @@ struct opt__eval {
      * term[tpos[edge]], term[npos[node]]; acc[t] = the sum of term[0 .. t]
      * added in that order, up to date below index lo                     */
     int nedges, nterms, lo;
+    int *real, nreal;         /* the slots that are edges, in index order  */
     opt__edge *edge;
     opt_counts *ncost;
     double *term, *acc;
@@ -229,10 +237,11 @@ deso_err opt__intern_place(opt__eval *e, int i, const opt_place *pl,
 void opt__place_out(const opt__eval *e, int i, const opt__place *in,
                     opt_place *out)
 {
-    memset(out, 0, sizeof *out);
+    int nops = e->g->nodes[i].d.nops;
     out->res = e->lay[in->res];
-    for (int k = 0; k < e->g->nodes[i].d.nops; k++)
-        out->req[k] = e->lay[in->req[k]];
+    for (int k = 0; k < nops; k++) out->req[k] = e->lay[in->req[k]];
+    for (int k = nops; k < BLAS_MAXOPS; k++)
+        memset(&out->req[k], 0, sizeof out->req[k]);
 }
 
 int opt__livein_id(const opt__eval *e, int v)
@@ -415,10 +424,10 @@ static deso_err value_walk(opt__eval *e, const opt__place *p, int v)
     } else {
         vs = e->birth[v];
     }
-    for (int x = e->cstart[v]; x < e->cstart[v + 1]; x++) {
-        int y = e->cons[x];
-        int L = p[y / BLAS_MAXOPS].req[y % BLAS_MAXOPS];
-        opt__edge *ed = &e->edge[y];
+    const reader *rd = e->rdr + e->cstart[v], *end = e->rdr + e->cstart[v + 1];
+    for (; rd < end; rd++) {
+        int L = p[rd->node].req[rd->slot];
+        opt__edge *ed = &e->edge[rd->edge];
         if (vs.v[0] == L) {       /* the primary: need's answer, sooner    */
             static const opt_counts zero;
             ed->move = OPT_MV_NONE;
@@ -427,7 +436,7 @@ static deso_err value_walk(opt__eval *e, const opt__place *p, int v)
         } else {
             DESO_TRY(need(e, &vs, L, val->ooc, ed));
         }
-        set_term(e, e->tpos[y], ed->cost.time);
+        set_term(e, rd->term, ed->cost.time);
     }
     if (e->want[v] >= 0) {
         int y = e->g->nnodes * BLAS_MAXOPS + v;
@@ -497,7 +506,9 @@ static deso_err red_find(opt__eval *e, int i, const opt__place *pl, int *id)
         *id = e->rslot[k];
         return DESO_OK;
     }
+    bool grows = e->nred == e->cap_red;   /* the slots are remade then     */
     DESO_TRY(red_grow(e));
+    if (grows) k = red_slot(e, i, pl);
     red_ent *r = &e->red[e->nred];
     memset(r, 0, sizeof *r);
     r->node = i;
@@ -510,7 +521,7 @@ static deso_err red_find(opt__eval *e, int i, const opt__place *pl, int *id)
     r->rep_rd = (lay.res.rep & blas_red_bits(r->rd, lay.res.pr,
                                              lay.res.pc)) != 0;
     r->work = opt__node_work(nd, &lay, &e->pp);
-    e->rslot[red_slot(e, i, pl)] = e->nred;
+    e->rslot[k] = e->nred;
     *id = e->nred++;
     return DESO_OK;
 }
@@ -622,6 +633,7 @@ static size_t eval_arrays(opt__eval *e, char *block)
     e->cpos = carve(block, &off, nv, sizeof *e->cpos);
     e->cstart = carve(block, &off, nv + 1, sizeof *e->cstart);
     e->cons = carve(block, &off, nn * BLAS_MAXOPS, sizeof *e->cons);
+    e->rdr = carve(block, &off, nn * BLAS_MAXOPS, sizeof *e->rdr);
     e->stale = carve(block, &off, nv, sizeof *e->stale);
     e->walk = carve(block, &off, nv, sizeof *e->walk);
     e->taint = carve(block, &off, nv, sizeof *e->taint);
@@ -640,6 +652,7 @@ static size_t eval_arrays(opt__eval *e, char *block)
     e->ncost = carve(block, &off, nn, sizeof *e->ncost);
     e->edge = carve(block, &off, ne, sizeof *e->edge);
     e->tpos = carve(block, &off, ne, sizeof *e->tpos);
+    e->real = carve(block, &off, ne, sizeof *e->real);
     e->term = carve(block, &off, ne + nn + nv, sizeof *e->term);
     e->acc = carve(block, &off, ne + nn + nv, sizeof *e->acc);
     return off;
@@ -682,6 +695,11 @@ static deso_err index_readers(opt__eval *e)
             e->cons[e->cstart[g->nodes[i].ops[k]]++] = i * BLAS_MAXOPS + k;
     for (int v = g->nvals; v > 0; v--) e->cstart[v] = e->cstart[v - 1];
     e->cstart[0] = 0;
+    for (int x = 0; x < e->cstart[g->nvals]; x++) {
+        int y = e->cons[x];
+        e->rdr[x] = (reader){.edge = y, .node = y / BLAS_MAXOPS,
+                             .slot = y % BLAS_MAXOPS, .term = e->tpos[y]};
+    }
     return DESO_OK;
 }
 
@@ -701,6 +719,9 @@ static void index_terms(opt__eval *e)
         if (e->want[v] >= 0) e->tpos[g->nnodes * BLAS_MAXOPS + v] = e->nterms++;
     for (int v = 0; v < g->nvals; v++)
         e->cpos[v] = e->carry[v] >= 0 ? e->nterms++ : -1;
+    e->nreal = 0;
+    for (int x = 0; x < e->nedges; x++)
+        if (e->tpos[x] >= 0) e->real[e->nreal++] = x;
     /* zero until costed (a node without a reduction stays so); no sum
      * made yet                                                            */
     for (int t = 0; t < e->nterms; t++) e->term[t] = 0.0;
@@ -877,6 +898,12 @@ deso_err opt__eval_time(opt__eval *e, const opt__place *p, double *time)
 }
 
 const opt__edge *opt__eval_edges(const opt__eval *e) { return e->edge; }
+
+const int *opt__eval_real_edges(const opt__eval *e, int *n)
+{
+    *n = e->nreal;
+    return e->real;
+}
 int opt__eval_nedges(const opt__eval *e) { return e->nedges; }
 
 const int *opt__eval_readers(const opt__eval *e, int v, int *n)

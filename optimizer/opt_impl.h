@@ -150,6 +150,9 @@ deso_err opt__eval_time(opt__eval *e, const opt__place *p, double *time);
  * are no edge: from = to = -1, cost zero), and how many slots there are. */
 const opt__edge *opt__eval_edges(const opt__eval *e);
 int opt__eval_nedges(const opt__eval *e);
+/* The slots that are edges (every other one stays from = to = -1, cost
+ * zero), in increasing order: *n of them.                                 */
+const int *opt__eval_real_edges(const opt__eval *e, int *n);
 /* The operand edges reading value v (node * BLAS_MAXOPS + slot), in node
  * and slot order: *n of them.                                             */
 const int *opt__eval_readers(const opt__eval *e, int v, int *n);

@@ -172,6 +172,11 @@ static void cur_rekey(srch *s)
     s->edges_cur = false;
 }
 
+static bool place_same(const opt__place *a, const opt__place *b)
+{
+    return memcmp(a, b, sizeof *a) == 0;
+}
+
 static int place_diff(const opt__place *a, const opt__place *b)
 {
     int d = a->res != b->res;
@@ -275,13 +280,40 @@ static deso_err cands_of(srch *s, int i, const int *cur,
     return DESO_OK;
 }
 
+/* Node i's candidates under plan p (cands_of); *out is valid until the
+ * next call.  A node whose candidates read no operand has one set, found
+ * without looking at its operands.                                       */
+static deso_err cands_in(srch *s, const opt__place *p, int i,
+                         const opt__place **out, int *n)
+{
+    if (s->reads[i] == 0u && s->chead[i] >= 0) {
+        const cand_set *cs = &s->sets[s->chead[i]];
+        *out = s->pool + cs->first;
+        *n = cs->n;
+        return DESO_OK;
+    }
+    int cur[BLAS_MAXOPS];
+    cur_ids(s, p, i, cur);
+    return cands_of(s, i, cur, out, n);
+}
+
 /* The layouts the mode lets value v take (opt__layouts), by id.           */
 static deso_err value_layouts(srch *s, int v, const int **T, int *nt)
 {
     if (s->nvlays[v] < 0) {
-        blas_layout L[OPT__MAXLAYS];
+        blas_layout buf[OPT__MAXLAYS];
+        const blas_layout *L = buf;
         const opt_value *val = &s->g->vals[v];
-        int n = opt__layouts(s->g, s->o->mode, val->kind, val->n, L);
+        int n;
+        if (val->kind == BLAS_VEC && val->n == s->ms.vn) {
+            L = s->ms.vec;              /* opt__layouts' answer, made once   */
+            n = s->ms.nvec;
+        } else if (val->kind == BLAS_SCA) {
+            L = s->ms.sca;
+            n = s->ms.nsca;
+        } else {
+            n = opt__layouts(s->g, s->o->mode, val->kind, val->n, buf);
+        }
         for (int t = 0; t < n; t++)
             DESO_TRY(opt__intern(s->ev, &L[t], &s->vlays[v][t]));
         s->nvlays[v] = n;
@@ -308,11 +340,9 @@ static bool matches(const opt__place *c, int slot, int L)
 static deso_err fit(srch *s, opt__place *p, int i, int slot, int L,
                     bool *moved)
 {
-    int cur[BLAS_MAXOPS];
-    cur_ids(s, p, i, cur);
     const opt__place *cands;
     int n, nmatch = 0, only = -1;
-    DESO_TRY(cands_of(s, i, cur, &cands, &n));
+    DESO_TRY(cands_in(s, p, i, &cands, &n));
     for (int k = 0; k < n && nmatch < 2; k++)
         if (matches(&cands[k], slot, L)) {
             nmatch++;
@@ -322,7 +352,7 @@ static deso_err fit(srch *s, opt__place *p, int i, int slot, int L,
     *moved = false;
     if (nmatch == 1) {
         put(s, i, &cands[only]);
-        *moved = place_diff(&cands[only], &keep) > 0;
+        *moved = !place_same(&cands[only], &keep);
         return DESO_OK;
     }
     double bt = 0.0;
@@ -347,7 +377,7 @@ static deso_err fit(srch *s, opt__place *p, int i, int slot, int L,
         }
     }
     put(s, i, found ? &best : &keep);
-    *moved = found && place_diff(&best, &keep) > 0;
+    *moved = found && !place_same(&best, &keep);
     return DESO_OK;
 }
 
@@ -475,7 +505,10 @@ static deso_err cur_edges(srch *s)
     double t;
     DESO_TRY(opt__eval_time(s->ev, s->cur, &t));
     const opt__edge *ed = opt__eval_edges(s->ev);
-    for (int x = 0; x < opt__eval_nedges(s->ev); x++) {
+    int n;
+    const int *real = opt__eval_real_edges(s->ev, &n);
+    for (int r = 0; r < n; r++) {
+        int x = real[r];
         s->etime[x] = ed[x].cost.time;
         s->eto[x] = ed[x].to;
     }
@@ -489,10 +522,14 @@ static deso_err heaviest(srch *s, const bool *tried, int *e, int *cab)
 {
     DESO_TRY(cur_edges(s));
     const double *w = s->etime;
-    int n = opt__eval_nedges(s->ev);
+    int n;
+    const int *real = opt__eval_real_edges(s->ev, &n);
     *e = -1;
-    for (int x = 0; x < n; x++)
+    /* the other slots are no edge: weight 0, never taken                 */
+    for (int r = 0; r < n; r++) {
+        int x = real[r];
         if (!tried[x] && w[x] > 0.0 && (*e < 0 || w[x] > w[*e])) *e = x;
+    }
     if (*e >= 0) *cab = s->eto[*e];
     return DESO_OK;
 }
@@ -711,12 +748,14 @@ static deso_err lean_plan(srch *s)
         const opt__place *c;
         int n, nops = s->g->nodes[i].d.nops, best = 0;
         DESO_TRY(node_cands(s, i, &c, &n));
+        int wb = weight_of(s, &c[0], nops);
         for (int k = 1; k < n; k++) {
             int wc = weight_of(s, &c[k], nops);
-            int wb = weight_of(s, &c[best], nops);
             if (wc < wb || (wc == wb && same_dists(s, &c[k], &c[0]) &&
-                            !same_dists(s, &c[best], &c[0])))
+                            !same_dists(s, &c[best], &c[0]))) {
                 best = k;
+                wb = wc;
+            }
         }
         s->cur[i] = c[best];
     }
@@ -819,7 +858,7 @@ static deso_err place_valid(srch *s, int i, const int *cur,
     const cand_set *kept = cands_kept(s, i, cur);
     if (kept != NULL) {
         for (int k = 0; k < kept->n && !*in; k++)
-            *in = place_diff(&s->pool[kept->first + k], p) == 0;
+            *in = place_same(&s->pool[kept->first + k], p);
         return DESO_OK;
     }
     int n;

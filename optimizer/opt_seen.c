@@ -12,9 +12,9 @@
  * Open addressing on the caller's key of the plan (any 64-bit function
  * of it: the search keeps one as it changes plans node by node); a hit
  * compares the whole plan, so two plans never share a time.  Plans are
- * kept in one array, nnodes placements each; it and the slots (twice as
- * many) grow fourfold when full: a search keeps tens to hundreds of
- * plans.                                                                 */
+ * kept in blocks of SEEN_BLOCK plans, nnodes placements each, so that
+ * growing never copies them (a search keeps tens to hundreds of plans);
+ * the times, keys and slots (twice as many) grow fourfold when full.    */
 #include "optimizer/opt_impl.h"
 
 #include <stdlib.h>
@@ -23,14 +23,24 @@
 #include "placement/errors.h"
 #include "placement/alloc.h"
 
+#define SEEN_BLOCK 64
+
 struct opt__seen {
     int nnodes;
     int n, cap;               /* plans kept, room for                      */
-    opt__place *plans;        /* plan k: plans[k * nnodes ..]              */
+    opt__place **block;       /* plan k: block[k / SEEN_BLOCK][(k %
+                               * SEEN_BLOCK) * nnodes ..]                 */
+    int nblock, cap_block;
     double *time;
     uint64_t *hash;
     int *slot, nslot;         /* plan index, -1 empty; nslot = 2 cap       */
 };
+
+static opt__place *plan_at(const opt__seen *s, int x)
+{
+    return s->block[x / SEEN_BLOCK] +
+           (size_t)(x % SEEN_BLOCK) * (size_t)s->nnodes;
+}
 
 /* The slot holding plan p (hash h), or the empty slot where it would go. */
 static int seen_slot(const opt__seen *s, const opt__place *p, uint64_t h)
@@ -41,8 +51,7 @@ static int seen_slot(const opt__seen *s, const opt__place *p, uint64_t h)
     for (;; k = (k + 1) & mask) {
         int x = s->slot[k];
         if (x < 0) return (int)k;
-        if (s->hash[x] == h &&
-            memcmp(&s->plans[(size_t)x * (size_t)s->nnodes], p, bytes) == 0)
+        if (s->hash[x] == h && memcmp(plan_at(s, x), p, bytes) == 0)
             return (int)k;
     }
 }
@@ -59,7 +68,8 @@ deso_err opt__seen_new(int nnodes, opt__seen **out)
 void opt__seen_free(opt__seen *s)
 {
     if (s == NULL) return;
-    free(s->plans);
+    for (int b = 0; b < s->nblock; b++) free(s->block[b]);
+    free(s->block);
     free(s->time);
     free(s->hash);
     free(s->slot);
@@ -76,16 +86,33 @@ bool opt__seen_find(const opt__seen *s, const opt__place *p, uint64_t h,
     return true;
 }
 
-/* Room for one more plan: the arrays and the slots grow fourfold (the
- * slots are refilled from the kept keys).                                */
+/* Room for one more block of plans.                                      */
+static deso_err block_room(opt__seen *s)
+{
+    if (s->nblock * SEEN_BLOCK > s->n) return DESO_OK;
+    if (s->nblock == s->cap_block) {
+        int cap = s->cap_block ? 2 * s->cap_block : 4;
+        opt__place **b = deso__realloc(s->block, (size_t)cap * sizeof *b);
+        DESO_CHECK(b != NULL, DESO_ENOMEM, "optimizer: out of memory");
+        s->block = b;
+        s->cap_block = cap;
+    }
+    size_t bytes = (size_t)SEEN_BLOCK * (size_t)s->nnodes * sizeof(opt__place);
+    s->block[s->nblock] = deso__malloc(bytes);
+    DESO_CHECK(s->block[s->nblock] != NULL, DESO_ENOMEM,
+               "optimizer: out of memory");
+    s->nblock++;
+    return DESO_OK;
+}
+
+/* Room for one more plan: a block when the last is full; the times, keys
+ * and slots grow fourfold (the slots refilled from the kept keys).       */
 static deso_err seen_grow(opt__seen *s)
 {
+    DESO_TRY(block_room(s));
     if (s->n < s->cap) return DESO_OK;
-    int cap = s->cap ? 4 * s->cap : 64;
-    size_t nn = (size_t)s->nnodes;
-    opt__place *pl = deso__realloc(s->plans, (size_t)cap * nn * sizeof *pl);
-    if (pl != NULL) s->plans = pl;
-    double *t = pl ? deso__realloc(s->time, (size_t)cap * sizeof *t) : NULL;
+    int cap = s->cap ? 4 * s->cap : SEEN_BLOCK;
+    double *t = deso__realloc(s->time, (size_t)cap * sizeof *t);
     if (t != NULL) s->time = t;
     uint64_t *h = t ? deso__realloc(s->hash, (size_t)cap * sizeof *h) : NULL;
     if (h != NULL) s->hash = h;
@@ -97,7 +124,7 @@ static deso_err seen_grow(opt__seen *s)
     s->cap = cap;
     for (int k = 0; k < s->nslot; k++) sl[k] = -1;
     for (int x = 0; x < s->n; x++)
-        sl[seen_slot(s, &s->plans[(size_t)x * nn], s->hash[x])] = x;
+        sl[seen_slot(s, plan_at(s, x), s->hash[x])] = x;
     return DESO_OK;
 }
 
@@ -108,7 +135,7 @@ deso_err opt__seen_add(opt__seen *s, const opt__place *p, uint64_t h,
     size_t nn = (size_t)s->nnodes;
     int k = seen_slot(s, p, h);
     if (s->slot[k] >= 0) return DESO_OK;          /* already kept          */
-    memcpy(&s->plans[(size_t)s->n * nn], p, nn * sizeof *p);
+    memcpy(plan_at(s, s->n), p, nn * sizeof *p);
     s->time[s->n] = time;
     s->hash[s->n] = h;
     s->slot[k] = s->n++;
