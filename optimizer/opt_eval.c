@@ -521,6 +521,10 @@ static deso_err red_find(opt__eval *e, int i, const opt__place *pl, int *id)
     r->rep_rd = (lay.res.rep & blas_red_bits(r->rd, lay.res.pr,
                                              lay.res.pc)) != 0;
     r->work = opt__node_work(nd, &lay, &e->pp);
+    if (r->key < 0) {     /* never grouped: node_term's cost, made here    */
+        opt__node_cost(e->g, nd, &lay, &e->pp, 0, false, &r->cost);
+        r->have_cost = true;
+    }
     e->rslot[k] = e->nred;
     *id = e->nred++;
     return DESO_OK;
