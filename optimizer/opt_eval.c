@@ -33,6 +33,7 @@
 #include "placement/alloc.h"
 
 #define EVAL_MAXVIEWS 16
+#define RED_DM 8
 
 /* A value's views while the plan runs: layout ids, [0] the primary.       */
 typedef struct vstate {
@@ -109,6 +110,8 @@ struct opt__eval {
     int *reds, nreds;         /* the nodes with a reduction, in order     */
     bool *is_red;             /* whether node i is one of them            */
     int *rcur;                /* red id of its placement now, -1: none    */
+    int *rdm;                 /* RED_DM red ids of its placements met, by
+                               * red_dm_slot; -1: none                    */
     node_made *made;          /* what ncost[i] was made from               */
     int *recost, nrecost;     /* reductions whose placement changed ...   */
     bool *rmark;              /* ... node i is among them                  */
@@ -271,12 +274,13 @@ static deso_err pair_grow(opt__eval *e)
     int cap = e->cap_pair ? 2 * e->cap_pair : 32;
     pair_ent *old = e->pair;
     int ocap = e->cap_pair;
-    e->pair = deso__calloc((size_t)cap, sizeof *e->pair);
+    e->pair = deso__malloc((size_t)cap * sizeof *e->pair);
     if (e->pair == NULL) {
         e->pair = old;
         return deso__fail(DESO_ENOMEM, "optimizer: out of memory");
     }
     e->cap_pair = cap;
+    for (int k = 0; k < cap; k++) e->pair[k].key = 0;    /* all empty      */
     for (int k = 0; k < ocap; k++)
         if (old[k].key != 0) e->pair[pair_slot(e, old[k].key)] = old[k];
     free(old);
@@ -465,6 +469,15 @@ static uint64_t red_hash(int i, const opt__place *pl, int nops)
     return h ^ (h >> 31);
 }
 
+/* A placement's slot in a node's direct-mapped table (RED_DM slots).      */
+static int red_dm_slot(const opt__place *pl)
+{
+    unsigned h = (unsigned)pl->res * 0x9e3779b9u ^
+                 (unsigned)pl->req[0] * 0x85ebca6bu ^
+                 (unsigned)pl->req[1] * 0xc2b2ae35u;
+    return (int)(h >> 29) & (RED_DM - 1);
+}
+
 static bool red_same(const red_ent *r, int i, const opt__place *pl, int nops)
 {
     if (r->node != i || r->pl.res != pl->res) return false;
@@ -536,11 +549,18 @@ static deso_err red_find(opt__eval *e, int i, const opt__place *pl, int *id)
 static deso_err node_refresh(opt__eval *e, int i, const opt__place *pl,
                              bool *changed)
 {
-    int old = e->rcur[i], id;
+    int old = e->rcur[i], id, nops = e->g->nodes[i].d.nops;
     *changed = false;
-    if (old >= 0 && red_same(&e->red[old], i, pl, e->g->nodes[i].d.nops))
-        return DESO_OK;
-    DESO_TRY(red_find(e, i, pl, &id));
+    if (old >= 0 && red_same(&e->red[old], i, pl, nops)) return DESO_OK;
+    /* a small direct-mapped table of the node's placements first: a fit
+     * tries a handful of candidates over and over                        */
+    int *dm = &e->rdm[i * RED_DM + red_dm_slot(pl)];
+    if (*dm >= 0 && red_same(&e->red[*dm], i, pl, nops)) {
+        id = *dm;
+    } else {
+        DESO_TRY(red_find(e, i, pl, &id));
+        *dm = id;
+    }
     e->rcur[i] = id;
     *changed = old < 0 || e->red[old].key != e->red[id].key ||
                e->red[old].rep_rd != e->red[id].rep_rd;
@@ -647,6 +667,7 @@ static size_t eval_arrays(opt__eval *e, char *block)
     e->recost = carve(block, &off, nn, sizeof *e->recost);
     e->rmark = carve(block, &off, nn, sizeof *e->rmark);
     e->rcur = carve(block, &off, nn, sizeof *e->rcur);
+    e->rdm = carve(block, &off, nn * RED_DM, sizeof *e->rdm);
     e->made = carve(block, &off, nn, sizeof *e->made);
     e->key = carve(block, &off, nn, sizeof *e->key);
     e->fuse = carve(block, &off, nn, sizeof *e->fuse);
@@ -741,6 +762,7 @@ static deso_err eval_setup(opt__eval *e)
     for (int x = 0; x < e->nedges; x++) e->edge[x] = none;
     for (int i = 0; i < g->nnodes; i++) {
         e->rcur[i] = -1;
+        for (int k = 0; k < RED_DM; k++) e->rdm[i * RED_DM + k] = -1;
         e->made[i].red = -1;
         e->rmark[i] = false;
         e->key[i] = -1;           /* never set for a node that reduces nothing */

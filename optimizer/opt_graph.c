@@ -200,11 +200,12 @@ void opt_plan_free(opt_plan *p)
     memset(p, 0, sizeof *p);
 }
 
-static deso_err plan_alloc(opt_plan *p, int nnodes)
+static deso_err plan_alloc(opt_plan *p, int nnodes, bool zero)
 {
     memset(p, 0, sizeof *p);
     size_t n = nnodes > 0 ? (size_t)nnodes : 1;
-    p->node = deso__calloc(n, sizeof *p->node);
+    p->node = zero ? deso__calloc(n, sizeof *p->node)
+                   : deso__malloc(n * sizeof *p->node);
     p->fuse = deso__malloc(n * sizeof *p->fuse);
     if (p->node == NULL || p->fuse == NULL) {
         opt_plan_free(p);
@@ -217,12 +218,17 @@ static deso_err plan_alloc(opt_plan *p, int nnodes)
 
 deso_err opt__plan_alloc(opt_plan *p, int nnodes)
 {
-    return plan_alloc(p, nnodes);
+    return plan_alloc(p, nnodes, true);
+}
+
+deso_err opt__plan_alloc_unset(opt_plan *p, int nnodes)
+{
+    return plan_alloc(p, nnodes, false);
 }
 
 deso_err opt_plan_copy(const opt_plan *src, opt_plan *dst)
 {
-    DESO_TRY(plan_alloc(dst, src->nnodes));
+    DESO_TRY(plan_alloc(dst, src->nnodes, true));
     dst->mode = src->mode;
     dst->model = src->model;
     dst->iters = src->iters;

@@ -6,6 +6,9 @@
 
 /* A plan for nnodes nodes, zeroed, fuse groups -1.                         */
 deso_err opt__plan_alloc(opt_plan *p, int nnodes);
+/* The same with the placements left unset, for a caller that sets every
+ * node's whole placement (zeroing them first would be wasted).           */
+deso_err opt__plan_alloc_unset(opt_plan *p, int nnodes);
 
 /* The primary layouts of node i's operands under plan p (live-in values:
  * their primary layout; produced values: their producer's result).       */

@@ -108,7 +108,10 @@ typedef struct srch {
     int *eto;                 /* ... and the layouts they ask for         */
     double cost;
     int iters;                /* greedy edge attempts                     */
-    int *chead;               /* per node: its first candidate set ...    */
+    int *cls;                 /* per node: the first node of its class:
+                               * the same candidates for the same operand
+                               * layouts (same_cands)                     */
+    int *chead;               /* per class: its first candidate set ...   */
     unsigned *reads;          /* ... and opt__cands_reads                 */
     cand_set *sets;
     int nsets, cap_sets;
@@ -229,10 +232,10 @@ static void cands_key(const srch *s, int i, const int *cur, int *key)
 static const cand_set *cands_kept(const srch *s, int i, const int *cur)
 {
     if (s->reads[i] == 0u)        /* one set for the whole search          */
-        return s->chead[i] >= 0 ? &s->sets[s->chead[i]] : NULL;
+        return s->chead[s->cls[i]] >= 0 ? &s->sets[s->chead[s->cls[i]]] : NULL;
     int nops = s->g->nodes[i].d.nops, key[BLAS_MAXOPS];
     cands_key(s, i, cur, key);
-    for (int k = s->chead[i]; k >= 0; k = s->sets[k].next) {
+    for (int k = s->chead[s->cls[i]]; k >= 0; k = s->sets[k].next) {
         int j = 0;
         while (j < nops && s->sets[k].cur[j] == key[j]) j++;
         if (j == nops) return &s->sets[k];
@@ -272,8 +275,8 @@ static deso_err cands_of(srch *s, int i, const int *cur,
     cands_key(s, i, cur, cs->cur);
     cs->first = s->npool;
     cs->n = m;
-    cs->next = s->chead[i];
-    s->chead[i] = s->nsets++;
+    cs->next = s->chead[s->cls[i]];
+    s->chead[s->cls[i]] = s->nsets++;
     s->npool += m;
     *out = s->pool + cs->first;
     *n = m;
@@ -286,8 +289,9 @@ static deso_err cands_of(srch *s, int i, const int *cur,
 static deso_err cands_in(srch *s, const opt__place *p, int i,
                          const opt__place **out, int *n)
 {
-    if (s->reads[i] == 0u && s->chead[i] >= 0) {
-        const cand_set *cs = &s->sets[s->chead[i]];
+    int head = s->chead[s->cls[i]];
+    if (s->reads[i] == 0u && head >= 0) {
+        const cand_set *cs = &s->sets[head];
         *out = s->pool + cs->first;
         *n = cs->n;
         return DESO_OK;
@@ -642,6 +646,7 @@ static void srch_free(srch *s)
     free(s->trial);
     free(s->alt);
     free(s->chead);
+    free(s->cls);
     free(s->reads);
     free(s->etime);
     free(s->eto);
@@ -651,6 +656,28 @@ static void srch_free(srch *s)
     free(s->vlays);
     free(s->nvlays);
     memset(s, 0, sizeof *s);
+}
+
+/* Whether nodes i and j have the same candidates for the same operand
+ * layouts: opt_node_cands reads of a node only its description, its
+ * result's value and the operands' layouts; the operands' kinds and
+ * lengths are compared too, so that the layouts a candidate set is kept
+ * for mean the same thing for both.                                      */
+static bool same_cands(const opt_graph *g, int i, int j)
+{
+    const opt_node *a = &g->nodes[i], *b = &g->nodes[j];
+    const blas_desc *x = &a->d, *y = &b->d;
+    if (x->op != y->op || x->flags != y->flags || x->nops != y->nops ||
+        x->off != y->off || x->inc != y->inc || x->len != y->len ||
+        x->rows != y->rows || x->ld != y->ld || x->sp != y->sp)
+        return false;
+    const opt_value *ra = &g->vals[a->res], *rb = &g->vals[b->res];
+    if (ra->kind != rb->kind || ra->n != rb->n || ra->m != rb->m) return false;
+    for (int k = 0; k < x->nops; k++) {
+        const opt_value *u = &g->vals[a->ops[k]], *v = &g->vals[b->ops[k]];
+        if (u->kind != v->kind || u->n != v->n || u->m != v->m) return false;
+    }
+    return true;
 }
 
 /* s for a search of g under o (on failure the caller frees it).          */
@@ -668,6 +695,7 @@ static deso_err srch_init(srch *s, const opt_graph *g,
     s->trial = deso__calloc(nn, sizeof *s->trial);
     s->alt = deso__calloc(nn, sizeof *s->alt);
     s->chead = deso__malloc(nn * sizeof *s->chead);
+    s->cls = deso__malloc(nn * sizeof *s->cls);
     s->reads = deso__malloc(nn * sizeof *s->reads);
     size_t ne = (size_t)opt__eval_nedges(s->ev) + 1;
     s->etime = deso__malloc(ne * sizeof *s->etime);
@@ -675,12 +703,15 @@ static deso_err srch_init(srch *s, const opt_graph *g,
     s->scratch = deso__malloc(OPT_MAXCANDS * sizeof *s->scratch);
     s->vlays = deso__malloc(nv * sizeof *s->vlays);
     s->nvlays = deso__calloc(nv, sizeof *s->nvlays);
-    DESO_CHECK(s->cur && s->trial && s->alt && s->chead && s->reads &&
+    DESO_CHECK(s->cur && s->trial && s->alt && s->chead && s->cls && s->reads &&
                s->etime && s->eto && s->scratch &&
                s->vlays && s->nvlays,
                DESO_ENOMEM, "optimizer: out of memory");
     for (int i = 0; i < g->nnodes; i++) {
         s->chead[i] = -1;
+        s->cls[i] = i;
+        for (int j = 0; j < i && s->cls[i] == i; j++)
+            if (s->cls[j] == j && same_cands(g, i, j)) s->cls[i] = j;
         s->reads[i] = opt__cands_reads(g, i);
     }
     /* the vectors' length: the first vector's (a solver's are all one)    */
@@ -1027,7 +1058,7 @@ deso_err opt_search(const opt_graph *g, const opt_search_opts *o,
     deso_err err = srch_init(&s, g, o);
     if (err == DESO_OK) err = starts(&s, &settled);
     if (err == DESO_OK) err = never_worse(&s, &settled);
-    if (err == DESO_OK) err = opt__plan_alloc(out, g->nnodes);
+    if (err == DESO_OK) err = opt__plan_alloc_unset(out, g->nnodes);
     if (err == DESO_OK) {
         out->settled = settled;
         err = plan_out(&s, o->mode, out);
