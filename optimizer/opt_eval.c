@@ -632,15 +632,6 @@ static void node_term(opt__eval *e, int i, opt_counts *c)
 
 /* ---- the evaluator -------------------------------------------------------- */
 
-/* The next array of n elements of `size` bytes in a block (16-byte
- * aligned); with base NULL only the offset moves (sizing the block).     */
-static void *carve(char *base, size_t *off, size_t n, size_t size)
-{
-    void *p = base != NULL ? base + *off : NULL;
-    *off += (n * size + 15) & ~(size_t)15;
-    return p;
-}
-
 /* The per-graph arrays, carved out of block (NULL: just its size).       */
 static size_t eval_arrays(opt__eval *e, char *block)
 {
@@ -648,38 +639,38 @@ static size_t eval_arrays(opt__eval *e, char *block)
     size_t nv = g->nvals > 0 ? (size_t)g->nvals : 1;
     size_t nn = g->nnodes > 0 ? (size_t)g->nnodes : 1;
     size_t ne = (size_t)g->nnodes * BLAS_MAXOPS + nv, off = 0;
-    e->view0 = carve(block, &off, nv, sizeof *e->view0);
-    e->birth = carve(block, &off, nv, sizeof *e->birth);
-    e->want = carve(block, &off, nv, sizeof *e->want);
-    e->carry = carve(block, &off, nv, sizeof *e->carry);
-    e->cfirst = carve(block, &off, nv, sizeof *e->cfirst);
-    e->cwatch = carve(block, &off, nn * BLAS_MAXOPS, sizeof *e->cwatch);
-    e->cpos = carve(block, &off, nv, sizeof *e->cpos);
-    e->cstart = carve(block, &off, nv + 1, sizeof *e->cstart);
-    e->cons = carve(block, &off, nn * BLAS_MAXOPS, sizeof *e->cons);
-    e->rdr = carve(block, &off, nn * BLAS_MAXOPS, sizeof *e->rdr);
-    e->stale = carve(block, &off, nv, sizeof *e->stale);
-    e->walk = carve(block, &off, nv, sizeof *e->walk);
-    e->taint = carve(block, &off, nv, sizeof *e->taint);
-    e->last = carve(block, &off, nn, sizeof *e->last);
-    e->reds = carve(block, &off, nn, sizeof *e->reds);
-    e->is_red = carve(block, &off, nn, sizeof *e->is_red);
-    e->recost = carve(block, &off, nn, sizeof *e->recost);
-    e->rmark = carve(block, &off, nn, sizeof *e->rmark);
-    e->rcur = carve(block, &off, nn, sizeof *e->rcur);
-    e->rdm = carve(block, &off, nn * RED_DM, sizeof *e->rdm);
-    e->made = carve(block, &off, nn, sizeof *e->made);
-    e->key = carve(block, &off, nn, sizeof *e->key);
-    e->fuse = carve(block, &off, nn, sizeof *e->fuse);
-    e->gsize = carve(block, &off, nn, sizeof *e->gsize);
-    e->gall = carve(block, &off, nn, sizeof *e->gall);
-    e->npos = carve(block, &off, nn, sizeof *e->npos);
-    e->ncost = carve(block, &off, nn, sizeof *e->ncost);
-    e->edge = carve(block, &off, ne, sizeof *e->edge);
-    e->tpos = carve(block, &off, ne, sizeof *e->tpos);
-    e->real = carve(block, &off, ne, sizeof *e->real);
-    e->term = carve(block, &off, ne + nn + nv, sizeof *e->term);
-    e->acc = carve(block, &off, ne + nn + nv, sizeof *e->acc);
+    e->view0 = opt__carve(block, &off, nv, sizeof *e->view0);
+    e->birth = opt__carve(block, &off, nv, sizeof *e->birth);
+    e->want = opt__carve(block, &off, nv, sizeof *e->want);
+    e->carry = opt__carve(block, &off, nv, sizeof *e->carry);
+    e->cfirst = opt__carve(block, &off, nv, sizeof *e->cfirst);
+    e->cwatch = opt__carve(block, &off, nn * BLAS_MAXOPS, sizeof *e->cwatch);
+    e->cpos = opt__carve(block, &off, nv, sizeof *e->cpos);
+    e->cstart = opt__carve(block, &off, nv + 1, sizeof *e->cstart);
+    e->cons = opt__carve(block, &off, nn * BLAS_MAXOPS, sizeof *e->cons);
+    e->rdr = opt__carve(block, &off, nn * BLAS_MAXOPS, sizeof *e->rdr);
+    e->stale = opt__carve(block, &off, nv, sizeof *e->stale);
+    e->walk = opt__carve(block, &off, nv, sizeof *e->walk);
+    e->taint = opt__carve(block, &off, nv, sizeof *e->taint);
+    e->last = opt__carve(block, &off, nn, sizeof *e->last);
+    e->reds = opt__carve(block, &off, nn, sizeof *e->reds);
+    e->is_red = opt__carve(block, &off, nn, sizeof *e->is_red);
+    e->recost = opt__carve(block, &off, nn, sizeof *e->recost);
+    e->rmark = opt__carve(block, &off, nn, sizeof *e->rmark);
+    e->rcur = opt__carve(block, &off, nn, sizeof *e->rcur);
+    e->rdm = opt__carve(block, &off, nn * RED_DM, sizeof *e->rdm);
+    e->made = opt__carve(block, &off, nn, sizeof *e->made);
+    e->key = opt__carve(block, &off, nn, sizeof *e->key);
+    e->fuse = opt__carve(block, &off, nn, sizeof *e->fuse);
+    e->gsize = opt__carve(block, &off, nn, sizeof *e->gsize);
+    e->gall = opt__carve(block, &off, nn, sizeof *e->gall);
+    e->npos = opt__carve(block, &off, nn, sizeof *e->npos);
+    e->ncost = opt__carve(block, &off, nn, sizeof *e->ncost);
+    e->edge = opt__carve(block, &off, ne, sizeof *e->edge);
+    e->tpos = opt__carve(block, &off, ne, sizeof *e->tpos);
+    e->real = opt__carve(block, &off, ne, sizeof *e->real);
+    e->term = opt__carve(block, &off, ne + nn + nv, sizeof *e->term);
+    e->acc = opt__carve(block, &off, ne + nn + nv, sizeof *e->acc);
     return off;
 }
 

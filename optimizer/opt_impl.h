@@ -61,6 +61,17 @@ deso_err opt__node_cands(const opt_graph *g, int i, opt_mode mode,
  * on these slots give the same candidates, in the same order.           */
 unsigned opt__cands_reads(const opt_graph *g, int i);
 
+/* The next array of n elements of `size` bytes in a block (16-byte
+ * aligned); with base NULL only the offset moves (sizing the block): a
+ * structure's arrays in one allocation.                                  */
+static inline void *opt__carve(char *base, size_t *off, size_t n,
+                               size_t size)
+{
+    void *p = base != NULL ? base + *off : NULL;
+    *off += (n * size + 15) & ~(size_t)15;
+    return p;
+}
+
 /* ceil(log2 p) for p >= 1.                                                 */
 int opt__log2c(int p);
 

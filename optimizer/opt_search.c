@@ -102,7 +102,9 @@ typedef struct srch {
     opt__place *cur;          /* the current plan                         */
     opt__place *trial;        /* the plan an attempt changes              */
     opt__place *alt;          /* sink_change's best other layout's plan   */
-    uint64_t cur_h, trial_h;  /* their plan_keys, kept as they change     */
+    uint64_t cur_h, trial_h;  /* their plan_keys, kept as they change ... */
+    uint64_t *ckey, *tkey;    /* ... with their nodes' place_keys ...     */
+    uint64_t *akey;           /* ... and alt's                            */
     bool edges_cur;           /* etime, eto are the current plan's ...    */
     double *etime;            /* ... edges' times                         */
     int *eto;                 /* ... and the layouts they ask for         */
@@ -118,6 +120,10 @@ typedef struct srch {
     opt__place *pool;
     int npool, cap_pool;
     opt_place *scratch;       /* opt_node_cands' output                   */
+    opt__place *hold;         /* a plan kept aside (starts' best, mode
+                               * none's plan)                             */
+    bool *tried;              /* per edge: attempted in this pass          */
+    char *block;              /* the arrays above                         */
     int (*vlays)[OPT__MAXLAYS]; /* per value: opt__layouts as ids ...     */
     int *nvlays;              /* ... how many; -1: not asked yet          */
     opt__modesets ms;         /* the mode's layouts for opt__node_cands    */
@@ -157,7 +163,9 @@ static deso_err cost_of(srch *s, const opt__place *p, uint64_t h, double *t)
 /* Node i of the trial plan becomes c.                                     */
 static void put(srch *s, int i, const opt__place *c)
 {
-    s->trial_h ^= place_key(i, &s->trial[i]) ^ place_key(i, c);
+    uint64_t k = place_key(i, c);
+    s->trial_h ^= s->tkey[i] ^ k;
+    s->tkey[i] = k;
     s->trial[i] = *c;
 }
 
@@ -166,12 +174,17 @@ static void trial_reset(srch *s)
 {
     memcpy(s->trial, s->cur, (size_t)s->g->nnodes * sizeof *s->trial);
     s->trial_h = s->cur_h;
+    memcpy(s->tkey, s->ckey, (size_t)s->g->nnodes * sizeof *s->tkey);
 }
 
 /* The current plan's key, after it was set node by node.                  */
 static void cur_rekey(srch *s)
 {
-    s->cur_h = plan_key(s, s->cur);
+    s->cur_h = 0;
+    for (int i = 0; i < s->g->nnodes; i++) {
+        s->ckey[i] = place_key(i, &s->cur[i]);
+        s->cur_h ^= s->ckey[i];
+    }
     s->edges_cur = false;
 }
 
@@ -432,6 +445,7 @@ static deso_err try_accept(srch *s, const opt__place *trial, bool *ok,
     if (*ok) {
         memcpy(s->cur, trial, (size_t)s->g->nnodes * sizeof *s->cur);
         s->cur_h = s->trial_h;
+        memcpy(s->ckey, s->tkey, (size_t)s->g->nnodes * sizeof *s->ckey);
         s->edges_cur = false;
         s->cost = t;
     }
@@ -489,11 +503,13 @@ static deso_err sink_change(srch *s, opt__place *trial, int v, int cab,
                                                 * deterministic, so kept
                                                 * rather than made again   */
             bh = s->trial_h;
+            memcpy(s->akey, s->tkey, (size_t)s->g->nnodes * sizeof *s->akey);
         }
     }
     if (bk < 0) return DESO_OK;
     memcpy(trial, s->alt, bytes);
     s->trial_h = bh;
+    memcpy(s->tkey, s->akey, (size_t)s->g->nnodes * sizeof *s->tkey);
     return try_accept(s, trial, ok, better);
 }
 
@@ -621,19 +637,13 @@ static deso_err node_sweeps(srch *s, opt__place *trial, bool *done)
 
 static deso_err greedy(srch *s)
 {
-    opt__place *trial = s->trial;
-    bool *tried = deso__calloc((size_t)opt__eval_nedges(s->ev) + 1,
-                               sizeof *tried);
-    deso_err err = tried
-        ? DESO_OK : deso__fail(DESO_ENOMEM, "optimizer: out of memory");
     bool edges_done = false, sweep_done = false;
-    if (err == DESO_OK) err = edge_passes(s, trial, tried, &edges_done);
-    if (err == DESO_OK) err = node_sweeps(s, trial, &sweep_done);
+    DESO_TRY(edge_passes(s, s->trial, s->tried, &edges_done));
+    DESO_TRY(node_sweeps(s, s->trial, &sweep_done));
     /* the state the last edge pass left, unchanged by the sweep: another
      * bounded pass from it would try the same edges and find nothing      */
     s->converged = edges_done && sweep_done;
-    free(tried);
-    return err;
+    return DESO_OK;
 }
 
 /* ---- set-up -------------------------------------------------------------- */
@@ -642,19 +652,9 @@ static void srch_free(srch *s)
 {
     opt__eval_free(s->ev);
     opt__seen_free(s->seen);
-    free(s->cur);
-    free(s->trial);
-    free(s->alt);
-    free(s->chead);
-    free(s->cls);
-    free(s->reads);
-    free(s->etime);
-    free(s->eto);
+    free(s->block);
     free(s->sets);
     free(s->pool);
-    free(s->scratch);
-    free(s->vlays);
-    free(s->nvlays);
     memset(s, 0, sizeof *s);
 }
 
@@ -680,6 +680,35 @@ static bool same_cands(const opt_graph *g, int i, int j)
     return true;
 }
 
+/* The search's per-graph arrays, carved out of block (NULL: just its
+ * size); the plans and keys zeroed, the rest set before it is read.     */
+static size_t srch_arrays(srch *s, char *block)
+{
+    const opt_graph *g = s->g;
+    size_t nn = g->nnodes > 0 ? (size_t)g->nnodes : 1;
+    size_t nv = g->nvals > 0 ? (size_t)g->nvals : 1;
+    size_t ne = (size_t)opt__eval_nedges(s->ev) + 1, off = 0;
+    s->cur = opt__carve(block, &off, nn, sizeof *s->cur);
+    s->trial = opt__carve(block, &off, nn, sizeof *s->trial);
+    s->alt = opt__carve(block, &off, nn, sizeof *s->alt);
+    s->hold = opt__carve(block, &off, nn, sizeof *s->hold);
+    s->ckey = opt__carve(block, &off, nn, sizeof *s->ckey);
+    s->tkey = opt__carve(block, &off, nn, sizeof *s->tkey);
+    s->akey = opt__carve(block, &off, nn, sizeof *s->akey);
+    size_t zeroed = off;
+    s->chead = opt__carve(block, &off, nn, sizeof *s->chead);
+    s->cls = opt__carve(block, &off, nn, sizeof *s->cls);
+    s->reads = opt__carve(block, &off, nn, sizeof *s->reads);
+    s->etime = opt__carve(block, &off, ne, sizeof *s->etime);
+    s->eto = opt__carve(block, &off, ne, sizeof *s->eto);
+    s->tried = opt__carve(block, &off, ne, sizeof *s->tried);
+    s->scratch = opt__carve(block, &off, OPT_MAXCANDS, sizeof *s->scratch);
+    s->vlays = opt__carve(block, &off, nv, sizeof *s->vlays);
+    s->nvlays = opt__carve(block, &off, nv, sizeof *s->nvlays);
+    if (block != NULL) memset(block, 0, zeroed);
+    return off;
+}
+
 /* s for a search of g under o (on failure the caller frees it).          */
 static deso_err srch_init(srch *s, const opt_graph *g,
                           const opt_search_opts *o)
@@ -689,24 +718,9 @@ static deso_err srch_init(srch *s, const opt_graph *g,
     s->o = o;
     DESO_TRY(opt__eval_new(g, &o->cost, NULL, &s->ev));
     DESO_TRY(opt__seen_new(g->nnodes, &s->seen));
-    size_t nn = g->nnodes > 0 ? (size_t)g->nnodes : 1;
-    size_t nv = g->nvals > 0 ? (size_t)g->nvals : 1;
-    s->cur = deso__calloc(nn, sizeof *s->cur);
-    s->trial = deso__calloc(nn, sizeof *s->trial);
-    s->alt = deso__calloc(nn, sizeof *s->alt);
-    s->chead = deso__malloc(nn * sizeof *s->chead);
-    s->cls = deso__malloc(nn * sizeof *s->cls);
-    s->reads = deso__malloc(nn * sizeof *s->reads);
-    size_t ne = (size_t)opt__eval_nedges(s->ev) + 1;
-    s->etime = deso__malloc(ne * sizeof *s->etime);
-    s->eto = deso__malloc(ne * sizeof *s->eto);
-    s->scratch = deso__malloc(OPT_MAXCANDS * sizeof *s->scratch);
-    s->vlays = deso__malloc(nv * sizeof *s->vlays);
-    s->nvlays = deso__calloc(nv, sizeof *s->nvlays);
-    DESO_CHECK(s->cur && s->trial && s->alt && s->chead && s->cls && s->reads &&
-               s->etime && s->eto && s->scratch &&
-               s->vlays && s->nvlays,
-               DESO_ENOMEM, "optimizer: out of memory");
+    s->block = deso__malloc(srch_arrays(s, NULL));
+    DESO_CHECK(s->block != NULL, DESO_ENOMEM, "optimizer: out of memory");
+    srch_arrays(s, s->block);
     for (int i = 0; i < g->nnodes; i++) {
         s->chead[i] = -1;
         s->cls[i] = i;
@@ -970,8 +984,7 @@ static deso_err alone_plan(const opt_graph *g, const opt_search_opts *o,
 static deso_err starts(srch *s, bool *settled)
 {
     size_t nn = s->g->nnodes > 0 ? (size_t)s->g->nnodes : 1;
-    opt__place *best = deso__malloc(nn * sizeof *best);
-    DESO_CHECK(best != NULL, DESO_ENOMEM, "optimizer: out of memory");
+    opt__place *best = s->hold;
     double bcost = 0.0;
     int nstarts = s->o->mode == OPT_FULL ? 2 : 1, iters = 0;
     int part_st = s->g->nparts > 0 ? nstarts++ : -1;
@@ -995,7 +1008,6 @@ static deso_err starts(srch *s, bool *settled)
         s->cost = bcost;
         s->iters = iters;
     }
-    free(best);
     return err;
 }
 
@@ -1004,13 +1016,9 @@ static deso_err starts(srch *s, bool *settled)
 static deso_err never_worse(srch *s, bool *settled)
 {
     size_t nn = s->g->nnodes > 0 ? (size_t)s->g->nnodes : 1;
-    opt__place *none = deso__malloc(nn * sizeof *none);
-    DESO_CHECK(none != NULL, DESO_ENOMEM, "optimizer: out of memory");
+    opt__place *none = s->hold;
     deso_err err = none_ids(s, none);
-    if (err != DESO_OK) {
-        free(none);
-        return err == DESO_ENOMEM ? err : DESO_OK;
-    }
+    if (err != DESO_OK) return err == DESO_ENOMEM ? err : DESO_OK;
     double tn;
     bool ok = false;
     err = cost_of(s, none, plan_key(s, none), &tn);
@@ -1021,7 +1029,6 @@ static deso_err never_worse(srch *s, bool *settled)
         s->cost = tn;
         *settled = false;
     }
-    free(none);
     return err;
 }
 
