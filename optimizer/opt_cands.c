@@ -212,6 +212,67 @@ deso_err opt_node_cands(const opt_graph *g, int i, opt_mode mode,
     return opt__node_cands(g, i, mode, cur, NULL, out, count);
 }
 
+/* The candidates with results res[0 .. nres) (the operands from the op's
+ * constraint), pushed after out's first *n.                              */
+static deso_err made_each(const blas_op_info *info, const blas_desc *d,
+                          const blas_layout *res, int nres,
+                          const blas_layout *cur, opt_place *out, int *n)
+{
+    opt_place c;
+    for (int k = 0; k < nres; k++) {
+        DESO_TRY(make(info, d, &res[k], cur, &c));
+        *n = push(out, *n, &c);
+    }
+    return DESO_OK;
+}
+
+/* A reduction's candidates: its vector in its current layout or any of
+ * the mode's, its scalar in any of the mode's that the vector allows;
+ * pushed after out's first n, the new count returned.                    */
+static int red_cands(const opt_graph *g, opt_mode mode, const blas_desc *d,
+                     const blas_layout *cur, const opt__modesets *ms,
+                     opt_place *out, int n)
+{
+    blas_layout X[5 + OPT_MAXPARTS], V[4 + OPT_MAXPARTS], Sbuf[4];
+    int nx = 0, nv, ns;
+    if (cur[0].kind == BLAS_VEC) X[nx++] = cur[0];
+    const blas_layout *tmp = vecs_of(g, mode, cur[0].n, ms, V, &nv);
+    for (int k = 0; k < nv; k++) {
+        bool dup = false;
+        for (int j = 0; j < nx; j++) dup |= blas_layout_equal(&X[j], &tmp[k]);
+        if (!dup) X[nx++] = tmp[k];
+    }
+    const blas_layout *S = scas_of(g, mode, ms, Sbuf, &ns);
+    opt_place c;
+    for (int x = 0; x < nx; x++)
+        for (int s = 0; s < ns; s++) {
+            if (!reduction_ok(&X[x], &S[s])) continue;
+            memset(&c, 0, sizeof c);
+            c.res = S[s];
+            c.req[0] = X[x];
+            if (d->op == BLAS_OP_DOT) c.req[1] = X[x];
+            n = push(out, n, &c);
+        }
+    return n;
+}
+
+/* Mode full's gemv: the result reduced to coordinate 0 of the summed
+ * dimension, or all-reduced there; pushed after out's first *n.          */
+static deso_err gemv_cands(const opt_graph *g, const blas_op_info *info,
+                           const blas_desc *d, const blas_layout *cur,
+                           opt_place *out, int *n)
+{
+    int rd = (d->flags & BLAS_F_TRANS) ? 0 : 1;
+    opt_place base;
+    memset(&base, 0, sizeof base);
+    DESO_TRY(opt_place_node(&g->df, d, cur, &base.res, base.req));
+    blas_layout r[2] = {base.res, base.res};
+    r[0].rep |= 1u << rd;
+    r[1].rep &= ~(1u << rd);
+    for (int v = 0; v < 2; v++) blas_layout_normalise(&r[v]);
+    return made_each(info, d, r, 2, cur, out, n);
+}
+
 deso_err opt__node_cands(const opt_graph *g, int i, opt_mode mode,
                          const blas_layout *cur, const opt__modesets *ms,
                          opt_place *out, int *count)
@@ -229,72 +290,31 @@ deso_err opt__node_cands(const opt_graph *g, int i, opt_mode mode,
     DESO_TRY(opt_place_node(&g->df, d, cur, &c.res, c.req));
     bool none_ok = !is_reduction(d->op) || reduction_ok(&c.req[0], &c.res);
     if (mode == OPT_NONE || none_ok) n = push(out, n, &c);
-    if (mode == OPT_NONE) {
-        *count = n;
-        return DESO_OK;
-    }
+    *count = n;
+    if (mode == OPT_NONE) return DESO_OK;
     const opt_value *rv = &g->vals[nd->res];
     blas_layout V[4 + OPT_MAXPARTS], Sbuf[4], pin;
-    const blas_layout *S;
+    int nl;
     if (is_update(d->op)) {
-        int nv;
-        const blas_layout *U = vecs_of(g, mode, rv->n, ms, V, &nv);
-        for (int k = 0; k < nv; k++) {
-            DESO_TRY(make(info, d, &U[k], cur, &c));
-            n = push(out, n, &c);
-        }
-    } else if (is_reduction(d->op)) {
-        blas_layout X[5 + OPT_MAXPARTS];
-        int nx = 0, nv, ns;
-        if (cur[0].kind == BLAS_VEC) X[nx++] = cur[0];
-        const blas_layout *tmp = vecs_of(g, mode, cur[0].n, ms, V, &nv);
-        for (int k = 0; k < nv; k++) {
-            bool dup = false;
-            for (int j = 0; j < nx; j++) dup |= blas_layout_equal(&X[j], &tmp[k]);
-            if (!dup) X[nx++] = tmp[k];
-        }
-        S = scas_of(g, mode, ms, Sbuf, &ns);
-        for (int x = 0; x < nx; x++)
-            for (int s = 0; s < ns; s++) {
-                if (!reduction_ok(&X[x], &S[s])) continue;
-                memset(&c, 0, sizeof c);
-                c.res = S[s];
-                c.req[0] = X[x];
-                if (d->op == BLAS_OP_DOT) c.req[1] = X[x];
-                n = push(out, n, &c);
-            }
-    } else if (is_scalar_op(d->op)) {
-        int ns;
-        S = scas_of(g, mode, ms, Sbuf, &ns);
-        for (int s = 0; s < ns; s++) {
-            DESO_TRY(make(info, d, &S[s], cur, &c));
-            n = push(out, n, &c);
-        }
-    } else if (((d->op == BLAS_OP_VGET || d->op == BLAS_OP_VPUT) &&
-                rv->kind == BLAS_VEC) ||
-               (d->op == BLAS_OP_USER &&
-                !blas_user_pinned(d, g->df.pr, g->df.pc, &pin))) {
-        int nv = vec_set(g, mode, rv->n, V);
-        for (int k = 0; k < nv; k++) {
-            DESO_TRY(make(info, d, &V[k], cur, &c));
-            n = push(out, n, &c);
-        }
-    } else if (d->op == BLAS_OP_GEMV && mode == OPT_FULL) {
-        /* the result reduced to coordinate 0 of the summed dimension,
-         * or all-reduced there                                            */
-        int rd = (d->flags & BLAS_F_TRANS) ? 0 : 1;
-        opt_place base;
-        memset(&base, 0, sizeof base);
-        DESO_TRY(opt_place_node(&g->df, d, cur, &base.res, base.req));
-        for (int v = 0; v < 2; v++) {
-            blas_layout r = base.res;
-            if (v == 1) r.rep &= ~(1u << rd);
-            else r.rep |= 1u << rd;
-            blas_layout_normalise(&r);
-            DESO_TRY(make(info, d, &r, cur, &c));
-            n = push(out, n, &c);
-        }
+        const blas_layout *U = vecs_of(g, mode, rv->n, ms, V, &nl);
+        return made_each(info, d, U, nl, cur, out, count);
     }
-    *count = n;
+    if (is_reduction(d->op)) {
+        *count = red_cands(g, mode, d, cur, ms, out, n);
+        return DESO_OK;
+    }
+    if (is_scalar_op(d->op)) {
+        const blas_layout *S = scas_of(g, mode, ms, Sbuf, &nl);
+        return made_each(info, d, S, nl, cur, out, count);
+    }
+    if (((d->op == BLAS_OP_VGET || d->op == BLAS_OP_VPUT) &&
+         rv->kind == BLAS_VEC) ||
+        (d->op == BLAS_OP_USER &&
+         !blas_user_pinned(d, g->df.pr, g->df.pc, &pin))) {
+        nl = vec_set(g, mode, rv->n, V);
+        return made_each(info, d, V, nl, cur, out, count);
+    }
+    if (d->op == BLAS_OP_GEMV && mode == OPT_FULL)
+        return gemv_cands(g, info, d, cur, out, count);
     return DESO_OK;
 }

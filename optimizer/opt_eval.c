@@ -335,13 +335,13 @@ static inline bool rep_only(const blas_layout *S, const blas_layout *D)
 static deso_err need(opt__eval *e, vstate *vs, int L, bool ooc,
                      opt__edge *ed)
 {
-    static const opt_counts zero;
     ed->to = L;
-    ed->cost = zero;
     for (int k = 0; k < vs->nv; k++)
         if (vs->v[k] == L) {
+            static const opt_counts zero;
             ed->move = vs->made[k] ? OPT_MV_CACHED : OPT_MV_NONE;
             ed->from = L;
+            ed->cost = zero;
             return DESO_OK;
         }
     int src = 0;
