@@ -69,7 +69,9 @@ static void pcg_build(opt_graph *g, const opt_defaults *df, int64_t n)
     EXPECT_OK(opt_graph_carry(g, rz1, rz));
 }
 
-/* Level-1 operations whose independent reductions fuse.                  */
+/* Level-1 operations whose independent reductions fuse: asum, dot and
+ * nrm2 in one group when their vectors agree, so that a member leaving
+ * or joining changes the size of a group whose first member stays.      */
 static void chain_build(opt_graph *g, const opt_defaults *df, int64_t n)
 {
     opt_graph_init(g, df);
@@ -82,11 +84,13 @@ static void chain_build(opt_graph *g, const opt_defaults *df, int64_t n)
     int s2 = node(g, BLAS_OP_ASUM, 0, (int[]){z}, 1, 1);
     int s3 = node(g, BLAS_OP_IAMAX, 0, (int[]){x1}, 1, 1);
     int s4 = node(g, BLAS_OP_DOT, 0, (int[]){z, x1}, 1, 1);
+    int s6 = node(g, BLAS_OP_NRM2, 0, (int[]){x1}, 1, 1);
     int s5 = node(g, BLAS_OP_SADD, 0, (int[]){s2, s4}, 1, 1);
     int w = node(g, BLAS_OP_VMUL, 0, (int[]){z, y1}, 1, n);
     EXPECT_OK(opt_graph_live_out(g, w, NULL));
     EXPECT_OK(opt_graph_live_out(g, s3, &one));
     EXPECT_OK(opt_graph_live_out(g, s5, NULL));
+    EXPECT_OK(opt_graph_live_out(g, s6, NULL));
 }
 
 /* gemv N with beta, gemv T, a dot and an axpy on the results.            */
