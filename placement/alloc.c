@@ -5,6 +5,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 /* Arrays of at least this many bytes ask for transparent huge pages: a
  * matrix is streamed through once per product, and 2 MiB pages need fewer
@@ -87,4 +90,11 @@ void *deso__realloc(void *p, size_t size)
     if (inject() || size > DESO__ALLOC_MAX) return NULL;
     note(size);
     return realloc(p, size > 0 ? size : 1);
+}
+
+void deso__alloc_release(void)
+{
+#ifdef __GLIBC__
+    (void)malloc_trim(0);
+#endif
 }

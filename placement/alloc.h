@@ -24,6 +24,12 @@ void *deso__realloc(void *p, size_t size);
 /* p (from the wrappers above) shrunk to size bytes, or p itself when the
  * allocator cannot: never a failure, so never injected or counted.      */
 void *deso__shrink(void *p, size_t size);
+/* Returns the free memory the allocator keeps to the system (glibc's
+ * malloc_trim: whole free pages anywhere in the heap, not only at its
+ * top), after large arrays are freed: a freed array larger than glibc's
+ * mapping threshold raises the threshold, so the arrays after it come from
+ * the heap, whose free pages otherwise stay resident.  Elsewhere a no-op. */
+void deso__alloc_release(void);
 
 /* Test hook: make the n-th allocation from now fail (n >= 0); n = -1
  * disables injection.  Local.                                              */

@@ -592,6 +592,10 @@ deso_err deso__spmat_place(deso_ctx *ctx, deso__spmat_data *sp,
 deso_err deso__spmat_rows_back(deso_ctx *ctx, const deso__spmat_data *sp,
                                int64_t *rowptr, int64_t *col, double *val,
                                deso_err local);
+/* Test hook: the items a round of the placement's moves carries over all
+ * of a rank's peers (n <= 0: the default, 2^17); returns the rounds this
+ * rank has run since the previous call.  Must be the same on every rank. */
+int64_t deso__spmat_move_rounds(int64_t n);
 /* The packed length of rank q's placed rows in a gather (each row's first
  * entry in pattern order and length, its columns and values).  Local.   */
 int64_t deso__spmat_placed_len(const deso__spmat_data *pd, int q);

@@ -473,6 +473,10 @@ deso_err deso__spmat_choose(deso_ctx *ctx)
         DESO_TRY(choose_one(ctx, sp));
         if (sp->placed != NULL) sp->placed->placement_chosen = true;
         repoint(ctx, sp);
+        /* the blocks' rows, the moves' buffers and, on rank 0, the
+         * graph and METIS's work space are freed: give their pages back,
+         * or they stay resident under the solve that follows           */
+        deso__alloc_release();
     }
     return DESO_OK;
 }

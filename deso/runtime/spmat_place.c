@@ -138,13 +138,43 @@ static void unpack_row(const move_ends *me, int64_t r, move_what w,
     }
 }
 
-/* Buffers and peers of one move, made before its agreement.             */
+/* Items one round carries between the ranks of a move at most, over all
+ * of a rank's peers (a row wider than its peer's share travels alone):
+ * the buffers hold a round, not every row that travels, so that the copy
+ * is made beside a few MB rather than beside a third copy of the rows.  */
+#define ROUND_ITEMS ((int64_t)1 << 17)
+
+static int64_t round_items = ROUND_ITEMS;
+static int64_t rounds_run;
+
+int64_t deso__spmat_move_rounds(int64_t n)
+{
+    round_items = n > 0 ? n : ROUND_ITEMS;
+    int64_t ran = rounds_run;
+    rounds_run = 0;
+    return ran;
+}
+
+/* A pair's share of a round (at least 1,024 items, unless a round is
+ * smaller); a function of P alone, so that both ends of every pair cut
+ * its rows into the same chunks.                                         */
+static int64_t peer_budget(int P)
+{
+    int64_t b = round_items / (P > 1 ? P - 1 : 1);
+    int64_t least = round_items < 1024 ? round_items : 1024;
+    return b > least ? b : least;
+}
+
+/* Buffers and peers of one move, made before its agreement; snext, rnext:
+ * by peer, the first of the pair's rows not yet sent or received; rend:
+ * the end of the chunk the round receives.                              */
 typedef struct move_bufs {
     double *sbuf, *rbuf;
     double *row;              /* one of the rank's rows for itself         */
     double **sp, **rp;
     int64_t *sc, *rc;
     int *speer, *rpeer;
+    int64_t *snext, *rnext, *rend;
     MPI_Request *req;
 } move_bufs;
 
@@ -154,6 +184,7 @@ static void bufs_free(move_bufs *b)
     free(b->sp); free(b->rp);
     free(b->sc); free(b->rc);
     free(b->speer); free(b->rpeer);
+    free(b->snext);
     free(b->req);
 }
 
@@ -165,12 +196,41 @@ static int64_t items(const pl_csr *a, const int64_t *list, int64_t lo,
     return n;
 }
 
-/* What rank `me` receives of rows list[lo .. hi) of dst: before the
- * lengths have come, only the lengths.                                  */
-static int64_t incoming(const pl_csr *dst, const int64_t *list, int64_t lo,
-                        int64_t hi, move_what w)
+/* The end of the chunk of list[k .. end) that starts at k (k < end): rows
+ * while their items stay within the budget, at least one.  Both ends of a
+ * pair see the same items a row (before the lengths have come, a
+ * receiver counts two a row, as the sender does), so they cut the same
+ * chunks.                                                               */
+static int64_t chunk_end(const pl_csr *a, const int64_t *list, int64_t k,
+                         int64_t end, move_what w, int64_t budget)
 {
-    return w == MOVE_LENS ? 2 * (hi - lo) : items(dst, list, lo, hi, w);
+    int64_t n = row_items(a, list[k], w);
+    for (k++; k < end; k++) {
+        int64_t m = row_items(a, list[k], w);
+        if (n + m > budget) break;
+        n += m;
+    }
+    return k;
+}
+
+/* Room for one round of the rows list[ptr[q] .. ptr[q + 1]) for every
+ * peer q but the rank itself: a peer's chunk is within its budget or one
+ * row, and never more than all its rows.                                */
+static int64_t round_room(const pl_csr *a, const int64_t *ptr,
+                          const int64_t *list, int P, int me, move_what w)
+{
+    int64_t room = 0, budget = peer_budget(P);
+    for (int q = 0; q < P; q++) {
+        int64_t total = 0, widest = 0;
+        for (int64_t k = ptr[q]; q != me && k < ptr[q + 1]; k++) {
+            int64_t n = row_items(a, list[k], w);
+            total += n;
+            widest = n > widest ? n : widest;
+        }
+        int64_t cap = widest > budget ? widest : budget;
+        room += total < cap ? total : cap;
+    }
+    return room;
 }
 
 /* The most items of one of the rank's rows for itself.                   */
@@ -185,19 +245,16 @@ static int64_t widest_self(const deso__spmat_route *rt, const move_ends *me,
     return most;
 }
 
-/* The buffers hold what travels between ranks; the rank's rows for
- * itself pass one at a time through `row`, so that the rows a graph
- * partition leaves in place are never held twice more while the copy is
- * made.                                                                  */
+/* The buffers hold one round of what travels between ranks; the rank's
+ * rows for itself pass one at a time through `row`, so that the rows a
+ * graph partition leaves in place are never held twice more while the
+ * copy is made.                                                          */
 static deso_err bufs_make(int P, int rank, const deso__spmat_route *rt,
                           const move_ends *me, move_what w, move_bufs *b)
 {
     memset(b, 0, sizeof *b);
-    const int64_t *sp = rt->sptr, *rp = rt->rptr;
-    int64_t ns = items(me->src, rt->srow, 0, sp[P], w) -
-                 items(me->src, rt->srow, sp[rank], sp[rank + 1], w);
-    int64_t nr = incoming(me->dst, rt->rrow, 0, rp[P], w) -
-                 incoming(me->dst, rt->rrow, rp[rank], rp[rank + 1], w);
+    int64_t ns = round_room(me->src, rt->sptr, rt->srow, P, rank, w);
+    int64_t nr = round_room(me->dst, rt->rptr, rt->rrow, P, rank, w);
     int64_t nrow = widest_self(rt, me, rank, w);
     b->sbuf = deso__malloc((size_t)(ns > 0 ? ns : 1) * sizeof(double));
     b->rbuf = deso__malloc((size_t)(nr > 0 ? nr : 1) * sizeof(double));
@@ -208,13 +265,16 @@ static deso_err bufs_make(int P, int rank, const deso__spmat_route *rt,
     b->rc = deso__malloc((size_t)P * sizeof *b->rc);
     b->speer = deso__malloc((size_t)P * sizeof *b->speer);
     b->rpeer = deso__malloc((size_t)P * sizeof *b->rpeer);
+    b->snext = deso__malloc(3 * (size_t)P * sizeof *b->snext);
     b->req = deso__malloc(2 * (size_t)P * sizeof *b->req);
     if (!b->sbuf || !b->rbuf || !b->row || !b->sp || !b->rp || !b->sc ||
-        !b->rc || !b->speer || !b->rpeer || !b->req) {
+        !b->rc || !b->speer || !b->rpeer || !b->snext || !b->req) {
         bufs_free(b);
         return deso__fail(DESO_ENOMEM, "placing a sparse matrix: no memory "
                           "for %lld entries", (long long)(ns + nr));
     }
+    b->rnext = b->snext + P;
+    b->rend = b->rnext + P;
     return DESO_OK;
 }
 
@@ -230,47 +290,87 @@ static void move_self(const deso__spmat_route *rt, const move_ends *ends,
     }
 }
 
-/* One move along the route (the buffers made and agreed).  The rank's
- * rows for itself are copied row by row, without a message.            */
-static deso_err move_run(deso_ctx *ctx, const deso__spmat_route *rt,
-                         const move_ends *ends, move_what w, move_bufs *b)
+/* One round's sends: each peer's next chunk packed; returns the peers.  */
+static int round_pack(int P, const deso__spmat_route *rt,
+                      const move_ends *ends, move_what w, move_bufs *b)
 {
-    int P = ctx->size, me = ctx->rank, nsend = 0, nrecv = 0;
+    int nsend = 0;
     double *at = b->sbuf;
     for (int q = 0; q < P; q++) {
+        int64_t k = b->snext[q], end = rt->sptr[q + 1];
+        if (k == end) continue;
+        int64_t stop = chunk_end(ends->src, rt->srow, k, end, w,
+                                 peer_budget(P));
         double *from = at;
-        for (int64_t k = rt->sptr[q]; q != me && k < rt->sptr[q + 1]; k++) {
+        for (; k < stop; k++) {
             pack_row(ends, rt->srow[k], w, at);
             at += row_items(ends->src, rt->srow[k], w);
         }
-        if (at > from) {
-            b->speer[nsend] = q;
-            b->sp[nsend] = from;
-            b->sc[nsend++] = at - from;
-        }
+        b->speer[nsend] = q;
+        b->sp[nsend] = from;
+        b->sc[nsend++] = at - from;
+        b->snext[q] = stop;
     }
-    at = b->rbuf;
+    return nsend;
+}
+
+/* One round's receives: each peer's next chunk given its room; returns
+ * the peers.                                                            */
+static int round_post(int P, const deso__spmat_route *rt,
+                      const move_ends *ends, move_what w, move_bufs *b)
+{
+    int nrecv = 0;
+    double *at = b->rbuf;
     for (int s = 0; s < P; s++) {
-        int64_t n = s == me ? 0 : incoming(ends->dst, rt->rrow, rt->rptr[s],
-                                           rt->rptr[s + 1], w);
-        if (n > 0) {
-            b->rpeer[nrecv] = s;
-            b->rp[nrecv] = at;
-            b->rc[nrecv++] = n;
-        }
-        at += n;
+        int64_t k = b->rnext[s], end = rt->rptr[s + 1];
+        b->rend[s] = k;
+        if (k == end) continue;
+        b->rend[s] = chunk_end(ends->dst, rt->rrow, k, end, w, peer_budget(P));
+        b->rpeer[nrecv] = s;
+        b->rp[nrecv] = at;
+        b->rc[nrecv] = items(ends->dst, rt->rrow, k, b->rend[s], w);
+        at += b->rc[nrecv++];
     }
-    DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, nsend, b->speer, b->sp,
-                            b->sc, nrecv, b->rpeer, b->rp, b->rc, b->req));
-    move_self(rt, ends, me, w, b->row);
+    return nrecv;
+}
+
+static void round_unpack(int P, const deso__spmat_route *rt,
+                         const move_ends *ends, move_what w, move_bufs *b)
+{
     const double *in = b->rbuf;
     for (int s = 0; s < P; s++) {
-        for (int64_t k = rt->rptr[s]; s != me && k < rt->rptr[s + 1]; k++) {
+        for (int64_t k = b->rnext[s]; k < b->rend[s]; k++) {
             unpack_row(ends, rt->rrow[k], w, in);
             in += row_items(ends->dst, rt->rrow[k], w);
         }
+        b->rnext[s] = b->rend[s];
     }
-    return DESO_OK;
+}
+
+/* One move along the route (the buffers made and agreed), in rounds of a
+ * chunk per pair of ranks: a rank goes on while it has rows to send or to
+ * receive, and a pair's k-th chunk travels in round k at both its ends,
+ * so a round waits only on ranks that have that round too.  The rank's
+ * rows for itself are copied row by row, without a message.             */
+static deso_err move_run(deso_ctx *ctx, const deso__spmat_route *rt,
+                         const move_ends *ends, move_what w, move_bufs *b)
+{
+    int P = ctx->size, me = ctx->rank;
+    for (int q = 0; q < P; q++) {
+        b->snext[q] = q == me ? rt->sptr[q + 1] : rt->sptr[q];
+        b->rnext[q] = q == me ? rt->rptr[q + 1] : rt->rptr[q];
+    }
+    move_self(rt, ends, me, w, b->row);
+    for (;;) {
+        int nsend = round_pack(P, rt, ends, w, b);
+        int nrecv = round_post(P, rt, ends, w, b);
+        if (nsend == 0 && nrecv == 0) return DESO_OK;
+        rounds_run++;
+        DESO_TRY(deso__exchange(ctx->comm, DESO__TAG_DATA, nsend, b->speer,
+                                b->sp, b->sc, nrecv, b->rpeer, b->rp, b->rc,
+                                b->req));
+        round_unpack(P, rt, ends, w, b);
+    }
 }
 
 /* One agreed move: buffers made, every rank's outcome agreed, then run. */

@@ -12,6 +12,7 @@
  *     then new values on the same pattern, in every mode and partition
  *     option, on lap2d-perm, lap2d, an unsymmetric matrix with empty
  *     rows, fewer rows than ranks and a single entry;
+ *   - the placement's moves in rounds of a few items, many a pair;
  *   - a dgemv and a dusmv in one force;
  *   - a force whose only product is transposed: placed by the graph too;
  *   - once placed, the blocks' rows and halo plan freed, and the matrix
@@ -370,6 +371,29 @@ static void test_chains(void **state)
     TU_SYNC();
 }
 
+/* The placement's moves (and the readers' moves back) cut into rounds of
+ * three items: each row's lengths, and every row of five entries, travel
+ * alone, so every pair takes many rounds, some of them one rank's only;
+ * the chains and readers then check the copy as above.                  */
+static void test_rounds(void **state)
+{
+    (void)state;
+    deso__spmat_move_rounds(3);
+    deso_ctx *ctx = ctx_with(DESO_MODE_NONE, DESO_PARTITION_NTG);
+    for (int k = 0; k < NMAT; k++) {
+        deso_spmat *a;
+        glob g = matrix(ctx, k, &a);
+        chain_case(ctx, &g, a, 700 + k);
+        TU_CALL(deso_spmat_destroy(&a));
+        glob_free(&g);
+        tu_case_end();
+    }
+    TU_OK(deso_finalize(&ctx));
+    int64_t ran = deso__spmat_move_rounds(0);
+    TU_CHECK(np == 1 || tu_all(ran > 12));
+    TU_SYNC();
+}
+
 /* ---- a dense and a sparse product in one force -------------------------- */
 
 static void test_mixed(void **state)
@@ -636,7 +660,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_options),    cmocka_unit_test(test_quality),
-        cmocka_unit_test(test_chains),     cmocka_unit_test(test_mixed),
+        cmocka_unit_test(test_chains),     cmocka_unit_test(test_rounds),
+        cmocka_unit_test(test_mixed),
         cmocka_unit_test(test_transpose_only),
         cmocka_unit_test(test_halo_bytes),
     };
