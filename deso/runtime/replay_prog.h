@@ -31,6 +31,8 @@ typedef struct tstep {
     int res;
     int copy;                 /* slot copied into res first, or -1         */
     bool zero;                /* res zeroed first (a fresh result)         */
+    bool known;               /* kf worked out (at the step's first run)   */
+    deso__kfacts kf;
 } tstep;
 
 /* A live-out value: the placeholder of call `call` gets the views of

@@ -45,7 +45,7 @@ static void zero(deso__view *w)
 
 typedef struct nrun {
     deso__replay *T;
-    const tstep *st;
+    tstep *st;
     const opt_place *pl;
 } nrun;
 
@@ -59,7 +59,7 @@ typedef struct nrun {
 static deso_err node_body(deso_ctx *ctx, void *arg)
 {
     const nrun *r = arg;
-    const tstep *st = r->st;
+    tstep *st = r->st;
     tslot *S = r->T->slot;
     for (int f = 0; f < st->nfill; f++)
         DESO_TRY(deso__view_fill(ctx, st->fkind[f], S[st->fsrc[f]].w,
@@ -72,7 +72,11 @@ static deso_err node_body(deso_ctx *ctx, void *arg)
     if (st->copy >= 0 && rv->rows * rv->cols > 0)
         memcpy(rv->data, S[st->copy].w->data,
                (size_t)(rv->rows * rv->cols) * sizeof(double));
-    return deso__exec_views(ctx, nd, r->pl, v, rv);
+    if (!st->known) {
+        deso__exec_facts(ctx, nd, r->pl, v, rv, &st->kf);
+        st->known = true;
+    }
+    return deso__exec_known(ctx, nd, r->pl, &st->kf, v, rv);
 }
 
 /* Fused group f, whose last member is i, in T->grp; its size.          */
@@ -85,7 +89,7 @@ static int group(deso__replay *T, const int *fuse, int f, int i)
 }
 
 /* A run or post step (run.c's run_step, on the slots).                 */
-static deso_err run_node(deso_ctx *ctx, trun *R, const tstep *st)
+static deso_err run_node(deso_ctx *ctx, trun *R, tstep *st)
 {
     deso__replay *T = R->T;
     int i = st->node, f = R->plan->fuse[i];
@@ -138,7 +142,7 @@ static deso_err run_prog(deso_ctx *ctx, trun *R)
             err = R->verdict = deso__check_finish(ctx, &R->check);
             if (err != DESO_OK) break;
         }
-        const tstep *st = &T->step[s];
+        tstep *st = &T->step[s];
         err = st->kind == DESO__WAIT ? wait_node(ctx, R, st->node)
                                      : run_node(ctx, R, st);
     }
