@@ -367,6 +367,10 @@ typedef struct deso__rcall {
 typedef struct deso__rlog {
     int n;
     bool over;                /* more calls than DESO__REPLAY_CALLS          */
+    /* != NULL: the calls are that replay's first n (a replayed force's
+     * log, copied into c only when the replay goes: a copy per force
+     * cost as much as a kernel call)                                     */
+    const struct deso__replay *from;
     deso__rcall c[DESO__REPLAY_CALLS];
 } deso__rlog;
 
