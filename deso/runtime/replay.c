@@ -6,7 +6,7 @@
 #include "deso/runtime/replay_prog.h"
 #include "placement/alloc.h"
 
-static bool desc_equal(const blas_desc *a, const blas_desc *b)
+static inline bool desc_equal(const blas_desc *a, const blas_desc *b)
 {
     return a->op == b->op && a->flags == b->flags && a->off == b->off &&
            a->inc == b->inc && a->len == b->len && a->rows == b->rows &&
@@ -183,6 +183,7 @@ static bool resolve(deso_ctx *ctx, deso__replay *T)
     deso__replay_deaths(ctx, T);
     for (int i = 0; i < T->ncalls; i++) {
         const deso__rcall *c = &T->call[i];
+        if (!c->alias) T->rkind[i] = blas_desc_result(&c->d);
         if (!c->alias)
             T->chash[i] = deso__call_hash(&c->d, c->shape, c->ids, c->nops,
                                           c->sp != NULL ? c->sp->id : 0,
@@ -374,7 +375,7 @@ bool deso__replay_call(deso_ctx *ctx, const blas_desc *d, deso__value **ops,
         c->shape[0] == shape[0] && c->shape[1] == shape[1] &&
         out->id == c->out && out == T->hd[T->ch[i][c->nops]] &&
         operands_match(T, i, ops, ids))
-        P = deso__value_new(blas_desc_result(d), shape[0], shape[1]);
+        P = deso__value_new(T->rkind[i], shape[0], shape[1]);
     if (P == NULL) return give_up(ctx);
     deso__value_ref(P);                 /* the replay's                    */
     T->ph[i] = P;

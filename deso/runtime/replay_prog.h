@@ -52,6 +52,7 @@ typedef struct deso__replay {
                                                   * constant), then result */
     int node_call[DESO__REPLAY_CALLS];            /* a node's call          */
     uint64_t chash[DESO__REPLAY_CALLS];  /* each call's hash (deso__call_hash) */
+    blas_kind rkind[DESO__REPLAY_CALLS]; /* ... and its result's kind      */
     int nh;
     deso__handle *hd[REPLAY_HANDLES];
     deso__value *start[REPLAY_HANDLES];  /* each handle's value when the

@@ -39,8 +39,9 @@ static bool bind(deso__replay *T)
 
 static void zero(deso__view *w)
 {
-    if (w->rows * w->cols > 0)
-        memset(w->data, 0, (size_t)(w->rows * w->cols) * sizeof(double));
+    int64_t n = w->rows * w->cols;
+    if (n == 1) w->data[0] = 0.0;       /* a scalar: no call to memset    */
+    else if (n > 0) memset(w->data, 0, (size_t)n * sizeof(double));
 }
 
 typedef struct nrun {
