@@ -298,10 +298,11 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
 
 void deso__exec_facts(const deso_ctx *ctx, const deso__node *nd,
                       const opt_place *pl, deso__view *const *v,
-                      const deso__view *rv, deso__kfacts *f)
+                      const deso__view *rv, deso__kfacts *f, blas_local *L,
+                      blas_local *R)
 {
-    blas_local L[BLAS_MAXOPS];
     for (int k = 0; k < nd->d.nops; k++) L[k] = local_of(ctx, v[k]);
+    *R = local_of(ctx, rv);
     facts_of(ctx, nd, pl, L, v, rv, f);
 }
 
@@ -347,12 +348,9 @@ static deso_err exec_with(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
 
 deso_err deso__exec_known(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
                           const deso__kfacts *f, deso__view *const *v,
-                          deso__view *rv)
+                          deso__view *rv, blas_local *L, blas_local *R)
 {
-    blas_local L[BLAS_MAXOPS];
-    for (int k = 0; k < nd->d.nops; k++) L[k] = local_of(ctx, v[k]);
-    blas_local R = local_of(ctx, rv);
-    return exec_with(ctx, nd, pl, f, L, &R, v, rv);
+    return exec_with(ctx, nd, pl, f, L, R, v, rv);
 }
 
 deso_err deso__exec_views(deso_ctx *ctx, deso__node *nd, const opt_place *pl,

@@ -31,8 +31,11 @@ typedef struct tstep {
     int res;
     int copy;                 /* slot copied into res first, or -1         */
     bool zero;                /* res zeroed first (a fresh result)         */
-    bool known;               /* kf worked out (at the step's first run)   */
+    bool known;               /* kf, L and R worked out (at the step's
+                               * first run)                                */
     deso__kfacts kf;
+    blas_local L[BLAS_MAXOPS], R;  /* the local pieces (data and layout
+                                    * set at each run)                    */
 } tstep;
 
 /* A live-out value: the placeholder of call `call` gets the views of

@@ -44,40 +44,42 @@ static void zero(deso__view *w)
     else if (n > 0) memset(w->data, 0, (size_t)n * sizeof(double));
 }
 
-typedef struct nrun {
-    deso__replay *T;
-    tstep *st;
-    const opt_place *pl;
-} nrun;
-
 /* A node's run, counted as the executor's: its operands' fills, its
  * result's slot zeroed or holding the updated operand's data, the node.
  * A fill writes every entry of its slot (a remap every element of the
  * matrix; an exchange each element of the vector from one source copy;
  * a replication its copy, then the broadcasts), so its slot, whatever
  * an earlier value left there, is not zeroed first: that was one more
- * pass over each moved vector per iteration.                           */
-static deso_err node_body(deso_ctx *ctx, void *arg)
+ * pass over each moved vector per iteration.  The step keeps its node's
+ * facts and local pieces from its first run: only the views' data and
+ * layouts are set again.                                                */
+static deso_err node_body(deso_ctx *ctx, deso__replay *T, tstep *st,
+                          const opt_place *pl)
 {
-    const nrun *r = arg;
-    tstep *st = r->st;
-    tslot *S = r->T->slot;
+    tslot *S = T->slot;
     for (int f = 0; f < st->nfill; f++)
         DESO_TRY(deso__view_fill(ctx, st->fkind[f], S[st->fsrc[f]].w,
                                  S[st->fdst[f]].w));
-    deso__node *nd = &r->T->tnd[st->node];
+    deso__node *nd = &T->tnd[st->node];
+    int nops = nd->d.nops;
     deso__view *v[BLAS_MAXOPS];
-    for (int k = 0; k < nd->d.nops; k++) v[k] = S[st->op[k]].w;
+    for (int k = 0; k < nops; k++) v[k] = S[st->op[k]].w;
     deso__view *rv = S[st->res].w;
     if (st->zero) zero(rv);
     if (st->copy >= 0 && rv->rows * rv->cols > 0)
         memcpy(rv->data, S[st->copy].w->data,
                (size_t)(rv->rows * rv->cols) * sizeof(double));
     if (!st->known) {
-        deso__exec_facts(ctx, nd, r->pl, v, rv, &st->kf);
+        deso__exec_facts(ctx, nd, pl, v, rv, &st->kf, st->L, &st->R);
         st->known = true;
     }
-    return deso__exec_known(ctx, nd, r->pl, &st->kf, v, rv);
+    for (int k = 0; k < nops; k++) {
+        st->L[k].data = v[k]->data;
+        st->L[k].lay = &v[k]->lay;
+    }
+    st->R.data = rv->data;
+    st->R.lay = &rv->lay;
+    return deso__exec_known(ctx, nd, pl, &st->kf, v, rv, st->L, &st->R);
 }
 
 /* Fused group f, whose last member is i, in T->grp; its size.          */
@@ -105,8 +107,10 @@ static deso_err run_node(deso_ctx *ctx, trun *R, tstep *st)
     }
     ctx->defer = f >= 0 ? &T->fz[i] : NULL;
     ctx->post = f < 0 ? pd : NULL;
-    nrun r = {T, st, &R->plan->node[i]};
-    deso_err err = deso__log_run(ctx, &T->tnd[i], node_body, &r);
+    deso__log_mark mark;
+    deso__log_begin(ctx, &T->tnd[i], &mark);
+    deso_err err = node_body(ctx, T, st, &R->plan->node[i]);
+    deso__log_end(&T->tnd[i], &mark);
     ctx->defer = NULL;
     ctx->post = NULL;
     if (err != DESO_OK) return err;

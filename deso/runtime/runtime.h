@@ -946,14 +946,18 @@ typedef struct deso__kfacts {
     bool finish;              /* this rank runs the finish                 */
     bool streamed;            /* an out-of-core matrix streams             */
 } deso__kfacts;
+/* Also the local pieces L of v and R of rv, which a compiled program
+ * keeps from one run to the next: only their data and layout change.   */
 void deso__exec_facts(const deso_ctx *ctx, const deso__node *nd,
                       const opt_place *pl, deso__view *const *v,
-                      const deso__view *rv, deso__kfacts *f);
+                      const deso__view *rv, deso__kfacts *f, blas_local *L,
+                      blas_local *R);
 /* deso__exec_views with the node's facts f worked out before (on views
- * of the same layouts).                                                 */
+ * of the same layouts), and the local pieces L and R (deso__exec_facts's,
+ * their data and layout those of v and rv now).                        */
 deso_err deso__exec_known(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
                           const deso__kfacts *f, deso__view *const *v,
-                          deso__view *rv);
+                          deso__view *rv, blas_local *L, blas_local *R);
 /* A fused group's members (deferred by exec_node, in recording order): one
  * collective on their concatenated partial results, then every finish;
  * the results become ready (m[j]->rv = NULL once attached).  Collective. */
