@@ -14,6 +14,11 @@
 typedef struct tslot {
     blas_layout lay;
     deso__view *w;
+    uint64_t serial;          /* w's when bound (a live-in slot)            */
+    deso__view *out;          /* a final slot: the view it gave when the    */
+    uint64_t out_serial;      /*   last force ended, and its serial         */
+    int src;                  /* live-in: the final slot whose view it was
+                               * bound to last time (-1: none seen)        */
     int h;                    /* live-in: the handle index, else -1        */
     deso__value *cv;          /* live-in constant, else NULL                */
     bool temp;

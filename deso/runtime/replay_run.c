@@ -23,12 +23,33 @@ typedef struct trun {
  * layout now, and every value the program may write over referenced by
  * the replay alone and holding no user's array.  False: the calls are
  * recorded instead.                                                     */
+/* Live-in slot t's view of value v: the view it was bound to last time,
+ * or the one the final slot it was bound to then gave at the last force,
+ * when v holds it (the same address and serial: the same view, so the
+ * same layout); else v's view of t's layout, and the final slot that
+ * gave it learnt.  A loop's iteration binds the views the one before it
+ * gave, and a pointer walk costs a fraction of comparing layouts.       */
+static deso__view *slot_view(deso__replay *T, tslot *t, deso__value *v)
+{
+    const tslot *o = t->src >= 0 ? &T->slot[t->src] : t;
+    for (deso__view *w = v->views; w != NULL; w = w->next)
+        if ((w == t->w && w->serial == t->serial) ||
+            (w == o->out && w->serial == o->out_serial))
+            return w;
+    deso__view *w = deso__value_find(v, &t->lay);
+    for (int s = 0; w != NULL && s < T->nslots; s++)
+        if (T->slot[s].out == w && T->slot[s].out_serial == w->serial)
+            t->src = s;
+    return w;
+}
+
 static bool bind(deso__replay *T)
 {
     for (int s = 0; s < T->nslots; s++) {
         tslot *t = &T->slot[s];
         if (t->temp) continue;
-        t->w = deso__value_find(t->h >= 0 ? T->start[t->h] : t->cv, &t->lay);
+        t->w = slot_view(T, t, t->h >= 0 ? T->start[t->h] : t->cv);
+        t->serial = t->w != NULL ? t->w->serial : 0;
         if (t->w == NULL || (t->h >= 0 && T->dies[t->h] && t->w->borrowed))
             return false;
     }
@@ -187,7 +208,9 @@ static void commit(deso__replay *T)
         deso__value *P = T->ph[x->call];
         deso__view **tail = &P->views;
         for (int l = 0; l < x->n; l++) {
-            const tslot *s = &T->slot[x->slot[l]];
+            tslot *s = &T->slot[x->slot[l]];
+            s->out = s->w;
+            s->out_serial = s->w->serial;
             if (!s->temp) unlink_view(T->start[s->h], s->w);
             *tail = s->w;
             tail = &s->w->next;

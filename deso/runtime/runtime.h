@@ -50,6 +50,10 @@ typedef struct deso__view {
     bool borrowed;            /* data is the user's (DESO_BORROW): no free  */
     deso__ooc *ooc;           /* != NULL: the local piece lives in this    */
                               /*   file (data NULL), streamed in slabs     */
+    uint64_t serial;          /* numbered when allocated (0: not): with its
+                               * address, names this view and its layout
+                               * even after the memory of a freed one was
+                               * reused                                    */
     struct deso__view *next;
 } deso__view;
 
