@@ -258,7 +258,10 @@ static bool local_path(const deso__node *nd, const blas_op_info *info)
 }
 
 /* Node nd's facts (deso__kfacts) from its operands' local pieces L.     */
-static void facts_of(const deso_ctx *ctx, const deso__node *nd,
+/* (inlined: a call per node cost the recording path about 90
+ * instructions a node, more than the work itself)                       */
+__attribute__((always_inline))
+static inline void facts_of(const deso_ctx *ctx, const deso__node *nd,
                      const opt_place *pl, const blas_local *L,
                      deso__view *const *v, const deso__view *rv,
                      deso__kfacts *f)

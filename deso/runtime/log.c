@@ -52,14 +52,16 @@ void deso__log_exchange(int nsend, const int64_t *count, double seconds)
     deso__log_comm(DESO__LOG_EXCHANGE, bytes, nsend, seconds);
 }
 
-void deso__log_begin(deso_ctx *ctx, const deso__node *nd, deso__log_mark *m)
+/* (inline in deso__log_run, which every executed node goes through)    */
+static inline void log_begin(deso_ctx *ctx, const deso__node *nd,
+                             deso__log_mark *m)
 {
     deso__stats_traffic(&m->bytes, &m->msgs);
     int w = m->weight = ctx->weight = deso__time_weight(ctx, nd);
     m->t0 = w > 0 ? deso__now() : 0.0;
 }
 
-void deso__log_end(const deso__node *nd, const deso__log_mark *m)
+static inline void log_end(const deso__node *nd, const deso__log_mark *m)
 {
     int w = m->weight;
     double dt = w > 0 ? (deso__now() - m->t0) * w : 0.0;
@@ -74,13 +76,23 @@ void deso__log_end(const deso__node *nd, const deso__log_mark *m)
     }
 }
 
+void deso__log_begin(deso_ctx *ctx, const deso__node *nd, deso__log_mark *m)
+{
+    log_begin(ctx, nd, m);
+}
+
+void deso__log_end(const deso__node *nd, const deso__log_mark *m)
+{
+    log_end(nd, m);
+}
+
 deso_err deso__log_run(deso_ctx *ctx, const deso__node *nd,
                        deso_err (*run)(deso_ctx *, void *), void *arg)
 {
     deso__log_mark m;
-    deso__log_begin(ctx, nd, &m);
+    log_begin(ctx, nd, &m);
     deso_err err = run(ctx, arg);
-    deso__log_end(nd, &m);
+    log_end(nd, &m);
     return err;
 }
 
