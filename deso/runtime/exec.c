@@ -62,13 +62,13 @@ static bool red_all(int rd, const blas_layout *res)
 }
 
 static deso_err reduce_step(deso_ctx *ctx, const blas_op_info *info, int rd,
-                            const blas_layout *res, double *red, int64_t len)
+                            bool all, double *red, int64_t len)
 {
     if (rd < 0) return DESO_OK;
     /* (only ranks holding the operand vector get here: see the caller)    */
     deso__redop op = info->red == BLAS_RED_MAXLOC ? DESO__MAXLOC : DESO__SUM;
     MPI_Comm comm = red_comm(ctx, rd);
-    if (red_all(rd, res)) return deso__allreduce(ctx, comm, red, len, op);
+    if (all) return deso__allreduce(ctx, comm, red, len, op);
     return deso__reduce(ctx, comm, red, len, op, 0);
 }
 
@@ -113,13 +113,13 @@ static bool streams(const deso__node *nd, deso__view *const *v,
  * then always timed (a slab costs far more than a clock reading), the
  * waits for the file as I/O, the rest as compute.                       */
 static deso_err run_kernel(deso_ctx *ctx, const deso__node *nd,
-                           blas_local *L, deso__view *const *v,
-                           deso__view *rv, blas_local *R, double *red,
-                           bool streamed)
+                           const blas_op_info *info, blas_local *L,
+                           deso__view *const *v, deso__view *rv,
+                           blas_local *R, double *red, bool streamed)
 {
     if (!streamed) {
         double t0 = deso__kernel_start(ctx);
-        blas_op_get(nd->d.op)->kernel(&nd->d, L, R, red);
+        info->kernel(&nd->d, L, R, red);
         deso__kernel_time(ctx, nd->d.op, t0);
         return DESO_OK;
     }
@@ -170,13 +170,13 @@ static void drop_view(const deso__node *nd, deso__view *rv)
 /* A fused group's member (ctx->defer): its kernel only, into the group's
  * slot; deso__exec_fused runs the group's one collective and finishes.  */
 static deso_err defer_member(deso_ctx *ctx, deso__node *nd,
-                             const blas_op_info *info, const opt_place *pl,
+                             const deso__kfacts *f, const opt_place *pl,
                              const blas_local *L, blas_local *R,
                              deso__view *rv)
 {
+    const blas_op_info *info = f->info;
     deso__fz *fz = ctx->defer;
-    int64_t w = blas_red_len(&nd->d, L);
-    if (info->distributed || w < 1 || w > BLAS_RED_WIDTH_MAX) {
+    if (info->distributed || f->len < 1 || f->len > BLAS_RED_WIDTH_MAX) {
         drop_view(nd, rv);
         return deso__fail(DESO_EINTERNAL, "%s: cannot fuse its reduction",
                           info->name);
@@ -184,9 +184,9 @@ static deso_err defer_member(deso_ctx *ctx, deso__node *nd,
     fz->nd = nd;
     fz->rv = rv;
     fz->rl = pl->res;
-    fz->rd = blas_red_dim(&nd->d, pl->req);
+    fz->rd = f->rd;
     for (int j = 0; j < BLAS_RED_WIDTH_MAX; j++) fz->red[j] = 0.0;
-    fz->part = takes_part(ctx, info, &nd->d, pl->req, &pl->res);
+    fz->part = f->part;
     if (fz->part) {
         double t0 = deso__kernel_start(ctx);
         info->kernel(&nd->d, L, R, fz->red);
@@ -198,58 +198,87 @@ static deso_err defer_member(deso_ctx *ctx, deso__node *nd,
 /* A posted node (ctx->post, deso__exec_posts): its reduction started in
  * its own region of the scratch, and what its finish needs kept in pd. */
 static deso_err post_local(deso_ctx *ctx, const deso__node *nd,
-                           const blas_op_info *info, const opt_place *pl,
-                           const blas_local *L, blas_local *R)
+                           const deso__kfacts *f, const blas_local *L,
+                           blas_local *R)
 {
     deso__pend *pd = ctx->post;
-    int64_t len = blas_red_len(&nd->d, L);
-    DESO_CHECK(len <= ctx->scratch_len, DESO_EINTERNAL,
+    const blas_op_info *info = f->info;
+    DESO_CHECK(f->len <= ctx->scratch_len, DESO_EINTERNAL,
                "%s: a reduction of %lld elements was not prepared",
-               info->name, (long long)len);
+               info->name, (long long)f->len);
     double t0 = deso__kernel_start(ctx);
     info->kernel(&nd->d, L, R, pd->red);
     deso__kernel_time(ctx, nd->d.op, t0);
     for (int k = 0; k < nd->d.nops; k++) pd->L[k] = L[k];
     pd->R = *R;
     pd->weight = ctx->weight;
-    pd->finish = info->finish != NULL &&
-                 blas_layout_holds(&pl->res, ctx->coord[0], ctx->coord[1]);
-    int rd = blas_red_dim(&nd->d, pl->req);
+    pd->finish = f->finish;
     deso__redop op = info->red == BLAS_RED_MAXLOC ? DESO__MAXLOC : DESO__SUM;
-    return deso__coll_start(ctx, red_comm(ctx, rd), pd->red, len, op,
-                            red_all(rd, &pl->res), &pd->coll);
+    return deso__coll_start(ctx, red_comm(ctx, f->rd), pd->red, f->len, op,
+                            f->all, &pd->coll);
 }
 
 /* A node on the local-kernel path, on a rank taking part: the kernel, the
  * reduction, an I/O error agreed, the finish where the result lives.    */
 static deso_err run_local(deso_ctx *ctx, const deso__node *nd,
-                          const blas_op_info *info, const opt_place *pl,
-                          blas_local *L, deso__view *const *v,
-                          deso__view *rv, blas_local *R)
+                          const deso__kfacts *f, blas_local *L,
+                          deso__view *const *v, deso__view *rv, blas_local *R)
 {
-    if (ctx->post != NULL) return post_local(ctx, nd, info, pl, L, R);
-    int64_t len = blas_red_len(&nd->d, L);
+    if (ctx->post != NULL) return post_local(ctx, nd, f, L, R);
+    const blas_op_info *info = f->info;
+    int64_t len = f->len;
     double small[2], *red = small;
     if (len > 2) red = ctx->scratch;    /* sized by the preparation        */
     DESO_CHECK(len <= ctx->scratch_len || len <= 2, DESO_EINTERNAL,
                "%s: a reduction of %lld elements was not prepared",
                info->name, (long long)len);
     deso_err err = DESO_OK;
-    bool streamed = streams(nd, v, rv);
-    deso_err kerr = run_kernel(ctx, nd, L, v, rv, R, red, streamed);
+    deso_err kerr =
+        run_kernel(ctx, nd, info, L, v, rv, R, red, f->streamed);
     if (info->red != BLAS_RED_NONE)
-        err = reduce_step(ctx, info, blas_red_dim(&nd->d, pl->req), &pl->res,
-                          red, len);
-    if (streamed)                      /* an I/O error is every rank's      */
+        err = reduce_step(ctx, info, f->rd, f->all, red, len);
+    if (f->streamed)                   /* an I/O error is every rank's      */
         kerr = deso__agree_counted(ctx, info->name, kerr, NULL, 0);
     if (err == DESO_OK) err = kerr;
-    if (err == DESO_OK && info->finish != NULL &&
-        blas_layout_holds(&pl->res, ctx->coord[0], ctx->coord[1])) {
+    if (err == DESO_OK && f->finish) {
         double t0 = deso__kernel_start(ctx);
         info->finish(&nd->d, L, R, red);
         deso__kernel_time(ctx, nd->d.op, t0);
     }
     return err;
+}
+
+/* Whether node nd runs on the local-kernel path (not a view node, a user
+ * operator, a sparse product or a distributed kernel).                 */
+static bool local_path(const deso__node *nd, const blas_op_info *info)
+{
+    blas_op op = nd->d.op;
+    return op != BLAS_OP_VGET && op != BLAS_OP_VPUT && op != BLAS_OP_USER &&
+           op != BLAS_OP_USMV && !info->distributed;
+}
+
+/* Node nd's facts (deso__kfacts) from its operands' local pieces L.     */
+/* (inlined: a call per node cost the recording path about 90
+ * instructions a node, more than the work itself)                       */
+__attribute__((always_inline))
+static inline void facts_of(const deso_ctx *ctx, const deso__node *nd,
+                     const opt_place *pl, const blas_local *L,
+                     deso__view *const *v, const deso__view *rv,
+                     deso__kfacts *f)
+{
+    const blas_op_info *info = blas_op_get(nd->d.op);
+    f->info = info;
+    f->len = 0;
+    f->rd = -1;
+    f->part = f->all = f->finish = f->streamed = false;
+    if (!local_path(nd, info)) return;
+    f->part = takes_part(ctx, info, &nd->d, pl->req, &pl->res);
+    f->len = blas_red_len(&nd->d, L);
+    if (info->red != BLAS_RED_NONE) f->rd = blas_red_dim(&nd->d, pl->req);
+    f->all = f->rd >= 0 && red_all(f->rd, &pl->res);
+    f->finish = info->finish != NULL &&
+                blas_layout_holds(&pl->res, ctx->coord[0], ctx->coord[1]);
+    f->streamed = streams(nd, v, rv);
 }
 
 deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
@@ -270,15 +299,22 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
     return deso__exec_views(ctx, nd, pl, v, rv);
 }
 
-deso_err deso__exec_views(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
+void deso__exec_facts(const deso_ctx *ctx, const deso__node *nd,
+                      const opt_place *pl, deso__view *const *v,
+                      const deso__view *rv, deso__kfacts *f, blas_local *L,
+                      blas_local *R)
+{
+    for (int k = 0; k < nd->d.nops; k++) L[k] = local_of(ctx, v[k]);
+    *R = local_of(ctx, rv);
+    facts_of(ctx, nd, pl, L, v, rv, f);
+}
+
+/* The node's run once its facts are known (deso__exec_known).           */
+static deso_err exec_with(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
+                          const deso__kfacts *f, blas_local *L, blas_local *R,
                           deso__view *const *v, deso__view *rv)
 {
-    const blas_op_info *info = blas_op_get(nd->d.op);
-    int nops = nd->d.nops;
-    blas_local L[BLAS_MAXOPS];
-    for (int k = 0; k < nops; k++) L[k] = local_of(ctx, v[k]);
-    blas_local R = local_of(ctx, rv);
-    if (ctx->defer != NULL) return defer_member(ctx, nd, info, pl, L, &R, rv);
+    if (ctx->defer != NULL) return defer_member(ctx, nd, f, pl, L, R, rv);
 
     deso__pend *pd = ctx->post;
     if (pd != NULL) {             /* a rank not taking part posts nothing */
@@ -299,10 +335,10 @@ deso_err deso__exec_views(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
         err = deso__agree_counted(ctx, "deso_op_apply", kerr, NULL, 0);
     } else if (nd->d.op == BLAS_OP_USMV) {
         err = deso__exec_usmv(ctx, nd, v, rv);
-    } else if (info->distributed) {
+    } else if (f->info->distributed) {
         err = deso__exec_trsv(ctx, &nd->d, v[0], v[1], rv);
-    } else if (takes_part(ctx, info, &nd->d, pl->req, &pl->res)) {
-        err = run_local(ctx, nd, info, pl, L, v, rv, &R);
+    } else if (f->part) {
+        err = run_local(ctx, nd, f, L, v, rv, R);
     }
     if (err != DESO_OK) {
         drop_view(nd, rv);
@@ -311,6 +347,24 @@ deso_err deso__exec_views(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
     if (pd != NULL) pd->rv = rv;        /* ready once waited for          */
     else if (nd->res != NULL) deso__value_computed(nd->res, rv);
     return DESO_OK;
+}
+
+deso_err deso__exec_known(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
+                          const deso__kfacts *f, deso__view *const *v,
+                          deso__view *rv, blas_local *L, blas_local *R)
+{
+    return exec_with(ctx, nd, pl, f, L, R, v, rv);
+}
+
+deso_err deso__exec_views(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
+                          deso__view *const *v, deso__view *rv)
+{
+    blas_local L[BLAS_MAXOPS];
+    for (int k = 0; k < nd->d.nops; k++) L[k] = local_of(ctx, v[k]);
+    blas_local R = local_of(ctx, rv);
+    deso__kfacts f;
+    facts_of(ctx, nd, pl, L, v, rv, &f);
+    return exec_with(ctx, nd, pl, &f, L, &R, v, rv);
 }
 
 /* A fused group's collective carries its members' partials one after the

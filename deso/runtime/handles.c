@@ -58,6 +58,9 @@ void deso__value_keep(deso__value *v, deso__view *w)
     v->views->next = w;
 }
 
+/* The serial of the last view allocated (per process, like the pools). */
+static uint64_t last_serial;
+
 static deso_err view_alloc(deso_ctx *ctx, const blas_layout *lay,
                            bool zero, deso__view **out)
 {
@@ -80,6 +83,7 @@ static deso_err view_alloc(deso_ctx *ctx, const blas_layout *lay,
     }
     w->rows = rows;
     w->cols = cols;
+    w->serial = ++last_serial;
     int64_t len = w->rows * w->cols;
     /* allocated even when empty: the calls made (and so an injected
      * failure) must not depend on this rank's share                        */

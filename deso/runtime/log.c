@@ -52,23 +52,47 @@ void deso__log_exchange(int nsend, const int64_t *count, double seconds)
     deso__log_comm(DESO__LOG_EXCHANGE, bytes, nsend, seconds);
 }
 
-deso_err deso__log_run(deso_ctx *ctx, const deso__node *nd,
-                       deso_err (*run)(deso_ctx *, void *), void *arg)
+/* (inline in deso__log_run, which every executed node goes through)    */
+static inline void log_begin(deso_ctx *ctx, const deso__node *nd,
+                             deso__log_mark *m)
 {
-    int64_t b0, m0, b1, m1;
-    deso__stats_traffic(&b0, &m0);
-    int w = ctx->weight = deso__time_weight(ctx, nd);
-    double t0 = w > 0 ? deso__now() : 0.0;
-    deso_err err = run(ctx, arg);
-    double dt = w > 0 ? (deso__now() - t0) * w : 0.0;
+    deso__stats_traffic(&m->bytes, &m->msgs);
+    int w = m->weight = ctx->weight = deso__time_weight(ctx, nd);
+    m->t0 = w > 0 ? deso__now() : 0.0;
+}
+
+static inline void log_end(const deso__node *nd, const deso__log_mark *m)
+{
+    int w = m->weight;
+    double dt = w > 0 ? (deso__now() - m->t0) * w : 0.0;
+    int64_t b1, m1;
     deso__stats_traffic(&b1, &m1);
     int op = (int)nd->d.op;
     if (op >= 0 && op < BLAS_OP_COUNT) {
         ops[op].calls++;
         ops[op].time += dt;
-        ops[op].bytes += b1 - b0;
-        ops[op].msgs += m1 - m0;
+        ops[op].bytes += b1 - m->bytes;
+        ops[op].msgs += m1 - m->msgs;
     }
+}
+
+void deso__log_begin(deso_ctx *ctx, const deso__node *nd, deso__log_mark *m)
+{
+    log_begin(ctx, nd, m);
+}
+
+void deso__log_end(const deso__node *nd, const deso__log_mark *m)
+{
+    log_end(nd, m);
+}
+
+deso_err deso__log_run(deso_ctx *ctx, const deso__node *nd,
+                       deso_err (*run)(deso_ctx *, void *), void *arg)
+{
+    deso__log_mark m;
+    log_begin(ctx, nd, &m);
+    deso_err err = run(ctx, arg);
+    log_end(nd, &m);
     return err;
 }
 

@@ -61,6 +61,15 @@ deso_err deso__log_exec_node(deso_ctx *ctx, deso__node *nd,
  * program's node, whose operands' exchanges run inside it).              */
 deso_err deso__log_run(deso_ctx *ctx, const deso__node *nd,
                        deso_err (*run)(deso_ctx *, void *), void *arg);
+/* deso__log_run in two halves, around a node's run made inline (a
+ * replayed program's node: no callback and no closure per node).        */
+typedef struct deso__log_mark {
+    int64_t bytes, msgs;
+    int weight;               /* the node's (deso__time_weight)            */
+    double t0;
+} deso__log_mark;
+void deso__log_begin(deso_ctx *ctx, const deso__node *nd, deso__log_mark *m);
+void deso__log_end(const deso__node *nd, const deso__log_mark *m);
 
 /* deso__mat_remap(ctx, src, dst), counted as a remap.                     */
 deso_err deso__log_remap(deso_ctx *ctx, const deso__view *src,

@@ -6,7 +6,7 @@
 #include "deso/runtime/replay_prog.h"
 #include "placement/alloc.h"
 
-static bool desc_equal(const blas_desc *a, const blas_desc *b)
+static inline bool desc_equal(const blas_desc *a, const blas_desc *b)
 {
     return a->op == b->op && a->flags == b->flags && a->off == b->off &&
            a->inc == b->inc && a->len == b->len && a->rows == b->rows &&
@@ -32,6 +32,10 @@ static deso__rcall *log_next(deso_ctx *ctx)
     if (L->n == DESO__REPLAY_CALLS) {
         L->over = true;
         return NULL;
+    }
+    if (L->from != NULL) {              /* calls after a parked replay's   */
+        memcpy(L->c, L->from->call, (size_t)L->n * sizeof *L->c);
+        L->from = NULL;
     }
     return &L->c[L->n++];
 }
@@ -66,6 +70,12 @@ void deso__replay_log_alias(deso_ctx *ctx, deso__value *v, uint64_t id,
     c->ids[0] = id;
     c->cv[0] = id == 0 ? v : NULL;
     c->out = out->id;
+}
+
+/* A log's calls (its own, or those of the replay it names).             */
+static const deso__rcall *log_calls(const deso__rlog *L)
+{
+    return L->from != NULL ? L->from->call : L->c;
 }
 
 /* ---- arming -------------------------------------------------------------- */
@@ -173,6 +183,7 @@ static bool resolve(deso_ctx *ctx, deso__replay *T)
     deso__replay_deaths(ctx, T);
     for (int i = 0; i < T->ncalls; i++) {
         const deso__rcall *c = &T->call[i];
+        if (!c->alias) T->rkind[i] = blas_desc_result(&c->d);
         if (!c->alias)
             T->chash[i] = deso__call_hash(&c->d, c->shape, c->ids, c->nops,
                                           c->sp != NULL ? c->sp->id : 0,
@@ -181,8 +192,20 @@ static bool resolve(deso_ctx *ctx, deso__replay *T)
     return true;
 }
 
-static void release(deso__replay *T)
+/* The logs naming T get their own copies of its calls: T goes.        */
+static void detach_logs(deso_ctx *ctx, const deso__replay *T)
 {
+    for (int k = 0; k < 2; k++) {
+        deso__rlog *L = &ctx->rlog[k];
+        if (L->from != T) continue;
+        memcpy(L->c, T->call, (size_t)L->n * sizeof *L->c);
+        L->from = NULL;
+    }
+}
+
+static void release(deso_ctx *ctx, deso__replay *T)
+{
+    detach_logs(ctx, T);
     for (int i = 0; i < T->ncalls; i++) deso__value_unref(T->ph[i]);
     for (int h = 0; h < T->nh; h++) deso__value_unref(T->start[h]);
     for (int k = 0; k < T->ncons; k++) deso__value_unref(T->cons[k]);
@@ -202,9 +225,9 @@ static void arm(deso_ctx *ctx, deso__compiled *c, const deso__rlog *L)
     if (T == NULL) return;
     T->c = c;
     T->ncalls = L->n;
-    memcpy(T->call, L->c, (size_t)L->n * sizeof *L->c);
+    memcpy(T->call, log_calls(L), (size_t)L->n * sizeof *L->c);
     if (!resolve(ctx, T) || !deso__replay_compile(ctx, T)) {
-        release(T);
+        release(ctx, T);
         return;
     }
     ctx->rp = T;
@@ -213,8 +236,9 @@ static void arm(deso_ctx *ctx, deso__compiled *c, const deso__rlog *L)
 static bool logs_equal(const deso__rlog *a, const deso__rlog *b)
 {
     if (a->over || b->over || a->n != b->n || a->n == 0) return false;
+    const deso__rcall *ca = log_calls(a), *cb = log_calls(b);
     for (int i = 0; i < a->n; i++)
-        if (!call_equal(&a->c[i], &b->c[i])) return false;
+        if (!call_equal(&ca[i], &cb[i])) return false;
     return true;
 }
 
@@ -233,7 +257,7 @@ static void drop_parked(deso_ctx *ctx)
 {
     deso__replay *T = ctx->parked;
     ctx->parked = NULL;
-    if (T != NULL) release(T);
+    if (T != NULL) release(ctx, T);
 }
 
 static void park(deso_ctx *ctx)
@@ -293,7 +317,7 @@ static void unpark(deso_ctx *ctx)
                    (!read[j] || (alias[h] == alias[j]) ==
                                     (T->alias[h] == T->alias[j]));
     if (!same) {
-        release(T);
+        release(ctx, T);
         return;
     }
     T->restudy = true;
@@ -321,6 +345,7 @@ void deso__replay_after_force(deso_ctx *ctx, deso__compiled *c, deso_err err)
     ctx->rlog_cur = 1 - ctx->rlog_cur;
     ctx->rlog[ctx->rlog_cur].n = 0;
     ctx->rlog[ctx->rlog_cur].over = false;
+    ctx->rlog[ctx->rlog_cur].from = NULL;
 }
 
 /* ---- replaying ----------------------------------------------------------- */
@@ -350,7 +375,7 @@ bool deso__replay_call(deso_ctx *ctx, const blas_desc *d, deso__value **ops,
         c->shape[0] == shape[0] && c->shape[1] == shape[1] &&
         out->id == c->out && out == T->hd[T->ch[i][c->nops]] &&
         operands_match(T, i, ops, ids))
-        P = deso__value_new(blas_desc_result(d), shape[0], shape[1]);
+        P = deso__value_new(T->rkind[i], shape[0], shape[1]);
     if (P == NULL) return give_up(ctx);
     deso__value_ref(P);                 /* the replay's                    */
     T->ph[i] = P;
@@ -388,7 +413,7 @@ void deso__replay_logged(deso_ctx *ctx, const deso__replay *T)
     deso__rlog *L = &ctx->rlog[ctx->rlog_cur];
     L->n = T->pos;
     L->over = false;
-    memcpy(L->c, T->call, (size_t)T->pos * sizeof *L->c);
+    L->from = T;
 }
 
 /* ---- breaking ------------------------------------------------------------ */
@@ -432,7 +457,7 @@ deso_err deso__replay_break(deso_ctx *ctx)
     deso_err err = T->pos > 0 ? make_nodes(ctx, T) : DESO_OK;
     deso__replay_logged(ctx, T);
     deso__stats_replay(true);
-    release(T);
+    release(ctx, T);
     return err;
 }
 
@@ -462,7 +487,7 @@ void deso__replay_disarm(deso_ctx *ctx)
     drop_parked(ctx);
     if (T == NULL) return;
     ctx->rp = NULL;
-    release(T);
+    release(ctx, T);
 }
 
 void deso__replay_forget(deso_ctx *ctx, const deso__compiled *c)
@@ -471,7 +496,7 @@ void deso__replay_forget(deso_ctx *ctx, const deso__compiled *c)
     if (ctx->rp != NULL && ctx->rp->c == c) {
         deso__replay *T = ctx->rp;
         ctx->rp = NULL;
-        release(T);
+        release(ctx, T);
     }
 }
 

@@ -60,6 +60,7 @@ static int new_slot(comp *C, const blas_layout *lay, bool temp)
     tslot *t = &C->T->slot[s];
     t->lay = *lay;
     t->h = -1;
+    t->src = -1;
     t->temp = temp;
     if (temp && deso__view_alloc(C->ctx, lay, &t->w) != DESO_OK) {
         C->T->nslots--;

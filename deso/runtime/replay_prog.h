@@ -14,6 +14,11 @@
 typedef struct tslot {
     blas_layout lay;
     deso__view *w;
+    uint64_t serial;          /* w's when bound (a live-in slot)            */
+    deso__view *out;          /* a final slot: the view it gave when the    */
+    uint64_t out_serial;      /*   last force ended, and its serial         */
+    int src;                  /* live-in: the final slot whose view it was
+                               * bound to last time (-1: none seen)        */
     int h;                    /* live-in: the handle index, else -1        */
     deso__value *cv;          /* live-in constant, else NULL                */
     bool temp;
@@ -31,6 +36,11 @@ typedef struct tstep {
     int res;
     int copy;                 /* slot copied into res first, or -1         */
     bool zero;                /* res zeroed first (a fresh result)         */
+    bool known;               /* kf, L and R worked out (at the step's
+                               * first run)                                */
+    deso__kfacts kf;
+    blas_local L[BLAS_MAXOPS], R;  /* the local pieces (data and layout
+                                    * set at each run)                    */
 } tstep;
 
 /* A live-out value: the placeholder of call `call` gets the views of
@@ -50,6 +60,7 @@ typedef struct deso__replay {
                                                   * constant), then result */
     int node_call[DESO__REPLAY_CALLS];            /* a node's call          */
     uint64_t chash[DESO__REPLAY_CALLS];  /* each call's hash (deso__call_hash) */
+    blas_kind rkind[DESO__REPLAY_CALLS]; /* ... and its result's kind      */
     int nh;
     deso__handle *hd[REPLAY_HANDLES];
     deso__value *start[REPLAY_HANDLES];  /* each handle's value when the

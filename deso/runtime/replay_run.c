@@ -23,12 +23,33 @@ typedef struct trun {
  * layout now, and every value the program may write over referenced by
  * the replay alone and holding no user's array.  False: the calls are
  * recorded instead.                                                     */
+/* Live-in slot t's view of value v: the view it was bound to last time,
+ * or the one the final slot it was bound to then gave at the last force,
+ * when v holds it (the same address and serial: the same view, so the
+ * same layout); else v's view of t's layout, and the final slot that
+ * gave it learnt.  A loop's iteration binds the views the one before it
+ * gave, and a pointer walk costs a fraction of comparing layouts.       */
+static deso__view *slot_view(deso__replay *T, tslot *t, deso__value *v)
+{
+    const tslot *o = t->src >= 0 ? &T->slot[t->src] : t;
+    for (deso__view *w = v->views; w != NULL; w = w->next)
+        if ((w == t->w && w->serial == t->serial) ||
+            (w == o->out && w->serial == o->out_serial))
+            return w;
+    deso__view *w = deso__value_find(v, &t->lay);
+    for (int s = 0; w != NULL && s < T->nslots; s++)
+        if (T->slot[s].out == w && T->slot[s].out_serial == w->serial)
+            t->src = s;
+    return w;
+}
+
 static bool bind(deso__replay *T)
 {
     for (int s = 0; s < T->nslots; s++) {
         tslot *t = &T->slot[s];
         if (t->temp) continue;
-        t->w = deso__value_find(t->h >= 0 ? T->start[t->h] : t->cv, &t->lay);
+        t->w = slot_view(T, t, t->h >= 0 ? T->start[t->h] : t->cv);
+        t->serial = t->w != NULL ? t->w->serial : 0;
         if (t->w == NULL || (t->h >= 0 && T->dies[t->h] && t->w->borrowed))
             return false;
     }
@@ -39,15 +60,10 @@ static bool bind(deso__replay *T)
 
 static void zero(deso__view *w)
 {
-    if (w->rows * w->cols > 0)
-        memset(w->data, 0, (size_t)(w->rows * w->cols) * sizeof(double));
+    int64_t n = w->rows * w->cols;
+    if (n == 1) w->data[0] = 0.0;       /* a scalar: no call to memset    */
+    else if (n > 0) memset(w->data, 0, (size_t)n * sizeof(double));
 }
-
-typedef struct nrun {
-    deso__replay *T;
-    const tstep *st;
-    const opt_place *pl;
-} nrun;
 
 /* A node's run, counted as the executor's: its operands' fills, its
  * result's slot zeroed or holding the updated operand's data, the node.
@@ -55,24 +71,36 @@ typedef struct nrun {
  * matrix; an exchange each element of the vector from one source copy;
  * a replication its copy, then the broadcasts), so its slot, whatever
  * an earlier value left there, is not zeroed first: that was one more
- * pass over each moved vector per iteration.                           */
-static deso_err node_body(deso_ctx *ctx, void *arg)
+ * pass over each moved vector per iteration.  The step keeps its node's
+ * facts and local pieces from its first run: only the views' data and
+ * layouts are set again.                                                */
+static deso_err node_body(deso_ctx *ctx, deso__replay *T, tstep *st,
+                          const opt_place *pl)
 {
-    const nrun *r = arg;
-    const tstep *st = r->st;
-    tslot *S = r->T->slot;
+    tslot *S = T->slot;
     for (int f = 0; f < st->nfill; f++)
         DESO_TRY(deso__view_fill(ctx, st->fkind[f], S[st->fsrc[f]].w,
                                  S[st->fdst[f]].w));
-    deso__node *nd = &r->T->tnd[st->node];
+    deso__node *nd = &T->tnd[st->node];
+    int nops = nd->d.nops;
     deso__view *v[BLAS_MAXOPS];
-    for (int k = 0; k < nd->d.nops; k++) v[k] = S[st->op[k]].w;
+    for (int k = 0; k < nops; k++) v[k] = S[st->op[k]].w;
     deso__view *rv = S[st->res].w;
     if (st->zero) zero(rv);
     if (st->copy >= 0 && rv->rows * rv->cols > 0)
         memcpy(rv->data, S[st->copy].w->data,
                (size_t)(rv->rows * rv->cols) * sizeof(double));
-    return deso__exec_views(ctx, nd, r->pl, v, rv);
+    if (!st->known) {
+        deso__exec_facts(ctx, nd, pl, v, rv, &st->kf, st->L, &st->R);
+        st->known = true;
+    }
+    for (int k = 0; k < nops; k++) {
+        st->L[k].data = v[k]->data;
+        st->L[k].lay = &v[k]->lay;
+    }
+    st->R.data = rv->data;
+    st->R.lay = &rv->lay;
+    return deso__exec_known(ctx, nd, pl, &st->kf, v, rv, st->L, &st->R);
 }
 
 /* Fused group f, whose last member is i, in T->grp; its size.          */
@@ -85,7 +113,7 @@ static int group(deso__replay *T, const int *fuse, int f, int i)
 }
 
 /* A run or post step (run.c's run_step, on the slots).                 */
-static deso_err run_node(deso_ctx *ctx, trun *R, const tstep *st)
+static deso_err run_node(deso_ctx *ctx, trun *R, tstep *st)
 {
     deso__replay *T = R->T;
     int i = st->node, f = R->plan->fuse[i];
@@ -100,8 +128,10 @@ static deso_err run_node(deso_ctx *ctx, trun *R, const tstep *st)
     }
     ctx->defer = f >= 0 ? &T->fz[i] : NULL;
     ctx->post = f < 0 ? pd : NULL;
-    nrun r = {T, st, &R->plan->node[i]};
-    deso_err err = deso__log_run(ctx, &T->tnd[i], node_body, &r);
+    deso__log_mark mark;
+    deso__log_begin(ctx, &T->tnd[i], &mark);
+    deso_err err = node_body(ctx, T, st, &R->plan->node[i]);
+    deso__log_end(&T->tnd[i], &mark);
     ctx->defer = NULL;
     ctx->post = NULL;
     if (err != DESO_OK) return err;
@@ -138,7 +168,7 @@ static deso_err run_prog(deso_ctx *ctx, trun *R)
             err = R->verdict = deso__check_finish(ctx, &R->check);
             if (err != DESO_OK) break;
         }
-        const tstep *st = &T->step[s];
+        tstep *st = &T->step[s];
         err = st->kind == DESO__WAIT ? wait_node(ctx, R, st->node)
                                      : run_node(ctx, R, st);
     }
@@ -178,7 +208,9 @@ static void commit(deso__replay *T)
         deso__value *P = T->ph[x->call];
         deso__view **tail = &P->views;
         for (int l = 0; l < x->n; l++) {
-            const tslot *s = &T->slot[x->slot[l]];
+            tslot *s = &T->slot[x->slot[l]];
+            s->out = s->w;
+            s->out_serial = s->w->serial;
             if (!s->temp) unlink_view(T->start[s->h], s->w);
             *tail = s->w;
             tail = &s->w->next;

@@ -50,6 +50,10 @@ typedef struct deso__view {
     bool borrowed;            /* data is the user's (DESO_BORROW): no free  */
     deso__ooc *ooc;           /* != NULL: the local piece lives in this    */
                               /*   file (data NULL), streamed in slabs     */
+    uint64_t serial;          /* numbered when allocated (0: not): with its
+                               * address, names this view and its layout
+                               * even after the memory of a freed one was
+                               * reused                                    */
     struct deso__view *next;
 } deso__view;
 
@@ -367,6 +371,10 @@ typedef struct deso__rcall {
 typedef struct deso__rlog {
     int n;
     bool over;                /* more calls than DESO__REPLAY_CALLS          */
+    /* != NULL: the calls are that replay's first n (a replayed force's
+     * log, copied into c only when the replay goes: a copy per force
+     * cost as much as a kernel call)                                     */
+    const struct deso__replay *from;
     deso__rcall c[DESO__REPLAY_CALLS];
 } deso__rlog;
 
@@ -930,6 +938,34 @@ deso_err deso__exec_node(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
  * the result is left in rv and rv is never freed.                      */
 deso_err deso__exec_views(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
                           deso__view *const *v, deso__view *rv);
+/* What running node nd under placement pl asks of this rank: fixed by
+ * the node, its placement and its operands' local shapes, so that a
+ * compiled program (replay_run.c) works it out at its first run instead
+ * of at every run (the table lookups and layout tests cost as much as a
+ * kernel on 100 elements).  Only info is set for a node off the
+ * local-kernel path (a view node, a user operator, a sparse product, a
+ * triangular solve).                                                    */
+typedef struct deso__kfacts {
+    const blas_op_info *info;
+    int64_t len;              /* its reduction buffer (blas_red_len)       */
+    int rd;                   /* grid dimension reduced over, -1: none     */
+    bool part;                /* this rank runs the kernel                 */
+    bool all;                 /* the reduction is an all-reduce            */
+    bool finish;              /* this rank runs the finish                 */
+    bool streamed;            /* an out-of-core matrix streams             */
+} deso__kfacts;
+/* Also the local pieces L of v and R of rv, which a compiled program
+ * keeps from one run to the next: only their data and layout change.   */
+void deso__exec_facts(const deso_ctx *ctx, const deso__node *nd,
+                      const opt_place *pl, deso__view *const *v,
+                      const deso__view *rv, deso__kfacts *f, blas_local *L,
+                      blas_local *R);
+/* deso__exec_views with the node's facts f worked out before (on views
+ * of the same layouts), and the local pieces L and R (deso__exec_facts's,
+ * their data and layout those of v and rv now).                        */
+deso_err deso__exec_known(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
+                          const deso__kfacts *f, deso__view *const *v,
+                          deso__view *rv, blas_local *L, blas_local *R);
 /* A fused group's members (deferred by exec_node, in recording order): one
  * collective on their concatenated partial results, then every finish;
  * the results become ready (m[j]->rv = NULL once attached).  Collective. */

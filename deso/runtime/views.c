@@ -128,6 +128,10 @@ void deso__arg_close(deso__arg *a)
 
 deso_err deso__args_finish(deso_ctx *ctx, deso__arg *a, int k, deso_err err)
 {
+    bool plain = true;                  /* whole handles, none a view      */
+    for (int j = 0; j < k; j++)
+        plain = plain && a[j].h != &a[j].tmp && a[j].h->parent == NULL;
+    if (plain) return err;
     for (int j = 0; j < k; j++) {
         if (err == DESO_OK && (a[j].use & DESO__OUT) &&
             a[j].h->parent != NULL)
