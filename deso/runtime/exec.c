@@ -109,22 +109,40 @@ static bool streams(const deso__node *nd, deso__view *const *v,
     return rv->ooc != NULL;
 }
 
-/* The node's local kernel, streamed when it has an out-of-core matrix:
- * then always timed (a slab costs far more than a clock reading), the
- * waits for the file as I/O, the rest as compute.                       */
+/* Whether this rank runs node nd's direct kernel (blas_op_info.direct):
+ * the node needs no reduction across ranks (rd < 0: a dgemv on a grid of
+ * one column, or of one row for the transpose) and the result's local
+ * piece is the kernel's whole output here, so the kernel writes it, alpha
+ * and beta included, with no partial-sum buffer to zero and no finish.  */
+static bool runs_direct(const deso_ctx *ctx, const blas_op_info *info,
+                        const deso__node *nd, int rd, const blas_layout *rl,
+                        const blas_local *L, const blas_local *R)
+{
+    return info->direct != NULL && rd < 0 &&
+           blas_layout_holds(rl, ctx->coord[0], ctx->coord[1]) &&
+           R->rows == blas_red_len(&nd->d, L);
+}
+
+/* The node's local kernel (its direct kernel when `direct`), streamed
+ * when it has an out-of-core matrix: then always timed (a slab costs far
+ * more than a clock reading), the waits for the file as I/O, the rest as
+ * compute.                                                              */
 static deso_err run_kernel(deso_ctx *ctx, const deso__node *nd,
                            blas_local *L, deso__view *const *v,
                            deso__view *rv, blas_local *R, double *red,
-                           bool streamed)
+                           bool streamed, bool direct)
 {
+    const blas_op_info *info = blas_op_get(nd->d.op);
     if (!streamed) {
         double t0 = deso__kernel_start(ctx);
-        blas_op_get(nd->d.op)->kernel(&nd->d, L, R, red);
+        (direct ? info->direct : info->kernel)(&nd->d, L, R, red);
         deso__kernel_time(ctx, nd->d.op, t0);
         return DESO_OK;
     }
+    blas_gemv_into y = {red, 1.0, 0.0};
+    if (direct) y = blas_gemv_direct_into(&nd->d, L, R);
     double t0 = deso__now(), io0 = deso__stats_io_time();
-    deso_err err = deso__ooc_kernel(ctx, nd, L, v, rv, red);
+    deso_err err = deso__ooc_kernel(ctx, nd, L, v, rv, y);
     double dt = deso__now() - t0;
     deso__stats_time(DESO_T_COMPUTE, dt - (deso__stats_io_time() - io0));
     deso__log_op(nd->d.op, dt);
@@ -236,14 +254,15 @@ static deso_err run_local(deso_ctx *ctx, const deso__node *nd,
                info->name, (long long)len);
     deso_err err = DESO_OK;
     bool streamed = streams(nd, v, rv);
-    deso_err kerr = run_kernel(ctx, nd, L, v, rv, R, red, streamed);
+    int rd = blas_red_dim(&nd->d, pl->req);
+    bool direct = runs_direct(ctx, info, nd, rd, &pl->res, L, R);
+    deso_err kerr = run_kernel(ctx, nd, L, v, rv, R, red, streamed, direct);
     if (info->red != BLAS_RED_NONE)
-        err = reduce_step(ctx, info, blas_red_dim(&nd->d, pl->req), &pl->res,
-                          red, len);
+        err = reduce_step(ctx, info, rd, &pl->res, red, len);
     if (streamed)                      /* an I/O error is every rank's      */
         kerr = deso__agree_counted(ctx, info->name, kerr, NULL, 0);
     if (err == DESO_OK) err = kerr;
-    if (err == DESO_OK && info->finish != NULL &&
+    if (err == DESO_OK && !direct && info->finish != NULL &&
         blas_layout_holds(&pl->res, ctx->coord[0], ctx->coord[1])) {
         double t0 = deso__kernel_start(ctx);
         info->finish(&nd->d, L, R, red);
