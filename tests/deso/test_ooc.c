@@ -243,17 +243,27 @@ static void test_bitwise(void **state)
 /* Only the last rank has a budget its part exceeds: every rank streams,
  * and every rank keeps its own budget (not rank 0's).                   */
 /* Chunks by bytes (blas_gemv_chunk): a chunk bytes setting that makes
- * chunks of 7 columns of the 37-row matrix and 8 of the 29-row one, no
- * multiple of the block, several to a slab under the larger budget; in
- * core and streamed the same bits, in every mode on a 1 x P grid.       */
+ * chunks of 70 columns of the 37 x 400 matrix (more than the least, 64
+ * columns or the block, so the bytes decide; no multiple of the block)
+ * and of 64 columns of the 400 x 400 one; budgets of one byte (slabs of
+ * one chunk) and of four chunks (slabs of two).  In core and streamed
+ * the same bits, in every mode on a 1 x P grid.                         */
 static void test_chunk_bytes(void **state)
 {
     (void)state;
-    blas_gemv_chunk_bytes(8 * 37 * 7);
+    const int64_t m = 37, n = 400, chunk = 8 * m * 70;
+    blas_gemv_chunk_bytes(chunk);
     int P = tu_size();
     for (int k = 0; k < TU_NMODES; k++) {
         tu_case c = {tu_mode(k), 1, P, 5};
-        run_case(&c);
+        deso_ctx *ctx[3] = {case_ctx(&c, 0, NULL), case_ctx(&c, 1, NULL),
+                            case_ctx(&c, 4 * chunk, NULL)};
+        same_calibration(ctx, 3);
+        tu_label("%s, %lld x %lld, chunks by bytes", tu_case_name(&c),
+                 (long long)m, (long long)n);
+        run_size(ctx, m, n, 1);
+        tu_case_end();
+        for (int j = 0; j < 3; j++) TU_OK(deso_finalize(&ctx[j]));
     }
     blas_gemv_chunk_bytes(0);
     TU_SYNC();
