@@ -333,6 +333,10 @@ typedef struct blas_op_info {
     blas_constrain_fn constrain;
     blas_kernel_fn kernel;
     blas_kernel_fn finish; /* NULL: nothing after the reduction            */
+    blas_kernel_fn direct; /* where the node needs no reduction across
+                            * ranks, the kernel and the finish in one: the
+                            * result written whole, `red` unused; NULL:
+                            * kernel, then finish                         */
 } blas_op_info;
 
 /* The table row of an operation; NULL for an unknown op.                  */
@@ -377,16 +381,34 @@ int64_t blas_trsv_block_of(const blas_layout *T);
 
 /* ---- kernels used by deso/'s out-of-core streaming ----------------------- */
 
-/* dgemv accumulates its local product in chunks of this many columns (or
- * the column block, when smaller), in core and streamed alike.           */
+/* dgemv accumulates its local product one chunk of columns at a time, in
+ * core and streamed alike: as many columns as fit in chunk bytes
+ * (BLAS_GEMV_CHUNK_BYTES), at least the column block or BLAS_GEMV_COLS,
+ * whichever is fewer.  blas_gemv_chunk gives it for a local piece of
+ * `rows` rows; blas_gemv_chunk_bytes sets the bytes for the whole process
+ * (a test switch, so that small matrices stream in several slabs; set it
+ * before creating matrices; negative: the default).                     */
 #define BLAS_GEMV_COLS 64
-int64_t blas_gemv_chunk(const blas_layout *A);
-/* red += op(A) x over A's columns (a slab when A->c0 > 0, c0 a multiple
- * of the chunk: x is indexed from c0 for no transpose, red for
- * transpose), one chunk at a time, as dgemv's kernel runs on the whole
- * local piece; dgemv's mask flags restrict it to a triangle.             */
+#define BLAS_GEMV_CHUNK_BYTES ((int64_t)4 << 20)
+int64_t blas_gemv_chunk(const blas_layout *A, int64_t rows);
+void blas_gemv_chunk_bytes(int64_t bytes);
+/* Where a local product goes: y <- alpha op(A) x + beta y.              */
+typedef struct blas_gemv_into {
+    double *y;
+    double alpha, beta;
+} blas_gemv_into;
+/* The product over A's columns (a slab when A->c0 > 0, c0 a multiple of
+ * the chunk: x is indexed from c0 for no transpose, y for the transpose),
+ * one chunk at a time, as dgemv's kernel runs on the whole local piece;
+ * beta applies to each entry of y once (without a transpose, in the
+ * chunk at local column 0); dgemv's mask flags restrict it to a
+ * triangle.  The partial product of the kernel is (red, 1, 0).          */
 void blas_gemv_part(const blas_desc *d, const blas_local *A,
-                    const blas_local *x, double *red);
+                    const blas_local *x, blas_gemv_into out);
+/* The direct kernel's target: the result's local piece, with the node's
+ * alpha and beta (0 without BLAS_F_BETA).                               */
+blas_gemv_into blas_gemv_direct_into(const blas_desc *d,
+                                     const blas_local *ops, blas_local *res);
 
 /* The rotation generators on plain doubles (CBLAS's drotg and drotmg). */
 void blas_rotg(double *a, double *b, double *c, double *s);

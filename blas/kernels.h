@@ -29,5 +29,6 @@ BLAS__KERNEL(blas__f_copy);
 BLAS__KERNEL(blas__f_nrm2);
 BLAS__KERNEL(blas__f_index);
 BLAS__KERNEL(blas__f_gemv);
+BLAS__KERNEL(blas__d_gemv);
 
 #endif

@@ -265,7 +265,7 @@ static const blas_op_info table[BLAS_OP_COUNT] = {
     [BLAS_OP_SNEG] = {"scalar_neg", 1, {S}, S, -1, BLAS_RED_NONE, false,
                       c_scalar, blas__k_scalar, NULL},
     [BLAS_OP_GEMV] = {"dgemv", 5, {S, M, V, S, V}, V, 4, BLAS_RED_SUM, false,
-                      c_gemv, blas__k_gemv, blas__f_gemv},
+                      c_gemv, blas__k_gemv, blas__f_gemv, blas__d_gemv},
     [BLAS_OP_GER] = {"dger", 4, {S, V, V, M}, M, 3, BLAS_RED_NONE, false,
                      c_ger, blas__k_ger, NULL},
     [BLAS_OP_TRSV] = {"dtrsv", 2, {M, V}, V, 1, BLAS_RED_NONE, true, c_trsv,

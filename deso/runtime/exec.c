@@ -109,22 +109,40 @@ static bool streams(const deso__node *nd, deso__view *const *v,
     return rv->ooc != NULL;
 }
 
-/* The node's local kernel, streamed when it has an out-of-core matrix:
- * then always timed (a slab costs far more than a clock reading), the
- * waits for the file as I/O, the rest as compute.                       */
+/* Whether this rank runs node nd's direct kernel (blas_op_info.direct):
+ * the node needs no reduction across ranks (rd < 0: a dgemv on a grid of
+ * one column, or of one row for the transpose) and the result's local
+ * piece is the kernel's whole output here, so the kernel writes it, alpha
+ * and beta included, with no partial-sum buffer to zero and no finish.  */
+static bool runs_direct(const deso_ctx *ctx, const blas_op_info *info,
+                        const deso__node *nd, int rd, const blas_layout *rl,
+                        const blas_local *L, const blas_local *R)
+{
+    return info->direct != NULL && rd < 0 &&
+           blas_layout_holds(rl, ctx->coord[0], ctx->coord[1]) &&
+           R->rows == blas_red_len(&nd->d, L);
+}
+
+/* The node's local kernel (its direct kernel when `direct`), streamed
+ * when it has an out-of-core matrix: then always timed (a slab costs far
+ * more than a clock reading), the waits for the file as I/O, the rest as
+ * compute.                                                              */
 static deso_err run_kernel(deso_ctx *ctx, const deso__node *nd,
                            const blas_op_info *info, blas_local *L,
                            deso__view *const *v, deso__view *rv,
-                           blas_local *R, double *red, bool streamed)
+                           blas_local *R, double *red, bool streamed,
+                           bool direct)
 {
     if (!streamed) {
         double t0 = deso__kernel_start(ctx);
-        info->kernel(&nd->d, L, R, red);
+        (direct ? info->direct : info->kernel)(&nd->d, L, R, red);
         deso__kernel_time(ctx, nd->d.op, t0);
         return DESO_OK;
     }
+    blas_gemv_into y = {red, 1.0, 0.0};
+    if (direct) y = blas_gemv_direct_into(&nd->d, L, R);
     double t0 = deso__now(), io0 = deso__stats_io_time();
-    deso_err err = deso__ooc_kernel(ctx, nd, L, v, rv, red);
+    deso_err err = deso__ooc_kernel(ctx, nd, L, v, rv, y);
     double dt = deso__now() - t0;
     deso__stats_time(DESO_T_COMPUTE, dt - (deso__stats_io_time() - io0));
     deso__log_op(nd->d.op, dt);
@@ -212,7 +230,9 @@ static deso_err post_local(deso_ctx *ctx, const deso__node *nd,
     for (int k = 0; k < nd->d.nops; k++) pd->L[k] = L[k];
     pd->R = *R;
     pd->weight = ctx->weight;
-    pd->finish = f->finish;
+    /* a posted node takes the partial-sum path, so the finish runs where
+     * a direct kernel would have run instead                             */
+    pd->finish = f->finish || f->direct;
     deso__redop op = info->red == BLAS_RED_MAXLOC ? DESO__MAXLOC : DESO__SUM;
     return deso__coll_start(ctx, red_comm(ctx, f->rd), pd->red, f->len, op,
                             f->all, &pd->coll);
@@ -233,8 +253,8 @@ static deso_err run_local(deso_ctx *ctx, const deso__node *nd,
                "%s: a reduction of %lld elements was not prepared",
                info->name, (long long)len);
     deso_err err = DESO_OK;
-    deso_err kerr =
-        run_kernel(ctx, nd, info, L, v, rv, R, red, f->streamed);
+    deso_err kerr = run_kernel(ctx, nd, info, L, v, rv, R, red, f->streamed,
+                               f->direct);
     if (info->red != BLAS_RED_NONE)
         err = reduce_step(ctx, info, f->rd, f->all, red, len);
     if (f->streamed)                   /* an I/O error is every rank's      */
@@ -257,26 +277,28 @@ static bool local_path(const deso__node *nd, const blas_op_info *info)
            op != BLAS_OP_USMV && !info->distributed;
 }
 
-/* Node nd's facts (deso__kfacts) from its operands' local pieces L.     */
+/* Node nd's facts (deso__kfacts) from its operands' local pieces L and
+ * its result's R.                                                       */
 /* (inlined: a call per node cost the recording path about 90
  * instructions a node, more than the work itself)                       */
 __attribute__((always_inline))
 static inline void facts_of(const deso_ctx *ctx, const deso__node *nd,
                      const opt_place *pl, const blas_local *L,
-                     deso__view *const *v, const deso__view *rv,
-                     deso__kfacts *f)
+                     const blas_local *R, deso__view *const *v,
+                     const deso__view *rv, deso__kfacts *f)
 {
     const blas_op_info *info = blas_op_get(nd->d.op);
     f->info = info;
     f->len = 0;
     f->rd = -1;
-    f->part = f->all = f->finish = f->streamed = false;
+    f->part = f->all = f->finish = f->streamed = f->direct = false;
     if (!local_path(nd, info)) return;
     f->part = takes_part(ctx, info, &nd->d, pl->req, &pl->res);
     f->len = blas_red_len(&nd->d, L);
     if (info->red != BLAS_RED_NONE) f->rd = blas_red_dim(&nd->d, pl->req);
     f->all = f->rd >= 0 && red_all(f->rd, &pl->res);
-    f->finish = info->finish != NULL &&
+    f->direct = runs_direct(ctx, info, nd, f->rd, &pl->res, L, R);
+    f->finish = !f->direct && info->finish != NULL &&
                 blas_layout_holds(&pl->res, ctx->coord[0], ctx->coord[1]);
     f->streamed = streams(nd, v, rv);
 }
@@ -306,7 +328,7 @@ void deso__exec_facts(const deso_ctx *ctx, const deso__node *nd,
 {
     for (int k = 0; k < nd->d.nops; k++) L[k] = local_of(ctx, v[k]);
     *R = local_of(ctx, rv);
-    facts_of(ctx, nd, pl, L, v, rv, f);
+    facts_of(ctx, nd, pl, L, R, v, rv, f);
 }
 
 /* The node's run once its facts are known (deso__exec_known).           */
@@ -363,7 +385,7 @@ deso_err deso__exec_views(deso_ctx *ctx, deso__node *nd, const opt_place *pl,
     for (int k = 0; k < nd->d.nops; k++) L[k] = local_of(ctx, v[k]);
     blas_local R = local_of(ctx, rv);
     deso__kfacts f;
-    facts_of(ctx, nd, pl, L, v, rv, &f);
+    facts_of(ctx, nd, pl, L, &R, v, rv, &f);
     return exec_with(ctx, nd, pl, &f, L, &R, v, rv);
 }
 

@@ -18,7 +18,7 @@ struct deso__ooc {
                               /*   slab reads; -1 where it cannot be       */
     int64_t rows, cols;       /* the local piece, column-major             */
     int64_t slab;             /* columns per slab: a multiple of           */
-                              /*   blas_gemv_chunk                          */
+                              /*   blas_gemv_chunk for these rows           */
     uint64_t writes;          /* writes so far (a read ahead is stale when */
                               /*   this moved)                              */
     deso__ooc_ahead *ahead;   /* the context's read ahead, dropped when    */
@@ -168,11 +168,12 @@ double *deso__ooc_slab_buf(deso_ctx *ctx, int k);
 long deso__ooc_ahead_taken(void);
 void deso__ooc_inline_reads(bool on);
 
-/* Node nd's kernel when its matrix operand (or result) is out of core:
- * dgemv's partial products, or dger's update of res, slab by slab.
- * Local.                                                                 */
+/* Node nd's kernel when its matrix operand (or result) is out of core,
+ * slab by slab: dgemv's product into out (its partial products, or the
+ * result itself where no reduction is needed: blas_gemv_into), or dger's
+ * update of res (out unused).  Local.                                    */
 deso_err deso__ooc_kernel(deso_ctx *ctx, const deso__node *nd,
                           blas_local *L, deso__view *const *v,
-                          deso__view *rv, double *red);
+                          deso__view *rv, blas_gemv_into out);
 
 #endif

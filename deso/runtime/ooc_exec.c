@@ -11,10 +11,11 @@
  * during the kernel, and MPI_File_iread_at measured slower on the same
  * files (tests/bench/ooc_iread.c).
  *
- * dgemv (with dsymv's and dtrmv's triangle masks) accumulates its partial
- * products one chunk of columns at a time, as the in-core kernel does
- * (blas_gemv_part), so the streamed and the in-core results are the same
- * bits whatever the slab width.  dger (dsyr, dsyr2) reads a slab, updates
+ * dgemv (with dsymv's and dtrmv's triangle masks) accumulates its product
+ * (partial, or the result itself where no reduction is needed) one chunk
+ * of columns at a time, as the in-core kernel does (blas_gemv_part), so
+ * the streamed and the in-core results are the same bits whatever the
+ * slab width.  dger (dsyr, dsyr2) reads a slab, updates
  * it and writes it to the result's file (the operand's own when the node
  * takes its buffer over).
  *
@@ -155,32 +156,31 @@ static blas_local slab_of(const blas_local *P, double *buf, int64_t c0,
     return s;
 }
 
-/* One slab's work: a dgemv's products into red, or a dger's update
+/* One slab's work: a dgemv's products into y, or a dger's update
  * written to out.                                                        */
 static deso_err slab_work(const deso__node *nd, blas_local *L, blas_local *S,
-                          deso__ooc *out, double *red)
+                          deso__ooc *out, blas_gemv_into y)
 {
     if (nd->d.op == BLAS_OP_GEMV) {
-        blas_gemv_part(&nd->d, S, &L[2], red);
+        blas_gemv_part(&nd->d, S, &L[2], y);
         return DESO_OK;
     }
-    blas_op_get(nd->d.op)->kernel(&nd->d, L, S, red);
+    blas_op_get(nd->d.op)->kernel(&nd->d, L, S, NULL);
     return deso__ooc_io_counted(out, true, S->c0, S->cols, S->data);
 }
 
 deso_err deso__ooc_kernel(deso_ctx *ctx, const deso__node *nd,
                           blas_local *L, deso__view *const *v,
-                          deso__view *rv, double *red)
+                          deso__view *rv, blas_gemv_into y)
 {
     bool gemv = nd->d.op == BLAS_OP_GEMV;
     const deso__view *A = gemv ? v[1] : v[3];
     deso__ooc *f = A->ooc, *out = gemv ? NULL : rv->ooc;
     blas_local P = gemv ? L[1] : L[3];
-    if (gemv) {
-        int64_t outn = (nd->d.flags & BLAS_F_TRANS) ? f->cols : f->rows;
-        for (int64_t i = 0; i < outn; i++) red[i] = 0.0;
+    if (f->rows == 0 || f->cols == 0) {  /* a dgemv's y <- beta y, only  */
+        if (gemv) blas_gemv_part(&nd->d, &P, &L[2], y);
+        return DESO_OK;
     }
-    if (f->rows == 0 || f->cols == 0) return DESO_OK;
     int64_t w0 = f->slab < f->cols ? f->slab : f->cols;
     slab_read r;
     int b = first_slab(ctx, f, w0, &r);
@@ -198,7 +198,7 @@ deso_err deso__ooc_kernel(deso_ctx *ctx, const deso__node *nd,
         else if (gemv && err == DESO_OK)  /* a dger writes what it reads */
             read_ahead(ctx, f, w0, (int)((s + 1) & 1));
         blas_local S = slab_of(&P, cur, c0, w);
-        if (err == DESO_OK) err = slab_work(nd, L, &S, out, red);
+        if (err == DESO_OK) err = slab_work(nd, L, &S, out, y);
     }
     return err;
 }

@@ -4,8 +4,8 @@
  * code paths per operation for nothing).  "What is left" is the budget
  * less this rank's live in-core matrices.  The slab width is chosen here
  * too: two slabs (double buffering) of whole chunks of dgemv's
- * accumulation (blas_gemv_chunk: at most 64 columns) within what is left,
- * at least one chunk; a rank without a budget of its own
+ * accumulation (blas_gemv_chunk) within what is left, at least one
+ * chunk; a rank without a budget of its own
  * uses DEFAULT_SLAB_BYTES per slab.                                      */
 #include <stdint.h>
 #include <stdlib.h>
@@ -79,7 +79,7 @@ deso_err deso__ooc_view_new(deso_ctx *ctx, const blas_layout *lay,
     *out = NULL;
     int64_t rows, cols;
     blas_layout_local(lay, ctx->coord[0], ctx->coord[1], &rows, &cols);
-    int64_t slab = slab_columns(ctx, rows, cols, blas_gemv_chunk(lay));
+    int64_t slab = slab_columns(ctx, rows, cols, blas_gemv_chunk(lay, rows));
     DESO_TRY(slab_buffers(ctx, rows * slab));
     deso__view *w = deso__calloc(1, sizeof *w);
     DESO_CHECK(w != NULL, DESO_ENOMEM, "out of memory (view)");

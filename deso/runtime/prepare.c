@@ -144,14 +144,13 @@ static deso_err need_view(deso_ctx *ctx, sim_value *s, const blas_layout *l,
 }
 
 /* True when the executor writes node nd's whole result before anything
- * reads it: a sparse product (its kernel sets every local entry of y; a
- * beta != 0 makes y the updated operand, copied in) and any node whose
- * result starts as a copy of its updated operand in the same layout
- * (exec.c).  Such a result needs no zeroed memory.                       */
+ * reads it: a sparse product and a dgemv (deso__op_sets_result) and any
+ * node whose result starts as a copy of its updated operand in the same
+ * layout (exec.c).  Such a result needs no zeroed memory.                */
 static bool writes_whole(const deso__node *nd, const blas_layout *req,
                          const blas_layout *rl)
 {
-    if (nd->d.op == BLAS_OP_USMV) return true;
+    if (deso__op_sets_result(nd->d.op)) return true;
     int io = blas_op_get(nd->d.op)->inout;
     return io >= 0 && io < nd->d.nops && blas_layout_equal(&req[io], rl);
 }

@@ -196,9 +196,10 @@ static bool node_step(comp *C, tstep *st, int i)
     } else {
         if ((st->res = temp_slot(C, &pl->res)) < 0) return false;
         st->copy = io >= 0 ? st->op[io] : -1;
-        /* a sparse product writes all of its result (as prepare.c's
-         * writes_whole says), which the executor does not zero          */
-        st->zero = io < 0 && x->d.op != BLAS_OP_USMV;
+        /* a sparse product and a dgemv write all of their result (as
+         * prepare.c's writes_whole says), which the executor does not
+         * zero                                                          */
+        st->zero = io < 0 && !deso__op_sets_result(x->d.op);
     }
     sim *r = &C->v[x->res];
     r->n = 1;

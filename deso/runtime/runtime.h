@@ -524,6 +524,14 @@ deso_err deso__view_alloc(deso_ctx *ctx, const blas_layout *lay,
  * is overwritten at once would cost a pass over memory per iteration.   */
 deso_err deso__view_alloc_unzeroed(deso_ctx *ctx, const blas_layout *lay,
                                    deso__view **out);
+/* Whether a node of op writes every local entry of its result even when
+ * no operand's data is copied in first: a sparse product, and a dgemv
+ * (its direct kernel, or its finish, sets all of y; a beta makes y the
+ * updated operand, copied in).                                          */
+static inline bool deso__op_sets_result(blas_op op)
+{
+    return op == BLAS_OP_USMV || op == BLAS_OP_GEMV;
+}
 void deso__view_free(deso__view *w);
 /* Recycling (recycle.c): a recycled view of layout lay and local shape
  * rows x cols, zeroed when zero is set, or NULL; keeping a freed view (false: not kept,
@@ -953,6 +961,7 @@ typedef struct deso__kfacts {
     bool all;                 /* the reduction is an all-reduce            */
     bool finish;              /* this rank runs the finish                 */
     bool streamed;            /* an out-of-core matrix streams             */
+    bool direct;              /* its direct kernel writes the result whole */
 } deso__kfacts;
 /* Also the local pieces L of v and R of rv, which a compiled program
  * keeps from one run to the next: only their data and layout change.   */

@@ -661,13 +661,81 @@ static void gemv_by_hand(const grid_case *g, unsigned flags, const double *A,
     }
 }
 
-static void test_gemv_kernel(void **state)
+/* y <- alpha op(A) x (+ beta y) through the gemv row's direct kernel, on
+ * a grid whose product needs no reduction (one grid column, or one grid
+ * row for the transpose): every piece writes its piece of y in place. */
+static void gemv_direct_by_hand(const grid_case *g, unsigned flags,
+                                const double *A, const double *x,
+                                double alpha, double beta, double *y)
 {
-    (void)state;
+    const blas_op_info *info = blas_op_get(BLAS_OP_GEMV);
+    blas_desc d = {BLAS_OP_GEMV, flags, blas_desc_nops(BLAS_OP_GEMV, flags),
+                   0, 0, 0, 0, 0, NULL};
+    bool t = (flags & BLAS_F_TRANS) != 0;
+    blas_layout lay = blas_layout_mat(g->m, g->n, g->mb, g->nb, g->pr, g->pc);
+    blas_layout sl = blas_layout_sca(3u, g->pr, g->pc);
+    for (int r = 0; r < g->pr; r++)
+        for (int c = 0; c < g->pc; c++) {
+            int64_t ri[MAXN], ci[MAXN];
+            int64_t lr = owned(g->m, g->mb, g->pr, r, ri);
+            int64_t lc = owned(g->n, g->nb, g->pc, c, ci);
+            int64_t ld = lr > 1 ? lr : 1, len = t ? lc : lr;
+            const int64_t *oi = t ? ci : ri;
+            double al[MAXN * MAXN], xl[MAXN], yl[MAXN + 1];
+            for (int64_t j = 0; j < lc; j++)
+                for (int64_t i = 0; i < lr; i++)
+                    al[j * ld + i] = A[ci[j] * g->m + ri[i]];
+            for (int64_t i = 0; i < (t ? lr : lc); i++)
+                xl[i] = x[t ? ri[i] : ci[i]];
+            for (int64_t i = 0; i < len; i++) yl[i] = y[oi[i]];
+            yl[len] = SENT;
+            blas_local in[5] = {piece(&alpha, 1, 1, &sl, r, c),
+                                piece(al, lr, lc, &lay, r, c),
+                                piece(xl, t ? lr : lc, 1, &lay, r, c)};
+            if (flags & BLAS_F_BETA) in[3] = piece(&beta, 1, 1, &sl, r, c);
+            blas_local R = piece(yl, len, 1, &lay, r, c);
+            info->direct(&d, in, &R, NULL);
+            assert_true(yl[len] == SENT);
+            for (int64_t i = 0; i < len; i++) y[oi[i]] = yl[i];
+        }
+}
+
+/* y (yn entries) against alpha op(A) x (+ beta y0) computed here.       */
+static void gemv_check(const grid_case *g, unsigned flags, const double *A,
+                       const double *x, double alpha, double beta,
+                       const double *y0, bool reads_y, const double *y)
+{
+    bool t = (flags & BLAS_F_TRANS) != 0;
+    int64_t xn = t ? g->m : g->n, yn = t ? g->n : g->m;
+    for (int64_t k = 0; k < yn; k++) {
+        double s = 0.0, scale = 0.0;
+        for (int64_t l = 0; l < xn; l++) {
+            int64_t i = t ? l : k, j = t ? k : l;
+            if (!kept(flags, i, j)) continue;
+            s += A[j * g->m + i] * x[l];
+            scale += fabs(A[j * g->m + i] * x[l]);
+        }
+        double want = alpha * s, sc = fabs(alpha) * scale;
+        if (reads_y) {
+            want += beta * y0[k];
+            sc += fabs(beta * y0[k]);
+        }
+        expect_close(y[k], want, sc, "dgemv", k);
+    }
+}
+
+/* Kernel, reduction and finish on every grid; the direct kernel too where
+ * the grid needs no reduction.  Without a beta (or beta = 0) y holds NaN,
+ * which neither may read.  Pieces of one chunk (the default chunk bytes)
+ * and of a chunk per column block (chunk bytes 0).                      */
+static void gemv_cases(int64_t chunk_bytes)
+{
+    blas_gemv_chunk_bytes(chunk_bytes);
     tu_rng rng = {31337};
     const unsigned masks[] = {0, BLAS_F_MASK, BLAS_F_MASK | BLAS_F_LOWER,
                               BLAS_F_MASK | BLAS_F_STRICT,
                               BLAS_F_MASK | BLAS_F_LOWER | BLAS_F_STRICT};
+    int directs = 0;
     for (size_t gi = 0; gi < sizeof grid_cases / sizeof grid_cases[0]; gi++)
         for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; mi++)
             for (unsigned extra = 0; extra < 4; extra++) {
@@ -687,22 +755,46 @@ static void test_gemv_kernel(void **state)
                 for (int64_t i = 0; i < yn; i++)
                     y0[i] = y[i] = reads_y ? tu_rand(&rng) : NAN;
                 gemv_by_hand(g, flags, A, x, alpha, beta, y);
-                for (int64_t k = 0; k < yn; k++) {
-                    double s = 0.0, scale = 0.0;
-                    for (int64_t l = 0; l < xn; l++) {
-                        int64_t i = t ? l : k, j = t ? k : l;
-                        if (!kept(flags, i, j)) continue;
-                        s += A[j * g->m + i] * x[l];
-                        scale += fabs(A[j * g->m + i] * x[l]);
-                    }
-                    double want = alpha * s, sc = fabs(alpha) * scale;
-                    if (reads_y) {
-                        want += beta * y0[k];
-                        sc += fabs(beta * y0[k]);
-                    }
-                    expect_close(y[k], want, sc, "dgemv", k);
-                }
+                gemv_check(g, flags, A, x, alpha, beta, y0, reads_y, y);
+                if ((t ? g->pr : g->pc) != 1) continue;
+                memcpy(y, y0, sizeof y);
+                gemv_direct_by_hand(g, flags, A, x, alpha, beta, y);
+                gemv_check(g, flags, A, x, alpha, beta, y0, reads_y, y);
+                directs++;
             }
+    assert_true(directs > 0);
+    blas_gemv_chunk_bytes(-1);
+}
+
+static void test_gemv_kernel(void **state)
+{
+    (void)state;
+    gemv_cases(BLAS_GEMV_CHUNK_BYTES);
+    gemv_cases(0);
+}
+
+/* The chunk: as many columns as fit in the chunk bytes, at least the
+ * column block or BLAS_GEMV_COLS, whichever is fewer; bytes 0 leave only
+ * that least; a negative setting restores the default.                  */
+static void test_gemv_chunk(void **state)
+{
+    (void)state;
+    blas_layout whole = blas_layout_mat(1000, 1000, 1000, 1000, 1, 1);
+    blas_layout thin = blas_layout_mat(100, 1000, 4, 4, 1, 2);
+    int64_t per = BLAS_GEMV_CHUNK_BYTES / 8;
+    assert_int_equal(blas_gemv_chunk(&whole, 1000), per / 1000);
+    assert_int_equal(blas_gemv_chunk(&whole, 1), per);
+    assert_int_equal(blas_gemv_chunk(&whole, per), BLAS_GEMV_COLS);
+    assert_int_equal(blas_gemv_chunk(&thin, per), 4);
+    assert_int_equal(blas_gemv_chunk(&thin, 100), per / 100);
+    blas_gemv_chunk_bytes(8 * 100 * 7);
+    assert_int_equal(blas_gemv_chunk(&thin, 100), 7);
+    assert_int_equal(blas_gemv_chunk(&whole, 100), BLAS_GEMV_COLS);
+    blas_gemv_chunk_bytes(0);
+    assert_int_equal(blas_gemv_chunk(&whole, 0), BLAS_GEMV_COLS);
+    assert_int_equal(blas_gemv_chunk(&thin, 0), 4);
+    blas_gemv_chunk_bytes(-1);
+    assert_int_equal(blas_gemv_chunk(&whole, 1000), per / 1000);
 }
 
 /* A <- alpha x y^T + A on every piece: x folded like A's rows, y like its
@@ -813,6 +905,7 @@ int main(void)
         cmocka_unit_test(test_scalar_kernels),
         cmocka_unit_test(test_reduction_kernels),
         cmocka_unit_test(test_gemv_kernel),
+        cmocka_unit_test(test_gemv_chunk),
         cmocka_unit_test(test_ger_kernel),
         cmocka_unit_test(test_trsv_block_kernel),
     };

@@ -12,6 +12,19 @@
 #include <unistd.h>
 
 #include "test_util.h"
+#include "blas/blas.h"
+
+/* The out-of-core tests' setup (TU_MAIN_SETUP): dgemv's chunks by the
+ * column block (at most 64 columns) instead of by bytes, so that their
+ * small matrices stream in several slabs as large ones do with the
+ * default chunk (blas_gemv_chunk); test_ooc's test_chunk_bytes covers
+ * chunks by bytes.                                                       */
+static inline int tu_ooc_setup(void **state)
+{
+    (void)state;
+    blas_gemv_chunk_bytes(0);
+    return 0;
+}
 
 /* A general matrix with full mantissas, so that adding in another order
  * changes the bits.                                                      */

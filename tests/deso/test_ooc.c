@@ -3,8 +3,10 @@
  * files, which dgemv (N and T), dsymv, dtrmv, dger and dsyr stream.
  *
  * Oracles: the same calls run in core and out of core on the same grid
- * must give the same bits (the streamed products accumulate per column
- * block, as the in-core kernel does), and the in-core dgemv is checked
+ * must give the same bits (the streamed products accumulate per chunk of
+ * columns, as the in-core kernel does: chunks of the column block here,
+ * by the setup, and chunks by bytes in test_chunk_bytes), and the
+ * in-core dgemv is checked
  * against a product computed here; the out-of-core run must have read its
  * files (deso_stats) and the in-core one not.  Every optimiser mode (the
  * long group: every grid and block size of tu_cases); budgets of one byte (slabs of one column
@@ -240,6 +242,33 @@ static void test_bitwise(void **state)
 
 /* Only the last rank has a budget its part exceeds: every rank streams,
  * and every rank keeps its own budget (not rank 0's).                   */
+/* Chunks by bytes (blas_gemv_chunk): a chunk bytes setting that makes
+ * chunks of 70 columns of the 37 x 400 matrix (more than the least, 64
+ * columns or the block, so the bytes decide; no multiple of the block)
+ * and of 64 columns of the 400 x 400 one; budgets of one byte (slabs of
+ * one chunk) and of four chunks (slabs of two).  In core and streamed
+ * the same bits, in every mode on a 1 x P grid.                         */
+static void test_chunk_bytes(void **state)
+{
+    (void)state;
+    const int64_t m = 37, n = 400, chunk = 8 * m * 70;
+    blas_gemv_chunk_bytes(chunk);
+    int P = tu_size();
+    for (int k = 0; k < TU_NMODES; k++) {
+        tu_case c = {tu_mode(k), 1, P, 5};
+        deso_ctx *ctx[3] = {case_ctx(&c, 0, NULL), case_ctx(&c, 1, NULL),
+                            case_ctx(&c, 4 * chunk, NULL)};
+        same_calibration(ctx, 3);
+        tu_label("%s, %lld x %lld, chunks by bytes", tu_case_name(&c),
+                 (long long)m, (long long)n);
+        run_size(ctx, m, n, 1);
+        tu_case_end();
+        for (int j = 0; j < 3; j++) TU_OK(deso_finalize(&ctx[j]));
+    }
+    blas_gemv_chunk_bytes(0);
+    TU_SYNC();
+}
+
 static void test_one_rank_over(void **state)
 {
     (void)state;
@@ -723,7 +752,10 @@ static void test_refused(void **state)
     TU_OK(deso_finalize(&ctx));
 }
 
-TU_MAIN(cmocka_unit_test(test_bitwise), cmocka_unit_test(test_one_rank_over),
+TU_MAIN_SETUP(tu_ooc_setup,
+        cmocka_unit_test(test_bitwise),
+        cmocka_unit_test(test_chunk_bytes),
+        cmocka_unit_test(test_one_rank_over),
         cmocka_unit_test(test_nothing_left),
         cmocka_unit_test(test_budget_strings), cmocka_unit_test(test_bad_dir),
         cmocka_unit_test(test_sources), cmocka_unit_test(test_named_fallback),

@@ -321,5 +321,6 @@ static void test_probe_fails(void **state)
     tu_scratch_done(dir);
 }
 
-TU_MAIN(cmocka_unit_test(test_full_disk), cmocka_unit_test(test_unusable_dir),
+TU_MAIN_SETUP(tu_ooc_setup, cmocka_unit_test(test_full_disk),
+        cmocka_unit_test(test_unusable_dir),
         cmocka_unit_test(test_probe_fails))

@@ -34,7 +34,7 @@
 #define N 700
 #define NB 4
 #define BUDGET ((int64_t)16 << 10)
-#define CHUNK 64          /* blas_gemv_chunk for NB: 64 columns           */
+#define CHUNK 64          /* at least blas_gemv_chunk (NB under the setup) */
 
 static int rank(void)
 {
@@ -277,5 +277,5 @@ static void test_mtx_coordinate(void **state)
     tu_scratch_done(dir);
 }
 
-TU_MAIN(cmocka_unit_test(test_sources_bounded),
+TU_MAIN_SETUP(tu_ooc_setup, cmocka_unit_test(test_sources_bounded),
         cmocka_unit_test(test_mtx_coordinate))

@@ -389,6 +389,7 @@ static void test_hostile_files_fail_everywhere(void **state)
     tu_scratch_done(dir);
 }
 
-TU_MAIN(cmocka_unit_test(test_conversion_memory_bounded),
+TU_MAIN_SETUP(tu_ooc_setup,
+        cmocka_unit_test(test_conversion_memory_bounded),
         cmocka_unit_test(test_array_files_every_size),
         cmocka_unit_test(test_hostile_files_fail_everywhere))

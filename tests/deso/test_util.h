@@ -450,12 +450,15 @@ static inline void tu_scratch_done(const char *dir)
     if (me == 0) rmdir(dir);
 }
 
-#define TU_MAIN(...)                                                         \
+#define TU_MAIN(...) TU_MAIN_SETUP(NULL, __VA_ARGS__)
+
+/* TU_MAIN with a setup run once on every rank before the tests.          */
+#define TU_MAIN_SETUP(setup, ...)                                            \
     int main(int argc, char **argv)                                          \
     {                                                                        \
         MPI_Init(&argc, &argv);                                              \
         const struct CMUnitTest tests[] = {__VA_ARGS__};                     \
-        int rc = cmocka_run_group_tests(tests, NULL, NULL);                  \
+        int rc = cmocka_run_group_tests(tests, setup, NULL);                 \
         MPI_Finalize();                                                      \
         return rc;                                                           \
     }
