@@ -19,10 +19,6 @@ typedef struct trun {
     int pfirst, npend;
 } trun;
 
-/* The local steps: every live-in slot bound to its value's view of its
- * layout now, and every value the program may write over referenced by
- * the replay alone and holding no user's array.  False: the calls are
- * recorded instead.                                                     */
 /* Live-in slot t's view of value v: the view it was bound to last time,
  * or the one the final slot it was bound to then gave at the last force,
  * when v holds it (the same address and serial: the same view, so the
@@ -43,6 +39,10 @@ static deso__view *slot_view(deso__replay *T, tslot *t, deso__value *v)
     return w;
 }
 
+/* The local steps: every live-in slot bound to its value's view of its
+ * layout now, and every value the program may write over referenced by
+ * the replay alone and holding no user's array.  False: the calls are
+ * recorded instead.                                                     */
 static bool bind(deso__replay *T)
 {
     for (int s = 0; s < T->nslots; s++) {
