@@ -607,6 +607,24 @@ static bool kept(unsigned f, int64_t i, int64_t j)
     return (f & BLAS_F_LOWER) ? i > j : i < j;
 }
 
+/* Piece (r, c) of A (column-major, leading dimension the local rows) in
+ * al and the matching piece of x (its rows for the transpose, else its
+ * columns) in xl; the piece's global row and column indices in ri, ci.  */
+static void gemv_piece(const grid_case *g, bool t, const double *A,
+                       const double *x, int r, int c, int64_t *ri,
+                       int64_t *ci, int64_t *lr, int64_t *lc, double *al,
+                       double *xl)
+{
+    *lr = owned(g->m, g->mb, g->pr, r, ri);
+    *lc = owned(g->n, g->nb, g->pc, c, ci);
+    int64_t ld = *lr > 1 ? *lr : 1;
+    for (int64_t j = 0; j < *lc; j++)
+        for (int64_t i = 0; i < *lr; i++)
+            al[j * ld + i] = A[ci[j] * g->m + ri[i]];
+    for (int64_t i = 0; i < (t ? *lr : *lc); i++)
+        xl[i] = x[t ? ri[i] : ci[i]];
+}
+
 /* y <- alpha op(A) x (+ beta y) through the gemv row on every piece of
  * the grid: kernel, sum over the grid dimension the product runs along,
  * finish on every piece of y.                                            */
@@ -622,16 +640,9 @@ static void gemv_by_hand(const grid_case *g, unsigned flags, const double *A,
     double sum[MAXN] = {0};
     for (int r = 0; r < g->pr; r++)
         for (int c = 0; c < g->pc; c++) {
-            int64_t ri[MAXN], ci[MAXN];
-            int64_t lr = owned(g->m, g->mb, g->pr, r, ri);
-            int64_t lc = owned(g->n, g->nb, g->pc, c, ci);
-            int64_t ld = lr > 1 ? lr : 1;
+            int64_t ri[MAXN], ci[MAXN], lr, lc;
             double al[MAXN * MAXN], xl[MAXN], red[MAXN];
-            for (int64_t j = 0; j < lc; j++)
-                for (int64_t i = 0; i < lr; i++)
-                    al[j * ld + i] = A[ci[j] * g->m + ri[i]];
-            for (int64_t i = 0; i < (t ? lr : lc); i++)
-                xl[i] = x[t ? ri[i] : ci[i]];
+            gemv_piece(g, t, A, x, r, c, ri, ci, &lr, &lc, al, xl);
             blas_local in[3] = {piece(&alpha, 1, 1, &sl, r, c),
                                 piece(al, lr, lc, &lay, r, c),
                                 piece(xl, t ? lr : lc, 1, &lay, r, c)};
@@ -676,17 +687,11 @@ static void gemv_direct_by_hand(const grid_case *g, unsigned flags,
     blas_layout sl = blas_layout_sca(3u, g->pr, g->pc);
     for (int r = 0; r < g->pr; r++)
         for (int c = 0; c < g->pc; c++) {
-            int64_t ri[MAXN], ci[MAXN];
-            int64_t lr = owned(g->m, g->mb, g->pr, r, ri);
-            int64_t lc = owned(g->n, g->nb, g->pc, c, ci);
-            int64_t ld = lr > 1 ? lr : 1, len = t ? lc : lr;
-            const int64_t *oi = t ? ci : ri;
+            int64_t ri[MAXN], ci[MAXN], lr, lc;
             double al[MAXN * MAXN], xl[MAXN], yl[MAXN + 1];
-            for (int64_t j = 0; j < lc; j++)
-                for (int64_t i = 0; i < lr; i++)
-                    al[j * ld + i] = A[ci[j] * g->m + ri[i]];
-            for (int64_t i = 0; i < (t ? lr : lc); i++)
-                xl[i] = x[t ? ri[i] : ci[i]];
+            gemv_piece(g, t, A, x, r, c, ri, ci, &lr, &lc, al, xl);
+            int64_t len = t ? lc : lr;
+            const int64_t *oi = t ? ci : ri;
             for (int64_t i = 0; i < len; i++) yl[i] = y[oi[i]];
             yl[len] = SENT;
             blas_local in[5] = {piece(&alpha, 1, 1, &sl, r, c),
