@@ -507,12 +507,15 @@ double opt__node_work(const opt_node *nd, const opt_place *pl,
  * one all-reduce when any member's result is replicated along that
  * dimension (a member that only needed a reduce gets its result at
  * coordinate 0 as well: one collective instead of two), else a reduce.  */
+bool opt__fuse_op(blas_op op)
+{
+    return op == BLAS_OP_DOT || op == BLAS_OP_NRM2 || op == BLAS_OP_ASUM;
+}
+
 int opt__fuse_key(const opt_graph *g, const opt_node *nd,
                   const opt_place *pl)
 {
-    blas_op op = nd->d.op;
-    if (op != BLAS_OP_DOT && op != BLAS_OP_NRM2 && op != BLAS_OP_ASUM)
-        return -1;
+    if (!opt__fuse_op(nd->d.op)) return -1;
     int rd = blas_red_dim(&nd->d, pl->req);
     if (rd < 0) return -1;
     if (rd == BLAS_RED_ALL) return 2 * BLAS_RED_ALL;   /* every rank     */

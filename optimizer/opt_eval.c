@@ -117,6 +117,7 @@ struct opt__eval {
     bool *rmark;              /* ... node i is among them                  */
     opt__place *last;         /* the placements the edges were walked for */
     bool grouped;             /* key, fuse, gsize, gall are up to date    */
+    bool can_fuse;            /* some placements fuse two reductions      */
     bool keyed;               /* key and fuse are a grouping's            */
     int *key, *fuse, *gsize, *taint;
     bool *gall;
@@ -744,6 +745,29 @@ static void index_terms(opt__eval *e)
     e->lo = 0;
 }
 
+/* Whether two reductions can ever share a fused group, whatever their
+ * placements (opt__fuse_keys): a group ends before the first node that
+ * reads a member's result, so at the latest before the first reader of
+ * its first member's; a fusable node with no fusable node between it and
+ * that reader has no partner, and when no node has one every node stays
+ * unfused (CG: each dot's result is read before the next dot).  The
+ * groups are then never made, nor remade when a key changes.            */
+static bool fusion_possible(const opt_graph *g)
+{
+    for (int i = 0; i < g->nnodes; i++) {
+        if (!opt__fuse_op(g->nodes[i].d.op)) continue;
+        for (int j = i + 1; j < g->nnodes; j++) {
+            const opt_node *nd = &g->nodes[j];
+            bool reads = false;
+            for (int k = 0; k < nd->d.nops; k++)
+                reads |= nd->ops[k] == g->nodes[i].res;
+            if (reads) break;
+            if (opt__fuse_op(nd->d.op)) return true;
+        }
+    }
+    return false;
+}
+
 /* Ids of the live-in views and of the wanted layouts; which nodes reduce;
  * every value stale.                                                      */
 static deso_err eval_setup(opt__eval *e)
@@ -802,6 +826,8 @@ static deso_err eval_setup(opt__eval *e)
                        (e->pp.work_beta > 0.0 && opt__node_works(g, &g->nodes[i]));
         if (e->is_red[i]) e->reds[e->nreds++] = i;
     }
+    e->can_fuse = fusion_possible(g);
+    e->grouped = !e->can_fuse;        /* no fused group, ever: fuse all -1 */
     index_terms(e);
     return index_readers(e);
 }
@@ -848,7 +874,7 @@ static deso_err refresh_reds(opt__eval *e, const opt__place *p)
         int i = e->recost[r];
         bool changed;
         DESO_TRY(node_refresh(e, i, &p[i], &changed));
-        if (changed) e->grouped = false;
+        if (changed && e->can_fuse) e->grouped = false;
     }
     bool all = !e->grouped;
     if (all) regroup(e);

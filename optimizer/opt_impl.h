@@ -112,6 +112,8 @@ double opt__node_work(const opt_node *nd, const opt_place *pl,
 void opt__node_cost(const opt_graph *g, const opt_node *nd,
                     const opt_place *pl, const opt_params *pp, int mult,
                     bool allred, opt_counts *c);
+/* Whether a node of operation op can be fused (its key can be >= 0).     */
+bool opt__fuse_op(blas_op op);
 /* Node nd's fusion key under pl (-1: not fusable), and the groups those
  * keys make (opt_fuse_groups' rule); taint: nvals ints of scratch.       */
 int opt__fuse_key(const opt_graph *g, const opt_node *nd, const opt_place *pl);
