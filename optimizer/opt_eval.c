@@ -33,14 +33,26 @@
 #include "placement/alloc.h"
 
 #define EVAL_MAXVIEWS 16
-#define RED_DM 8
+#define RED_DM_BITS 5
+#define RED_DM (1 << RED_DM_BITS)
 
-/* A value's views while the plan runs: layout ids, [0] the primary.       */
+/* A value's views while the plan runs: layout ids, [0] the primary, then
+ * the views it was born with, then those edges of this DAG made, oldest
+ * first.  The executor keeps a new view right after the primary, so its
+ * order is [0], the made ones newest first, then the others: appending
+ * here and reading in that order (view_at) moves nothing.                */
 typedef struct vstate {
-    int nv;
+    int nv, nb;                    /* views, of which born with         */
     int v[EVAL_MAXVIEWS];
-    bool made[EVAL_MAXVIEWS];      /* created by an edge of this DAG        */
 } vstate;
+
+/* The k-th view in the executor's order.                                  */
+static inline int view_at(const vstate *vs, int k)
+{
+    if (k == 0) return vs->v[0];
+    int made = vs->nv - vs->nb;
+    return k <= made ? vs->v[vs->nv - k] : vs->v[k - made];
+}
 
 /* The cost of serving layout `to` from view `from`; key 0: empty slot.    */
 typedef struct pair_ent {
@@ -340,36 +352,27 @@ static deso_err need(opt__eval *e, vstate *vs, int L, bool ooc,
     for (int k = 0; k < vs->nv; k++)
         if (vs->v[k] == L) {
             static const opt_counts zero;
-            ed->move = vs->made[k] ? OPT_MV_CACHED : OPT_MV_NONE;
+            ed->move = k >= vs->nb ? OPT_MV_CACHED : OPT_MV_NONE;
             ed->from = L;
             ed->cost = zero;
             return DESO_OK;
         }
-    int src = 0;
+    int src = vs->v[0];
     const blas_layout *l = &e->lay[L];
     if (l->kind != BLAS_MAT)
         for (int k = 0; k < vs->nv; k++)
-            if (rep_only(&e->lay[vs->v[k]], l)) {
-                src = k;
+            if (rep_only(&e->lay[view_at(vs, k)], l)) {
+                src = view_at(vs, k);
                 break;
             }
-    ed->from = vs->v[src];
+    ed->from = src;
     DESO_TRY(move_cost(e, ed->from, L, &ed->move, &ed->cost));
     /* out of core: every piece read to be sent, every new one written
      * (as opt_cost.c's need, in the same order)                          */
     if (ooc && ed->move == OPT_MV_REMAP)
         ed->cost.time += opt__io_time(&e->lay[ed->from], &e->pp) +
                          opt__io_time(&e->lay[L], &e->pp);
-    /* the executor keeps the new view right after the primary             */
-    if (vs->nv < EVAL_MAXVIEWS) {
-        for (int k = vs->nv; k > 1; k--) {
-            vs->v[k] = vs->v[k - 1];
-            vs->made[k] = vs->made[k - 1];
-        }
-        vs->v[1] = L;
-        vs->made[1] = true;
-        vs->nv++;
-    }
+    if (vs->nv < EVAL_MAXVIEWS) vs->v[vs->nv++] = L;
     return DESO_OK;
 }
 
@@ -423,11 +426,12 @@ static deso_err value_walk(opt__eval *e, const opt__place *p, int v)
     const opt_value *val = &e->g->vals[v];
     vstate vs;
     if (val->producer >= 0) {
-        vs.nv = 1;
+        vs.nv = vs.nb = 1;
         vs.v[0] = p[val->producer].res;
-        vs.made[0] = false;
     } else {
-        vs = e->birth[v];
+        const vstate *b = &e->birth[v];
+        vs.nv = vs.nb = b->nv;
+        for (int k = 0; k < b->nv; k++) vs.v[k] = b->v[k];
     }
     const reader *rd = e->rdr + e->cstart[v], *end = e->rdr + e->cstart[v + 1];
     for (; rd < end; rd++) {
@@ -476,7 +480,7 @@ static int red_dm_slot(const opt__place *pl)
     unsigned h = (unsigned)pl->res * 0x9e3779b9u ^
                  (unsigned)pl->req[0] * 0x85ebca6bu ^
                  (unsigned)pl->req[1] * 0xc2b2ae35u;
-    return (int)(h >> 29) & (RED_DM - 1);
+    return (int)(h >> (32 - RED_DM_BITS));
 }
 
 static bool red_same(const red_ent *r, int i, const opt__place *pl, int nops)
@@ -798,7 +802,7 @@ static deso_err eval_setup(opt__eval *e)
         for (int k = 0; k < nviews; k++)
             DESO_TRY(opt__intern(e, &val->views[k], &e->view0[v][k]));
         for (int k = 0; k < nviews; k++) e->birth[v].v[k] = e->view0[v][k];
-        e->birth[v].nv = nviews;
+        e->birth[v].nv = e->birth[v].nb = nviews;
         e->want[v] = -1;
         if (val->has_want && (val->producer >= 0 || val->nviews > 0))
             DESO_TRY(opt__intern(e, &val->want, &e->want[v]));

@@ -183,9 +183,10 @@ deso_err opt__seen_new(int nnodes, opt__seen **out);
 void opt__seen_free(opt__seen *s);
 /* Whether plan p, whose key (any function of the plan alone, the same
  * for every call) is h, is kept; then *time is its time.                 */
-bool opt__seen_find(const opt__seen *s, const opt__place *p, uint64_t h,
+bool opt__seen_find(opt__seen *s, const opt__place *p, uint64_t h,
                     double *time);
-/* Keeps plan p (key h) with its time.                                     */
+/* Keeps plan p (key h) with its time; right after a find of the same plan
+ * (p unchanged) it takes the slot that find probed.                      */
 deso_err opt__seen_add(opt__seen *s, const opt__place *p, uint64_t h,
                        double time);
 

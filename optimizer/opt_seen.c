@@ -24,6 +24,8 @@
 #include "placement/alloc.h"
 
 #define SEEN_BLOCK 64
+#define SEEN_FIRST 256        /* plans the first table holds: most searches
+                               * of a solver's iteration never grow it     */
 
 struct opt__seen {
     int nnodes;
@@ -34,6 +36,11 @@ struct opt__seen {
     double *time;
     uint64_t *hash;
     int *slot, nslot;         /* plan index, -1 empty; nslot = 2 cap       */
+    /* the last find: its plan, key and slot, and how many plans were kept
+     * then (a search adds the plan a find has just missed: no probe again) */
+    const opt__place *probe_p;
+    uint64_t probe_h;
+    int probe, probe_n;
 };
 
 static opt__place *plan_at(const opt__seen *s, int x)
@@ -76,11 +83,16 @@ void opt__seen_free(opt__seen *s)
     free(s);
 }
 
-bool opt__seen_find(const opt__seen *s, const opt__place *p, uint64_t h,
+bool opt__seen_find(opt__seen *s, const opt__place *p, uint64_t h,
                     double *time)
 {
+    s->probe_p = NULL;
     if (s->n == 0) return false;
-    int x = s->slot[seen_slot(s, p, h)];
+    int k = seen_slot(s, p, h), x = s->slot[k];
+    s->probe_p = p;
+    s->probe_h = h;
+    s->probe = k;
+    s->probe_n = s->n;
     if (x < 0) return false;
     *time = s->time[x];
     return true;
@@ -111,7 +123,7 @@ static deso_err seen_grow(opt__seen *s)
 {
     DESO_TRY(block_room(s));
     if (s->n < s->cap) return DESO_OK;
-    int cap = s->cap ? 4 * s->cap : SEEN_BLOCK;
+    int cap = s->cap ? 4 * s->cap : SEEN_FIRST;
     double *t = deso__realloc(s->time, (size_t)cap * sizeof *t);
     if (t != NULL) s->time = t;
     uint64_t *h = t ? deso__realloc(s->hash, (size_t)cap * sizeof *h) : NULL;
@@ -131,9 +143,13 @@ static deso_err seen_grow(opt__seen *s)
 deso_err opt__seen_add(opt__seen *s, const opt__place *p, uint64_t h,
                        double time)
 {
+    int cap = s->cap;
     DESO_TRY(seen_grow(s));
     size_t nn = (size_t)s->nnodes;
-    int k = seen_slot(s, p, h);
+    /* the slot a find just probed for this plan, unless slots were remade */
+    bool probed = s->probe_p == p && s->probe_h == h &&
+                  s->probe_n == s->n && s->cap == cap;
+    int k = probed ? s->probe : seen_slot(s, p, h);
     if (s->slot[k] >= 0) return DESO_OK;          /* already kept          */
     memcpy(plan_at(s, s->n), p, nn * sizeof *p);
     s->time[s->n] = time;
