@@ -602,6 +602,20 @@ static void regroup(opt__eval *e)
     e->grouped = true;
 }
 
+/* m's collective (node i's entry) for a group of mult partials, allred
+ * an all-reduce (0, false: none), made unless it is the one kept.         */
+static void own_cost(opt__eval *e, int i, red_ent *m, int mult, bool allred)
+{
+    if (m->have_cost && m->mult == mult && m->allred == allred) return;
+    opt_place lay;
+    opt__place_out(e, i, &m->pl, &lay);
+    opt__node_cost(e->g, &e->g->nodes[i], &lay, &e->pp, mult, allred,
+                   &m->cost);
+    m->have_cost = true;
+    m->mult = mult;
+    m->allred = allred;
+}
+
 /* Node i's own collective (a reduction; a fused group's is its first
  * member's), then its work, added as opt_plan_cost adds them.  It is a
  * function of the node's red id, its group and the group's size and
@@ -622,17 +636,26 @@ static void node_term(opt__eval *e, int i, opt_counts *c)
         c->time += m->work;
         return;
     }
-    if (!m->have_cost || m->mult != mult || m->allred != allred) {
-        opt_place lay;
-        opt__place_out(e, i, &m->pl, &lay);
-        opt__node_cost(e->g, &e->g->nodes[i], &lay, &e->pp, mult, allred,
-                       &m->cost);
-        m->have_cost = true;
-        m->mult = mult;
-        m->allred = allred;
-    }
+    own_cost(e, i, m, mult, allred);
     *c = m->cost;
     c->time += m->work;
+}
+
+/* refresh_reds where no two reductions can be fused (!can_fuse): every
+ * node's term is its own collective and work (node_term's with no group:
+ * the same double), set from its entry; ncost is left to opt__eval_plan. */
+static deso_err refresh_own(opt__eval *e, const opt__place *p)
+{
+    for (; e->nrecost > 0; e->nrecost--) {
+        int i = e->recost[e->nrecost - 1];
+        bool changed;
+        DESO_TRY(node_refresh(e, i, &p[i], &changed));
+        red_ent *m = &e->red[e->rcur[i]];
+        own_cost(e, i, m, 0, false);
+        set_term(e, e->npos[i], m->cost.time + m->work);
+        e->rmark[i] = false;
+    }
+    return DESO_OK;
 }
 
 /* ---- the evaluator -------------------------------------------------------- */
@@ -874,6 +897,7 @@ void opt__eval_free(opt__eval *e)
  * way leaves them to be remade next time.                                */
 static deso_err refresh_reds(opt__eval *e, const opt__place *p)
 {
+    if (!e->can_fuse) return refresh_own(e, p);
     for (int r = 0; r < e->nrecost; r++) {
         int i = e->recost[r];
         bool changed;
@@ -913,6 +937,8 @@ deso_err opt__eval_plan(opt__eval *e, const opt__place *p, opt_counts *total)
 {
     const opt_graph *g = e->g;
     DESO_TRY(refresh(e, p));
+    for (int r = 0; r < e->nreds && !e->can_fuse; r++)
+        node_term(e, e->reds[r], &e->ncost[e->reds[r]]);
     opt_counts tot;
     memset(&tot, 0, sizeof tot);
     for (int i = 0; i < g->nnodes; i++) {
