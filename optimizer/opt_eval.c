@@ -429,9 +429,7 @@ static deso_err value_walk(opt__eval *e, const opt__place *p, int v)
         vs.nv = vs.nb = 1;
         vs.v[0] = p[val->producer].res;
     } else {
-        const vstate *b = &e->birth[v];
-        vs.nv = vs.nb = b->nv;
-        for (int k = 0; k < b->nv; k++) vs.v[k] = b->v[k];
+        vs = e->birth[v];           /* whole: a fixed copy, no loop      */
     }
     const reader *rd = e->rdr + e->cstart[v], *end = e->rdr + e->cstart[v + 1];
     for (; rd < end; rd++) {
