@@ -851,8 +851,6 @@ static deso_err eval_setup(opt__eval *e)
                        (e->pp.work_beta > 0.0 && opt__node_works(g, &g->nodes[i]));
         if (e->is_red[i]) e->reds[e->nreds++] = i;
     }
-    e->can_fuse = fusion_possible(g);
-    e->grouped = !e->can_fuse;        /* no fused group, ever: fuse all -1 */
     index_terms(e);
     return index_readers(e);
 }
@@ -865,6 +863,8 @@ deso_err opt__eval_new(const opt_graph *g, const opt_params *pp,
     e->g = g;
     e->pp = *pp;
     e->memo = memo;
+    e->can_fuse = fusion_possible(g);
+    e->grouped = !e->can_fuse;        /* no fused group, ever: fuse all -1 */
     deso_err err = eval_alloc(e);
     if (err == DESO_OK) err = lay_grow(e);
     if (err == DESO_OK) err = eval_setup(e);
@@ -900,7 +900,7 @@ static deso_err refresh_reds(opt__eval *e, const opt__place *p)
         int i = e->recost[r];
         bool changed;
         DESO_TRY(node_refresh(e, i, &p[i], &changed));
-        if (changed && e->can_fuse) e->grouped = false;
+        if (changed) e->grouped = false;
     }
     bool all = !e->grouped;
     if (all) regroup(e);
