@@ -71,6 +71,18 @@ typedef struct deso__log_mark {
 void deso__log_begin(deso_ctx *ctx, const deso__node *nd, deso__log_mark *m);
 void deso__log_end(const deso__node *nd, const deso__log_mark *m);
 
+/* A replayed program's flat steps (replay_step.c) run without
+ * deso__log_begin and deso__log_end: they move no byte and send no
+ * message, so their calls are counted in bulk when the program is done
+ * (t[0..n): an operation and its calls), and a timed one's seconds as it
+ * runs.                                                                  */
+typedef struct deso__log_tally {
+    int op;
+    int64_t calls;
+} deso__log_tally;
+void deso__log_calls(const deso__log_tally *t, int n);
+void deso__log_time(int op, double seconds);
+
 /* deso__mat_remap(ctx, src, dst), counted as a remap.                     */
 deso_err deso__log_remap(deso_ctx *ctx, const deso__view *src,
                          deso__view *dst);
