@@ -4,6 +4,9 @@
  * something:
  *   force.c         deso__log_exec_node wraps each node's execution
  *                   (calls, whole time, bytes and messages it caused);
+ *   replay_run.c    deso__log_begin / deso__log_end around a replayed
+ *                   step on the executor's path;
+ *   replay_step.c   deso__log_calls / deso__log_time for the flat ones;
  *   exec.c          deso__log_op adds a node's local kernel time;
  *   comm.c          deso__log_coll / deso__log_exchange, one per MPI call;
  *   exchange.c      deso__log_remap wraps a matrix remap (whose messages
