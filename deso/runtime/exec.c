@@ -17,19 +17,6 @@ static blas_local local_of(const deso_ctx *ctx, const deso__view *w)
     return l;
 }
 
-/* Small nodes (fewer than TIME_ALWAYS elements in their operands and
- * result, globally) are timed one in DESO__TIME_SAMPLE, that one counting
- * for all: the four clock readings of a timed node (its kernel, its run
- * in the performance log) cost 0.3-0.6 us here, a quarter of a gemv on
- * 100 x 100 elements; from 65536 elements on they cost under 2%.       */
-#define TIME_ALWAYS 65536
-
-int deso__time_weight(deso_ctx *ctx, const deso__node *nd)
-{
-    if (nd->work >= TIME_ALWAYS) return 1;
-    return deso__sample(&ctx->sampled) ? DESO__TIME_SAMPLE : 0;
-}
-
 double deso__kernel_start(const deso_ctx *ctx)
 {
     return ctx->weight > 0 ? deso__now() : 0.0;

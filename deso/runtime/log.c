@@ -86,6 +86,18 @@ void deso__log_end(const deso__node *nd, const deso__log_mark *m)
     log_end(nd, m);
 }
 
+void deso__log_calls(const deso__log_tally *t, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (t[k].op >= 0 && t[k].op < BLAS_OP_COUNT)
+            ops[t[k].op].calls += t[k].calls;
+}
+
+void deso__log_time(int op, double seconds)
+{
+    if (op >= 0 && op < BLAS_OP_COUNT) ops[op].time += seconds;
+}
+
 deso_err deso__log_run(deso_ctx *ctx, const deso__node *nd,
                        deso_err (*run)(deso_ctx *, void *), void *arg)
 {

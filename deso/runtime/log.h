@@ -4,6 +4,9 @@
  * something:
  *   force.c         deso__log_exec_node wraps each node's execution
  *                   (calls, whole time, bytes and messages it caused);
+ *   replay_run.c    deso__log_begin / deso__log_end around a replayed
+ *                   step on the executor's path;
+ *   replay_step.c   deso__log_calls / deso__log_time for the flat ones;
  *   exec.c          deso__log_op adds a node's local kernel time;
  *   comm.c          deso__log_coll / deso__log_exchange, one per MPI call;
  *   exchange.c      deso__log_remap wraps a matrix remap (whose messages
@@ -70,6 +73,18 @@ typedef struct deso__log_mark {
 } deso__log_mark;
 void deso__log_begin(deso_ctx *ctx, const deso__node *nd, deso__log_mark *m);
 void deso__log_end(const deso__node *nd, const deso__log_mark *m);
+
+/* A replayed program's flat steps (replay_step.c) run without
+ * deso__log_begin and deso__log_end: they move no byte and send no
+ * message, so their calls are counted in bulk when the program is done
+ * (t[0..n): an operation and its calls), and a timed one's seconds as it
+ * runs.                                                                  */
+typedef struct deso__log_tally {
+    int op;
+    int64_t calls;
+} deso__log_tally;
+void deso__log_calls(const deso__log_tally *t, int n);
+void deso__log_time(int op, double seconds);
 
 /* deso__mat_remap(ctx, src, dst), counted as a remap.                     */
 deso_err deso__log_remap(deso_ctx *ctx, const deso__view *src,

@@ -327,10 +327,11 @@ static bool alloc_prog(comp *C)
     T->glast = deso__calloc((size_t)n, sizeof *T->glast);
     T->final = deso__calloc((size_t)nv, sizeof *T->final);
     T->repl = deso__calloc((size_t)C->cap, sizeof *T->repl);
+    T->live = deso__calloc((size_t)C->cap, sizeof *T->live);
     C->v = deso__calloc((size_t)nv, sizeof *C->v);
     C->pool = deso__calloc((size_t)C->cap, sizeof *C->pool);
     return T->slot && T->step && T->tnd && T->fz && T->grp && T->glast &&
-           T->final && T->repl && C->v && C->pool;
+           T->final && T->repl && T->live && C->v && C->pool;
 }
 
 bool deso__replay_compile(deso_ctx *ctx, deso__replay *T)
@@ -342,10 +343,13 @@ bool deso__replay_compile(deso_ctx *ctx, deso__replay *T)
     comp C = {.ctx = ctx, .T = T, .g = &c->g, .plan = &c->plan};
     bool ok = alloc_prog(&C) && bind_liveins(&C) && bind_unread(&C);
     if (ok) {
+        for (int s = 0; s < T->nslots; s++)
+            if (!T->slot[s].temp) T->live[T->nlive++] = s;
         templates(&C);
         ok = walk(&C) && finals(&C);
     }
     T->quiet = c->quiet;
+    T->tallied = false;
     free(C.v);
     free(C.pool);
     return ok;
@@ -363,5 +367,6 @@ void deso__replay_free_prog(deso__replay *T)
     free(T->glast);
     free(T->final);
     free(T->repl);
+    free(T->live);
     T->slot = NULL;
 }

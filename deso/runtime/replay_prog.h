@@ -4,6 +4,7 @@
 #define DESO_RUNTIME_REPLAY_PROG_H
 
 #include "deso/runtime/replay.h"
+#include "deso/runtime/log.h"
 
 #define REPLAY_HANDLES (DESO__REPLAY_CALLS * (BLAS_MAXOPS + 1))
 #define REPLAY_LIST 8          /* views a value may have in the program    */
@@ -36,11 +37,19 @@ typedef struct tstep {
     int res;
     int copy;                 /* slot copied into res first, or -1         */
     bool zero;                /* res zeroed first (a fresh result)         */
-    bool known;               /* kf, L and R worked out (at the step's
-                               * first run)                                */
+    bool known;               /* kf, L, R and flat worked out (at the
+                               * step's first run)                         */
+    bool flat;                /* a local kernel that talks to no rank: run
+                               * as a direct call (replay_step.c)          */
     deso__kfacts kf;
     blas_local L[BLAS_MAXOPS], R;  /* the local pieces (data and layout
                                     * set at each run)                    */
+    blas_kernel_fn kern, fin;  /* a flat step's kernel and finish on this
+                                * rank (NULL: none)                       */
+    deso__node *nd;           /* its node (T->tnd)                          */
+    deso__view **opw[BLAS_MAXOPS], **resw, **copyw;  /* its slots' views */
+    enum { PREP_NONE, PREP_ZERO, PREP_COPY } prep;  /* zero or copy, as
+                                                    * a new view's start  */
 } tstep;
 
 /* A live-out value: the placeholder of call `call` gets the views of
@@ -86,6 +95,8 @@ typedef struct deso__replay {
     int nslots, nsteps, nnodes, quiet;
     bool fused;               /* some reductions are fused                  */
     tslot *slot;
+    int nlive;
+    int *live;                /* the live-in slots, bound at each force    */
     tstep *step;
     deso__node *tnd;          /* the nodes' descriptions (res NULL)        */
     deso__fz *fz;
@@ -93,6 +104,9 @@ typedef struct deso__replay {
     int *glast;
     int nfinal;
     tfinal *final;
+    bool tallied;             /* tally holds the flat steps' calls, once  */
+    int ntally;               /*   every step ran (the performance log's  */
+    deso__log_tally tally[DESO__REPLAY_CALLS];  /* counts of a whole run) */
     int nrepl;
     int (*repl)[2];           /* temporary slot [0] takes the view of the
                                * dead live-in slot [1] once [0]'s view went
@@ -116,6 +130,24 @@ deso_err deso__replay_record(deso_ctx *ctx);
 /* replay.c: which start values die (dies, alias, dying, share), from the
  * values the handles hold now.                                          */
 void deso__replay_deaths(const deso_ctx *ctx, deso__replay *T);
+/* replay_step.c: step st's facts, local pieces and whether it is flat,
+ * at its first run (pl: its node's placement).                          */
+void deso__replay_learn(const deso_ctx *ctx, deso__replay *T, tstep *st,
+                        const opt_place *pl);
+/* replay_step.c: the flat steps from s on, up to the first that is not
+ * (or end), run: each one's result slot zeroed or holding the updated
+ * operand, its kernel and finish called directly, timed as the
+ * executor's run and counted later (deso__replay_count); overlap: a
+ * reduction is in flight.  Returns the first step not run.             */
+int deso__replay_flat(deso_ctx *ctx, const deso__replay *T, int s, int end,
+                      bool overlap);
+/* replay_step.c: any other step's run (its operands' fills first), into
+ * the executor's deso__exec_known.                                      */
+deso_err deso__replay_body(deso_ctx *ctx, deso__replay *T, tstep *st,
+                           const opt_place *pl);
+/* replay_step.c: the performance log's calls of the flat steps among
+ * the first `ran` steps.                                                */
+void deso__replay_count(deso__replay *T, int ran);
 /* replay_compile.c: frees what the program holds.                        */
 void deso__replay_free_prog(deso__replay *T);
 

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "deso/runtime/replay_prog.h"
-#include "deso/runtime/log.h"
 
 typedef struct trun {
     deso__replay *T;
@@ -19,24 +18,33 @@ typedef struct trun {
     int pfirst, npend;
 } trun;
 
+/* Live-in slot t's view of value v, its layout compared: the final slot
+ * that gave that view at the last force learnt (none: t keeps -1).     */
+__attribute__((noinline))
+static deso__view *slot_find(deso__replay *T, tslot *t, deso__value *v)
+{
+    deso__view *w = deso__value_find(v, &t->lay);
+    for (int s = 0; w != NULL && s < T->nslots; s++)
+        if (T->slot[s].out == w && T->slot[s].out_serial == w->serial)
+            t->src = s;
+    return w;
+}
+
 /* Live-in slot t's view of value v: the view it was bound to last time,
  * or the one the final slot it was bound to then gave at the last force,
  * when v holds it (the same address and serial: the same view, so the
- * same layout); else v's view of t's layout, and the final slot that
- * gave it learnt.  A loop's iteration binds the views the one before it
- * gave, and a pointer walk costs a fraction of comparing layouts.       */
-static deso__view *slot_view(deso__replay *T, tslot *t, deso__value *v)
+ * same layout); else slot_find's.  A loop's iteration binds the views
+ * the one before it gave, and a pointer walk costs a fraction of
+ * comparing layouts.                                                    */
+static inline deso__view *slot_view(deso__replay *T, tslot *t,
+                                    deso__value *v)
 {
     const tslot *o = t->src >= 0 ? &T->slot[t->src] : t;
     for (deso__view *w = v->views; w != NULL; w = w->next)
         if ((w == t->w && w->serial == t->serial) ||
             (w == o->out && w->serial == o->out_serial))
             return w;
-    deso__view *w = deso__value_find(v, &t->lay);
-    for (int s = 0; w != NULL && s < T->nslots; s++)
-        if (T->slot[s].out == w && T->slot[s].out_serial == w->serial)
-            t->src = s;
-    return w;
+    return slot_find(T, t, v);
 }
 
 /* The local steps: every live-in slot bound to its value's view of its
@@ -45,62 +53,17 @@ static deso__view *slot_view(deso__replay *T, tslot *t, deso__value *v)
  * recorded instead.                                                     */
 static bool bind(deso__replay *T)
 {
-    for (int s = 0; s < T->nslots; s++) {
-        tslot *t = &T->slot[s];
-        if (t->temp) continue;
-        t->w = slot_view(T, t, t->h >= 0 ? T->start[t->h] : t->cv);
-        t->serial = t->w != NULL ? t->w->serial : 0;
-        if (t->w == NULL || (t->h >= 0 && T->dies[t->h] && t->w->borrowed))
+    for (int k = 0; k < T->nlive; k++) {
+        tslot *t = &T->slot[T->live[k]];
+        deso__view *w = slot_view(T, t, t->h >= 0 ? T->start[t->h] : t->cv);
+        t->w = w;
+        t->serial = w != NULL ? w->serial : 0;
+        if (w == NULL || (t->h >= 0 && T->dies[t->h] && w->borrowed))
             return false;
     }
     for (int k = 0; k < T->ndying; k++)
         if (T->start[T->dying[k]]->refs != T->share[k]) return false;
     return true;
-}
-
-static void zero(deso__view *w)
-{
-    int64_t n = w->rows * w->cols;
-    if (n == 1) w->data[0] = 0.0;       /* a scalar: no call to memset    */
-    else if (n > 0) memset(w->data, 0, (size_t)n * sizeof(double));
-}
-
-/* A node's run, counted as the executor's: its operands' fills, its
- * result's slot zeroed or holding the updated operand's data, the node.
- * A fill writes every entry of its slot (a remap every element of the
- * matrix; an exchange each element of the vector from one source copy;
- * a replication its copy, then the broadcasts), so its slot, whatever
- * an earlier value left there, is not zeroed first: that was one more
- * pass over each moved vector per iteration.  The step keeps its node's
- * facts and local pieces from its first run: only the views' data and
- * layouts are set again.                                                */
-static deso_err node_body(deso_ctx *ctx, deso__replay *T, tstep *st,
-                          const opt_place *pl)
-{
-    tslot *S = T->slot;
-    for (int f = 0; f < st->nfill; f++)
-        DESO_TRY(deso__view_fill(ctx, st->fkind[f], S[st->fsrc[f]].w,
-                                 S[st->fdst[f]].w));
-    deso__node *nd = &T->tnd[st->node];
-    int nops = nd->d.nops;
-    deso__view *v[BLAS_MAXOPS];
-    for (int k = 0; k < nops; k++) v[k] = S[st->op[k]].w;
-    deso__view *rv = S[st->res].w;
-    if (st->zero) zero(rv);
-    if (st->copy >= 0 && rv->rows * rv->cols > 0)
-        memcpy(rv->data, S[st->copy].w->data,
-               (size_t)(rv->rows * rv->cols) * sizeof(double));
-    if (!st->known) {
-        deso__exec_facts(ctx, nd, pl, v, rv, &st->kf, st->L, &st->R);
-        st->known = true;
-    }
-    for (int k = 0; k < nops; k++) {
-        st->L[k].data = v[k]->data;
-        st->L[k].lay = &v[k]->lay;
-    }
-    st->R.data = rv->data;
-    st->R.lay = &rv->lay;
-    return deso__exec_known(ctx, nd, pl, &st->kf, v, rv, st->L, &st->R);
 }
 
 /* Fused group f, whose last member is i, in T->grp; its size.          */
@@ -112,7 +75,8 @@ static int group(deso__replay *T, const int *fuse, int f, int i)
     return k;
 }
 
-/* A run or post step (run.c's run_step, on the slots).                 */
+/* A run or post step on the executor's path (run.c's run_step, on the
+ * slots), counted in the performance log around its run.              */
 static deso_err run_node(deso_ctx *ctx, trun *R, tstep *st)
 {
     deso__replay *T = R->T;
@@ -130,7 +94,7 @@ static deso_err run_node(deso_ctx *ctx, trun *R, tstep *st)
     ctx->post = f < 0 ? pd : NULL;
     deso__log_mark mark;
     deso__log_begin(ctx, &T->tnd[i], &mark);
-    deso_err err = node_body(ctx, T, st, &R->plan->node[i]);
+    deso_err err = deso__replay_body(ctx, T, st, &R->plan->node[i]);
     deso__log_end(&T->tnd[i], &mark);
     ctx->defer = NULL;
     ctx->post = NULL;
@@ -158,20 +122,43 @@ static deso_err wait_node(deso_ctx *ctx, trun *R, int i)
     return deso__exec_wait(ctx, pd, R->T->grp, k);
 }
 
+/* Step s that is not known to be flat: a wait, or a run on the
+ * executor's path, or, once its facts are learnt at its first run, a
+ * flat step's (replay_step.c).                                          */
+static deso_err run_step(deso_ctx *ctx, trun *R, int s)
+{
+    tstep *st = &R->T->step[s];
+    if (st->kind == DESO__WAIT) return wait_node(ctx, R, st->node);
+    if (!st->known)
+        deso__replay_learn(ctx, R->T, st, &R->plan->node[st->node]);
+    if (!st->flat) return run_node(ctx, R, st);
+    deso__replay_flat(ctx, R->T, s, s + 1, R->npend > 0);
+    return DESO_OK;
+}
+
 static deso_err run_prog(deso_ctx *ctx, trun *R)
 {
     deso__replay *T = R->T;
     deso_err err = DESO_OK;
-    for (int s = 0; err == DESO_OK && s < T->nsteps; s++) {
-        if (R->checking && s == T->quiet) {
+    int ran = 0;                        /* steps run whole                 */
+    while (ran < T->nsteps) {
+        if (R->checking && ran == T->quiet) {
             R->checking = false;
             err = R->verdict = deso__check_finish(ctx, &R->check);
             if (err != DESO_OK) break;
         }
-        tstep *st = &T->step[s];
-        err = st->kind == DESO__WAIT ? wait_node(ctx, R, st->node)
-                                     : run_node(ctx, R, st);
+        /* (while checking, ran < quiet: the agreement is finished there) */
+        int end = R->checking ? T->quiet : T->nsteps;
+        int next = deso__replay_flat(ctx, T, ran, end, R->npend > 0);
+        if (next > ran) {
+            ran = next;
+            continue;
+        }
+        err = run_step(ctx, R, ran);
+        if (err != DESO_OK) break;
+        ran++;
     }
+    deso__replay_count(T, ran);
     if (R->checking) {                  /* every step was quiet, or failed */
         R->checking = false;
         R->verdict = deso__check_finish(ctx, &R->check);
@@ -225,13 +212,17 @@ static void commit(deso__replay *T)
 /* The next iteration starts from the values the handles hold now.      */
 static void restart(const deso_ctx *ctx, deso__replay *T)
 {
-    deso__value *old[REPLAY_HANDLES];
+    /* (a handle holds its value, so an old start value let go here is
+     * never a new one's last reference; a handle whose value did not
+     * change, such as the matrix's, costs no reference taken and given) */
     for (int h = 0; h < T->nh; h++) {
-        old[h] = T->start[h];
-        T->start[h] = T->cur[h] = T->hd[h]->val;
-        deso__value_ref(T->start[h]);
+        deso__value *v = T->hd[h]->val, *old = T->start[h];
+        T->cur[h] = v;
+        if (v == old) continue;
+        T->start[h] = v;
+        deso__value_ref(v);
+        deso__value_unref(old);
     }
-    for (int h = 0; h < T->nh; h++) deso__value_unref(old[h]);
     for (int i = 0; i < T->ncalls; i++) {
         deso__value_unref(T->ph[i]);
         T->ph[i] = NULL;
