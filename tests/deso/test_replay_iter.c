@@ -11,11 +11,14 @@
  * two iterations breaks nothing: the next iteration replays (unless it
  * gave r.r a kept constant, which the replay would write over).  At
  * P > 1, ranks that make different calls while one of them replays fail
- * with DESO_EMISMATCH on every rank, and the context computes on.  Every
+ * with DESO_EMISMATCH on every rank, and the context computes on.  Calls
+ * with a bad argument in every iteration fail as they do without replay,
+ * with the same messages, and break nothing.  Every
  * mode, 1-D and 2-D grids, n not a multiple of the block size, n < P.
  * deso-np: 1 2 3
  * deso-np-long: 4 6                                                       */
 #include <cblas.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "deso/runtime/runtime.h"   /* ctx->params                    */
@@ -340,5 +343,98 @@ static void test_mismatch_while_replaying(void **state)
     TU_SYNC();
 }
 
+/* Calls of the iteration's functions with a bad argument, each like a
+ * good call of its half of the iteration, into code and msg (4 each).
+ * While a replay is armed they test the quick path's checks (record.h):
+ * each must fail as it does without a replay and change nothing (the
+ * replay goes on).  A dscal at a negative increment does nothing, as in
+ * reference BLAS.                                                       */
+#define BAD_CALLS 8
+static const deso_err bad_want[BAD_CALLS] = {
+    DESO_EINVAL, DESO_ESIZE, DESO_ENULL, DESO_ENULL,
+    DESO_EINVAL, DESO_ESIZE, DESO_ENULL, DESO_OK};
+
+static void bad_calls(loop *l, int64_t n, int half, deso_err *code,
+                      char (*msg)[160])
+{
+    deso_scalar *none = NULL;
+    if (half == 0) {
+        code[0] = deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, 1.0, l->A,
+                             n, l->p, 0, 0.0, l->q, 1);
+        snprintf(msg[0], sizeof msg[0], "%s", deso_last_error());
+        code[1] = deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n + 1, n, 1.0,
+                             l->A, n, l->p, 1, 0.0, l->q, 1);
+        snprintf(msg[1], sizeof msg[1], "%s", deso_last_error());
+        code[2] = deso_ddot(n, l->p, 1, l->q, 1, NULL);
+        snprintf(msg[2], sizeof msg[2], "%s", deso_last_error());
+        code[3] = deso_sdiv(l->alpha, l->rr, none);
+        snprintf(msg[3], sizeof msg[3], "%s", deso_last_error());
+        return;
+    }
+    code[0] = deso_daxpy(n, l->alpha, (const deso_vec *)l->A, 1, l->r, 1);
+    snprintf(msg[0], sizeof msg[0], "%s", deso_last_error());
+    code[1] = deso_dscal(n + 1, l->beta, l->p, 1);
+    snprintf(msg[1], sizeof msg[1], "%s", deso_last_error());
+    code[2] = deso_sneg(none, l->alpha);
+    snprintf(msg[2], sizeof msg[2], "%s", deso_last_error());
+    code[3] = deso_dscal(n, l->beta, l->p, -1);
+    snprintf(msg[3], sizeof msg[3], "%s", deso_last_error());
+}
+
+/* The loop with the bad calls in every iteration, replaying (on) or not:
+ * x and p (2 n doubles) into out, the last iteration's codes and
+ * messages, and the statistics of the loop.                            */
+static void loop_with_bad_calls(int on, int64_t n, deso_err *code,
+                                char (*msg)[160], double *out,
+                                deso_stats *st)
+{
+    const tu_case c = {DESO_MODE_FULL, 0, 0, 2};
+    static opt_params params;
+    deso_ctx *ctx = ctx_of(&c, on, &params);
+    seq s;
+    seq_make(&s, n, 7u);
+    loop l;
+    loop_make(ctx, n, &s, &l);
+    deso_stats st0;
+    TU_CALL(deso_stats_get(&st0));
+    for (int it = 0; it < ITERS; it++) {
+        bad_calls(&l, n, 0, code, msg);
+        seq_half(&s);
+        deso_half(&l, n, 0, it, &s);
+        bad_calls(&l, n, 1, code + 4, msg + 4);
+        seq_rest(&s);
+        deso_rest(&l, n);
+        TU_CHECK(tu_srel(tu_value(l.rr), s.rr) < 1e-12);
+        TU_CHECK(memcmp(code, bad_want, sizeof bad_want) == 0);
+    }
+    tu_fetch(l.x, out);
+    tu_fetch(l.p, out + n);
+    TU_CALL(deso_stats_get(st));
+    st->forces_replayed -= st0.forces_replayed;
+    st->replays_broken -= st0.replays_broken;
+    seq_free(&s);
+    TU_CALL(deso_finalize(&ctx));
+}
+
+static void test_bad_calls_while_replaying(void **state)
+{
+    (void)state;
+    const int64_t n = 11;
+    deso_err code[2][BAD_CALLS];
+    char msg[2][BAD_CALLS][160];
+    double out[2][2 * 11];
+    deso_stats st[2];
+    for (int on = 1; on >= 0; on--)
+        loop_with_bad_calls(on, n, code[on], msg[on], out[on], &st[on]);
+    for (int j = 0; j < BAD_CALLS; j++)
+        TU_CHECK(strcmp(msg[1][j], msg[0][j]) == 0 &&
+                 (bad_want[j] == DESO_OK || msg[1][j][0] != '\0'));
+    TU_CHECK(memcmp(out[1], out[0], sizeof out[1]) == 0);
+    TU_CHECK(st[1].replays_broken == 0 && st[0].forces_replayed == 0);
+    TU_CHECK(st[1].forces_replayed >= ITERS / 2);
+    TU_SYNC();
+}
+
 TU_MAIN(cmocka_unit_test(test_replay_matches_recording),
-        cmocka_unit_test(test_mismatch_while_replaying))
+        cmocka_unit_test(test_mismatch_while_replaying),
+        cmocka_unit_test(test_bad_calls_while_replaying))
