@@ -1,5 +1,6 @@
-/* Internal to the recording front ends (record_*.c): argument checks in
- * CBLAS argument order, reporting the first bad argument's position.      */
+/* Internal to the recording front ends (record_*.c, and their public
+ * wrappers in api_record.c for the quick path): argument checks in CBLAS
+ * argument order, reporting the first bad argument's position.          */
 #ifndef DESO_RECORD_H
 #define DESO_RECORD_H
 
@@ -85,13 +86,16 @@ static inline deso_err deso__n_arg(int64_t n, const char *fn, int pos)
 /* ---- the quick path while a replay is armed --------------------------- *
  * A replayed call costs a compare and a store (replay.h); validating it
  * through the checks below, opening its arguments and building the
- * node's description cost several times that.  So while a replay is
- * armed, a front end first checks its arguments in their common form (a
- * whole handle of the right kind of the armed context, readable, not a
- * view; a constant the context keeps already) and hands the operands to
- * deso__replay_quick.  Any argument out of that form, or any call that
- * is not the next expected one, takes the ordinary way, which validates,
- * names the first bad argument and breaks the replay as before.         */
+ * node's description cost several times that.  So when the handle of
+ * its result reaches a context with a replay armed (DESO__QUICK), a
+ * common public function (api_record.c) first checks its arguments in
+ * their common form (a whole handle of the right kind of that context,
+ * readable, not a view; a constant the context keeps already) and hands
+ * the operands to deso__replay_quick (its deso__*_quick, api.h).  Any
+ * argument out of that form, or any call that is not the next expected
+ * one, takes the ordinary way, which validates, names the first bad
+ * argument and breaks the replay as before.  Unarmed, the quick path
+ * costs a few loads at the top of the public function.                 */
 
 /* h's context, when h looks like a live handle of a live context with a
  * replay armed; else NULL (then nothing more is looked at).             */
@@ -102,6 +106,9 @@ static inline deso_ctx *deso__quick_ctx(const deso__handle *h)
         return NULL;
     return h->ctx;
 }
+
+/* The same from a result argument (a vector or scalar pointer).         */
+#define DESO__QUICK(x) deso__quick_ctx((x) != NULL ? &(x)->h : NULL)
 
 /* h is a live handle of kind `kind` in ctx, not a view (what
  * deso__handle_check accepts without its full check).                   */

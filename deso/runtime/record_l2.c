@@ -101,20 +101,21 @@ static deso_err gemv_open(deso_ctx *ctx, const deso_mat *a, const deso_vec *x,
     return DESO_OK;
 }
 
-bool deso__gemv_quick(deso_order order, deso_trans trans, int64_t m,
-                      int64_t n, deso_sarg alpha, const deso_mat *a,
-                      int64_t lda, const deso_vec *x, int64_t incx,
-                      deso_sarg beta, deso_vec *y, int64_t incy)
+/* The quick path of a column-major dgemv on a non-empty A (api.h,
+ * record.h).                                                            */
+bool deso__gemv_quick(deso_ctx *ctx, deso_order order,
+                      deso_trans trans, int64_t m, int64_t n, deso_sarg alpha,
+                      const deso_mat *a, int64_t lda, const deso_vec *x,
+                      int64_t incx, deso_sarg beta, deso_vec *y, int64_t incy)
 {
     /* 113 is CblasConjTrans: the same as a transpose for real data         */
     bool t = trans == DESO_TRANS || (int)trans == 113;
     if (!t && trans != DESO_NO_TRANS) return false;
-    deso_ctx *ctx = deso__quick_ctx(y != NULL ? &y->h : NULL);
     deso__value *ops[5];
     uint64_t ids[5];
     unsigned flags = (t ? BLAS_F_TRANS : 0) |
                      (is_zero_const(beta) ? 0 : BLAS_F_BETA);
-    if (ctx == NULL || order != DESO_COL_MAJOR || m <= 0 || n <= 0 ||
+    if (order != DESO_COL_MAJOR || m <= 0 || n <= 0 ||
         lda < 1 || a == NULL || !deso__quick_handle(&a->h, BLAS_MAT, ctx) ||
         a->h.val->m != m || a->h.val->n != n || a->h.val->poison != DESO_OK)
         return false;

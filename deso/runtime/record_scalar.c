@@ -4,13 +4,13 @@
 #include "deso/runtime/replay.h"
 #include "deso/runtime/api_more.h"
 
-bool deso__binop_quick(blas_op op, deso_scalar *out, deso_sarg a,
-                        deso_sarg b, int nargs)
+/* The quick path of binop (api.h, record.h).                           */
+bool deso__binop_quick(deso_ctx *ctx, blas_op op, deso_scalar *out,
+                       deso_sarg a, deso_sarg b, int nargs)
 {
-    deso_ctx *ctx = deso__quick_ctx(out != NULL ? &out->h : NULL);
     deso__value *ops[2] = {NULL, NULL};
     uint64_t ids[2] = {0, 0};
-    return ctx != NULL && deso__quick_handle(&out->h, BLAS_SCA, ctx) &&
+    return deso__quick_handle(&out->h, BLAS_SCA, ctx) &&
            deso__quick_sarg(a, ctx, &ops[0], &ids[0]) &&
            (nargs == 1 || deso__quick_sarg(b, ctx, &ops[1], &ids[1])) &&
            deso__replay_quick(ctx, op, 0, ops, ids, &out->h, 1, 1);

@@ -386,7 +386,8 @@ static bool operands_match(const deso__replay *T, int i, deso__value **ops,
 
 /* Call i taken: its result handle moves to a fresh placeholder and the
  * call's hash (precomputed at arming) is mixed in.                      */
-static bool take_call(deso_ctx *ctx, deso__replay *T, deso__handle *out)
+static inline bool take_call(deso_ctx *ctx, deso__replay *T,
+                             deso__handle *out)
 {
     int i = T->pos;
     const tquick *q = &T->quick[i];
