@@ -6,7 +6,8 @@
  * 1e-12 of sequential OpenBLAS.  Variants break the replay in the middle
  * of an iteration: an extra call, a scalar read, a vector read, a
  * handle destroyed and made again, a call of the expected operation into
- * the expected handle on another operand (q.p for p.q); each is still
+ * the expected handle on another operand (q.p for p.q), a call that
+ * differs only in a constant (one the context keeps); each is still
  * right, counts a broken replay, and replays again afterwards.  A force of other calls between
  * two iterations breaks nothing: the next iteration replays (unless it
  * gave r.r a kept constant, which the replay would write over).  At
@@ -27,7 +28,7 @@
 
 #define ITERS 16
 #define BREAK_AT 8
-#define VARIANTS 10
+#define VARIANTS 11
 
 /* w keeps r's old version and save alpha's (a handle holding the same
  * value as another one), so that a result never takes over a buffer
@@ -54,15 +55,24 @@ static void seq_half(seq *s)
     cblas_daxpy(n, s->alpha, s->p, 1, s->x, 1);
 }
 
-static void seq_rest(seq *s)
+static void seq_rest(seq *s, double one)
 {
     int n = s->n;
     cblas_dcopy(n, s->r, 1, s->w, 1);
     cblas_daxpy(n, -s->alpha, s->q, 1, s->r, 1);
     double rrnew = cblas_ddot(n, s->r, 1, s->r, 1);
     cblas_dscal(n, rrnew / s->rr, s->p, 1);
-    cblas_daxpy(n, 1.0, s->r, 1, s->p, 1);
+    cblas_daxpy(n, one, s->r, 1, s->p, 1);
     s->rr = rrnew;
+}
+
+/* Variant 10's constant in the last update of p (1.0 in the others): a
+ * call that differs from the expected one only there, with a constant
+ * the context keeps already (loop_make sets it).                       */
+#define OTHER_ONE 2.0
+static double one_of(int k, int it)
+{
+    return k == 10 && it == BREAK_AT ? OTHER_ONE : 1.0;
 }
 
 /* The same through deso, with variant k's break at iteration `it`.     */
@@ -84,7 +94,7 @@ static void deso_half(loop *l, int64_t n, int k, int it, const seq *s)
         tu_expect_vec(l->x, s->x, n, 1e-12);
 }
 
-static void deso_rest(loop *l, int64_t n)
+static void deso_rest(loop *l, int64_t n, double one)
 {
     TU_CALL(deso_dcopy(n, l->r, 1, l->w, 1));
     TU_CALL(deso_sset(l->save, l->alpha));
@@ -93,7 +103,7 @@ static void deso_rest(loop *l, int64_t n)
     TU_CALL(deso_ddot(n, l->r, 1, l->r, 1, l->rrnew));
     TU_CALL(deso_sdiv(l->beta, l->rrnew, l->rr));
     TU_CALL(deso_dscal(n, l->beta, l->p, 1));
-    TU_CALL(deso_daxpy(n, 1.0, l->r, 1, l->p, 1));
+    TU_CALL(deso_daxpy(n, one, l->r, 1, l->p, 1));
     TU_CALL(deso_sset(l->rr, l->rrnew));
 }
 
@@ -177,6 +187,7 @@ static void loop_make(deso_ctx *ctx, int64_t n, const seq *s, loop *l)
                           &l->save};
     for (int k = 0; k < 6; k++) TU_CALL(deso_scalar_create(ctx, 0.0, sc[k]));
     TU_CALL(deso_ddot(n, l->r, 1, l->r, 1, l->rr));
+    TU_CALL(deso_sset(l->save, OTHER_ONE));   /* the constant is kept    */
 }
 
 /* The loop of variant k on context ctx: its results (x, r, p, w, then rr
@@ -199,8 +210,8 @@ static void run_loop(deso_ctx *ctx, int64_t n, int k, uint64_t seed,
         if (k >= 5 && k != 8 && it == BREAK_AT) other_force(&l, n, &s, k);
         seq_half(&s);
         deso_half(&l, n, k, it, &s);
-        seq_rest(&s);
-        deso_rest(&l, n);
+        seq_rest(&s, one_of(k, it));
+        deso_rest(&l, n, one_of(k, it));
         TU_CHECK(tu_srel(tu_value(l.rr), s.rr) < 1e-12);
     }
     tu_fetch(l.x, out);
@@ -259,7 +270,8 @@ static void compare(const tu_case *c, int64_t n, int k, uint64_t seed)
     bool once = (k == 5 || k == 7 || k == 9) && c->mode == DESO_MODE_FULL &&
                 a.replays_broken == 1 &&
                 a.forces_replayed - a_mid == ITERS - BREAK_AT - 1;
-    replay_counts_agree(&a, a_mid, &b, (k >= 1 && k <= 4) || k == 8 || once,
+    replay_counts_agree(&a, a_mid, &b,
+                        (k >= 1 && k <= 4) || k == 8 || k == 10 || once,
                         ITERS);
     if (k == 5 || k == 7 || k == 9)
         TU_CHECK(once || a.forces_replayed - a_mid == ITERS - BREAK_AT);
@@ -313,8 +325,8 @@ static void test_mismatch_while_replaying(void **state)
         deso_half(&l, n, 0, it, &s);
         if (it == 8 && (P == 1 || me != 0))
             TU_CALL(deso_dscal(n, 1.0, l.x, 1));     /* x * 1 is x      */
-        seq_rest(&s);
-        deso_rest(&l, n);
+        seq_rest(&s, 1.0);
+        deso_rest(&l, n, 1.0);
         if (it < 8) TU_CHECK(tu_srel(tu_value(l.rr), s.rr) < 1e-12);
     }
     deso_stats st;
@@ -402,8 +414,8 @@ static void loop_with_bad_calls(int on, int64_t n, deso_err *code,
         seq_half(&s);
         deso_half(&l, n, 0, it, &s);
         bad_calls(&l, n, 1, code + 4, msg + 4);
-        seq_rest(&s);
-        deso_rest(&l, n);
+        seq_rest(&s, 1.0);
+        deso_rest(&l, n, 1.0);
         TU_CHECK(tu_srel(tu_value(l.rr), s.rr) < 1e-12);
         TU_CHECK(memcmp(code, bad_want, sizeof bad_want) == 0);
     }
