@@ -40,6 +40,28 @@ deso_ctx *deso__op_ctx(const deso_op *op);
 
 /* ---- implementations of the public functions (api_runtime.c wraps them) */
 
+/* The quick paths of the recording functions while ctx, the context of
+ * their result's handle, has a replay armed (record.h): true when the
+ * call was the next expected one and is replayed, with nothing else to
+ * do; false changes nothing, and the public function then calls its
+ * implementation.  A whole-vector call of operation op on alpha (NULL:
+ * none), x (NULL: none) and y, into y (y is an operand when op reads it:
+ * not a copy); a reduction of x (and y when `two`) into result; out <- a
+ * op b (b when nargs > 1); a dgemv.                                     */
+bool deso__l1_quick(deso_ctx *ctx, blas_op op, int64_t n,
+                    const deso_sarg *alpha, const deso_vec *x, int64_t incx,
+                    deso_vec *y, int64_t incy);
+bool deso__reduce_quick(deso_ctx *ctx, blas_op op, bool two, int64_t n,
+                        const deso_vec *x, int64_t incx, const deso_vec *y,
+                        int64_t incy, deso_scalar *result);
+bool deso__binop_quick(deso_ctx *ctx, blas_op op, deso_scalar *out,
+                       deso_sarg a, deso_sarg b, int nargs);
+bool deso__gemv_quick(deso_ctx *ctx, deso_order order, deso_trans trans,
+                      int64_t m, int64_t n, deso_sarg alpha,
+                      const deso_mat *a, int64_t lda, const deso_vec *x,
+                      int64_t incx, deso_sarg beta, deso_vec *y,
+                      int64_t incy);
+
 deso_err deso__plan_explain(const deso_ctx *ctx, FILE *f);
 deso_err deso__vec_create(deso_ctx *ctx, int64_t n, deso_vec **x);
 deso_err deso__vec_from_array(deso_ctx *ctx, int64_t n, const double *data,

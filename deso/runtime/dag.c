@@ -10,16 +10,6 @@
 #include "deso/runtime/record.h"
 #include "deso/runtime/replay.h"
 
-/* One word into the running hash: a multiply and a shift per word (a
- * byte-wise hash cost more than the rest of recording a call).  The hash
- * only has to differ when the calls differ, on ranks of one run.         */
-void deso__hash_mix(deso_ctx *ctx, uint64_t v)
-{
-    uint64_t h = ctx->hash ? ctx->hash : 0xcbf29ce484222325ull;
-    h = (h ^ v) * 0x9e3779b97f4a7c15ull;
-    ctx->hash = h ^ (h >> 29);
-}
-
 deso_sarg deso_sarg_scalar(const deso_scalar *s)
 {
     deso_sarg a = {s, 0.0, 1};
@@ -38,15 +28,21 @@ deso_sarg deso_sarg_double(double v)
  * (a failure on one rank fails the next force's agreement, which empties
  * it everywhere), and a loop's constants stay the same values from one
  * force to the next (the compiled force's live-ins).                     */
-static deso_err const_value(deso_ctx *ctx, double x, deso__value **out)
+deso__value *deso__const_find(const deso_ctx *ctx, double x)
 {
     uint64_t bits;
     memcpy(&bits, &x, sizeof bits);
     for (int k = 0; k < ctx->nconsts; k++)
-        if (ctx->consts[k].bits == bits) {
-            *out = ctx->consts[k].v;
-            return DESO_OK;
-        }
+        if (ctx->consts[k].bits == bits) return ctx->consts[k].v;
+    return NULL;
+}
+
+static deso_err const_value(deso_ctx *ctx, double x, deso__value **out)
+{
+    *out = deso__const_find(ctx, x);
+    if (*out != NULL) return DESO_OK;
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
     deso__value *v;
     DESO_TRY(deso__value_const(ctx, x, &v));
     deso__value_ref(v);                     /* the table's reference       */

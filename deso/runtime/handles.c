@@ -13,16 +13,6 @@
 #include "deso/runtime/ooc.h"
 #include "deso/runtime/replay.h"
 
-deso__value *deso__value_new(blas_kind kind, int64_t m, int64_t n)
-{
-    deso__value *v = deso__value_take();
-    if (v == NULL) return NULL;
-    v->kind = kind;
-    v->m = m;
-    v->n = n;
-    return v;
-}
-
 void deso__view_free(deso__view *w)
 {
     if (w == NULL || deso__view_put(w)) return;

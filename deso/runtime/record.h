@@ -1,5 +1,6 @@
-/* Internal to the recording front ends (record_*.c): argument checks in
- * CBLAS argument order, reporting the first bad argument's position.      */
+/* Internal to the recording front ends (record_*.c, and their public
+ * wrappers in api_record.c for the quick path): argument checks in CBLAS
+ * argument order, reporting the first bad argument's position.          */
 #ifndef DESO_RECORD_H
 #define DESO_RECORD_H
 
@@ -80,6 +81,77 @@ static inline deso_err deso__n_arg(int64_t n, const char *fn, int pos)
     DESO_CHECK(n >= 0, DESO_ESIZE, "%s: n = %lld < 0 (arg %d)", fn,
                (long long)n, pos);
     return DESO_OK;
+}
+
+/* ---- the quick path while a replay is armed --------------------------- *
+ * A replayed call costs a compare and a store (replay.h); validating it
+ * through the checks below, opening its arguments and building the
+ * node's description cost several times that.  So when the handle of
+ * its result reaches a context with a replay armed (DESO__QUICK), a
+ * common public function (api_record.c) first checks its arguments in
+ * their common form (a whole handle of the right kind of that context,
+ * readable, not a view; a constant the context keeps already) and hands
+ * the operands to deso__replay_quick (its deso__*_quick, api.h).  Any
+ * argument out of that form, or any call that is not the next expected
+ * one, takes the ordinary way, which validates, names the first bad
+ * argument and breaks the replay as before.  Unarmed, the quick path
+ * costs a few loads at the top of the public function.                 */
+
+/* h's context, when h looks like a live handle of a live context with a
+ * replay armed; else NULL (then nothing more is looked at).             */
+static inline deso_ctx *deso__quick_ctx(const deso__handle *h)
+{
+    if (h == NULL || h->magic != DESO__MAGIC_LIVE || h->ctx == NULL ||
+        h->ctx->magic != DESO__MAGIC_CTX || h->ctx->rp == NULL)
+        return NULL;
+    return h->ctx;
+}
+
+/* The same from a result argument (a vector or scalar pointer).         */
+#define DESO__QUICK(x) deso__quick_ctx((x) != NULL ? &(x)->h : NULL)
+
+/* h is a live handle of kind `kind` in ctx, not a view (what
+ * deso__handle_check accepts without its full check).                   */
+static inline bool deso__quick_handle(const deso__handle *h, blas_kind kind,
+                                      const deso_ctx *ctx)
+{
+    return h != NULL && h->magic == DESO__MAGIC_LIVE && h->kind == kind &&
+           h->parent == NULL && h->ctx == ctx;
+}
+
+/* x is read or written whole (n elements at stride 1) and is readable:
+ * what deso__vec_arg accepts and deso__arg_open takes as it is.         */
+static inline bool deso__quick_vec(const deso_vec *x, int64_t n, int64_t inc,
+                                   const deso_ctx *ctx, deso__value **v,
+                                   uint64_t *id)
+{
+    if (x == NULL || !deso__quick_handle(&x->h, BLAS_VEC, ctx) || inc != 1 ||
+        x->h.val->n != n || x->h.val->poison != DESO_OK)
+        return false;
+    *v = x->h.val;
+    *id = x->h.id;
+    return true;
+}
+
+/* The kept constant with x's bits (-0.0 is not 0.0), or NULL (dag.c).    */
+deso__value *deso__const_find(const deso_ctx *ctx, double x);
+
+/* A scalar argument as deso__sarg_value gives it, when that can neither
+ * fail nor make a constant.                                             */
+static inline bool deso__quick_sarg(deso_sarg a, const deso_ctx *ctx,
+                                    deso__value **v, uint64_t *id)
+{
+    if (!a.lazy) {
+        *id = 0;
+        *v = deso__const_find(ctx, a.v);
+        return *v != NULL && (*v)->poison == DESO_OK;
+    }
+    if (!deso__quick_handle(a.s ? &a.s->h : NULL, BLAS_SCA, ctx) ||
+        a.s->h.val->poison != DESO_OK)
+        return false;
+    *v = a.s->h.val;
+    *id = a.s->h.id;
+    return true;
 }
 
 #endif

@@ -3,8 +3,24 @@
  * view, goes through a deso__arg (views.c): the call's nodes read and
  * write its elements through vget and vput nodes.                        */
 #include "deso/runtime/record.h"
+#include "deso/runtime/replay.h"
 
 static const int64_t VSHAPE_SCALAR[2] = {1, 1};
+
+/* The quick path of dcopy, dscal and daxpy (api.h, record.h).          */
+bool deso__l1_quick(deso_ctx *ctx, blas_op op, int64_t n,
+                    const deso_sarg *alpha, const deso_vec *x, int64_t incx,
+                    deso_vec *y, int64_t incy)
+{
+    deso__value *ops[3];
+    uint64_t ids[3];
+    int k = alpha != NULL, j = k + (x != NULL);
+    if ((alpha != NULL && !deso__quick_sarg(*alpha, ctx, &ops[0], &ids[0])) ||
+        (x != NULL && !deso__quick_vec(x, n, incx, ctx, &ops[k], &ids[k])))
+        return false;
+    return deso__quick_vec(y, n, incy, ctx, &ops[j], &ids[j]) &&
+           deso__replay_quick(ctx, op, 0, ops, ids, &y->h, 1, n);
+}
 
 deso_err deso__dcopy(int64_t n, const deso_vec *x, int64_t incx, deso_vec *y,
                     int64_t incy)
@@ -152,6 +168,19 @@ deso_err deso__daxpby_arg(int64_t n, deso_sarg alpha, const deso_vec *x,
         err = deso__record(ctx, BLAS_OP_AXPBY, 0, ops, ids, a[1].h, shape);
     }
     return deso__args_finish(ctx, a, 2, err);
+}
+
+/* The quick path of reduce1 (api.h, record.h).                         */
+bool deso__reduce_quick(deso_ctx *ctx, blas_op op, bool two, int64_t n,
+                        const deso_vec *x, int64_t incx, const deso_vec *y,
+                        int64_t incy, deso_scalar *result)
+{
+    deso__value *ops[2] = {NULL, NULL};
+    uint64_t ids[2] = {0, 0};
+    return deso__quick_handle(&result->h, BLAS_SCA, ctx) &&
+           deso__quick_vec(x, n, incx, ctx, &ops[0], &ids[0]) &&
+           (!two || deso__quick_vec(y, n, incy, ctx, &ops[1], &ids[1])) &&
+           deso__replay_quick(ctx, op, 0, ops, ids, &result->h, 1, 1);
 }
 
 static deso_err reduce1(blas_op op, const char *fn, int64_t n,

@@ -8,6 +8,7 @@
  * (views.c), as in level 1.                                              */
 #include "deso/runtime/record.h"
 #include "deso/runtime/api_more.h"
+#include "deso/runtime/replay.h"
 
 static deso_err enum_args(const char *fn, deso_order order, int pos)
 {
@@ -98,6 +99,35 @@ static deso_err gemv_open(deso_ctx *ctx, const deso_mat *a, const deso_vec *x,
                          &arg[2]);
     if (err != DESO_OK) return deso__args_finish(ctx, arg, 2, err);
     return DESO_OK;
+}
+
+/* The quick path of a column-major dgemv on a non-empty A (api.h,
+ * record.h).                                                            */
+bool deso__gemv_quick(deso_ctx *ctx, deso_order order,
+                      deso_trans trans, int64_t m, int64_t n, deso_sarg alpha,
+                      const deso_mat *a, int64_t lda, const deso_vec *x,
+                      int64_t incx, deso_sarg beta, deso_vec *y, int64_t incy)
+{
+    /* 113 is CblasConjTrans: the same as a transpose for real data         */
+    bool t = trans == DESO_TRANS || (int)trans == 113;
+    if (!t && trans != DESO_NO_TRANS) return false;
+    deso__value *ops[5];
+    uint64_t ids[5];
+    unsigned flags = (t ? BLAS_F_TRANS : 0) |
+                     (is_zero_const(beta) ? 0 : BLAS_F_BETA);
+    if (order != DESO_COL_MAJOR || m <= 0 || n <= 0 ||
+        lda < 1 || a == NULL || !deso__quick_handle(&a->h, BLAS_MAT, ctx) ||
+        a->h.val->m != m || a->h.val->n != n || a->h.val->poison != DESO_OK)
+        return false;
+    ops[1] = a->h.val;
+    ids[1] = a->h.id;
+    return deso__quick_vec(x, t ? m : n, incx, ctx, &ops[2], &ids[2]) &&
+           deso__quick_vec(y, t ? n : m, incy, ctx, &ops[4], &ids[4]) &&
+           deso__quick_sarg(alpha, ctx, &ops[0], &ids[0]) &&
+           (!(flags & BLAS_F_BETA) ||
+            deso__quick_sarg(beta, ctx, &ops[3], &ids[3])) &&
+           deso__replay_quick(ctx, BLAS_OP_GEMV, flags, ops, ids, &y->h, 1,
+                              t ? n : m);
 }
 
 deso_err deso__dgemv_arg(deso_order order, deso_trans trans, int64_t m,

@@ -4,6 +4,18 @@
 #include "deso/runtime/replay.h"
 #include "deso/runtime/api_more.h"
 
+/* The quick path of binop (api.h, record.h).                           */
+bool deso__binop_quick(deso_ctx *ctx, blas_op op, deso_scalar *out,
+                       deso_sarg a, deso_sarg b, int nargs)
+{
+    deso__value *ops[2] = {NULL, NULL};
+    uint64_t ids[2] = {0, 0};
+    return deso__quick_handle(&out->h, BLAS_SCA, ctx) &&
+           deso__quick_sarg(a, ctx, &ops[0], &ids[0]) &&
+           (nargs == 1 || deso__quick_sarg(b, ctx, &ops[1], &ids[1])) &&
+           deso__replay_quick(ctx, op, 0, ops, ids, &out->h, 1, 1);
+}
+
 static deso_err binop(blas_op op, const char *fn, deso_scalar *out,
                       deso_sarg a, deso_sarg b, int nargs)
 {
@@ -70,12 +82,17 @@ deso_err deso__smin_arg(deso_scalar *out, deso_sarg a, deso_sarg b)
 deso_err deso__sset_arg(deso_scalar *out, deso_sarg a)
 {
     const char *fn = "deso_sset";
-    deso_ctx *ctx = NULL;
-    DESO_TRY(deso__sca_out(out, &ctx, fn, 1));
-    DESO_TRY(deso__sarg_check(a, &ctx, fn, "a"));
     deso__value *v;
     uint64_t id;
-    DESO_TRY(deso__sarg_value(&ctx, a, &v, &id, fn, "a"));
+    /* the quick path (record.h): the checks below, in their common case */
+    deso_ctx *ctx = deso__quick_ctx(out != NULL ? &out->h : NULL);
+    if (ctx == NULL || !deso__quick_handle(&out->h, BLAS_SCA, ctx) ||
+        !deso__quick_sarg(a, ctx, &v, &id)) {
+        ctx = NULL;
+        DESO_TRY(deso__sca_out(out, &ctx, fn, 1));
+        DESO_TRY(deso__sarg_check(a, &ctx, fn, "a"));
+        DESO_TRY(deso__sarg_value(&ctx, a, &v, &id, fn, "a"));
+    }
     if (ctx->rp != NULL && deso__replay_alias(ctx, v, id, &out->h))
         return DESO_OK;
     deso__value_ref(v);

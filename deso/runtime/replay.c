@@ -164,6 +164,26 @@ void deso__replay_deaths(const deso_ctx *ctx, deso__replay *T)
     }
 }
 
+/* Call i as deso__replay_quick compares it.                            */
+static void quick_facts(deso__replay *T, int i)
+{
+    const deso__rcall *c = &T->call[i];
+    tquick *q = &T->quick[i];
+    bool plain = !c->alias && c->sp == NULL && c->d.sp == NULL &&
+                 c->d.off == 0 && c->d.inc == 0 && c->d.len == 0 &&
+                 c->d.rows == 0 && c->d.ld == 0;
+    q->key = plain ? (uint64_t)c->d.op << 32 | c->d.flags : UINT64_MAX;
+    q->m = c->shape[0];
+    q->n = c->shape[1];
+    q->nops = c->nops;
+    q->out = T->hd[T->ch[i][c->nops]];
+    q->res = &T->cur[T->ch[i][c->nops]];
+    for (int k = 0; k < c->nops; k++) {
+        q->id[k] = c->ids[k];
+        q->want[k] = T->ch[i][k] >= 0 ? &T->cur[T->ch[i][k]] : &c->cv[k];
+    }
+}
+
 /* Every call's handles by index, which start values die, and the calls'
  * hashes.                                                               */
 static bool resolve(deso_ctx *ctx, deso__replay *T)
@@ -183,6 +203,7 @@ static bool resolve(deso_ctx *ctx, deso__replay *T)
     deso__replay_deaths(ctx, T);
     for (int i = 0; i < T->ncalls; i++) {
         const deso__rcall *c = &T->call[i];
+        quick_facts(T, i);
         if (!c->alias) T->rkind[i] = blas_desc_result(&c->d);
         if (!c->alias)
             T->chash[i] = deso__call_hash(&c->d, c->shape, c->ids, c->nops,
@@ -363,6 +384,26 @@ static bool operands_match(const deso__replay *T, int i, deso__value **ops,
     return true;
 }
 
+/* Call i taken: its result handle moves to a fresh placeholder and the
+ * call's hash (precomputed at arming) is mixed in.                      */
+static inline bool take_call(deso_ctx *ctx, deso__replay *T,
+                             deso__handle *out)
+{
+    int i = T->pos;
+    const tquick *q = &T->quick[i];
+    deso__value *P = deso__value_new(T->rkind[i], q->m, q->n);
+    if (P == NULL) return false;
+    P->refs = 2;                        /* the replay's and the handle's   */
+    P->hid = out->id;
+    T->ph[i] = P;
+    deso__value_unref(out->val);
+    out->val = P;
+    *q->res = P;
+    deso__hash_mix(ctx, T->chash[i]);
+    T->pos++;
+    return true;
+}
+
 bool deso__replay_call(deso_ctx *ctx, const blas_desc *d, deso__value **ops,
                       const uint64_t *ids, deso__handle *out,
                       const int64_t *shape, const deso__spmat_data *sp)
@@ -370,23 +411,27 @@ bool deso__replay_call(deso_ctx *ctx, const blas_desc *d, deso__value **ops,
     deso__replay *T = ctx->rp;
     int i = T->pos;
     const deso__rcall *c = &T->call[i < T->ncalls ? i : 0];
-    deso__value *P = NULL;
     if (i < T->ncalls && sp == c->sp && !c->alias && desc_equal(&c->d, d) &&
         c->shape[0] == shape[0] && c->shape[1] == shape[1] &&
         out->id == c->out && out == T->hd[T->ch[i][c->nops]] &&
-        operands_match(T, i, ops, ids))
-        P = deso__value_new(T->rkind[i], shape[0], shape[1]);
-    if (P == NULL) return give_up(ctx);
-    deso__value_ref(P);                 /* the replay's                    */
-    T->ph[i] = P;
-    deso__value_ref(P);                 /* the handle's                   */
-    deso__value_unref(out->val);
-    out->val = P;
-    P->hid = out->id;
-    T->cur[T->ch[i][c->nops]] = P;
-    deso__hash_mix(ctx, T->chash[i]);
-    T->pos++;
-    return true;
+        operands_match(T, i, ops, ids) && take_call(ctx, T, out))
+        return true;
+    return give_up(ctx);
+}
+
+bool deso__replay_quick(deso_ctx *ctx, blas_op op, unsigned flags,
+                        deso__value **ops, const uint64_t *ids,
+                        deso__handle *out, int64_t m, int64_t n)
+{
+    deso__replay *T = ctx->rp;
+    if (T->pos >= T->ncalls) return false;
+    const tquick *q = &T->quick[T->pos];
+    if (q->key != ((uint64_t)op << 32 | flags) || q->m != m || q->n != n ||
+        q->out != out)
+        return false;
+    for (int k = 0; k < q->nops; k++)
+        if (ids[k] != q->id[k] || ops[k] != *q->want[k]) return false;
+    return take_call(ctx, T, out);
 }
 
 bool deso__replay_alias(deso_ctx *ctx, deso__value *v, uint64_t id,

@@ -34,6 +34,18 @@ bool deso__replay_call(deso_ctx *ctx, const blas_desc *d, deso__value **ops,
                       const uint64_t *ids, deso__handle *out,
                       const int64_t *shape, const deso__spmat_data *sp);
 
+/* The quick path of a public function while a replay is armed: whether
+ * a plain call (no view parameters, no sparse matrix) of operation op
+ * with these operands, into out of shape m x n, was the next expected
+ * one and is replayed.  The caller has checked what its own validation
+ * would (so that the call could not fail), the operands' values readable
+ * (not poisoned) among it; false changes nothing, and
+ * the call then takes the ordinary way, which compares it again and
+ * breaks the replay where it differs.                                   */
+bool deso__replay_quick(deso_ctx *ctx, blas_op op, unsigned flags,
+                        deso__value **ops, const uint64_t *ids,
+                        deso__handle *out, int64_t m, int64_t n);
+
 /* The same for deso_sset (out <- the value v of handle id, or of a
  * constant when id is 0).                                                */
 bool deso__replay_alias(deso_ctx *ctx, deso__value *v, uint64_t id,

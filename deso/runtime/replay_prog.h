@@ -60,6 +60,21 @@ typedef struct tfinal {
     int slot[REPLAY_LIST];
 } tfinal;
 
+/* A call as the quick path compares it (deso__replay_quick), worked out
+ * at arming: where the value each operand must hold is found (its
+ * handle's current value, or the constant), and where the result's goes. */
+typedef struct tquick {
+    uint64_t key;             /* op << 32 | flags; all ones when the call
+                               * is not plain (an alias, view parameters,
+                               * a sparse matrix)                          */
+    int64_t m, n;
+    int nops;
+    deso__handle *out;
+    uint64_t id[BLAS_MAXOPS];
+    deso__value *const *want[BLAS_MAXOPS];
+    deso__value **res;        /* the result handle's current value         */
+} tquick;
+
 typedef struct deso__replay {
     deso__compiled *c;
     int ncalls, pos;
@@ -70,6 +85,8 @@ typedef struct deso__replay {
     int node_call[DESO__REPLAY_CALLS];            /* a node's call          */
     uint64_t chash[DESO__REPLAY_CALLS];  /* each call's hash (deso__call_hash) */
     blas_kind rkind[DESO__REPLAY_CALLS]; /* ... and its result's kind      */
+    tquick quick[DESO__REPLAY_CALLS];    /* each call as
+                                         * deso__replay_quick compares it */
     int nh;
     deso__handle *hd[REPLAY_HANDLES];
     deso__value *start[REPLAY_HANDLES];  /* each handle's value when the

@@ -507,7 +507,6 @@ deso_err deso__options_agree(MPI_Comm comm, deso_err local, deso_options *o,
                              char *names);
 
 /* ---- handles and values (handles.c) ------------------------------------ */
-deso__value *deso__value_new(blas_kind kind, int64_t m, int64_t n);
 /* Inline: a recorded call takes and drops several references.  The last
  * reference frees the value with its views (deso__value_release).       */
 void deso__value_release(deso__value *v);
@@ -545,6 +544,18 @@ void deso__value_put(struct deso__value *v);
 struct deso__node *deso__node_take(void);
 void deso__node_put(struct deso__node *nd);
 void deso__recycle_drain(void);
+/* A new value with no views: nothing computed yet (NULL when out of
+ * memory).  Inline: a replayed call makes one and little else.          */
+static inline deso__value *deso__value_new(blas_kind kind, int64_t m,
+                                           int64_t n)
+{
+    deso__value *v = deso__value_take();
+    if (v == NULL) return NULL;
+    v->kind = kind;
+    v->m = m;
+    v->n = n;
+    return v;
+}
 /* w, filled by the node that produces v, becomes v's first view: where it
  * was produced; v is ready.                                               */
 void deso__value_computed(deso__value *v, deso__view *w);
@@ -814,7 +825,16 @@ void deso__hash_alias(deso_ctx *ctx, uint64_t id, uint64_t out);
  * its last reader references).                                           */
 deso_err deso__sarg_value(deso_ctx **ctx, deso_sarg a, deso__value **out,
                           uint64_t *id, const char *fn, const char *arg);
-void deso__hash_mix(deso_ctx *ctx, uint64_t v);
+/* One word into the running hash: a multiply and a shift per word (a
+ * byte-wise hash cost more than the rest of recording a call).  The hash
+ * only has to differ when the calls differ, on ranks of one run.  Inline:
+ * a replayed call is little more than this.                              */
+static inline void deso__hash_mix(deso_ctx *ctx, uint64_t v)
+{
+    uint64_t h = ctx->hash ? ctx->hash : 0xcbf29ce484222325ull;
+    h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+    ctx->hash = h ^ (h >> 29);
+}
 /* Drops the context's kept constants (deso_finalize).                    */
 void deso__consts_clear(deso_ctx *ctx);
 /* Drops a node's references on its operands and its result, and frees

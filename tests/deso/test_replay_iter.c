@@ -6,16 +6,20 @@
  * 1e-12 of sequential OpenBLAS.  Variants break the replay in the middle
  * of an iteration: an extra call, a scalar read, a vector read, a
  * handle destroyed and made again, a call of the expected operation into
- * the expected handle on another operand (q.p for p.q); each is still
+ * the expected handle on another operand (q.p for p.q), a call that
+ * differs only in a constant (one the context keeps); each is still
  * right, counts a broken replay, and replays again afterwards.  A force of other calls between
  * two iterations breaks nothing: the next iteration replays (unless it
  * gave r.r a kept constant, which the replay would write over).  At
  * P > 1, ranks that make different calls while one of them replays fail
- * with DESO_EMISMATCH on every rank, and the context computes on.  Every
+ * with DESO_EMISMATCH on every rank, and the context computes on.  Calls
+ * with a bad argument in every iteration fail as they do without replay,
+ * with the same messages, and break nothing.  Every
  * mode, 1-D and 2-D grids, n not a multiple of the block size, n < P.
  * deso-np: 1 2 3
  * deso-np-long: 4 6                                                       */
 #include <cblas.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "deso/runtime/runtime.h"   /* ctx->params                    */
@@ -24,7 +28,7 @@
 
 #define ITERS 16
 #define BREAK_AT 8
-#define VARIANTS 10
+#define VARIANTS 11
 
 /* w keeps r's old version and save alpha's (a handle holding the same
  * value as another one), so that a result never takes over a buffer
@@ -51,15 +55,24 @@ static void seq_half(seq *s)
     cblas_daxpy(n, s->alpha, s->p, 1, s->x, 1);
 }
 
-static void seq_rest(seq *s)
+static void seq_rest(seq *s, double one)
 {
     int n = s->n;
     cblas_dcopy(n, s->r, 1, s->w, 1);
     cblas_daxpy(n, -s->alpha, s->q, 1, s->r, 1);
     double rrnew = cblas_ddot(n, s->r, 1, s->r, 1);
     cblas_dscal(n, rrnew / s->rr, s->p, 1);
-    cblas_daxpy(n, 1.0, s->r, 1, s->p, 1);
+    cblas_daxpy(n, one, s->r, 1, s->p, 1);
     s->rr = rrnew;
+}
+
+/* Variant 10's constant in the last update of p (1.0 in the others): a
+ * call that differs from the expected one only there, with a constant
+ * the context keeps already (loop_make sets it).                       */
+#define OTHER_ONE 2.0
+static double one_of(int k, int it)
+{
+    return k == 10 && it == BREAK_AT ? OTHER_ONE : 1.0;
 }
 
 /* The same through deso, with variant k's break at iteration `it`.     */
@@ -81,7 +94,7 @@ static void deso_half(loop *l, int64_t n, int k, int it, const seq *s)
         tu_expect_vec(l->x, s->x, n, 1e-12);
 }
 
-static void deso_rest(loop *l, int64_t n)
+static void deso_rest(loop *l, int64_t n, double one)
 {
     TU_CALL(deso_dcopy(n, l->r, 1, l->w, 1));
     TU_CALL(deso_sset(l->save, l->alpha));
@@ -90,7 +103,7 @@ static void deso_rest(loop *l, int64_t n)
     TU_CALL(deso_ddot(n, l->r, 1, l->r, 1, l->rrnew));
     TU_CALL(deso_sdiv(l->beta, l->rrnew, l->rr));
     TU_CALL(deso_dscal(n, l->beta, l->p, 1));
-    TU_CALL(deso_daxpy(n, 1.0, l->r, 1, l->p, 1));
+    TU_CALL(deso_daxpy(n, one, l->r, 1, l->p, 1));
     TU_CALL(deso_sset(l->rr, l->rrnew));
 }
 
@@ -174,6 +187,7 @@ static void loop_make(deso_ctx *ctx, int64_t n, const seq *s, loop *l)
                           &l->save};
     for (int k = 0; k < 6; k++) TU_CALL(deso_scalar_create(ctx, 0.0, sc[k]));
     TU_CALL(deso_ddot(n, l->r, 1, l->r, 1, l->rr));
+    TU_CALL(deso_sset(l->save, OTHER_ONE));   /* the constant is kept    */
 }
 
 /* The loop of variant k on context ctx: its results (x, r, p, w, then rr
@@ -196,8 +210,8 @@ static void run_loop(deso_ctx *ctx, int64_t n, int k, uint64_t seed,
         if (k >= 5 && k != 8 && it == BREAK_AT) other_force(&l, n, &s, k);
         seq_half(&s);
         deso_half(&l, n, k, it, &s);
-        seq_rest(&s);
-        deso_rest(&l, n);
+        seq_rest(&s, one_of(k, it));
+        deso_rest(&l, n, one_of(k, it));
         TU_CHECK(tu_srel(tu_value(l.rr), s.rr) < 1e-12);
     }
     tu_fetch(l.x, out);
@@ -256,7 +270,8 @@ static void compare(const tu_case *c, int64_t n, int k, uint64_t seed)
     bool once = (k == 5 || k == 7 || k == 9) && c->mode == DESO_MODE_FULL &&
                 a.replays_broken == 1 &&
                 a.forces_replayed - a_mid == ITERS - BREAK_AT - 1;
-    replay_counts_agree(&a, a_mid, &b, (k >= 1 && k <= 4) || k == 8 || once,
+    replay_counts_agree(&a, a_mid, &b,
+                        (k >= 1 && k <= 4) || k == 8 || k == 10 || once,
                         ITERS);
     if (k == 5 || k == 7 || k == 9)
         TU_CHECK(once || a.forces_replayed - a_mid == ITERS - BREAK_AT);
@@ -310,8 +325,8 @@ static void test_mismatch_while_replaying(void **state)
         deso_half(&l, n, 0, it, &s);
         if (it == 8 && (P == 1 || me != 0))
             TU_CALL(deso_dscal(n, 1.0, l.x, 1));     /* x * 1 is x      */
-        seq_rest(&s);
-        deso_rest(&l, n);
+        seq_rest(&s, 1.0);
+        deso_rest(&l, n, 1.0);
         if (it < 8) TU_CHECK(tu_srel(tu_value(l.rr), s.rr) < 1e-12);
     }
     deso_stats st;
@@ -340,5 +355,98 @@ static void test_mismatch_while_replaying(void **state)
     TU_SYNC();
 }
 
+/* Calls of the iteration's functions with a bad argument, each like a
+ * good call of its half of the iteration, into code and msg (4 each).
+ * While a replay is armed they test the quick path's checks (record.h):
+ * each must fail as it does without a replay and change nothing (the
+ * replay goes on).  A dscal at a negative increment does nothing, as in
+ * reference BLAS.                                                       */
+#define BAD_CALLS 8
+static const deso_err bad_want[BAD_CALLS] = {
+    DESO_EINVAL, DESO_ESIZE, DESO_ENULL, DESO_ENULL,
+    DESO_EINVAL, DESO_ESIZE, DESO_ENULL, DESO_OK};
+
+static void bad_calls(loop *l, int64_t n, int half, deso_err *code,
+                      char (*msg)[160])
+{
+    deso_scalar *none = NULL;
+    if (half == 0) {
+        code[0] = deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n, n, 1.0, l->A,
+                             n, l->p, 0, 0.0, l->q, 1);
+        snprintf(msg[0], sizeof msg[0], "%s", deso_last_error());
+        code[1] = deso_dgemv(DESO_COL_MAJOR, DESO_NO_TRANS, n + 1, n, 1.0,
+                             l->A, n, l->p, 1, 0.0, l->q, 1);
+        snprintf(msg[1], sizeof msg[1], "%s", deso_last_error());
+        code[2] = deso_ddot(n, l->p, 1, l->q, 1, NULL);
+        snprintf(msg[2], sizeof msg[2], "%s", deso_last_error());
+        code[3] = deso_sdiv(l->alpha, l->rr, none);
+        snprintf(msg[3], sizeof msg[3], "%s", deso_last_error());
+        return;
+    }
+    code[0] = deso_daxpy(n, l->alpha, (const deso_vec *)l->A, 1, l->r, 1);
+    snprintf(msg[0], sizeof msg[0], "%s", deso_last_error());
+    code[1] = deso_dscal(n + 1, l->beta, l->p, 1);
+    snprintf(msg[1], sizeof msg[1], "%s", deso_last_error());
+    code[2] = deso_sneg(none, l->alpha);
+    snprintf(msg[2], sizeof msg[2], "%s", deso_last_error());
+    code[3] = deso_dscal(n, l->beta, l->p, -1);
+    snprintf(msg[3], sizeof msg[3], "%s", deso_last_error());
+}
+
+/* The loop with the bad calls in every iteration, replaying (on) or not:
+ * x and p (2 n doubles) into out, the last iteration's codes and
+ * messages, and the statistics of the loop.                            */
+static void loop_with_bad_calls(int on, int64_t n, deso_err *code,
+                                char (*msg)[160], double *out,
+                                deso_stats *st)
+{
+    const tu_case c = {DESO_MODE_FULL, 0, 0, 2};
+    static opt_params params;
+    deso_ctx *ctx = ctx_of(&c, on, &params);
+    seq s;
+    seq_make(&s, n, 7u);
+    loop l;
+    loop_make(ctx, n, &s, &l);
+    deso_stats st0;
+    TU_CALL(deso_stats_get(&st0));
+    for (int it = 0; it < ITERS; it++) {
+        bad_calls(&l, n, 0, code, msg);
+        seq_half(&s);
+        deso_half(&l, n, 0, it, &s);
+        bad_calls(&l, n, 1, code + 4, msg + 4);
+        seq_rest(&s, 1.0);
+        deso_rest(&l, n, 1.0);
+        TU_CHECK(tu_srel(tu_value(l.rr), s.rr) < 1e-12);
+        TU_CHECK(memcmp(code, bad_want, sizeof bad_want) == 0);
+    }
+    tu_fetch(l.x, out);
+    tu_fetch(l.p, out + n);
+    TU_CALL(deso_stats_get(st));
+    st->forces_replayed -= st0.forces_replayed;
+    st->replays_broken -= st0.replays_broken;
+    seq_free(&s);
+    TU_CALL(deso_finalize(&ctx));
+}
+
+static void test_bad_calls_while_replaying(void **state)
+{
+    (void)state;
+    const int64_t n = 11;
+    deso_err code[2][BAD_CALLS];
+    char msg[2][BAD_CALLS][160];
+    double out[2][2 * 11];
+    deso_stats st[2];
+    for (int on = 1; on >= 0; on--)
+        loop_with_bad_calls(on, n, code[on], msg[on], out[on], &st[on]);
+    for (int j = 0; j < BAD_CALLS; j++)
+        TU_CHECK(strcmp(msg[1][j], msg[0][j]) == 0 &&
+                 (bad_want[j] == DESO_OK || msg[1][j][0] != '\0'));
+    TU_CHECK(memcmp(out[1], out[0], sizeof out[1]) == 0);
+    TU_CHECK(st[1].replays_broken == 0 && st[0].forces_replayed == 0);
+    TU_CHECK(st[1].forces_replayed >= ITERS / 2);
+    TU_SYNC();
+}
+
 TU_MAIN(cmocka_unit_test(test_replay_matches_recording),
-        cmocka_unit_test(test_mismatch_while_replaying))
+        cmocka_unit_test(test_mismatch_while_replaying),
+        cmocka_unit_test(test_bad_calls_while_replaying))
