@@ -403,7 +403,7 @@ static deso_err rows_alloc(const deso_ctx *ctx, const blas_part *part,
     int64_t nr = part->start[ctx->rank + 1] - p0;
     size_t room = (size_t)(nr > 0 ? nr : 1) * sizeof(int64_t);
     pd->rows.nrows = nr;
-    pd->rows.grow = (int64_t *)(part->iperm + p0);
+    pd->rows.grow = part->iperm + p0;
     pd->poff = deso__malloc(room);
     pd->rows.rowptr = deso__calloc((size_t)nr + 1, sizeof(int64_t));
     DESO_CHECK(pd->poff != NULL && pd->rows.rowptr != NULL, DESO_ENOMEM,
