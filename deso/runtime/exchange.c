@@ -45,6 +45,8 @@ struct deso__exchange_plan {
                                 /*   received into it where it lies         */
     double **sptr, **rptr;      /* each message's, set by each exchange     */
     MPI_Request *req;           /* nsend + nrecv, likewise                  */
+    uint64_t used;              /* the context's exchange_clock when last   */
+                                /*   looked up                              */
     struct deso__exchange_plan *next;
 };
 
@@ -106,6 +108,48 @@ void deso__exchange_plans_free(deso_ctx *ctx)
         exchange_plan_free(ctx->exchange_plans);
         ctx->exchange_plans = next;
     }
+}
+
+/* Forces a plan of a change of layout outlives its last use: a set-up's
+ * exchanges (a vector moved from its default layout to a sparse
+ * product's partition once) would otherwise hold their copy lists and
+ * buffers, a vector's length or more, for as long as the context; two
+ * forces, so that a program alternating between two forces keeps both
+ * forces' plans.                                                         */
+#define PLAN_AGE 2
+
+static bool layout_change(const deso__exchange_plan *p)
+{
+    blas_emap e = identity(&p->dst);
+    return blas_emap_equal(&p->map, &e);
+}
+
+void deso__exchange_touch(deso_ctx *ctx, blas_kind kind,
+                          const blas_layout *src, const blas_layout *to)
+{
+    if (kind == BLAS_MAT) return;
+    blas_emap e = identity(to);
+    for (deso__exchange_plan *p = ctx->exchange_plans; p != NULL; p = p->next)
+        if (blas_layout_equal(&p->src, src) && blas_layout_equal(&p->dst, to) &&
+            blas_emap_equal(&p->map, &e)) {
+            p->used = ctx->exchange_clock;
+            return;
+        }
+}
+
+void deso__exchange_plans_trim(deso_ctx *ctx)
+{
+    deso__exchange_plan **pp = &ctx->exchange_plans;
+    while (*pp != NULL) {
+        deso__exchange_plan *p = *pp;
+        if (layout_change(p) && ctx->exchange_clock - p->used >= PLAN_AGE) {
+            *pp = p->next;
+            exchange_plan_free(p);
+        } else {
+            pp = &p->next;
+        }
+    }
+    ctx->exchange_clock++;
 }
 
 /* A plan's per-rank lists while it is built, counted in a first pass and
@@ -330,11 +374,13 @@ static deso_err exchange_plan_get(deso_ctx *ctx, const blas_layout *S,
     for (deso__exchange_plan *p = ctx->exchange_plans; p != NULL; p = p->next)
         if (blas_layout_equal(&p->src, S) && blas_layout_equal(&p->dst, D) &&
             blas_emap_equal(&p->map, e)) {
+            p->used = ctx->exchange_clock;
             *out = p;
             return DESO_OK;
         }
     deso__exchange_plan *p;
     DESO_TRY(exchange_plan_build(ctx, S, D, e, &p));
+    p->used = ctx->exchange_clock;
     p->next = ctx->exchange_plans;
     ctx->exchange_plans = p;
     *out = p;
