@@ -101,6 +101,15 @@ void deso__exchange_plans_bytes(const deso_ctx *ctx, size_t *lists,
     }
 }
 
+int deso__exchange_plans_count(const deso_ctx *ctx)
+{
+    int n = 0;
+    for (const deso__exchange_plan *p = ctx->exchange_plans; p != NULL;
+         p = p->next)
+        n++;
+    return n;
+}
+
 void deso__exchange_plans_free(deso_ctx *ctx)
 {
     while (ctx->exchange_plans != NULL) {

@@ -1024,6 +1024,8 @@ void deso__exchange_plans_free(deso_ctx *ctx);
  * marked first: deso__replay_touch_plans), then counts the force.  Plans
  * under an element map (vget, vput) stay.  Local.                       */
 void deso__exchange_plans_trim(deso_ctx *ctx);
+/* How many exchange plans the context keeps (for tests).  Local.        */
+int deso__exchange_plans_count(const deso_ctx *ctx);
 /* Marks the cached plan of the change of layout src -> to (if any) as
  * used by this force.  Local.                                            */
 void deso__exchange_touch(deso_ctx *ctx, blas_kind kind,
