@@ -83,22 +83,28 @@ static void exchange_plan_free(deso__exchange_plan *p)
     free(p);
 }
 
+/* One plan's copy lists and message buffers, in bytes, added in.        */
+static void plan_bytes(const deso__exchange_plan *p, size_t *lists,
+                       size_t *buffers)
+{
+    *lists += pl_copy_bytes(&p->self);
+    for (int k = 0; k < p->nsend; k++) {
+        *lists += pl_copy_bytes(&p->spack[k]);
+        *buffers += (size_t)p->scount[k] * sizeof(double);
+    }
+    for (int k = 0; k < p->nrecv; k++) {
+        *lists += pl_copy_bytes(&p->runpack[k]);
+        *buffers += (size_t)p->rcount[k] * sizeof(double);
+    }
+}
+
 void deso__exchange_plans_bytes(const deso_ctx *ctx, size_t *lists,
                                 size_t *buffers)
 {
     *lists = *buffers = 0;
     for (const deso__exchange_plan *p = ctx->exchange_plans; p != NULL;
-         p = p->next) {
-        *lists += pl_copy_bytes(&p->self);
-        for (int k = 0; k < p->nsend; k++) {
-            *lists += pl_copy_bytes(&p->spack[k]);
-            *buffers += (size_t)p->scount[k] * sizeof(double);
-        }
-        for (int k = 0; k < p->nrecv; k++) {
-            *lists += pl_copy_bytes(&p->runpack[k]);
-            *buffers += (size_t)p->rcount[k] * sizeof(double);
-        }
-    }
+         p = p->next)
+        plan_bytes(p, lists, buffers);
 }
 
 int deso__exchange_plans_count(const deso_ctx *ctx)
@@ -146,18 +152,27 @@ void deso__exchange_touch(deso_ctx *ctx, blas_kind kind,
         }
 }
 
+/* Freed plans of at least this many bytes give their pages back: freed
+ * into the heap they would stay resident, and a later force's arrays
+ * would come on top of them rather than into them whenever that force
+ * needs a plan again (deso-cg's true residual after the solve).         */
+#define RELEASE_BYTES ((size_t)1 << 20)
+
 void deso__exchange_plans_trim(deso_ctx *ctx)
 {
+    size_t lists = 0, buffers = 0;
     deso__exchange_plan **pp = &ctx->exchange_plans;
     while (*pp != NULL) {
         deso__exchange_plan *p = *pp;
         if (layout_change(p) && ctx->exchange_clock - p->used >= PLAN_AGE) {
             *pp = p->next;
+            plan_bytes(p, &lists, &buffers);
             exchange_plan_free(p);
         } else {
             pp = &p->next;
         }
     }
+    if (lists + buffers >= RELEASE_BYTES) deso__alloc_release();
     ctx->exchange_clock++;
 }
 
