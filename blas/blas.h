@@ -51,15 +51,18 @@ typedef enum blas_kind {
  * nothing), so local index l on rank q is index iperm[start[q] + l].
  * Without a renumbering (perm NULL, the contiguous blocks every sparse
  * matrix starts with) nothing is looked up; with one, any ownership is a
- * partition and each rank's order is deso's choice.  Immutable; its maker
+ * partition and each rank's order is deso's choice.  Both arrays are
+ * 32-bit (a renumbering is made only for n <= INT32_MAX): every rank
+ * holds them whole, so they are half a whole-length vector each rather
+ * than a whole one.  Immutable; its maker
  * keeps it alive as long as any layout may name it (deso/runtime: until
  * the context is freed).                                                  */
 typedef struct blas_part {
     int64_t n;
     int nparts;
     const int64_t *start;   /* nparts + 1                                   */
-    const int64_t *perm;    /* n: index -> position, or NULL                */
-    const int64_t *iperm;   /* n: position -> index (perm's inverse)        */
+    const int32_t *perm;    /* n: index -> position, or NULL                */
+    const int32_t *iperm;   /* n: position -> index (perm's inverse)        */
     uint64_t hash;          /* of perm's contents (0 without one): keys    */
 } blas_part;
 

@@ -47,7 +47,6 @@ void pl_coo_free(pl_coo *t)
 void pl_csr_free(pl_csr *a)
 {
     if (!a) return;
-    free(a->grow);
     free(a->rowptr);
     free(a->col);
     free(a->val);

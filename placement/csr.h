@@ -19,7 +19,8 @@ typedef struct pl_csr {
     int64_t nrows;          /* local rows                                   */
     int64_t ncols;          /* global columns                               */
     int64_t row0;
-    int64_t *grow;          /* NULL: contiguous rows from row0             */
+    const int32_t *grow;    /* NULL: contiguous rows from row0; borrowed,  */
+                            /*   never freed with the rows                 */
     int64_t *rowptr;        /* nrows + 1                                    */
     int64_t *col;           /* global, rowptr[nrows] of them                */
     double *val;

@@ -45,6 +45,8 @@ struct deso__exchange_plan {
                                 /*   received into it where it lies         */
     double **sptr, **rptr;      /* each message's, set by each exchange     */
     MPI_Request *req;           /* nsend + nrecv, likewise                  */
+    uint64_t used;              /* the context's exchange_clock when last   */
+                                /*   looked up                              */
     struct deso__exchange_plan *next;
 };
 
@@ -81,22 +83,37 @@ static void exchange_plan_free(deso__exchange_plan *p)
     free(p);
 }
 
+/* One plan's copy lists and message buffers, in bytes, added in.        */
+static void plan_bytes(const deso__exchange_plan *p, size_t *lists,
+                       size_t *buffers)
+{
+    *lists += pl_copy_bytes(&p->self);
+    for (int k = 0; k < p->nsend; k++) {
+        *lists += pl_copy_bytes(&p->spack[k]);
+        *buffers += (size_t)p->scount[k] * sizeof(double);
+    }
+    for (int k = 0; k < p->nrecv; k++) {
+        *lists += pl_copy_bytes(&p->runpack[k]);
+        *buffers += (size_t)p->rcount[k] * sizeof(double);
+    }
+}
+
 void deso__exchange_plans_bytes(const deso_ctx *ctx, size_t *lists,
                                 size_t *buffers)
 {
     *lists = *buffers = 0;
     for (const deso__exchange_plan *p = ctx->exchange_plans; p != NULL;
-         p = p->next) {
-        *lists += pl_copy_bytes(&p->self);
-        for (int k = 0; k < p->nsend; k++) {
-            *lists += pl_copy_bytes(&p->spack[k]);
-            *buffers += (size_t)p->scount[k] * sizeof(double);
-        }
-        for (int k = 0; k < p->nrecv; k++) {
-            *lists += pl_copy_bytes(&p->runpack[k]);
-            *buffers += (size_t)p->rcount[k] * sizeof(double);
-        }
-    }
+         p = p->next)
+        plan_bytes(p, lists, buffers);
+}
+
+int deso__exchange_plans_count(const deso_ctx *ctx)
+{
+    int n = 0;
+    for (const deso__exchange_plan *p = ctx->exchange_plans; p != NULL;
+         p = p->next)
+        n++;
+    return n;
 }
 
 void deso__exchange_plans_free(deso_ctx *ctx)
@@ -106,6 +123,57 @@ void deso__exchange_plans_free(deso_ctx *ctx)
         exchange_plan_free(ctx->exchange_plans);
         ctx->exchange_plans = next;
     }
+}
+
+/* Forces a plan of a change of layout outlives its last use: a set-up's
+ * exchanges (a vector moved from its default layout to a sparse
+ * product's partition once) would otherwise hold their copy lists and
+ * buffers, a vector's length or more, for as long as the context; two
+ * forces, so that a program alternating between two forces keeps both
+ * forces' plans.                                                         */
+#define PLAN_AGE 2
+
+static bool layout_change(const deso__exchange_plan *p)
+{
+    blas_emap e = identity(&p->dst);
+    return blas_emap_equal(&p->map, &e);
+}
+
+void deso__exchange_touch(deso_ctx *ctx, blas_kind kind,
+                          const blas_layout *src, const blas_layout *to)
+{
+    if (kind == BLAS_MAT) return;
+    blas_emap e = identity(to);
+    for (deso__exchange_plan *p = ctx->exchange_plans; p != NULL; p = p->next)
+        if (blas_layout_equal(&p->src, src) && blas_layout_equal(&p->dst, to) &&
+            blas_emap_equal(&p->map, &e)) {
+            p->used = ctx->exchange_clock;
+            return;
+        }
+}
+
+/* Freed plans of at least this many bytes give their pages back: freed
+ * into the heap they would stay resident, and a later force's arrays
+ * would come on top of them rather than into them whenever that force
+ * needs a plan again (deso-cg's true residual after the solve).         */
+#define RELEASE_BYTES ((size_t)1 << 20)
+
+void deso__exchange_plans_trim(deso_ctx *ctx)
+{
+    size_t lists = 0, buffers = 0;
+    deso__exchange_plan **pp = &ctx->exchange_plans;
+    while (*pp != NULL) {
+        deso__exchange_plan *p = *pp;
+        if (layout_change(p) && ctx->exchange_clock - p->used >= PLAN_AGE) {
+            *pp = p->next;
+            plan_bytes(p, &lists, &buffers);
+            exchange_plan_free(p);
+        } else {
+            pp = &p->next;
+        }
+    }
+    if (lists + buffers >= RELEASE_BYTES) deso__alloc_release();
+    ctx->exchange_clock++;
 }
 
 /* A plan's per-rank lists while it is built, counted in a first pass and
@@ -330,11 +398,13 @@ static deso_err exchange_plan_get(deso_ctx *ctx, const blas_layout *S,
     for (deso__exchange_plan *p = ctx->exchange_plans; p != NULL; p = p->next)
         if (blas_layout_equal(&p->src, S) && blas_layout_equal(&p->dst, D) &&
             blas_emap_equal(&p->map, e)) {
+            p->used = ctx->exchange_clock;
             *out = p;
             return DESO_OK;
         }
     deso__exchange_plan *p;
     DESO_TRY(exchange_plan_build(ctx, S, D, e, &p));
+    p->used = ctx->exchange_clock;
     p->next = ctx->exchange_plans;
     ctx->exchange_plans = p;
     *out = p;

@@ -422,6 +422,10 @@ static deso_err force_timed(deso_ctx *ctx, deso_err before)
     /* a force with nothing pending (a second read) leaves the logs alone */
     if (nodes || ctx->rlog[ctx->rlog_cur].n > 0)
         deso__replay_after_force(ctx, nodes ? fr.compiled : NULL, err);
+    if (nodes) {             /* the same on every rank: the same forces   */
+        deso__replay_touch_plans(ctx);
+        deso__exchange_plans_trim(ctx);
+    }
     return err;
 }
 

@@ -16,8 +16,8 @@
 
 typedef struct deso__part {
     blas_part p;
-    int64_t *perm;            /* n each, or NULL: contiguous ranges        */
-    int64_t *iperm;
+    int32_t *perm;            /* n each, or NULL: contiguous ranges        */
+    int32_t *iperm;
     struct deso__part *next;
     int64_t start[];
 } deso__part;
@@ -57,7 +57,7 @@ deso_err deso__part_intern(deso_ctx *ctx, int64_t n, const int64_t *start,
 static uint64_t mix(uint64_t h, uint64_t v);
 
 /* Contiguous blocks in rank order: the renumbering is the identity.     */
-static bool identity(const int64_t *perm, int64_t n)
+static bool identity(const int32_t *perm, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
         if (perm[i] != i) return false;
@@ -69,6 +69,8 @@ static bool identity(const int64_t *perm, int64_t n)
 static deso_err renumber(int64_t n, int P, const int32_t *owner,
                          int64_t *start, deso__part *k)
 {
+    DESO_CHECK(n <= INT32_MAX, DESO_EINTERNAL, "partition: a renumbering of "
+               "%lld indices does not fit 32 bits", (long long)n);
     k->perm = deso__malloc((size_t)(n > 0 ? n : 1) * sizeof *k->perm);
     k->iperm = deso__malloc((size_t)(n > 0 ? n : 1) * sizeof *k->iperm);
     DESO_CHECK(k->perm != NULL && k->iperm != NULL, DESO_ENOMEM,
@@ -86,8 +88,8 @@ static deso_err renumber(int64_t n, int P, const int32_t *owner,
     memcpy(fill, start, (size_t)P * sizeof *fill);
     for (int64_t i = 0; i < n; i++) {
         int64_t pos = fill[owner[i]]++;
-        k->perm[i] = pos;
-        k->iperm[pos] = i;
+        k->perm[i] = (int32_t)pos;
+        k->iperm[pos] = (int32_t)i;
     }
     free(fill);
     return DESO_OK;

@@ -535,6 +535,22 @@ void deso__replay_disarm(deso_ctx *ctx)
     release(ctx, T);
 }
 
+static void touch_plans(deso_ctx *ctx, const deso__replay *T)
+{
+    for (int s = 0; T != NULL && T->slot != NULL && s < T->nsteps; s++) {
+        const tstep *st = &T->step[s];
+        for (int f = 0; f < st->nfill; f++)
+            deso__exchange_touch(ctx, st->fkind[f], &T->slot[st->fsrc[f]].lay,
+                                 &T->slot[st->fdst[f]].lay);
+    }
+}
+
+void deso__replay_touch_plans(deso_ctx *ctx)
+{
+    touch_plans(ctx, ctx->rp);
+    touch_plans(ctx, ctx->parked);
+}
+
 void deso__replay_forget(deso_ctx *ctx, const deso__compiled *c)
 {
     if (ctx->parked != NULL && ctx->parked->c == c) drop_parked(ctx);

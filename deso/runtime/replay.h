@@ -79,6 +79,11 @@ int64_t deso__replay_pending(const deso_ctx *ctx);
  * failed), and the parked one.                                          */
 void deso__replay_disarm(deso_ctx *ctx);
 
+/* Marks the exchange plans the armed and the parked replay's fills run
+ * as used by this force (deso__exchange_touch): a replay does not
+ * prepare its force, so its plans must outlive the trim.               */
+void deso__replay_touch_plans(deso_ctx *ctx);
+
 /* Compiled force c goes or moves: the replays running it are freed, as
  * by deso__replay_disarm.                                               */
 void deso__replay_forget(deso_ctx *ctx, const deso__compiled *c);

@@ -409,6 +409,7 @@ struct deso_ctx {
     deso__uop **uops;         /* the user operators by number (user_op.c)  */
     int64_t nuops, uops_cap;
     deso__exchange_plan *exchange_plans;
+    uint64_t exchange_clock;  /* forces ended (deso__exchange_plans_trim)   */
     bool exchange_listed;     /* new exchange plans list every element      */
                               /*   (never run-coded): for tests comparing   */
                               /*   the two forms; false otherwise           */
@@ -1048,6 +1049,18 @@ deso_err deso__exec_view(deso_ctx *ctx, const deso__node *nd,
 deso_err deso__value_view(deso_ctx *ctx, deso__value *v,
                           const blas_layout *lay, deso__view **out);
 void deso__exchange_plans_free(deso_ctx *ctx);
+/* At the end of a force that went through its preparation: frees the
+ * cached plans of changes of layout that neither this force nor the one
+ * before used (a live replay's fills, which are not prepared again, are
+ * marked first: deso__replay_touch_plans), then counts the force.  Plans
+ * under an element map (vget, vput) stay.  Local.                       */
+void deso__exchange_plans_trim(deso_ctx *ctx);
+/* How many exchange plans the context keeps (for tests).  Local.        */
+int deso__exchange_plans_count(const deso_ctx *ctx);
+/* Marks the cached plan of the change of layout src -> to (if any) as
+ * used by this force.  Local.                                            */
+void deso__exchange_touch(deso_ctx *ctx, blas_kind kind,
+                          const blas_layout *src, const blas_layout *to);
 /* What the context's cached exchange plans keep: bytes of their copy
  * lists and of their message buffers.  Local.                            */
 void deso__exchange_plans_bytes(const deso_ctx *ctx, size_t *lists,

@@ -22,7 +22,6 @@ void deso__spmat_data_free(deso__spmat_data *sp)
     free(sp->start);
     free(sp->count);
     free(sp->poff);
-    if (sp->part != NULL) sp->rows.grow = NULL;   /* the partition's      */
     pl_csr_free(&sp->rows);
     deso__halo_plan_free(sp->halo);
     free(sp);

@@ -429,11 +429,13 @@ static deso_err choose_one(deso_ctx *ctx, deso__spmat_data *sp)
 /* Matrices whose placement may change: square, not given by their ranks,
  * on more than one rank, unless the option keeps the blocks.  With fewer
  * rows than ranks the blocks already give each row a rank of its own (and
- * METIS refuses more parts than vertices).                              */
+ * METIS refuses more parts than vertices); with more than INT32_MAX the
+ * partition's 32-bit renumbering (blas_part) could not name them.       */
 static bool movable(const deso_ctx *ctx, const deso__spmat_data *sp)
 {
     return ctx->size > 1 && ctx->partition != DESO_PARTITION_BLOCK &&
-           sp->m == sp->n && sp->m >= ctx->size && !sp->pinned;
+           sp->m == sp->n && sp->m >= ctx->size && sp->m <= INT32_MAX &&
+           !sp->pinned;
 }
 
 bool deso__spmat_choice_pending(deso_ctx *ctx)

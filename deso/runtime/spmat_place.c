@@ -15,9 +15,10 @@
  * ranks carries the row lengths (with each row's first entry in pattern
  * order), then one the columns, then one the values, each through the
  * runtime's counted exchange.  Reversed (the receivers sending), the same
- * messages bring rows back to their blocks.  The route is one word a row
- * on each side; it is made from the blocks' ranges and the partition, so
- * it is not kept after the placement but made again when rows go back.  */
+ * messages bring rows back to their blocks.  The route is a 32-bit word
+ * a row on each side (local rows: a placed matrix has at most INT32_MAX
+ * rows); it is made from the blocks' ranges and the partition, so it is
+ * not kept after the placement but made again when rows go back.       */
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,8 +26,8 @@
 #include "deso/runtime/runtime.h"
 
 typedef struct deso__spmat_route {
-    int64_t *sptr, *srow;     /* size + 1; source local rows by receiver    */
-    int64_t *rptr, *rrow;     /* size + 1; placed local rows by sender      */
+    int64_t *sptr, *rptr;     /* size + 1: by receiver, by sender           */
+    int32_t *srow, *rrow;     /* source local rows, placed local rows       */
 } deso__spmat_route;
 
 static void route_free(deso__spmat_route *rt)
@@ -42,12 +43,12 @@ static void route_free(deso__spmat_route *rt)
 /* Groups items 0 .. n - 1 by key[item] (a stable counting sort): ptr[P +
  * 1], list[n].                                                           */
 static void group(const int *key, int64_t n, int P, int64_t *ptr,
-                  int64_t *list)
+                  int32_t *list)
 {
     memset(ptr, 0, ((size_t)P + 1) * sizeof *ptr);
     for (int64_t k = 0; k < n; k++) ptr[key[k] + 1]++;
     for (int q = 0; q < P; q++) ptr[q + 1] += ptr[q];
-    for (int64_t k = 0; k < n; k++) list[ptr[key[k]]++] = k;
+    for (int64_t k = 0; k < n; k++) list[ptr[key[k]]++] = (int32_t)k;
     for (int q = P; q > 0; q--) ptr[q] = ptr[q - 1];
     ptr[0] = 0;
 }
@@ -188,7 +189,7 @@ static void bufs_free(move_bufs *b)
     free(b->req);
 }
 
-static int64_t items(const pl_csr *a, const int64_t *list, int64_t lo,
+static int64_t items(const pl_csr *a, const int32_t *list, int64_t lo,
                      int64_t hi, move_what w)
 {
     int64_t n = 0;
@@ -201,7 +202,7 @@ static int64_t items(const pl_csr *a, const int64_t *list, int64_t lo,
  * pair see the same items a row (before the lengths have come, a
  * receiver counts two a row, as the sender does), so they cut the same
  * chunks.                                                               */
-static int64_t chunk_end(const pl_csr *a, const int64_t *list, int64_t k,
+static int64_t chunk_end(const pl_csr *a, const int32_t *list, int64_t k,
                          int64_t end, move_what w, int64_t budget)
 {
     int64_t n = row_items(a, list[k], w);
@@ -217,7 +218,7 @@ static int64_t chunk_end(const pl_csr *a, const int64_t *list, int64_t k,
  * peer q but the rank itself: a peer's chunk is within its budget or one
  * row, and never more than all its rows.                                */
 static int64_t round_room(const pl_csr *a, const int64_t *ptr,
-                          const int64_t *list, int P, int me, move_what w)
+                          const int32_t *list, int P, int me, move_what w)
 {
     int64_t room = 0, budget = peer_budget(P);
     for (int q = 0; q < P; q++) {
@@ -403,7 +404,7 @@ static deso_err rows_alloc(const deso_ctx *ctx, const blas_part *part,
     int64_t nr = part->start[ctx->rank + 1] - p0;
     size_t room = (size_t)(nr > 0 ? nr : 1) * sizeof(int64_t);
     pd->rows.nrows = nr;
-    pd->rows.grow = (int64_t *)(part->iperm + p0);
+    pd->rows.grow = part->iperm + p0;
     pd->poff = deso__malloc(room);
     pd->rows.rowptr = deso__calloc((size_t)nr + 1, sizeof(int64_t));
     DESO_CHECK(pd->poff != NULL && pd->rows.rowptr != NULL, DESO_ENOMEM,
@@ -533,7 +534,8 @@ deso_err deso__spmat_rows_back(deso_ctx *ctx, const deso__spmat_data *sp,
     if (rt == NULL)      /* the one agreement the others' first move makes */
         return deso__agree_counted(ctx, fn, local, NULL, 0);
     /* the route reversed: the copy's rows go back to their blocks        */
-    deso__spmat_route back = {rt->rptr, rt->rrow, rt->sptr, rt->srow};
+    deso__spmat_route back = {.sptr = rt->rptr, .srow = rt->rrow,
+                              .rptr = rt->sptr, .rrow = rt->srow};
     int me = ctx->rank;
     pl_csr block = {.nrows = sp->start[me + 1] - sp->start[me],
                     .rowptr = rowptr, .col = col, .val = val};

@@ -243,12 +243,13 @@ static int64_t halo_entries(const pl_csr *a, const pl_owner *rows,
     int64_t total = 0;
     for (int r = 0; r < K; r++) {
         pl_coo t = {0, 0, NULL, NULL, NULL};
-        int64_t *grow = malloc((size_t)a->nrows * sizeof *grow), nr = 0;
+        int32_t *grow = malloc((size_t)a->nrows * sizeof *grow);
+        int64_t nr = 0;
         for (int64_t i = 0; i < a->nrows; i++) {
             if (rows->rank(i, rows->arg) != r) continue;
             for (int64_t e = a->rowptr[i]; e < a->rowptr[i + 1]; e++)
                 EXPECT_OK(pl_coo_push(&t, nr, a->col[e], a->val[e]));
-            grow[nr++] = i;
+            grow[nr++] = (int32_t)i;
         }
         pl_csr mine;
         EXPECT_OK(pl_csr_from_coo(&t, nr, a->ncols, &mine));
@@ -258,6 +259,7 @@ static int64_t halo_entries(const pl_csr *a, const pl_owner *rows,
         total += h.recv_ptr[K];
         pl_halo_free(&h);
         pl_csr_free(&mine);
+        free(grow);                  /* borrowed by the rows, not freed */
         pl_coo_free(&t);
     }
     return total;

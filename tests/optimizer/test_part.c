@@ -241,15 +241,15 @@ static bool make_owners(int k, int64_t n, int P, int32_t *own)
 /* Each rank's indices in increasing order, rank after rank: the
  * renumbering deso/runtime/part.c makes, written out independently.     */
 static void renumber(const int32_t *own, int64_t n, int P, int64_t *start,
-                     int64_t *perm, int64_t *iperm)
+                     int32_t *perm, int32_t *iperm)
 {
     int64_t pos = 0;
     for (int q = 0; q < P; q++) {
         start[q] = pos;
         for (int64_t i = 0; i < n; i++)
             if (own[i] == q) {
-                perm[i] = pos;
-                iperm[pos++] = i;
+                perm[i] = (int32_t)pos;
+                iperm[pos++] = (int32_t)i;
             }
     }
     start[P] = pos;
@@ -327,7 +327,8 @@ static void test_renumbered(void **state)
     for (size_t gk = 1; gk < sizeof grids / sizeof grids[0]; gk++) {
         int pr = grids[gk][0], pc = grids[gk][1], P = pr * pc;
         for (size_t nk = 0; nk < sizeof ns / sizeof ns[0]; nk++) {
-            int64_t n = ns[nk], s1[MAXP + 1], p1[MAXN], i1[MAXN];
+            int64_t n = ns[nk], s1[MAXP + 1];
+            int32_t p1[MAXN], i1[MAXN];
             int32_t o1[MAXN];
             for (int k = 0; make_owners(k, n, P, o1); k++) {
                 renumber(o1, n, P, s1, p1, i1);
@@ -349,7 +350,8 @@ static void test_renumbered(void **state)
                         expect_owner_model(&V, NULL, &L, o1);
                         expect_owner_model(&L, o1, &V, NULL);
                     }
-                int64_t s2[MAXP + 1], p2[MAXN], i2[MAXN];
+                int64_t s2[MAXP + 1];
+                int32_t p2[MAXN], i2[MAXN];
                 int32_t o2[MAXN];
                 for (int j = 0; make_owners(j, n, P, o2); j++) {
                     renumber(o2, n, P, s2, p2, i2);

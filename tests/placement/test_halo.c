@@ -29,17 +29,18 @@ static void make_problem(uint64_t *s, problem *p)
     pl_coo_free(&t);
 }
 
-/* Rank r's rows of a, as an irregular row set (grow).                     */
+/* Rank r's rows of a, as an irregular row set (grow, borrowed by the rows:
+ * the caller frees it after pl_csr_free).                                 */
 static void rows_of(const problem *p, int r, pl_csr *out)
 {
     pl_coo t = {0, 0, NULL, NULL, NULL};
     int64_t rows = 0;
-    int64_t *grow = malloc((size_t)p->n * sizeof *grow);
+    int32_t *grow = malloc((size_t)p->n * sizeof *grow);
     for (int64_t i = 0; i < p->n; i++) {
         if (p->part[i] != r) continue;
         for (int64_t e = p->a.rowptr[i]; e < p->a.rowptr[i + 1]; e++)
             EXPECT_OK(pl_coo_push(&t, rows, p->a.col[e], 1.0));
-        grow[rows++] = i;
+        grow[rows++] = (int32_t)i;
     }
     EXPECT_OK(pl_csr_from_coo(&t, rows, p->n, out));
     out->grow = grow;
@@ -105,7 +106,9 @@ static void test_random_partitions_exact(void **state)
             EXPECT_OK(pl_halo_recv(&mine, &own, r, p.nparts, &h[r]));
             expect_recv_exact(&p, r, &h[r]);
             expect_local_columns(&p, &t, &mine, r, &h[r]);
+            const int32_t *grow = mine.grow;
             pl_csr_free(&mine);
+            free((void *)grow);
         }
         EXPECT_OK(pl_halo_sends(h, p.nparts));
         for (int r = 0; r < p.nparts; r++)
