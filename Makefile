@@ -244,10 +244,10 @@ check-krylov: programs
 	@python3 scripts/readme_diffs.py --check
 	@MPIEXEC=$(MPIEXEC) sh scripts/test-krylov.sh $(BUILD)
 
-# libFuzzer targets in tests/fuzz, each for FUZZ_SECONDS (30 here; the
+# libFuzzer targets in tests/fuzz, each for FUZZ_SECONDS (15 here; the
 # long group runs them 240 s each).
 check-fuzz:
-	@FUZZ_SECONDS=$${FUZZ_SECONDS:-30} sh scripts/run-fuzz.sh $(BUILD)
+	@FUZZ_SECONDS=$${FUZZ_SECONDS:-15} sh scripts/run-fuzz.sh $(BUILD)
 
 # Benchmarks, not tests: raw results into doc/*.jsonl, and README's
 # benchmark sections generated from them (scripts/bench_report.py).
