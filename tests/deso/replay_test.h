@@ -1,4 +1,5 @@
-/* What the replay tests (test_replay_iter.c, test_replay_sparse.c) ask
+/* What the replay tests (test_replay_iter.c, test_replay_sparse.c,
+ * test_replay_copy.c) ask
  * of one loop run with replay (a) and the same run recording every call
  * (b): the same messages, bytes and plans, nothing replayed in b, and in
  * a replays armed after two forces of the same settled plan, again after
@@ -11,7 +12,33 @@
 #include <stdbool.h>
 
 #include "deso/deso_stats.h"
+#include "deso/runtime/runtime.h"   /* ctx->params                    */
 #include "test_util.h"
+
+/* The context of case c with vectors placed by `part`, replaying or not.
+ * The second context of a pair takes the first's machine figures
+ * (*params): each context measures its own, and plans following them
+ * could make the two runs compared differ with no replay.              */
+static inline deso_ctx *replay_ctx(const tu_case *c, deso_partition part,
+                                   int replay, opt_params *params)
+{
+    deso_options o;
+    deso_options_default(&o);
+    o.mode = c->mode;
+    o.grid_rows = c->pr;
+    o.grid_cols = c->pc;
+    o.nb = c->nb;
+    o.partition = part;
+    o.replay = replay ? 1 : -1;
+    deso_ctx *ctx = NULL;
+    TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
+    if (replay) *params = ctx->params;
+    else ctx->params = *params;
+    deso_info info;
+    TU_OK(deso_get_info(ctx, &info));
+    TU_CHECK(info.replay == (replay ? 1 : 0));
+    return ctx;
+}
 
 static inline void replay_counts_agree(const deso_stats *a, int64_t a_mid,
                                        const deso_stats *b, bool breaks,

@@ -21,24 +21,6 @@
 
 #define ITERS 12
 
-/* The context of case c, replaying or not; the second context takes the
- * first's machine figures, so that the two runs plan alike.            */
-static deso_ctx *ctx_of(const tu_case *c, int replay, opt_params *params)
-{
-    deso_options o;
-    deso_options_default(&o);
-    o.mode = c->mode;
-    o.grid_rows = c->pr;
-    o.grid_cols = c->pc;
-    o.nb = c->nb;
-    o.replay = replay ? 1 : -1;
-    deso_ctx *ctx = NULL;
-    TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
-    if (replay) *params = ctx->params;
-    else ctx->params = *params;
-    return ctx;
-}
-
 /* The loop on ctx: r and the last s into out (n + 1 doubles), checked
  * against the sequential loop, and its statistics since it began.      */
 static void run_loop(deso_ctx *ctx, int64_t n, uint64_t seed, double *out,
@@ -89,10 +71,10 @@ static void compare(const tu_case *c, int64_t n, uint64_t seed)
     double *on = calloc(len, sizeof *on), *off = calloc(len, sizeof *off);
     deso_stats a, b;
     opt_params params;
-    deso_ctx *ctx = ctx_of(c, 1, &params);
+    deso_ctx *ctx = replay_ctx(c, DESO_PARTITION_DEFAULT, 1, &params);
     run_loop(ctx, n, seed, on, &a);
     TU_CALL(deso_finalize(&ctx));
-    ctx = ctx_of(c, 0, &params);
+    ctx = replay_ctx(c, DESO_PARTITION_DEFAULT, 0, &params);
     run_loop(ctx, n, seed, off, &b);
     TU_CALL(deso_finalize(&ctx));
     TU_CHECK(memcmp(on, off, len * sizeof *on) == 0);

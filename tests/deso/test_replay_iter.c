@@ -130,28 +130,6 @@ static void other_force(loop *l, int64_t n, seq *s, int k)
     TU_CHECK(tu_srel(tu_value(l->save), xx) < 1e-12 || xx == 0.0);
 }
 
-/* The second context takes the first's machine figures (*params): each
- * context measures its own, and plans following them could make the two
- * runs compared differ with no replay.                                 */
-static deso_ctx *ctx_of(const tu_case *c, int replay, opt_params *params)
-{
-    deso_options o;
-    deso_options_default(&o);
-    o.mode = c->mode;
-    o.grid_rows = c->pr;
-    o.grid_cols = c->pc;
-    o.nb = c->nb;
-    o.replay = replay ? 1 : -1;
-    deso_ctx *ctx = NULL;
-    TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
-    if (replay) *params = ctx->params;
-    else ctx->params = *params;
-    deso_info info;
-    TU_OK(deso_get_info(ctx, &info));
-    TU_CHECK(info.replay == (replay ? 1 : 0));
-    return ctx;
-}
-
 static void seq_make(seq *s, int64_t n, uint64_t seed)
 {
     tu_rng rng = {seed};
@@ -252,10 +230,10 @@ static void compare(const tu_case *c, int64_t n, int k, uint64_t seed)
     deso_stats a, b;
     int64_t a_mid, b_mid;
     opt_params params;
-    deso_ctx *ctx = ctx_of(c, 1, &params);
+    deso_ctx *ctx = replay_ctx(c, DESO_PARTITION_DEFAULT, 1, &params);
     run_loop(ctx, n, k, seed, on, &a, &a_mid);
     TU_CALL(deso_finalize(&ctx));
-    ctx = ctx_of(c, 0, &params);
+    ctx = replay_ctx(c, DESO_PARTITION_DEFAULT, 0, &params);
     run_loop(ctx, n, k, seed, off, &b, &b_mid);
     TU_CALL(deso_finalize(&ctx));
     TU_CHECK(memcmp(on, off, len * sizeof *on) == 0);
@@ -312,7 +290,7 @@ static void test_mismatch_while_replaying(void **state)
     const int64_t n = 11;
     const tu_case c = {DESO_MODE_FULL, 0, 0, 2};
     opt_params params;
-    deso_ctx *ctx = ctx_of(&c, 1, &params);
+    deso_ctx *ctx = replay_ctx(&c, DESO_PARTITION_DEFAULT, 1, &params);
     seq s;
     seq_make(&s, n, 3u);
     loop l;
@@ -402,7 +380,7 @@ static void loop_with_bad_calls(int on, int64_t n, deso_err *code,
 {
     const tu_case c = {DESO_MODE_FULL, 0, 0, 2};
     static opt_params params;
-    deso_ctx *ctx = ctx_of(&c, on, &params);
+    deso_ctx *ctx = replay_ctx(&c, DESO_PARTITION_DEFAULT, on, &params);
     seq s;
     seq_make(&s, n, 7u);
     loop l;

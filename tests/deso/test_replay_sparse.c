@@ -191,28 +191,6 @@ static void deso_rest(deso_ctx *ctx, loop *l, int64_t n)
     TU_CALL(deso_sset(l->rr, l->rrnew));
 }
 
-/* The rows' partition is fixed (either way, by the case), and the
- * second context takes the first's machine figures (*params): each
- * context measures its own, and plans following them could make the two
- * runs compared differ with no replay.                                 */
-static deso_ctx *ctx_of(const tu_case *c, deso_partition part, int replay,
-                        opt_params *params)
-{
-    deso_options o;
-    deso_options_default(&o);
-    o.mode = c->mode;
-    o.grid_rows = c->pr;
-    o.grid_cols = c->pc;
-    o.nb = c->nb;
-    o.partition = part;
-    o.replay = replay ? 1 : -1;
-    deso_ctx *ctx = NULL;
-    TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
-    if (replay) *params = ctx->params;
-    else ctx->params = *params;
-    return ctx;
-}
-
 static void seq_make(seq *s, int64_t n, uint64_t seed)
 {
     tu_rng rng = {seed + 1};
@@ -309,10 +287,10 @@ static void compare(const tu_case *c, deso_partition part, int64_t n, int k,
     deso_stats a, b;
     int64_t a_mid, b_mid;
     opt_params params;
-    deso_ctx *ctx = ctx_of(c, part, 1, &params);
+    deso_ctx *ctx = replay_ctx(c, part, 1, &params);
     run_loop(ctx, n, k, seed, on, &a, &a_mid);
     TU_CALL(deso_finalize(&ctx));
-    ctx = ctx_of(c, part, 0, &params);
+    ctx = replay_ctx(c, part, 0, &params);
     run_loop(ctx, n, k, seed, off, &b, &b_mid);
     TU_CALL(deso_finalize(&ctx));
     TU_CHECK(memcmp(on, off, len * sizeof *on) == 0);
