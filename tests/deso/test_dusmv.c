@@ -15,8 +15,8 @@
  * next product right.  Every case in each
  * optimiser mode; the long group (P = 6) on every grid tu_grids gives
  * and with every scalar variant.
- * deso-np: 1 2 3
- * deso-np-long: 4 6                                                       */
+ * deso-np: 1 2
+ * deso-np-long: 3 4 6                                                     */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>

@@ -28,8 +28,8 @@
  *     blocks' bytes, on lap2d (natural order) no more from P = 3 on;
  *     auto keeps one of the two, and never moves more than the blocks;
  *   - the options: DESO_PARTITION and DESO_NTG_L_SCALING validated.
- * deso-np: 1 2 3
- * deso-np-long: 4 6                                                       */
+ * deso-np: 1 2
+ * deso-np-long: 3 4 6                                                     */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
