@@ -4,9 +4,19 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
+#endif
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#endif
+#endif
+#ifndef VALGRIND_MAKE_MEM_DEFINED
+#define VALGRIND_MAKE_MEM_DEFINED(p, n) ((void)(p), (void)(n))
 #endif
 
 /* Arrays of at least this many bytes ask for transparent huge pages: a
@@ -77,6 +87,48 @@ void *deso__calloc(size_t count, size_t size)
     if (count == 0 || size == 0) return calloc(1, 1);
     note(count * size);
     return advise_huge(calloc(count, size), count * size);
+}
+
+/* Below this many bytes deso__calloc_untouched is calloc: a page or two
+ * is not worth a system call.                                            */
+#define UNTOUCHED_MIN ((size_t)64 << 10)
+
+void deso__zero_untouched(void *p, size_t size)
+{
+    unsigned char *c = p;
+#ifdef __linux__
+    static uintptr_t page;
+    if (page == 0) {
+        long ps = sysconf(_SC_PAGESIZE);
+        page = ps > 0 ? (uintptr_t)ps : 4096;
+    }
+    uintptr_t a = ((uintptr_t)c + page - 1) & ~(page - 1);
+    uintptr_t b = ((uintptr_t)c + size) & ~(page - 1);
+    /* Linux gives a private anonymous page back on MADV_DONTNEED and maps
+     * a zero page on its next touch; other systems do not promise zeros */
+    if (size >= UNTOUCHED_MIN && b > a &&
+        madvise((void *)a, (size_t)(b - a), MADV_DONTNEED) == 0) {
+        memset(c, 0, (size_t)(a - (uintptr_t)c));
+        memset((void *)b, 0, (size_t)((uintptr_t)c + size - b));
+        /* memcheck does not know that the pages now read as zeros       */
+        VALGRIND_MAKE_MEM_DEFINED((void *)a, (size_t)(b - a));
+        return;
+    }
+#endif
+    if (size > 0) memset(c, 0, size);
+}
+
+void *deso__calloc_untouched(size_t count, size_t size)
+{
+    if (size == 0 || count == 0 || count < UNTOUCHED_MIN / size)
+        return deso__calloc(count, size);
+    if (count > DESO__ALLOC_MAX / size) {
+        (void)inject();
+        return NULL;
+    }
+    void *p = deso__malloc(count * size);
+    if (p != NULL) deso__zero_untouched(p, count * size);
+    return p;
 }
 
 void *deso__shrink(void *p, size_t size)

@@ -21,6 +21,20 @@
 void *deso__malloc(size_t size);
 void *deso__calloc(size_t count, size_t size);
 void *deso__realloc(void *p, size_t size);
+/* Zeroed like deso__calloc, for arrays that may never be written (a new
+ * zero vector): from 64 KiB on their whole pages are given back to the
+ * kernel (Linux's MADV_DONTNEED: they read as zeros and take memory only
+ * when first written) rather than cleared, since clearing would make
+ * them resident at once whenever the allocator reuses heap memory (which
+ * glibc does for arrays below its mapping threshold, a threshold that
+ * rises when a large array is freed).  One call of the wrappers, like
+ * deso__calloc (counted, injectable).                                   */
+void *deso__calloc_untouched(size_t count, size_t size);
+/* Clears p[0 .. size) as deso__calloc_untouched does: the whole pages of
+ * an area of 64 KiB or more given back (elsewhere than Linux, or if the
+ * kernel refuses: memset), the partial pages at its ends cleared.  No
+ * allocation.  Exposed for its test.                                    */
+void deso__zero_untouched(void *p, size_t size);
 /* p (from the wrappers above) shrunk to size bytes, or p itself when the
  * allocator cannot: never a failure, so never injected or counted.      */
 void *deso__shrink(void *p, size_t size);

@@ -21,7 +21,10 @@ static deso_err agree(deso_ctx *ctx, const char *fn, deso_err err)
 }
 
 /* A ready value with one zeroed view in `lay`, and a handle on it; the
- * view is `home` (an out-of-core matrix's: deso__mat_home) when given. */
+ * view is `home` (an out-of-core matrix's: deso__mat_home) when given.
+ * Its zeros take no memory until written (deso__view_alloc_untouched):
+ * deso_vec_create's vectors are often overwritten, or only read to be
+ * moved where a force places them, and a solver makes several.         */
 static deso_err new_home(deso_ctx *ctx, const blas_layout *lay,
                          deso__view *home, deso__handle **h)
 {
@@ -30,8 +33,9 @@ static deso_err new_home(deso_ctx *ctx, const blas_layout *lay,
     DESO_CHECK(v != NULL, DESO_ENOMEM, "out of memory");
     v->views = home;
     v->ooc = home != NULL;
-    deso_err err = home != NULL ? DESO_OK
-                                : deso__view_alloc(ctx, lay, &v->views);
+    deso_err err = home != NULL
+                       ? DESO_OK
+                       : deso__view_alloc_untouched(ctx, lay, &v->views);
     if (err == DESO_OK) {
         v->ready = true;
         err = deso__handle_new(ctx, lay->kind, v, h);

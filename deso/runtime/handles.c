@@ -51,12 +51,26 @@ void deso__value_keep(deso__value *v, deso__view *w)
 /* The serial of the last view allocated (per process, like the pools). */
 static uint64_t last_serial;
 
+/* How a new view's data starts.                                         */
+typedef enum { VIEW_UNZEROED, VIEW_ZEROED, VIEW_UNTOUCHED } view_fill;
+
+/* Its data, len doubles (len checked against the allocator's limit).    */
+static double *view_data(int64_t len, view_fill fill)
+{
+    if (fill == VIEW_UNTOUCHED)
+        return deso__calloc_untouched((size_t)len, sizeof(double));
+    if (fill == VIEW_ZEROED) return deso__calloc((size_t)len, sizeof(double));
+    return deso__malloc((size_t)len <= DESO__ALLOC_MAX / sizeof(double)
+                            ? (size_t)len * sizeof(double)
+                            : SIZE_MAX);
+}
+
 static deso_err view_alloc(deso_ctx *ctx, const blas_layout *lay,
-                           bool zero, deso__view **out)
+                           view_fill fill, deso__view **out)
 {
     int64_t rows, cols;
     blas_layout_local(lay, ctx->coord[0], ctx->coord[1], &rows, &cols);
-    deso__view *w = deso__view_take(lay, rows, cols, zero);
+    deso__view *w = deso__view_take(lay, rows, cols, fill != VIEW_UNZEROED);
     if (w != NULL) {
         *out = w;
         return DESO_OK;
@@ -77,10 +91,7 @@ static deso_err view_alloc(deso_ctx *ctx, const blas_layout *lay,
     int64_t len = w->rows * w->cols;
     /* allocated even when empty: the calls made (and so an injected
      * failure) must not depend on this rank's share                        */
-    w->data = zero ? deso__calloc((size_t)len, sizeof(double))
-                   : deso__malloc((size_t)len <= DESO__ALLOC_MAX / sizeof(double)
-                                      ? (size_t)len * sizeof(double)
-                                      : SIZE_MAX);
+    w->data = view_data(len, fill);
     if (w->data == NULL) {
         free(w);
         return deso__fail(DESO_ENOMEM, "out of memory (%lld local elements)",
@@ -93,13 +104,19 @@ static deso_err view_alloc(deso_ctx *ctx, const blas_layout *lay,
 deso_err deso__view_alloc(deso_ctx *ctx, const blas_layout *lay,
                           deso__view **out)
 {
-    return view_alloc(ctx, lay, true, out);
+    return view_alloc(ctx, lay, VIEW_ZEROED, out);
 }
 
 deso_err deso__view_alloc_unzeroed(deso_ctx *ctx, const blas_layout *lay,
                                    deso__view **out)
 {
-    return view_alloc(ctx, lay, false, out);
+    return view_alloc(ctx, lay, VIEW_UNZEROED, out);
+}
+
+deso_err deso__view_alloc_untouched(deso_ctx *ctx, const blas_layout *lay,
+                                    deso__view **out)
+{
+    return view_alloc(ctx, lay, VIEW_UNTOUCHED, out);
 }
 
 deso__view *deso__value_find(deso__value *v, const blas_layout *lay)

@@ -524,6 +524,12 @@ deso_err deso__view_alloc(deso_ctx *ctx, const blas_layout *lay,
  * is overwritten at once would cost a pass over memory per iteration.   */
 deso_err deso__view_alloc_unzeroed(deso_ctx *ctx, const blas_layout *lay,
                                    deso__view **out);
+/* Zeroed, for a new value that may stay untouched (deso_vec_create's):
+ * a large view's pages take memory only once written
+ * (deso__calloc_untouched), so a vector that a solver overwrites, or
+ * reads only to move it elsewhere, never holds its zeros resident.      */
+deso_err deso__view_alloc_untouched(deso_ctx *ctx, const blas_layout *lay,
+                                    deso__view **out);
 /* Whether a node of op writes every local entry of its result even when
  * no operand's data is copied in first: a sparse product, and a dgemv
  * (its direct kernel, or its finish, sets all of y; a beta makes y the
