@@ -28,9 +28,10 @@
  *     folding over one grid dimension describes), or any ownership through
  *     a renumbering (a graph partition's).
  * Normalised means: a grid dimension of extent 1 is never `dist` and always
- * has its `rep` bit set (a vector's or scalar's; a matrix's never), and a
- * matrix's rep is all or nothing, and a block size is never larger than needed, so two
- * layouts with the same local arrays on every rank compare equal.          */
+ * has its `rep` bit set (a vector's or scalar's; a matrix's never, and a
+ * matrix's rep is all or nothing), and a block size is never larger than
+ * needed, so two layouts with the same local arrays on every rank compare
+ * equal.                                                                   */
 #ifndef DESO_BLAS_H
 #define DESO_BLAS_H
 

@@ -266,7 +266,8 @@ void blas_layout_local(const blas_layout *l, int r, int c, int64_t *rows,
                        int64_t *cols)
 {
     if (l->kind == BLAS_MAT) {
-        *rows = blas_numroc(l->m, l->b, blas_mat_co(l, 0, r), blas_mat_p(l, 0));
+        *rows = blas_numroc(l->m, l->b, blas_mat_co(l, 0, r),
+                            blas_mat_p(l, 0));
         *cols = blas_numroc(l->n, l->nb, blas_mat_co(l, 1, c),
                             blas_mat_p(l, 1));
         return;

@@ -90,9 +90,13 @@ static void products(deso_mode mode, bool trans, int64_t m, int64_t n,
              (long long)n, (long long)cap, upd);
     int64_t lx = trans ? m : n, ly = trans ? n : m;
     double *A = malloc((size_t)(m * n) * sizeof *A);
-    double *x = malloc((size_t)lx * sizeof *x), *y = malloc((size_t)ly * sizeof *y);
+    double *x = malloc((size_t)lx * sizeof *x);
+    double *y = malloc((size_t)ly * sizeof *y);
     double *g = malloc((size_t)ly * sizeof *g);
-    double *u = malloc((size_t)m * sizeof *u), *v = malloc((size_t)n * sizeof *v);
+    double *u = malloc((size_t)m * sizeof *u);
+    double *v = malloc((size_t)n * sizeof *v);
+    assert_true(A != NULL && x != NULL && y != NULL && g != NULL &&
+                u != NULL && v != NULL);
     for (int64_t j = 0; j < n; j++)
         for (int64_t i = 0; i < m; i++) A[j * m + i] = a_fn(i, j, NULL);
     for (int64_t i = 0; i < lx; i++) x[i] = 1.0 + 0.1 * (double)(i % 5);
