@@ -16,7 +16,10 @@
  *     oriented"; -1: not distributed), and along every other grid dimension
  *     k either replicated (bit k of `rep`) or held at coordinate 0 only;
  *   matrix (m x n): rows cyclic(b) over grid rows, columns cyclic(nb) over
- *     grid columns, column-major local array, never replicated;
+ *     grid columns, column-major local array; or whole on every rank
+ *     (`rep` has the bit of every grid dimension of extent > 1, b = m,
+ *     nb = n: the optimiser's replicated matrix, so that a product runs
+ *     redundantly instead of communicating);
  *   scalar: a vector of length 1 with dist = -1;
  *   vector by partition (dist = BLAS_DIST_PART): each element on exactly
  *     one rank, rank q (row-major, q = r pc + c) holding the positions
@@ -25,8 +28,10 @@
  *     folding over one grid dimension describes), or any ownership through
  *     a renumbering (a graph partition's).
  * Normalised means: a grid dimension of extent 1 is never `dist` and always
- * has its `rep` bit set, and a block size is never larger than needed, so two
- * layouts with the same local arrays on every rank compare equal.          */
+ * has its `rep` bit set (a vector's or scalar's; a matrix's never, and a
+ * matrix's rep is all or nothing), and a block size is never larger than
+ * needed, so two layouts with the same local arrays on every rank compare
+ * equal.                                                                   */
 #ifndef DESO_BLAS_H
 #define DESO_BLAS_H
 
@@ -108,6 +113,8 @@ blas_layout blas_layout_vec(int64_t n, int dist, int64_t b, unsigned rep,
                             int pr, int pc);
 blas_layout blas_layout_mat(int64_t m, int64_t n, int64_t mb, int64_t nb,
                             int pr, int pc);
+/* The m x n matrix whole on every rank of a pr x pc grid.              */
+blas_layout blas_layout_mat_whole(int64_t m, int64_t n, int pr, int pc);
 blas_layout blas_layout_sca(unsigned rep, int pr, int pc);
 /* A vector placed by partition p on a pr x pc grid (p->nparts = pr pc).  */
 blas_layout blas_layout_part(const blas_part *p, int pr, int pc);
@@ -160,6 +167,25 @@ static inline int64_t blas_cyc_global(int64_t b, int p, int c, int64_t l)
     return ((l / b) * p + c) * b + l % b;
 }
 int64_t blas_numroc(int64_t n, int64_t b, int c, int p);
+
+/* A matrix layout's grid extent and coordinate along grid dimension k as
+ * its folding sees them (a replicated matrix is whole on every rank, as
+ * on one), and the global row (k = 0) or column of local index l.        */
+static inline int blas_mat_p(const blas_layout *l, int k)
+{
+    if ((l->rep >> k) & 1u) return 1;
+    return k == 0 ? l->pr : l->pc;
+}
+static inline int blas_mat_co(const blas_layout *l, int k, int co)
+{
+    return ((l->rep >> k) & 1u) ? 0 : co;
+}
+static inline int64_t blas_mat_global(const blas_layout *l, int k, int co,
+                                      int64_t li)
+{
+    return blas_cyc_global(k == 0 ? l->b : l->nb, blas_mat_p(l, k),
+                           blas_mat_co(l, k, co), li);
+}
 
 /* ---- operations --------------------------------------------------------- */
 

@@ -102,10 +102,10 @@ static void gemv_cols_masked(const blas_desc *d, const blas_local *A,
     for (int64_t k = 0; k < w;) {
         int64_t part = nb - (j + k) % nb;
         if (part > w - k) part = w - k;
-        int64_t gj0 = blas_cyc_global(nb, A->lay->pc, A->c, j + k);
+        int64_t gj0 = blas_mat_global(A->lay, 1, A->c, j + k);
         for (int64_t li0 = 0; li0 < rows; li0 += mb) {
             int64_t h = rows - li0 < mb ? rows - li0 : mb;
-            int64_t gi0 = blas_cyc_global(mb, A->lay->pr, A->r, li0);
+            int64_t gi0 = blas_mat_global(A->lay, 0, A->r, li0);
             gemv_block_masked(d->flags, col + k * ld + li0, ld, h, part, gi0,
                               gj0, trans ? x + li0 : x + j + k, alpha,
                               trans ? y + j + k : y + li0);

@@ -32,13 +32,13 @@ void blas__k_ger_tri(const blas_desc *d, const blas_local *ops,
     if (alpha == 0.0) return;   /* reference BLAS returns before reading x */
     const double *x = ops[1].data, *y = ops[2].data;
     bool lower = (d->flags & BLAS_F_LOWER) != 0;
-    int64_t mb = res->lay->b, nb = res->lay->nb;
+    int64_t mb = res->lay->b;
     for (int64_t lj = 0; lj < cols; lj++) {
-        int64_t gj = blas_cyc_global(nb, res->lay->pc, res->c, res->c0 + lj);
+        int64_t gj = blas_mat_global(res->lay, 1, res->c, res->c0 + lj);
         double ay = alpha * y[res->c0 + lj];
         for (int64_t li0 = 0; li0 < rows; li0 += mb) {
             int64_t h = rows - li0 < mb ? rows - li0 : mb, lo, hi;
-            int64_t gi0 = blas_cyc_global(mb, res->lay->pr, res->r, li0);
+            int64_t gi0 = blas_mat_global(res->lay, 0, res->r, li0);
             tri_rows(lower, gi0, h, gj, &lo, &hi);
             if (hi > lo)
                 cblas_daxpy((int)(hi - lo), ay, x + li0 + lo, 1,

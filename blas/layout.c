@@ -32,10 +32,14 @@ void blas_layout_normalise(blas_layout *l)
 {
     int dims[2] = {l->pr, l->pc};
     if (l->kind == BLAS_MAT) {
-        l->b = norm_block(l->b, l->m, l->pr);
-        l->nb = norm_block(l->nb, l->n, l->pc);
+        /* folded over the grid, or whole on every rank (the bits of the
+         * grid dimensions of extent > 1, so that on one rank, or along a
+         * dimension of extent 1, nothing differs from a folded matrix)   */
+        unsigned whole = (l->pr > 1 ? 1u : 0u) | (l->pc > 1 ? 2u : 0u);
+        l->rep = (l->rep & 3u) != 0 ? whole : 0u;
+        l->b = norm_block(l->b, l->m, blas_mat_p(l, 0));
+        l->nb = norm_block(l->nb, l->n, blas_mat_p(l, 1));
         l->dist = -1;
-        l->rep = 0;
         return;
     }
     if (l->kind == BLAS_SCA) {
@@ -117,6 +121,14 @@ blas_layout blas_layout_mat(int64_t m, int64_t n, int64_t mb, int64_t nb,
     return l;
 }
 
+blas_layout blas_layout_mat_whole(int64_t m, int64_t n, int pr, int pc)
+{
+    blas_layout l = {.kind = BLAS_MAT, .m = m, .n = n, .rep = 3u, .pr = pr,
+                     .pc = pc};
+    blas_layout_normalise(&l);
+    return l;
+}
+
 blas_layout blas_layout_sca(unsigned rep, int pr, int pc)
 {
     blas_layout l = {.kind = BLAS_SCA, .m = 1, .n = 1, .dist = -1,
@@ -162,13 +174,18 @@ deso_err blas_layout_of(const pl_placement *pl, blas_kind kind,
     for (int k = 0; k < 2; k++)
         if (pl->fold[k].kind == PL_FOLD_COLLAPSED) rep |= 1u << k;
     if (kind == BLAS_MAT) {
-        DESO_CHECK(ident && rep == 0, DESO_ENOTSUP,
-                   "blas_layout_of: matrices must be aligned, unreplicated");
+        /* replicated: along every grid dimension of extent > 1, or none  */
+        unsigned spread = (pr > 1 ? 1u : 0u) | (pc > 1 ? 2u : 0u);
+        rep &= spread;
+        DESO_CHECK(ident && (rep == 0 || rep == spread), DESO_ENOTSUP,
+                   "blas_layout_of: matrices must be aligned, and whole "
+                   "on every rank or not replicated");
         l.kind = BLAS_MAT;
         l.m = pl->extent[0];
         l.n = pl->extent[1];
-        l.b = fold_block(pl->fold[0], l.m, pr);
-        l.nb = fold_block(pl->fold[1], l.n, pc);
+        l.rep = rep;
+        l.b = fold_block(pl->fold[0], l.m, (rep & 1u) ? 1 : pr);
+        l.nb = fold_block(pl->fold[1], l.n, (rep & 2u) ? 1 : pc);
     } else if (kind == BLAS_SCA) {
         l.kind = BLAS_SCA;
         l.rep = rep;
@@ -210,6 +227,7 @@ deso_err blas_placement_of(const blas_layout *l, pl_placement *out)
         p.extent[1] = p.tmpl[1] = l->n;
         p.fold[0] = (pl_fold){PL_FOLD_CYCLIC, l->b};
         p.fold[1] = (pl_fold){PL_FOLD_CYCLIC, l->nb};
+        p.replicated = l->rep;
     } else if (l->kind == BLAS_SCA || l->dist != 0) {
         int64_t n = l->kind == BLAS_SCA ? 1 : l->n;
         p.extent[0] = p.tmpl[0] = 1;
@@ -248,8 +266,10 @@ void blas_layout_local(const blas_layout *l, int r, int c, int64_t *rows,
                        int64_t *cols)
 {
     if (l->kind == BLAS_MAT) {
-        *rows = blas_numroc(l->m, l->b, r, l->pr);
-        *cols = blas_numroc(l->n, l->nb, c, l->pc);
+        *rows = blas_numroc(l->m, l->b, blas_mat_co(l, 0, r),
+                            blas_mat_p(l, 0));
+        *cols = blas_numroc(l->n, l->nb, blas_mat_co(l, 1, c),
+                            blas_mat_p(l, 1));
         return;
     }
     *cols = 1;
@@ -315,10 +335,10 @@ void blas_elem_holders(const blas_layout *l, int64_t g, int *r0, int *r1,
 {
     if (l->kind == BLAS_MAT) {
         int64_t m = l->m > 0 ? l->m : 1;
-        *r0 = mat_owner(g % m, l->b, l->pr);
-        *c0 = mat_owner(g / m, l->nb, l->pc);
-        *r1 = *r0 + 1;
-        *c1 = *c0 + 1;
+        *r0 = mat_owner(g % m, l->b, blas_mat_p(l, 0));
+        *c0 = mat_owner(g / m, l->nb, blas_mat_p(l, 1));
+        *r1 = (l->rep & 1u) ? l->pr : *r0 + 1;
+        *c1 = (l->rep & 2u) ? l->pc : *c0 + 1;
         return;
     }
     if (l->dist == BLAS_DIST_PART) {
@@ -356,10 +376,11 @@ int64_t blas_elem_lidx(const blas_layout *l, int64_t g)
 {
     if (l->kind != BLAS_MAT) return blas_layout_lidx(l, g);
     int64_t m = l->m > 0 ? l->m : 1, i = g % m, j = g / m;
-    int r = mat_owner(i, l->b, l->pr);
-    int64_t ld = blas_numroc(l->m, l->b, r, l->pr);
+    int pr = blas_mat_p(l, 0), pc = blas_mat_p(l, 1);
+    int r = mat_owner(i, l->b, pr);
+    int64_t ld = blas_numroc(l->m, l->b, r, pr);
     if (ld < 1) ld = 1;
-    return mat_lidx(i, l->b, l->pr) + mat_lidx(j, l->nb, l->pc) * ld;
+    return mat_lidx(i, l->b, pr) + mat_lidx(j, l->nb, pc) * ld;
 }
 
 int64_t blas_elem_global(const blas_layout *l, int r, int c, int64_t li)
@@ -373,10 +394,11 @@ int64_t blas_elem_global(const blas_layout *l, int r, int c, int64_t li)
         int co[2] = {r, c}, dims[2] = {l->pr, l->pc};
         return blas_cyc_global(l->b, dims[l->dist], co[l->dist], li);
     }
-    int64_t ld = blas_numroc(l->m, l->b, r, l->pr);
+    int64_t ld, cols;
+    blas_layout_local(l, r, c, &ld, &cols);
     if (ld < 1) ld = 1;
-    int64_t i = blas_cyc_global(l->b, l->pr, r, li % ld);
-    int64_t j = blas_cyc_global(l->nb, l->pc, c, li / ld);
+    int64_t i = blas_mat_global(l, 0, r, li % ld);
+    int64_t j = blas_mat_global(l, 1, c, li / ld);
     return i + j * l->m;
 }
 

@@ -77,23 +77,25 @@ static deso_err c_scalar(const blas_desc *d, const blas_layout *res,
 
 /* gemv N: x row oriented with A's column folding, replicated over rows; the
  * result column oriented with A's row folding (reduced over grid columns).
- * gemv T: the mirror image.                                               */
+ * gemv T: the mirror image.  A whole on every rank: x and the result too,
+ * each rank computing the whole product by itself (no reduction).        */
 static deso_err c_gemv(const blas_desc *d, const blas_layout *res,
                        const blas_layout *cur, blas_layout *req)
 {
     const blas_layout *A = &cur[1];
     DESO_CHECK(A->kind == BLAS_MAT, DESO_EINTERNAL, "gemv: A not a matrix");
-    bool t = (d->flags & BLAS_F_TRANS) != 0;
-    int rdim = t ? 1 : 0, xdim = t ? 0 : 1;
+    bool t = (d->flags & BLAS_F_TRANS) != 0, whole = A->rep != 0;
+    int rdim = whole ? -1 : t ? 1 : 0, xdim = whole ? -1 : t ? 0 : 1;
     int64_t rb = t ? A->nb : A->b, xb = t ? A->b : A->nb;
     blas_layout natural = blas_layout_vec(t ? A->n : A->m, rdim, rb,
-                                          res->rep, A->pr, A->pc);
+                                          whole ? 3u : res->rep, A->pr,
+                                          A->pc);
     DESO_CHECK(blas_layout_equal(&natural, res), DESO_ENOTSUP,
                "gemv: result placement not aligned with the matrix");
     req[0] = blas_scalar_for(res);
     req[1] = *A;
-    req[2] = blas_layout_vec(t ? A->m : A->n, xdim, xb, 1u << rdim, A->pr,
-                             A->pc);
+    req[2] = blas_layout_vec(t ? A->m : A->n, xdim, xb,
+                             whole ? 3u : 1u << rdim, A->pr, A->pc);
     if (d->flags & BLAS_F_BETA) {
         req[3] = req[0];
         req[4] = *res;
@@ -332,9 +334,9 @@ int blas_red_dim(const blas_desc *d, const blas_layout *ops)
     const blas_op_info *info = blas_op_get(d->op);
     if (info == NULL || info->red == BLAS_RED_NONE) return -1;
     if (d->op == BLAS_OP_GEMV) {
+        /* the summed dimension: none across ranks where A is whole      */
         int k = (d->flags & BLAS_F_TRANS) ? 0 : 1;
-        int p = k == 0 ? ops[1].pr : ops[1].pc;
-        return p > 1 ? k : -1;
+        return blas_mat_p(&ops[1], k) > 1 ? k : -1;
     }
     return ops[0].dist;     /* BLAS_DIST_PART is BLAS_RED_ALL           */
 }

@@ -157,6 +157,14 @@ typedef struct deso_options {
                              /*   one node, made at the context's second    */
                              /*   matrix remap; < 0 or "0": on MPI          */
                              /*   messages (to compare the transports)      */
+    int64_t replicate_max;   /* DESO_REPLICATE_MAX=SIZE (as mem_limit): in  */
+                             /*   mode full the optimiser may keep a copy   */
+                             /*   of an in-core matrix of at most this many */
+                             /*   bytes whole on every rank, so that its    */
+                             /*   products run without communicating, and   */
+                             /*   never more than a quarter of the smallest */
+                             /*   rank's mem_limit; default 32M; < 0 or "0":*/
+                             /*   never                                     */
 } deso_options;
 
 /* Zeroes *opt (every field unset).  Local.                                 */

@@ -51,6 +51,10 @@ typedef struct deso_stats {
      * doc/DESIGN.md, "Replaying an iteration"), and the replays broken by
      * a call, a handle or a force the replay did not expect               */
     int64_t forces_replayed, replays_broken;
+    /* matrices copied whole onto every rank (mode full's replication of a
+     * small matrix, so that its products run without communicating; made
+     * once per matrix value, then kept with it)                          */
+    int64_t matrices_replicated;
 } deso_stats;
 
 /* This rank's counters since start-up or the last reset.  Local.           */

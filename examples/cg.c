@@ -532,6 +532,11 @@ int main(int argc, char **argv)
     deso_partition placed_as = DESO_PARTITION_DEFAULT;
     if (S != NULL) deso_spmat_placement(S, &placed_as);
     const char *placed = S != NULL ? partition_names[placed_as] : "none";
+    /* a dense matrix: folded over the grid, or copied whole onto every
+     * rank by the optimiser (the same count on every rank)              */
+    const char *matrix_placed = S != NULL ? "sparse"
+                                : st.matrices_replicated > 0 ? "replicated"
+                                                             : "folded";
 
     /* totals over ranks, outside the counted statistics                    */
     long long mine[6] = {(long long)st.bytes_p2p, (long long)st.msgs_p2p,
@@ -574,7 +579,8 @@ int main(int argc, char **argv)
                    "\"allreduce_call\":%.6e,\"reduce_call\":%.6e,\"bcast_call\":%.6e,"
                    "\"time_calibrate\":%.6e,"
                    "\"rss_bound\":%lld,\"sparse\":%s,\"nnz\":%lld,"
-                   "\"partition\":\"%s\",\"placed\":\"%s\",\"alpha\":%.17g,"
+                   "\"partition\":\"%s\",\"placed\":\"%s\",\"matrix\":\"%s\","
+                   "\"alpha\":%.17g,"
                    "\"beta\":%.17g,\"read_rate\":%.6e,\"peak_rss\":[",
                    (long long)n, P, grid, deso_mode_name(info.mode),
                    pc_names[oo.precond], iters_run, o.repeat, converged ? "true" : "false",
@@ -590,7 +596,8 @@ int main(int argc, char **argv)
                    info.time_calibrate, bound,
                    S != NULL ? "true" : "false",
                    S != NULL ? (long long)sp.nnz : (long long)n * (long long)n,
-                   S != NULL ? partition : "none", placed, info.alpha,
+                   S != NULL ? partition : "none", placed, matrix_placed,
+                   info.alpha,
                    info.beta, read_rate);
             for (int k = 0; k < P; k++)
                 printf("%s%lld", k > 0 ? "," : "", rss_all[k]);

@@ -17,7 +17,9 @@
  *            result is.
  *   scalars  affine: everywhere; full: any of the four replication states.
  *   gemv     x and A fixed; the result's folding fixed; full: reduced to
- *            coordinate 0 or all-reduced.
+ *            coordinate 0 or all-reduced, or (a small in-core matrix,
+ *            opt_defaults.replicate_max) A whole on every rank, x and
+ *            the result whole.
  *   partitions  affine and full also offer, for updates and reductions,
  *            a vector of n elements the layouts by partition of the
  *            graph's sparse products (g->parts) of n indices: where a
@@ -256,12 +258,28 @@ static int red_cands(const opt_graph *g, opt_mode mode, const blas_desc *d,
     return n;
 }
 
-/* Mode full's gemv: the result reduced to coordinate 0 of the summed
- * dimension, or all-reduced there; pushed after out's first *n.          */
-static deso_err gemv_cands(const opt_graph *g, const blas_op_info *info,
-                           const blas_desc *d, const blas_layout *cur,
-                           opt_place *out, int *n)
+/* Whether node nd's matrix may be made whole on every rank: an in-core
+ * matrix of at most df.replicate_max bytes on a grid of several ranks.  */
+static bool may_replicate(const opt_graph *g, const opt_node *nd)
 {
+    const opt_value *A = &g->vals[nd->ops[1]];
+    int64_t cap = g->df.replicate_max / 8;
+    return g->df.pr * g->df.pc > 1 && !A->ooc && A->kind == BLAS_MAT &&
+           A->m > 0 && A->n > 0 && A->m <= cap && A->n <= cap / A->m;
+}
+
+/* Mode full's gemv: the result reduced to coordinate 0 of the summed
+ * dimension, or all-reduced there; and, where may_replicate allows it,
+ * the matrix whole on every rank with x and the result whole too, every
+ * rank computing the product by itself (no reduction, and no vector
+ * moved where the vectors already are whole); pushed after out's first
+ * *n.                                                                     */
+static deso_err gemv_cands(const opt_graph *g, const opt_node *nd,
+                           const blas_op_info *info, const blas_desc *d,
+                           const blas_layout *cur, opt_place *out, int *n)
+{
+    /* a matrix already whole has its one placement, mode none's       */
+    if (cur[1].rep != 0) return DESO_OK;
     int rd = (d->flags & BLAS_F_TRANS) ? 0 : 1;
     opt_place base;
     memset(&base, 0, sizeof base);
@@ -270,7 +288,15 @@ static deso_err gemv_cands(const opt_graph *g, const blas_op_info *info,
     r[0].rep |= 1u << rd;
     r[1].rep &= ~(1u << rd);
     for (int v = 0; v < 2; v++) blas_layout_normalise(&r[v]);
-    return made_each(info, d, r, 2, cur, out, n);
+    DESO_TRY(made_each(info, d, r, 2, cur, out, n));
+    if (!may_replicate(g, nd)) return DESO_OK;
+    blas_layout whole[BLAS_MAXOPS];
+    memcpy(whole, cur, (size_t)d->nops * sizeof *cur);
+    const blas_layout *A = &cur[1];
+    whole[1] = blas_layout_mat_whole(A->m, A->n, A->pr, A->pc);
+    bool t = (d->flags & BLAS_F_TRANS) != 0;
+    blas_layout y = blas_layout_vec(t ? A->n : A->m, -1, 0, 3u, A->pr, A->pc);
+    return made_each(info, d, &y, 1, whole, out, n);
 }
 
 deso_err opt__node_cands(const opt_graph *g, int i, opt_mode mode,
@@ -315,6 +341,17 @@ deso_err opt__node_cands(const opt_graph *g, int i, opt_mode mode,
         return made_each(info, d, V, nl, cur, out, count);
     }
     if (d->op == BLAS_OP_GEMV && mode == OPT_FULL)
-        return gemv_cands(g, info, d, cur, out, count);
+        return gemv_cands(g, nd, info, d, cur, out, count);
     return DESO_OK;
+}
+
+bool opt_plan_may_replicate(const opt_graph *g, const opt_plan *p)
+{
+    if (g->df.mode != OPT_FULL || p->nnodes != g->nnodes) return false;
+    for (int i = 0; i < g->nnodes; i++)
+        if (g->nodes[i].d.op == BLAS_OP_GEMV &&
+            may_replicate(g, &g->nodes[i]) &&
+            p->node[i].req[1].rep == 0)
+            return true;
+    return false;
 }

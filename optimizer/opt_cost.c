@@ -58,13 +58,20 @@
  * free when it makes every rank do the whole vector's work, not to price
  * computation exactly, and a fixed figure keeps plans deterministic.    */
 #define WORK_BETA 1e-10
+/* Seconds per byte of its matrix a dgemv streams: 40 GB/s, this machine's
+ * rate on a matrix in cache (a 100 x 100 product at P = 1 in about 2 us).
+ * On the high side for large matrices (memory-bound, nearer WORK_BETA's
+ * rate), where a replicated matrix loses by far on either figure: the
+ * term is there so that replicating a matrix is not free.               */
+#define MAT_WORK_BETA 2.5e-11
 #define EVAL_MAXVIEWS 16
 
 opt_params opt_params_default(void)
 {
     opt_params p = {.alpha = 2e-6, .beta = 1e-9, .volume = OPT_VOL_RANK,
                     .reduce_holders_only = false, .io_beta = 0.0,
-                    .work_beta = WORK_BETA};
+                    .work_beta = WORK_BETA, .mat_work_beta = MAT_WORK_BETA,
+                    .amortise = 1.0};
     /* coll zeros: the formula prices every collective                     */
     return p;
 }
@@ -313,17 +320,28 @@ void opt__bcast_cost(const blas_layout *S, const blas_layout *D,
     }
 }
 
-void opt__remap_cost(const blas_layout *S, const opt_params *pp,
-                     opt_counts *c)
+void opt__remap_cost(const blas_layout *S, const blas_layout *D,
+                     const opt_params *pp, opt_counts *c)
 {
     /* approximate: a block-cyclic remap between different matrix layouts
      * moves about (P-1)/P of the matrix in up to P (P-1) messages         */
     int64_t P = (int64_t)S->pr * S->pc, vol = S->m * S->n;
     if (P <= 1) return;
     c->msgs_p2p += P * (P - 1);
-    c->bytes_p2p += 8 * vol * (P - 1) / P;
-    c->time += pp->alpha * (double)(P - 1) +
-               pp->beta * 8.0 * (double)vol / (double)P;
+    if (D->rep == 0) {
+        c->bytes_p2p += 8 * vol * (P - 1) / P;
+        c->time += pp->alpha * (double)(P - 1) +
+                   pp->beta * 8.0 * (double)vol / (double)P;
+        return;
+    }
+    /* to a matrix whole on every rank (an all-gather: each rank receives
+     * what it lacks, about (P-1)/P of it), made once and kept as a view
+     * of the value, so its time is spread over pp->amortise runs        */
+    double runs = pp->amortise > 1.0 ? pp->amortise : 1.0;
+    c->bytes_p2p += 8 * vol * (P - 1);
+    c->time += (pp->alpha * (double)(P - 1) +
+                pp->beta * 8.0 * (double)vol * (double)(P - 1) / (double)P) /
+               runs;
 }
 
 void opt__add(opt_counts *a, const opt_counts *b)
@@ -489,14 +507,39 @@ bool opt__node_works(const opt_graph *g, const opt_node *nd)
     return false;
 }
 
+/* The largest local piece of matrix layout L, in elements.              */
+static int64_t mat_busiest(const blas_layout *L)
+{
+    int64_t rows = 0, cols = 0;
+    for (int r = 0; r < L->pr; r++) {
+        int64_t lr, lc;
+        blas_layout_local(L, r, 0, &lr, &lc);
+        if (lr > rows) rows = lr;
+    }
+    for (int c = 0; c < L->pc; c++) {
+        int64_t lr, lc;
+        blas_layout_local(L, 0, c, &lr, &lc);
+        if (lc > cols) cols = lc;
+    }
+    return rows * cols;
+}
+
 double opt__node_work(const opt_node *nd, const opt_place *pl,
                       const opt_params *pp)
 {
-    if (!(pp->work_beta > 0.0)) return 0.0;
-    int64_t elems = pl->res.kind == BLAS_VEC ? vec_busiest(&pl->res) : 0;
-    for (int k = 0; k < nd->d.nops; k++)
-        if (pl->req[k].kind == BLAS_VEC) elems += vec_busiest(&pl->req[k]);
-    return pp->work_beta * 8.0 * (double)elems;
+    double t = 0.0;
+    if (pp->work_beta > 0.0) {
+        int64_t elems = pl->res.kind == BLAS_VEC ? vec_busiest(&pl->res) : 0;
+        for (int k = 0; k < nd->d.nops; k++)
+            if (pl->req[k].kind == BLAS_VEC)
+                elems += vec_busiest(&pl->req[k]);
+        t = pp->work_beta * 8.0 * (double)elems;
+    }
+    /* a product streams its busiest rank's piece of the matrix: the whole
+     * matrix on every rank where it is replicated                        */
+    if (nd->d.op == BLAS_OP_GEMV && pp->mat_work_beta > 0.0)
+        t += pp->mat_work_beta * 8.0 * (double)mat_busiest(&pl->req[1]);
+    return t;
 }
 
 /* ---- fusion of independent reductions ---------------------------------- */
@@ -610,7 +653,7 @@ static deso_err need(vstate *vs, const blas_layout *L, bool ooc,
     e->from = vs->v[src];
     if (L->kind == BLAS_MAT) {
         e->move = OPT_MV_REMAP;
-        opt__remap_cost(&vs->v[0], pp, &e->cost);
+        opt__remap_cost(&vs->v[0], L, pp, &e->cost);
         /* out of core: every piece read to be sent, every new one written */
         if (ooc)
             e->cost.time += opt__io_time(&vs->v[0], pp) +

@@ -318,7 +318,7 @@ static deso_err move_cost(opt__eval *e, int from, int to, opt_move *move,
     memset(c, 0, sizeof *c);
     if (D->kind == BLAS_MAT) {
         *move = OPT_MV_REMAP;
-        opt__remap_cost(S, &e->pp, c);
+        opt__remap_cost(S, D, &e->pp, c);
     } else if (opt__replication_only(S, D)) {
         *move = OPT_MV_BCAST;
         opt__bcast_cost(S, D, &e->pp, c);

@@ -189,6 +189,13 @@ typedef struct opt_params {
                               * one grid row or column, pays for every
                               * rank doing the whole vector's work; 0: no
                               * work term                                 */
+    double mat_work_beta;    /* seconds per byte of its matrix a product
+                              * streams on its busiest rank (so that a
+                              * matrix whole on every rank pays for every
+                              * rank's whole product); 0: no such term     */
+    double amortise;         /* runs the one-time move of a matrix to the
+                              * layout whole on every rank is spread over
+                              * (its view is kept; <= 1: none)           */
 } opt_params;
 
 /* Defaults for tests only: the runtime measures alpha and beta.           */
@@ -264,6 +271,9 @@ deso_err opt_plan_cost(const opt_graph *g, const opt_plan *p,
  * duplicates; the first is mode none's choice when that is among them.   */
 deso_err opt_node_cands(const opt_graph *g, int i, opt_mode mode,
                         const blas_layout *cur, opt_place *out, int *count);
+/* Whether plan p of g (mode full) leaves folded a product's matrix that
+ * g->df.replicate_max lets the optimiser make whole on every rank.      */
+bool opt_plan_may_replicate(const opt_graph *g, const opt_plan *p);
 
 /* ---- search (opt_search.c) ----------------------------------------------- */
 

@@ -84,7 +84,8 @@ bool opt__replication_only(const blas_layout *S, const blas_layout *D);
  * from S (added to *c).                                                   */
 void opt__bcast_cost(const blas_layout *S, const blas_layout *D,
                      const opt_params *pp, opt_counts *c);
-void opt__remap_cost(const blas_layout *S, const opt_params *pp,
+void opt__remap_cost(const blas_layout *S, const blas_layout *D,
+                     const opt_params *pp,
                      opt_counts *c);
 /* An exchange's counts and modelled time from cnt[src * P + dst] (the
  * elements dst takes from src); ns: 4 P zeroed int64 of scratch.        */

@@ -28,6 +28,9 @@ typedef struct opt_defaults {
     opt_mode mode;
     int pr, pc;       /* grid shape                                        */
     int64_t nb;       /* block size of default placements (0: block)       */
+    int64_t replicate_max; /* bytes: a product's in-core matrix of at most
+                            * this many may be made whole on every rank
+                            * (mode full; 0: never)                       */
 } opt_defaults;
 
 /* Default placements of values created by the user.                        */

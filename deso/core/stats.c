@@ -82,6 +82,8 @@ void deso__stats_collective(int64_t bytes, int size, int rank_in_comm,
 
 void deso__stats_overlap(void) { counters.nodes_overlapped += 1; }
 
+void deso__stats_replicated(void) { counters.matrices_replicated += 1; }
+
 void deso__stats_replay(bool broken)
 {
     if (broken) counters.replays_broken += 1;

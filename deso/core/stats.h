@@ -48,6 +48,8 @@ void deso__stats_plan(int optimised);
 
 /* One node run while a reduction posted before it was in flight.         */
 void deso__stats_overlap(void);
+/* A matrix remapped to a copy whole on every rank.                       */
+void deso__stats_replicated(void);
 /* A force replayed (broken false), or a replay broken.                   */
 void deso__stats_replay(bool broken);
 

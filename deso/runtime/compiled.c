@@ -118,11 +118,38 @@ static bool dag_matches(deso_ctx *ctx, const deso__compiled *c,
     return true;
 }
 
+bool deso__compiled_due(const deso__compiled *c)
+{
+    /* 16, 32, .., 1024: a move worth it after R runs is made by 2 R, so
+     * the runs spent waiting cost at most what the move saves by then,
+     * and at most seven searches are spent on a matrix that stays       */
+    uint32_t r = c->runs;
+    return c->replicable && r >= 16 && r <= 1024 && (r & (r - 1)) == 0;
+}
+
+/* Drops compiled force k, keeping the table compact.                    */
+static void compiled_drop(deso_ctx *ctx, int k)
+{
+    deso__replay_disarm(ctx);
+    ctx->replay_prev = NULL;
+    compiled_free(&ctx->compiled[k]);
+    ctx->compiled[k] = ctx->compiled[--ctx->ncompiled];
+    memset(&ctx->compiled[ctx->ncompiled], 0, sizeof ctx->compiled[k]);
+}
+
 deso__compiled *deso__compiled_match(deso_ctx *ctx)
 {
     for (int k = 0; k < ctx->ncompiled; k++) {
         deso__compiled *c = &ctx->compiled[k];
         if (!dag_matches(ctx, c, ++ctx->stamp)) continue;
+        if (deso__compiled_due(c)) {
+            /* planned again (force.c): the new plan is compiled with
+             * this one's count                                            */
+            ctx->replan_runs = c->runs;
+            compiled_drop(ctx, k);
+            return NULL;
+        }
+        c->runs++;
         c->used = ++ctx->compile_clock;
         /* the cache entry counts its replays (the wisdom file keeps them) */
         opt_cache_entry *e = opt_cache_find(ctx->cache, c->key, c->check);
@@ -161,5 +188,8 @@ deso_err deso__compiled_add(deso_ctx *ctx, const opt_graph *g,
     c->key = key;
     c->check = check;
     c->used = ++ctx->compile_clock;
+    /* the force planning it runs it: one more run of its graph        */
+    c->runs = ctx->replan_runs > 0 ? ctx->replan_runs + 1 : 0;
+    c->replicable = opt_plan_may_replicate(g, plan);
     return DESO_OK;
 }

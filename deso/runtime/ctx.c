@@ -115,6 +115,7 @@ static deso_err ctx_configure(deso_ctx *ctx, const deso_options *o)
     ctx->measure_collectives = res.measure_collectives > 0;
     ctx->replay = res.replay > 0;
     ctx->rings_wanted = res.remap_shm > 0;
+    ctx->df.replicate_max = res.replicate_max > 0 ? res.replicate_max : 0;
     return DESO_OK;
 }
 
@@ -144,12 +145,15 @@ static deso_err ctx_setup(deso_ctx *ctx, const deso_options *o)
                        "MPI_Op_create"));
     ctx->params = opt_params_default();
     ctx->params.reduce_holders_only = true;
-    /* whether any rank has a budget: if none has, creating a matrix needs
-     * no agreement on where it lives                                      */
-    int any = ctx->mem_limit > 0;
-    DESO_TRY(deso__mpi(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX,
-                                     ctx->comm), "MPI_Allreduce"));
-    ctx->ooc_any = any != 0;
+    /* the smallest budget: whether any rank has one (if none has,
+     * creating a matrix needs no agreement on where it lives), and a
+     * replicated matrix takes at most a quarter of it, on every rank    */
+    int64_t least = ctx->mem_limit > 0 ? ctx->mem_limit : INT64_MAX;
+    DESO_TRY(deso__mpi(MPI_Allreduce(MPI_IN_PLACE, &least, 1, MPI_INT64_T,
+                                     MPI_MIN, ctx->comm), "MPI_Allreduce"));
+    ctx->ooc_any = least != INT64_MAX;
+    if (ctx->ooc_any && ctx->df.replicate_max > least / 4)
+        ctx->df.replicate_max = least / 4;
     return DESO_OK;
 }
 

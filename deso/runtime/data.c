@@ -167,8 +167,8 @@ static deso_err mat_begin(deso_ctx *ctx, int64_t m, int64_t n, void *out,
 static void mat_globals(const blas_layout *l, int r, int c, int64_t li,
                         int64_t lj, int64_t *i, int64_t *j)
 {
-    *i = blas_cyc_global(l->b, l->pr, r, li);
-    *j = blas_cyc_global(l->nb, l->pc, c, lj);
+    *i = blas_mat_global(l, 0, r, li);
+    *j = blas_mat_global(l, 1, c, lj);
 }
 
 /* A new matrix's default layout and where it lives (deso__mat_home),

@@ -104,6 +104,7 @@ static opt_search_opts search_opts(const deso_ctx *ctx)
 {
     opt_search_opts o = opt_search_default(ctx->df.mode);
     o.cost = ctx->params;
+    if (ctx->replan_runs > 1) o.cost.amortise = (double)ctx->replan_runs;
     return o;
 }
 
@@ -209,9 +210,11 @@ static deso_err plan_new(deso_ctx *ctx, const opt_graph *g,
     opt_mode mode = ctx->df.mode;
     opt_cache_entry *near = NULL;
     deso_err err = DESO_OK;
-    if (from_wisdom(ctx, g, keys[0], out)) {
+    /* planned again after runs (replan_runs): searched afresh          */
+    bool again = ctx->replan_runs > 0;
+    if (!again && from_wisdom(ctx, g, keys[0], out)) {
         /* replayed from the wisdom file                                    */
-    } else if (mode != OPT_NONE &&
+    } else if (mode != OPT_NONE && !again &&
                (near = opt_cache_find_shape(ctx->cache, keys[2])) != NULL &&
                near->plan.nnodes == g->nnodes) {
         /* the same DAG with its inputs placed otherwise: the plan is still
@@ -264,7 +267,9 @@ static deso_err plan_graph(deso_ctx *ctx, const opt_graph *g, opt_plan *out,
     uint64_t keys[3] = {0, 0, 0};            /* key, check, shape key     */
     keys[0] = opt_graph_key(g, mode, &keys[1]);
     opt_search_opts o = search_opts(ctx);
-    opt_cache_entry *e = opt_cache_find(ctx->cache, keys[0], keys[1]);
+    opt_cache_entry *e = ctx->replan_runs > 0
+                             ? NULL
+                             : opt_cache_find(ctx->cache, keys[0], keys[1]);
     bool settled = false;
     deso_err err;
     if (e != NULL && e->plan.nnodes == g->nnodes) {
@@ -302,6 +307,7 @@ static deso_err choose_plan(deso_ctx *ctx, force_run *fr)
             err = plan_graph(ctx, &ctx->build, &fr->own, &fr->optimised,
                              &fr->fresh);
         fr->nvals = ctx->build.nvals;
+        ctx->replan_runs = 0;
     }
     deso__stats_time(DESO_T_OPTIMISE, deso__now() - t0);
     if (err != DESO_OK) opt_plan_free(&fr->own);

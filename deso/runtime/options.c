@@ -2,7 +2,8 @@
  * caller set (non-zero) wins over DESO_* variables, which win over the
  * defaults (mode none, the most square grid with rows >= columns, nb 64,
  * 4096 nodes, no wisdom,
- * trace or log, quiet, no memory limit).  This is one rank's view: options_agree.c makes
+ * trace or log, quiet, no memory limit, matrices of up to 32 MiB
+ * replicable).  This is one rank's view: options_agree.c makes
  * it the same on every rank.                                               */
 #include <errno.h>
 #include <stdint.h>
@@ -113,6 +114,21 @@ static deso_err resolve_memory(deso_options *o)
     DESO_TRY(take_path(o->ooc_dir, "DESO_OOC_DIR", &o->ooc_dir));
     if (o->ooc_dir == NULL) DESO_TRY(take_path(NULL, "TMPDIR", &o->ooc_dir));
     if (o->ooc_dir == NULL) o->ooc_dir = "/tmp";
+    return DESO_OK;
+}
+
+/* The largest matrix the optimiser may replicate (DESO_REPLICATE_MAX):
+ * 32 MiB by default, small beside a node's memory and far above the
+ * matrices whose products replication makes faster; -1: never.          */
+static deso_err resolve_replicate(deso_options *o)
+{
+    const char *e;
+    if (o->replicate_max == 0 && (e = getenv("DESO_REPLICATE_MAX")) && *e) {
+        DESO_TRY(parse_size("DESO_REPLICATE_MAX", e, &o->replicate_max));
+        if (o->replicate_max == 0) o->replicate_max = -1;
+    }
+    if (o->replicate_max == 0) o->replicate_max = (int64_t)32 << 20;
+    if (o->replicate_max < 0) o->replicate_max = -1;
     return DESO_OK;
 }
 
@@ -230,6 +246,7 @@ deso_err deso__options_resolve(const deso_options *in, int P,
                "deso_options.max_nodes = %lld (expected > 0)",
                (long long)o.max_nodes);
     DESO_TRY(resolve_memory(&o));
+    DESO_TRY(resolve_replicate(&o));
     DESO_TRY(resolve_partition(&o));
     bool square = o.grid_rows == 0 && o.grid_cols == 0;
     deso_err e2 = pl_grid_2d(P, o.grid_rows, o.grid_cols, grid);

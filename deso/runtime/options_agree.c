@@ -21,8 +21,8 @@
 #include "deso/runtime/runtime.h"
 
 enum { F_MODE, F_GRID, F_NB, F_MAX_NODES, F_VERBOSE, F_PARTITION,
-       F_L_SCALING, F_MEASURE, F_REPLAY, F_REMAP_SHM, F_WISDOM, F_TRACE,
-       F_LOG, NFIELDS };
+       F_L_SCALING, F_MEASURE, F_REPLAY, F_REMAP_SHM, F_REPLICATE, F_WISDOM,
+       F_TRACE, F_LOG, NFIELDS };
 
 static const char *const field_name[NFIELDS] = {
     "DESO_OPT (deso_options.mode)",
@@ -35,14 +35,15 @@ static const char *const field_name[NFIELDS] = {
     "DESO_MEASURE_COLLECTIVES (deso_options.measure_collectives)",
     "DESO_REPLAY (deso_options.replay)",
     "DESO_REMAP_SHM (deso_options.remap_shm)",
+    "DESO_REPLICATE_MAX (deso_options.replicate_max)",
     "DESO_WISDOM (deso_options.wisdom)",
     "DESO_TRACE (deso_options.trace)",
     "DESO_LOG (deso_options.log)",
 };
 
 enum { N_MODE, N_ROWS, N_COLS, N_NB, N_MAX_NODES, N_VERBOSE, N_PARTITION,
-       N_L_SCALING, N_MEASURE, N_REPLAY, N_REMAP_SHM, N_WISDOM, N_TRACE,
-       N_LOG, NNUMS };
+       N_L_SCALING, N_MEASURE, N_REPLAY, N_REMAP_SHM, N_REPLICATE, N_WISDOM,
+       N_TRACE, N_LOG, NNUMS };
 
 /* The numbers of o, and the lengths (with the NUL; 0: unset) of its
  * names, which follow each other in names.                               */
@@ -59,6 +60,7 @@ static void pack(const deso_options *o, int64_t *num, char *names)
     num[N_MEASURE] = o->measure_collectives;
     num[N_REPLAY] = o->replay;
     num[N_REMAP_SHM] = o->remap_shm;
+    num[N_REPLICATE] = o->replicate_max;
     const char *s[3] = { o->wisdom, o->trace, o->log };
     size_t at = 0;
     for (int k = 0; k < 3; k++) {
@@ -83,6 +85,7 @@ static void unpack(const int64_t *num, char *names, deso_options *o)
     o->measure_collectives = (int)num[N_MEASURE];
     o->replay = (int)num[N_REPLAY];
     o->remap_shm = (int)num[N_REMAP_SHM];
+    o->replicate_max = num[N_REPLICATE];
     const char **s[3] = { &o->wisdom, &o->trace, &o->log };
     size_t at = 0;
     for (int k = 0; k < 3; k++) {
@@ -113,6 +116,7 @@ static void compare(const deso_options *mine, const deso_options *zero,
     diff[F_MEASURE] = mine->measure_collectives != zero->measure_collectives;
     diff[F_REPLAY] = mine->replay != zero->replay;
     diff[F_REMAP_SHM] = mine->remap_shm != zero->remap_shm;
+    diff[F_REPLICATE] = mine->replicate_max != zero->replicate_max;
     diff[F_WISDOM] = !same_name(mine->wisdom, zero->wisdom);
     diff[F_TRACE] = !same_name(mine->trace, zero->trace);
     diff[F_LOG] = !same_name(mine->log, zero->log);
@@ -152,6 +156,8 @@ static void warn(const int64_t *diff, const deso_options *zero)
         case F_REMAP_SHM: snprintf(val, sizeof val, "%s",
                                    zero->remap_shm > 0 ? "on" : "0: MPI");
                           break;
+        case F_REPLICATE: snprintf(val, sizeof val, "%lld",
+                                   (long long)zero->replicate_max); break;
         default: {
             const char *s = k == F_WISDOM ? zero->wisdom
                             : k == F_TRACE ? zero->trace : zero->log;

@@ -42,7 +42,7 @@ static pl_bc_layout bc_of(const blas_layout *l)
 {
     pl_bc_layout b = {.m = l->m, .n = l->n, .mb = l->b, .nb = l->nb,
                       .pr = l->pr, .pc = l->pc, .ranks = NULL,
-                      .replicated = false};
+                      .replicated = l->rep != 0};
     return b;
 }
 
@@ -122,5 +122,6 @@ deso_err deso__mat_remap(deso_ctx *ctx, const deso__view *src,
     DESO_TRY(deso__mat_remap_plan(ctx, &src->lay, &dst->lay, &r));
     int64_t sld = src->rows > 1 ? src->rows : 1;
     int64_t dld = dst->rows > 1 ? dst->rows : 1;
+    if (dst->lay.rep != 0) deso__stats_replicated();
     return deso__remap_exec(r, src->data, sld, dst->data, dld);
 }

@@ -261,6 +261,7 @@ static void ran(deso_ctx *ctx, deso__compiled *c)
     deso__stats_plan(0);
     deso__stats_replay(false);
     c->used = ++ctx->compile_clock;
+    c->runs++;
     opt_cache_entry *e = opt_cache_find(ctx->cache, c->key, c->check);
     if (e != NULL) e->hits++;
     deso__replay_logged(ctx, ctx->rp);
@@ -297,7 +298,11 @@ deso_err deso__replay_force(deso_ctx *ctx, deso_err before, bool *done)
     if (err != DESO_OK)
         return failed(ctx, T, err, agreed && R.verdict == DESO_OK);
     commit(T);
-    ran(ctx, T->c);
+    deso__compiled *c = T->c;
+    ran(ctx, c);
     restart(ctx, T);
+    /* due to be planned again: the next iteration is recorded and
+     * matched (compiled.c), the same on every rank                       */
+    if (deso__compiled_due(c)) deso__replay_disarm(ctx);
     return DESO_OK;
 }

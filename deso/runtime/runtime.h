@@ -325,6 +325,10 @@ typedef struct deso__compiled {
     int quiet;                /* its steps that run before the agreement    */
     signed char replayable;   /* replay*.c: every node may be replayed (1),  */
                               /*   some may not (-1), not looked at yet (0)  */
+    uint32_t runs;            /* forces run with it (and its predecessors
+                               * for the same graph, see replan_runs)      */
+    bool replicable;          /* its plan leaves a matrix folded that the
+                               * optimiser could make whole on every rank */
 } deso__compiled;
 
 #define DESO__COMPILED 4      /* compiled forces kept per context           */
@@ -434,6 +438,10 @@ struct deso_ctx {
     deso__compiled compiled[DESO__COMPILED];
     int ncompiled;
     uint64_t compile_clock;
+    /* > 0 while a compiled force that ran this many times is planned
+     * again, its matrices' one-time moves spread over the runs (compiled.c,
+     * deso__compiled_due)                                                 */
+    uint32_t replan_runs;
     /* replay.h: the calls of this force and of the last one, the compiled
      * force the last one ran, whether a force was made by a recorded call
      * (the size bound, a loop), the armed replay (NULL: none) and the
@@ -879,6 +887,11 @@ deso_err deso__compiled_add(deso_ctx *ctx, const opt_graph *g,
                             const opt_plan *plan, uint64_t key,
                             uint64_t check);
 void deso__compiled_clear(deso_ctx *ctx);
+/* Whether compiled force c is due to be planned again before it runs
+ * once more: its plan leaves a replicable matrix folded and it has run
+ * 16, 32, 64, .., 1024 times (a replicated matrix's move, paid once, is
+ * then priced at its cost over those runs).                              */
+bool deso__compiled_due(const deso__compiled *c);
 
 /* ---- force and execution (force.c, exec.c, exec_trsv.c) ----------------- */
 deso_err deso__force(deso_ctx *ctx);

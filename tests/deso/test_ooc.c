@@ -121,10 +121,23 @@ static void cg(deso_ctx *ctx, int64_t n, double *out)
 }
 
 /* A context for case c with budget `limit` (0: none) in dir (NULL: the
- * default).                                                              */
+ * default).  No matrix replicated (DESO_REPLICATE_MAX=0): an out-of-core
+ * matrix never is, so the in-core context would otherwise run other
+ * plans, whose products add in another order.                            */
 static deso_ctx *case_ctx(const tu_case *c, int64_t limit, const char *dir)
 {
-    return tu_ctx_budget(c->mode, c->pr, c->pc, c->nb, limit, dir);
+    deso_options o;
+    deso_options_default(&o);
+    o.mode = c->mode;
+    o.grid_rows = c->pr;
+    o.grid_cols = c->pc;
+    o.nb = c->nb;
+    o.mem_limit = limit;
+    o.ooc_dir = dir;
+    o.replicate_max = -1;
+    deso_ctx *ctx = NULL;
+    TU_OK(deso_init(MPI_COMM_WORLD, &o, &ctx));
+    return ctx;
 }
 
 /* This rank's bytes read from local array files so far, the largest over

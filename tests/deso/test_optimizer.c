@@ -274,14 +274,18 @@ static void test_bytes_match_model(void **state)
 
 /* 40 iterations in mode full (deso-cg shows 100): at most two
  * optimisations (the first flush and the first iteration), every later
- * flush replayed.                                                          */
+ * flush replayed.  With no matrix replicable: a compiled force that could
+ * replicate its matrix is planned again after 16 and 32 runs
+ * (test_replicate.c checks those).                                      */
 static void test_plan_cache(void **state)
 {
     (void)state;
     int64_t t0[6], t1[6];
     totals(t0);
     cg c;
+    setenv("DESO_REPLICATE_MAX", "0", 1);
     cg_setup(&c, DESO_MODE_FULL, 48, NULL);
+    unsetenv("DESO_REPLICATE_MAX");
     for (int it = 0; it < 40; it++) {
         cg_iter(&c);
         double rr;

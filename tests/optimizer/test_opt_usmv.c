@@ -31,7 +31,7 @@ static const blas_sparse facts = {&part, &part, tab, 0x1234};
  * s = p2 . p2; p2 and s live out.                                       */
 static void build(opt_graph *g, opt_mode mode, int *usmv)
 {
-    opt_defaults df = {mode, 2, 2, 2};
+    opt_defaults df = {mode, 2, 2, 2, 0};
     opt_graph_init(g, &df);
     blas_layout pl = blas_layout_part(&part, 2, 2);
     blas_layout al = opt_default_sca(&df);

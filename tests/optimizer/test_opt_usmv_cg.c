@@ -56,7 +56,7 @@ static void make_problem(problem *pb, int64_t n, int P, int64_t h)
 static void build(opt_graph *g, opt_mode mode, int pr, int pc,
                   const problem *pb, bool by_part)
 {
-    opt_defaults df = {mode, pr, pc, 2};
+    opt_defaults df = {mode, pr, pc, 2, 0};
     opt_graph_init(g, &df);
     blas_layout vl = by_part ? blas_layout_part(&pb->part, pr, pc)
                              : opt_default_vec(&df, pb->n);
