@@ -66,6 +66,25 @@ static deso_err new_value(opt_graph *g, int *id)
     return DESO_OK;
 }
 
+/* A partition a sparse product places its vectors by, kept once.         */
+static void add_part(opt_graph *g, const blas_part *p)
+{
+    for (int k = 0; k < g->nparts; k++)
+        if (blas_part_equal(g->parts[k], p)) return;
+    if (g->nparts < OPT_MAXPARTS) g->parts[g->nparts++] = p;
+}
+
+/* A live-in vector a product left on its partition offers that partition
+ * too, so that a force with no product of its own (a solver's set-up
+ * after b = A x: r = b, p = r, r.r) can keep its vectors there instead
+ * of moving them to a block-cyclic layout and back at the next product. */
+static void add_livein_part(opt_graph *g, const blas_layout *lay)
+{
+    if (lay->kind == BLAS_VEC && lay->dist == BLAS_DIST_PART &&
+        lay->part != NULL)
+        add_part(g, lay->part);
+}
+
 deso_err opt_graph_livein(opt_graph *g, const blas_layout *lay, int *id)
 {
     DESO_CHECK(g != NULL && lay != NULL && id != NULL, DESO_ENULL,
@@ -80,6 +99,7 @@ deso_err opt_graph_livein(opt_graph *g, const blas_layout *lay, int *id)
     v->n = lay->n;
     v->nviews = 1;
     v->views[0] = *lay;
+    add_livein_part(g, lay);
     return DESO_OK;
 }
 
@@ -103,15 +123,8 @@ deso_err opt_graph_livein_view(opt_graph *g, int id, const blas_layout *lay)
         if (blas_layout_equal(&v->views[k], lay)) return DESO_OK;
     if (v->nviews == OPT_MAXVIEWS) return DESO_OK;   /* model: fewer views */
     v->views[v->nviews++] = *lay;
+    add_livein_part(g, lay);
     return DESO_OK;
-}
-
-/* A partition a sparse product places its vectors by, kept once.         */
-static void add_part(opt_graph *g, const blas_part *p)
-{
-    for (int k = 0; k < g->nparts; k++)
-        if (blas_part_equal(g->parts[k], p)) return;
-    if (g->nparts < OPT_MAXPARTS) g->parts[g->nparts++] = p;
 }
 
 deso_err opt_graph_node(opt_graph *g, blas_op op, unsigned flags,
