@@ -54,6 +54,11 @@ baseline=${BASELINE:-lap2d:10}
 nps=${NPS:-1 2}
 precond=${PRECOND:-none}
 launch=${MPIEXEC:-mpiexec.mpich}
+# Open MPI's launcher binds each rank to a core and MPICH's does not: two
+# unbound ranks can share a core for a while.  MPICH's runs are bound too,
+# so that both codes run alike (another launcher is run as it is given).
+bind=()
+[ "$launch" = mpiexec.mpich ] && bind=(-bind-to core)
 ompi=mpiexec.openmpi
 ompi_env=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
 BL_BUDGET=$budget
@@ -70,11 +75,11 @@ bash scripts/petsc-anchor.sh "$build" >&2 || bl_die "cannot build the PETSc anch
 bl_need "$ompi" "PETSc's anchor runs on Open MPI"
 
 bl_clock_start
-bl_meta sparse "$(printf '"problems":%s,"nps":%s,"iters":%s,"precond":%s,"rounds":%s,"quick":%s,"spmv_problem":%s,"spmv_passes":%s,"spmv_mb":%s,"baseline":%s' \
+bl_meta sparse "$(printf '"problems":%s,"nps":%s,"iters":%s,"precond":%s,"rounds":%s,"quick":%s,"spmv_problem":%s,"spmv_passes":%s,"spmv_mb":%s,"baseline":%s,"mpich_bind":"%s"' \
     "$(bl_json_list "$problems" q)" "$(bl_json_list "$nps")" "$iters" \
     "$(bl_json_str "$precond")" "$rounds" "$([ "$quick" = 1 ] && echo true || echo false)" \
     "$(bl_json_str "$spmv_problem")" "$spmv_passes" "$spmv_mb" \
-    "$(bl_json_str "$baseline")")"
+    "$(bl_json_str "$baseline")" "$([ ${#bind[@]} -gt 0 ] && echo core || echo none)")"
 common=(--iters "$iters" --tol 0 --precond "$precond" --json)
 one() { # one CODE PROBLEM NP ROUND
     local code=$1 prob=$2 np=$3 k=$4
@@ -82,7 +87,7 @@ one() { # one CODE PROBLEM NP ROUND
     case $code in
     deso)
         bl_run run "$asked" "deso-cg $prob P=$np round $k" "$BL_TIMEOUT" \
-            "$launch" -n "$np" "$build/bin/deso-cg" --gen "$prob" --mode full "${common[@]}" ;;
+            "$launch" "${bind[@]}" -n "$np" "$build/bin/deso-cg" --gen "$prob" --mode full "${common[@]}" ;;
     petsc)
         bl_run run "$asked" "cg_petsc $prob P=$np round $k" "$BL_TIMEOUT" \
             "${ompi_env[@]}" "$ompi" -n "$np" "$build/bench/cg_petsc" --gen "$prob" \
@@ -90,7 +95,7 @@ one() { # one CODE PROBLEM NP ROUND
     base)
         bl_run baseline "\"impl\":\"deso\",\"problem\":\"$prob\",\"p\":$np,\"round\":$k" \
             "deso-cg baseline $prob P=$np round $k" "$BL_TIMEOUT" \
-            "$launch" -n "$np" "$build/bin/deso-cg" --gen "$prob" --mode full "${common[@]}" ;;
+            "$launch" "${bind[@]}" -n "$np" "$build/bin/deso-cg" --gen "$prob" --mode full "${common[@]}" ;;
     csr)
         bl_run run "$asked" "deso-cg-csr $prob round $k" "$BL_TIMEOUT" \
             "$build/bin/deso-cg-csr" --gen "$prob" "${common[@]}" ;;

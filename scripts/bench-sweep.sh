@@ -99,6 +99,11 @@ plots=${BENCH_PLOTS:-1}
 readme=${BENCH_README:-README.md}
 docdir=${BENCH_DOC:-doc}
 mpich=mpiexec.mpich
+# MPICH's launcher leaves ranks unbound where Open MPI's binds each to a
+# core; two unbound ranks that spin in MPI's waits can share one core for a
+# while, which made single runs here several times slower than the rest.
+# Every MPICH run is bound, so both MPIs run as Open MPI does by default.
+mpich_bind=(-bind-to core)
 ompi=mpiexec.openmpi
 export OPENBLAS_NUM_THREADS=1
 # Open MPI refuses to start as root without both of these; harmless otherwise
@@ -153,7 +158,7 @@ iters_json=""
 for n in $ns; do
     iters_json="$iters_json${iters_json:+,}\"$n\":${total[n]}"
 done
-bl_meta sweep "$(printf '"quick":%s,"ns":%s,"iters":{%s},"solve":%s,"tol":0,"pairs":%s,"pre":%s,"lat_runs":%s,"wait":%s,"wait_total":%s,"budget":%s,"timeout":%s,"build":%s,"mode":"full"' \
+bl_meta sweep "$(printf '"quick":%s,"ns":%s,"iters":{%s},"solve":%s,"tol":0,"pairs":%s,"pre":%s,"lat_runs":%s,"wait":%s,"wait_total":%s,"budget":%s,"timeout":%s,"build":%s,"mode":"full","mpich_bind":"core"' \
     "$([ "$quick" = 1 ] && echo true || echo false)" "$(bl_json_list "$ns")" "$iters_json" \
     "$solve" "$pairs" "$pre" "$lat_runs" "$wait_max" "$wait_total" "$BL_BUDGET" \
     "$BL_TIMEOUT" "$(bl_json_str "$build")")"
@@ -172,8 +177,8 @@ run_cmd() {
     local common=(--n "$n" --iters "$k" --repeat "$r" --tol 0 --json)
     case $code in
     seq) run_into=("$build/bench/cg_seq" "${common[@]}") ;;
-    deso) run_into=("$mpich" -n "$p" "$deso_cg" --mode full "${common[@]}") ;;
-    pblas) run_into=("$mpich" -n "$p" "$build/bench/cg_pblas" --grid "$grid" "${common[@]}") ;;
+    deso) run_into=("$mpich" "${mpich_bind[@]}" -n "$p" "$deso_cg" --mode full "${common[@]}") ;;
+    pblas) run_into=("$mpich" "${mpich_bind[@]}" -n "$p" "$build/bench/cg_pblas" --grid "$grid" "${common[@]}") ;;
     petsc) run_into=("${ompi_env[@]}" "$ompi" -n "$p" "$build/bench/cg_petsc" "${common[@]}") ;;
     esac
 }
@@ -217,7 +222,7 @@ lat_round() { # lat_round PHASE: LAT runs per MPI, the order alternating
             if [ "$mpi" = mpich ]; then
                 bl_run latency "\"impl\":\"mpi_latency\",\"mpi\":\"mpich\",\"p\":2,\"phase\":\"$phase\",\"run\":$k" \
                     "MPICH latencies ($phase, run $k)" "$BL_TIMEOUT" \
-                    "$mpich" -n 2 "$build/bench/mpi_latency" --reps "$lat_reps" --json
+                    "$mpich" "${mpich_bind[@]}" -n 2 "$build/bench/mpi_latency" --reps "$lat_reps" --json
             else
                 bl_run latency "\"impl\":\"mpi_latency\",\"mpi\":\"openmpi\",\"p\":2,\"phase\":\"$phase\",\"run\":$k" \
                     "Open MPI latencies ($phase, run $k)" "$BL_TIMEOUT" \

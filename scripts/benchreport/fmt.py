@@ -98,3 +98,13 @@ def provenance(res, script, target, link, quick="a smoke run, small sizes", time
                " absolute figures." if timed else "")
             + f" Raw JSON lines: [{link}]({link}); `python3 scripts/bench_report.py --results"
             f" {link}` regenerates this section from them._")
+
+
+def bind_words(settings):
+    """How the MPICH runs were placed on the cores, as a sentence (empty
+    for results made before the drivers recorded it, which ran unbound)."""
+    if settings.get("mpich_bind") != "core":
+        return ""
+    return (" Every rank is bound to a core: MPICH's runs with `-bind-to core`, Open MPI's"
+            " by its default; unbound MPICH ranks that spin in MPI's waits can share one"
+            " core for a while.")

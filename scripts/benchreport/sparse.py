@@ -3,7 +3,7 @@ against PETSc's KSPCG on MATMPIAIJ and against the sequential twin
 deso-cg-csr, time per iteration and deso's point-to-point counts; then the
 sparse product's bandwidth against the read bandwidth (spmv.py), after
 deso's peak memory per rank against its share (sparse_mem.py)."""
-from .fmt import count_str, provenance, ratio, table, us
+from .fmt import bind_words, count_str, provenance, ratio, table, us
 from .records import median
 from .sparse_mem import memory_table
 from .spmv import spmv_table
@@ -75,7 +75,7 @@ def sparse_section(res, link):
            " code's in the same round (below 1: deso faster). deso's point-to-point bytes and"
            " messages (halo exchanges and any vector moves, summed over the ranks) are a"
            " run's totals over its iterations, the first iteration's moves into place"
-           " included: counts, not timings.", "", table(head, rows), ""]
+           " included: counts, not timings." + bind_words(s), "", table(head, rows), ""]
     out += memory_table(res, got)
     out += spmv_table(res)
     return "\n".join(out)

@@ -1,6 +1,6 @@
 """The README's sweep section (scripts/bench-sweep.sh): deso against every
 anchor at small and mid n, paired, beside the MPIs' own latencies."""
-from .fmt import provenance, sig, table, us
+from .fmt import bind_words, provenance, sig, table, us
 from .sweepdata import ANCHOR_NAME, CASES, LATENCY_FIELDS, SHARED_CPU, SweepData
 
 
@@ -137,7 +137,8 @@ def sweep_section(res, link, plot_files):
              " of the per-pair ratios deso / anchor (below 1: deso faster) with their"
              " range in brackets; the µs columns are medians over each code's paired runs"
              " (deso at P = 2 over its runs against both anchors). A run is used only when"
-             " it printed the iterations asked, and cg_pblas only on the grid asked.", "",
+             " it printed the iterations asked, and cg_pblas only on the grid asked."
+             + bind_words(s), "",
              main_table(d), "",
              grid_words(d) + " cg_pblas ran on whichever of 1x2 and 2x1 was faster in a"
              f" pre-round of this run ({pre} pair{'' if pre == 1 else 's'} per n, order"
