@@ -164,8 +164,13 @@ check-layers:
 	@sh scripts/check-layers.sh
 	@sh scripts/check-handler.sh
 
+# make check builds with one job a core (the tests themselves run one at a
+# time); a caller's own -j (a jobserver in MAKEFLAGS) is left to decide.
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+PAR := $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(JOBS))
+
 check: setup check-layers
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(PAR) all
 	@$(MAKE) --no-print-directory check-unit check-mpi check-counts
 	@$(MAKE) --no-print-directory check-install check-mpi-alias check-cli check-krylov check-abort
 	@$(MAKE) --no-print-directory check-asan
@@ -190,9 +195,9 @@ WALK_TEST := test_alloc_rank
 # MPI paths are checked with valgrind instead (scripts/valgrind-remap.sh,
 # scripts/soak.sh).
 check-asan:
-	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=1 check-unit
+	@$(MAKE) --no-print-directory $(PAR) BUILD=$(BUILD)/asan SAN=1 check-unit
 	@ASAN_OPTIONS=detect_leaks=0 \
-	 $(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=1 NP_ONLY=2 \
+	 $(MAKE) --no-print-directory $(PAR) BUILD=$(BUILD)/asan SAN=1 NP_ONLY=2 \
 	   MPI_BIN="$(filter-out %/$(WALK_TEST),$(MPI_BIN:$(BUILD)/%=$(BUILD)/asan/%))" check-mpi
 
 # The one-rank failure walk under the sanitizers: in the long group, where
@@ -208,7 +213,7 @@ check-asan-walk:
 # a CG soak with the plan cache replaying, both at P = 2; an out-of-core
 # CG killed with kill -9 mid-stream leaves its directory empty.
 check-long: setup
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(PAR) all
 	@MPIEXEC=$(MPIEXEC) DESO_TEST_TIMEOUT=$${DESO_TEST_TIMEOUT:-900} \
 	 sh scripts/run-tests.sh mpi-long "$(MPI_BIN)"
 	@MPIEXEC=$(MPIEXEC) PRELOAD=$(abspath $(PMPI_LIB)) \
@@ -228,7 +233,7 @@ check-install: lib programs
 # The build and the install test again where pkg-config's `mpi` alias
 # names Open MPI.
 check-mpi-alias:
-	@sh scripts/test-mpi-alias.sh
+	@JOBS=$(JOBS) sh scripts/test-mpi-alias.sh
 
 # DESO_ERRORS_ABORT: a failing call prints its message and ends the job.
 check-abort: tests

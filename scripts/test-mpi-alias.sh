@@ -72,7 +72,7 @@ armed() { # scalapack-mpich requires `mpi`, and `mpi` is now the scratch one
 
 step "the alias names the other MPI (trap armed)" armed
 step "build from scratch with the alias on PKG_CONFIG_PATH" \
-    make -C "$root" --no-print-directory BUILD="$tmp/build" lib programs
+    make -C "$root" --no-print-directory -j"${JOBS:-1}" BUILD="$tmp/build" lib programs
 step "install test with the alias on PKG_CONFIG_PATH" \
     sh "$root/scripts/test-install.sh" "$tmp/build"
 
