@@ -158,7 +158,7 @@ iters_json=""
 for n in $ns; do
     iters_json="$iters_json${iters_json:+,}\"$n\":${total[n]}"
 done
-bl_meta sweep "$(printf '"quick":%s,"ns":%s,"iters":{%s},"solve":%s,"tol":0,"pairs":%s,"pre":%s,"lat_runs":%s,"wait":%s,"wait_total":%s,"budget":%s,"timeout":%s,"build":%s,"mode":"full","mpich_bind":"core"' \
+bl_meta sweep "$(printf '"quick":%s,"ns":%s,"iters":{%s},"solve":%s,"tol":0,"pairs":%s,"pre":%s,"lat_runs":%s,"wait":%s,"wait_total":%s,"budget":%s,"timeout":%s,"build":%s,"mode":"full","mpich_bind":"core","seq_bind":"core"' \
     "$([ "$quick" = 1 ] && echo true || echo false)" "$(bl_json_list "$ns")" "$iters_json" \
     "$solve" "$pairs" "$pre" "$lat_runs" "$wait_max" "$wait_total" "$BL_BUDGET" \
     "$BL_TIMEOUT" "$(bl_json_str "$build")")"
@@ -176,7 +176,9 @@ run_cmd() {
     r=$((total[n] / k))
     local common=(--n "$n" --iters "$k" --repeat "$r" --tol 0 --json)
     case $code in
-    seq) run_into=("$build/bench/cg_seq" "${common[@]}") ;;
+    # the sequential code through the same launcher, so that it is bound
+    # to a core as deso's P = 1 run is
+    seq) run_into=("$mpich" "${mpich_bind[@]}" -n 1 "$build/bench/cg_seq" "${common[@]}") ;;
     deso) run_into=("$mpich" "${mpich_bind[@]}" -n "$p" "$deso_cg" --mode full "${common[@]}") ;;
     pblas) run_into=("$mpich" "${mpich_bind[@]}" -n "$p" "$build/bench/cg_pblas" --grid "$grid" "${common[@]}") ;;
     petsc) run_into=("${ompi_env[@]}" "$ompi" -n "$p" "$build/bench/cg_petsc" "${common[@]}") ;;

@@ -155,7 +155,11 @@ bl_loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?"; }
 
 bl_meta() { # bl_meta SUITE SETTINGS
     local llc cpu mem
-    llc=$(cat /sys/devices/system/cpu/cpu0/cache/index3/size 2>/dev/null || echo "?")
+    llc=$(cat /sys/devices/system/cpu/cpu0/cache/index3/size 2>/dev/null) ||
+        # some virtual machines give no cache directory in sysfs; the C
+        # library's figure (bytes) then, in sysfs's unit
+        llc=$(getconf LEVEL3_CACHE_SIZE 2>/dev/null | awk '$1 > 0 {printf "%dK", $1 / 1024}')
+    [ -n "$llc" ] || llc="?"
     cpu=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo 2>/dev/null | head -n 1)
     mem=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo 2>/dev/null || echo 0)
     printf '{"bench":"meta","suite":%s,"date":"%s","host":%s,"cores":%s,"cpu":%s,"llc":%s,"mem_kb":%s,"loadavg":%s,"openblas_threads":%s,"settings":{%s}}\n' \

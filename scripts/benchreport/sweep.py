@@ -30,7 +30,7 @@ def main_table(d):
     head = (["n", "iterations per run"]
             + [f"P={p}: deso / {ANCHOR_NAME[a]}" for p, a in CASES]
             + ["cg_seq µs", "deso P=1 µs", "PBLAS µs (grid)", "PETSc µs",
-               "deso P=2 µs (grid it picked)"])
+               "deso P=2 µs (grid and matrix it picked)"])
     rows = []
     for n in d.ns:
         it = d.iters.get(n)
@@ -91,6 +91,8 @@ def grid_words(d):
         return "deso's grid at P = 2: no usable run."
     if len(flat) == 1 and all(picked.values()):
         return f"deso, given no grid, picked **{flat[0]}** at P = 2 at every n."
+    # the placement words: A folded over the grid, or replicated (whole on
+    # every rank, each computing the product by itself)
     return "deso, given no grid, picked at P = 2: " + "; ".join(
         f"n = {n}: {', '.join(g) or '—'}" for n, g in picked.items()) + "."
 
@@ -138,7 +140,9 @@ def sweep_section(res, link, plot_files):
              " range in brackets; the µs columns are medians over each code's paired runs"
              " (deso at P = 2 over its runs against both anchors). A run is used only when"
              " it printed the iterations asked, and cg_pblas only on the grid asked."
-             + bind_words(s), "",
+             + bind_words(s)
+             + (" cg_seq is started through MPICH's launcher as well, so it is bound"
+                " likewise." if s.get("seq_bind") == "core" else ""), "",
              main_table(d), "",
              grid_words(d) + " cg_pblas ran on whichever of 1x2 and 2x1 was faster in a"
              f" pre-round of this run ({pre} pair{'' if pre == 1 else 's'} per n, order"

@@ -70,10 +70,17 @@ class Pairs:
                           if any(shared(r) for r in sides.values()))
         self.failed = sum(1 for r in recs if not r.ok)
         self.unusable = sum(1 for r in recs if r.ok and per_iter(r) is None)
-        self.deso_grids = sorted({r.out.get("grid", "?") for r in recs
+        self.deso_grids = sorted({placed(r.out) for r in recs
                                   if r.ok and r.asked.get("impl") == "deso"})
         self.anchor_grids = sorted({r.out.get("grid", "?") for r in recs
                                     if r.ok and r.asked.get("impl") != "deso"})
+
+
+def placed(out):
+    """deso's grid, and where its matrix went when the run says (folded over
+    the grid, or replicated: whole on every rank)."""
+    m = out.get("matrix")
+    return out.get("grid", "?") + (f", A {m}" if m else "")
 
 
 class SweepData:
