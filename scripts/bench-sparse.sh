@@ -57,8 +57,9 @@ launch=${MPIEXEC:-mpiexec.mpich}
 # Open MPI's launcher binds each rank to a core and MPICH's does not: two
 # unbound ranks can share a core for a while.  MPICH's runs are bound too,
 # so that both codes run alike (another launcher is run as it is given).
-bind=()
-[ "$launch" = mpiexec.mpich ] && bind=(-bind-to core)
+bind=() seq_launch=()
+# the sequential twin through the same launcher, bound as deso's P = 1 run is
+[ "$launch" = mpiexec.mpich ] && bind=(-bind-to core) seq_launch=("$launch" -bind-to core -n 1)
 ompi=mpiexec.openmpi
 ompi_env=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
 BL_BUDGET=$budget
@@ -75,11 +76,12 @@ bash scripts/petsc-anchor.sh "$build" >&2 || bl_die "cannot build the PETSc anch
 bl_need "$ompi" "PETSc's anchor runs on Open MPI"
 
 bl_clock_start
-bl_meta sparse "$(printf '"problems":%s,"nps":%s,"iters":%s,"precond":%s,"rounds":%s,"quick":%s,"spmv_problem":%s,"spmv_passes":%s,"spmv_mb":%s,"baseline":%s,"mpich_bind":"%s"' \
+bl_meta sparse "$(printf '"problems":%s,"nps":%s,"iters":%s,"precond":%s,"rounds":%s,"quick":%s,"spmv_problem":%s,"spmv_passes":%s,"spmv_mb":%s,"baseline":%s,"mpich_bind":"%s","seq_bind":"%s"' \
     "$(bl_json_list "$problems" q)" "$(bl_json_list "$nps")" "$iters" \
     "$(bl_json_str "$precond")" "$rounds" "$([ "$quick" = 1 ] && echo true || echo false)" \
     "$(bl_json_str "$spmv_problem")" "$spmv_passes" "$spmv_mb" \
-    "$(bl_json_str "$baseline")" "$([ ${#bind[@]} -gt 0 ] && echo core || echo none)")"
+    "$(bl_json_str "$baseline")" "$([ ${#bind[@]} -gt 0 ] && echo core || echo none)" \
+    "$([ ${#seq_launch[@]} -gt 0 ] && echo core || echo none)")"
 common=(--iters "$iters" --tol 0 --precond "$precond" --json)
 one() { # one CODE PROBLEM NP ROUND
     local code=$1 prob=$2 np=$3 k=$4
@@ -98,7 +100,7 @@ one() { # one CODE PROBLEM NP ROUND
             "$launch" "${bind[@]}" -n "$np" "$build/bin/deso-cg" --gen "$prob" --mode full "${common[@]}" ;;
     csr)
         bl_run run "$asked" "deso-cg-csr $prob round $k" "$BL_TIMEOUT" \
-            "$build/bin/deso-cg-csr" --gen "$prob" "${common[@]}" ;;
+            "${seq_launch[@]}" "$build/bin/deso-cg-csr" --gen "$prob" "${common[@]}" ;;
     esac
 }
 # spmv_bw and read_bw, in an order that alternates between rounds

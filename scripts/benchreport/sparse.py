@@ -75,7 +75,9 @@ def sparse_section(res, link):
            " code's in the same round (below 1: deso faster). deso's point-to-point bytes and"
            " messages (halo exchanges and any vector moves, summed over the ranks) are a"
            " run's totals over its iterations, the first iteration's moves into place"
-           " included: counts, not timings." + bind_words(s), "", table(head, rows), ""]
+           " included: counts, not timings." + bind_words(s)
+           + (" The sequential twin is started through MPICH's launcher as well, so it is"
+              " bound likewise." if s.get("seq_bind") == "core" else ""), "", table(head, rows), ""]
     out += memory_table(res, got)
     out += spmv_table(res)
     return "\n".join(out)
