@@ -11,8 +11,8 @@
  * (none, affine, full), each mode against OpenBLAS; on default, 1-D and
  * 2-D grids (2x2 at P = 4, 2x3 and 3x2 at P = 6: the long group), modes
  * and block sizes paired as tu_cases says.
- * deso-np: 1 2 3
- * deso-np-long: 4 6                                                       */
+ * deso-np: 1 2
+ * deso-np-long: 3 4 6                                                     */
 #include <cblas.h>
 
 #include "test_util.h"

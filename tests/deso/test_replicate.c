@@ -18,8 +18,8 @@
  * where its folded products communicate (the model's default alpha and
  * beta, so that the decision does not depend on the probe); never in
  * modes none and affine, at P = 1, or above the cap.
- * deso-np: 1 2 3
- * deso-np-long: 4 6                                                      */
+ * deso-np: 1 2
+ * deso-np-long: 3 4 6                                                    */
 #include <cblas.h>
 
 #include "test_util.h"
