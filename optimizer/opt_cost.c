@@ -355,9 +355,9 @@ void opt__add(opt_counts *a, const opt_counts *b)
 
 /* ---- out-of-core matrices ------------------------------------------------ */
 
-double opt__io_time(const blas_layout *L, const opt_params *pp)
+/* The largest local piece of matrix layout L, in elements.              */
+static int64_t mat_busiest(const blas_layout *L)
 {
-    if (!(pp->io_beta > 0.0) || L->kind != BLAS_MAT) return 0.0;
     int64_t rows = 0, cols = 0;
     for (int r = 0; r < L->pr; r++) {
         int64_t lr, lc;
@@ -369,7 +369,13 @@ double opt__io_time(const blas_layout *L, const opt_params *pp)
         blas_layout_local(L, 0, c, &lr, &lc);
         if (lc > cols) cols = lc;
     }
-    return pp->io_beta * 8.0 * (double)rows * (double)cols;
+    return rows * cols;
+}
+
+double opt__io_time(const blas_layout *L, const opt_params *pp)
+{
+    if (!(pp->io_beta > 0.0) || L->kind != BLAS_MAT) return 0.0;
+    return pp->io_beta * 8.0 * (double)mat_busiest(L);
 }
 
 bool opt__node_streams(const opt_graph *g, const opt_node *nd)
@@ -505,23 +511,6 @@ bool opt__node_works(const opt_graph *g, const opt_node *nd)
     for (int k = 0; k < nd->d.nops; k++)
         if (g->vals[nd->ops[k]].kind == BLAS_VEC) return true;
     return false;
-}
-
-/* The largest local piece of matrix layout L, in elements.              */
-static int64_t mat_busiest(const blas_layout *L)
-{
-    int64_t rows = 0, cols = 0;
-    for (int r = 0; r < L->pr; r++) {
-        int64_t lr, lc;
-        blas_layout_local(L, r, 0, &lr, &lc);
-        if (lr > rows) rows = lr;
-    }
-    for (int c = 0; c < L->pc; c++) {
-        int64_t lr, lc;
-        blas_layout_local(L, 0, c, &lr, &lc);
-        if (lc > cols) cols = lc;
-    }
-    return rows * cols;
 }
 
 double opt__node_work(const opt_node *nd, const opt_place *pl,
